@@ -1,0 +1,151 @@
+/* libpaddiser: load-balance-aware data placement on heterogeneous memory.
+ *
+ * Design (PPoPP'23 "Merchandiser", see docs/): the application registers its
+ * data objects and marks task instances; the runtime profiles each task on a
+ * base input, estimates per-object accesses for new inputs by access pattern,
+ * predicts every task's time under any fast-memory (DRAM) share, and gives
+ * fast memory so that all tasks finish early (min-makespan), then migrates
+ * the chosen pages through a backend (real NUMA tiers, or a simulated tier).
+ *
+ * Errors: every call returns a pd_status (0 = ok, < 0 = error); nothing
+ * aborts the application. pd_strerror() gives a message. */
+#ifndef PADDISER_H
+#define PADDISER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    PD_OK = 0,
+    PD_EINVAL = -1,       /* bad argument */
+    PD_ENOMEM = -2,       /* allocation failed */
+    PD_ESTATE = -3,       /* call out of order (e.g. task_end without begin) */
+    PD_ENOTFOUND = -4,    /* unknown object / task id */
+    PD_EUNSUPPORTED = -5, /* feature not available on this machine */
+    PD_EIO = -6,          /* system call or file error (errno kept) */
+} pd_status;
+
+const char *pd_strerror(int status);
+
+/* ---- access patterns ---------------------------------------------------- */
+
+typedef enum {
+    PD_PATTERN_UNKNOWN = 0, /* treated as random */
+    PD_PATTERN_STREAM,      /* A[i] = B[i] + C[i], reductions, transposes */
+    PD_PATTERN_STRIDE,      /* A[i * s] */
+    PD_PATTERN_STENCIL,     /* A[i-1] + A[i+1] */
+    PD_PATTERN_RANDOM,      /* A[B[i]], pointer chasing */
+} pd_pattern;
+
+typedef struct {
+    pd_pattern pattern;
+    size_t elem_size;     /* bytes per element (stream/stride); 0 means 8 */
+    size_t stride;        /* elements between accesses (stride); 0 means 1 */
+    int input_dependent;  /* stencil whose shape depends on the input: alpha refined online */
+} pd_access_hint;
+
+/* ---- runtime lifecycle --------------------------------------------------- */
+
+typedef enum {
+    PD_BACKEND_AUTO = 0, /* real NUMA tiers when a slow node exists, else none */
+    PD_BACKEND_NONE,     /* plan only, never move pages */
+    PD_BACKEND_SIM,      /* simulated two-tier memory (page placement recorded) */
+    PD_BACKEND_NUMA,     /* move_pages/mbind between a fast and a slow NUMA node */
+} pd_backend_kind;
+
+typedef enum {
+    PD_PLANNER_EXACT = 0, /* binary search on the makespan (default) */
+    PD_PLANNER_GREEDY,    /* the paper's Algorithm 1, 5% steps */
+} pd_planner_kind;
+
+typedef struct {
+    pd_backend_kind backend;
+    pd_planner_kind planner;
+    size_t fast_capacity;   /* bytes of fast memory to distribute; 0 = discover/all */
+    int fast_node;          /* NUMA node ids; -1 = discover */
+    int slow_node;
+    const char *model_path; /* performance model file; NULL = shipped default */
+    int sampling;           /* 1 = page-sample accesses (default), 0 = off */
+} pd_options;
+
+/* Fills defaults (AUTO backend, EXACT planner, discover nodes, sampling on). */
+void pd_options_default(pd_options *opt);
+/* opt may be NULL for defaults. Idempotent: a second init returns PD_ESTATE. */
+int pd_init(const pd_options *opt);
+int pd_finalize(void);
+
+/* ---- data objects -------------------------------------------------------- */
+
+/* Registers [addr, addr+size) under a name; returns the object id (>= 0) or
+ * an error. hint may be NULL (unknown pattern). */
+int pd_object_register(const char *name, void *addr, size_t size, const pd_access_hint *hint);
+/* The object was reallocated or resized for a new input. */
+int pd_object_update(int id, void *addr, size_t size);
+int pd_object_unregister(int id);
+
+/* Paper API: objects is an array of object base pointers terminated by NULL,
+ * sizes[i] the size in bytes of objects[i]. Registers them all with unknown
+ * pattern; returns objects on success, NULL on error (errno = EINVAL/ENOMEM). */
+void *LB_HM_config(void *objects, int *sizes);
+
+/* ---- tasks ---------------------------------------------------------------- */
+
+/* Marks one task instance. task_id < 0 picks the default: the MPI rank when
+ * running under MPI (OMPI_COMM_WORLD_RANK / PMI_RANK), else the OpenMP
+ * thread number. The first complete instance of every task is the base input
+ * profile; later instances are estimated, predicted and planned. */
+int pd_task_begin(int task_id);
+int pd_task_end(int task_id);
+
+/* All tasks of one instance reached the synchronisation point: the runtime
+ * estimates, predicts and plans for the next instance and migrates pages. */
+int pd_sync_point(void);
+
+/* ---- plan query ------------------------------------------------------------ */
+
+typedef struct {
+    int task;
+    double dram_share;     /* fraction of the task's accesses served by fast memory */
+    size_t dram_bytes;     /* fast-memory bytes given to the task */
+    double predicted_time; /* seconds, under this plan */
+} pd_task_plan;
+
+/* Copies up to max task plans; returns the number of tasks (>= 0) or error.
+ * makespan (may be NULL) receives the predicted makespan. */
+int pd_plan_query(pd_task_plan *out, int max, double *makespan);
+
+/* ---- planners (pure functions, usable without the runtime) ------------------ */
+
+typedef struct {
+    int ntasks;
+    /* Predicted time of task i when a fraction r in [0,1] of its accesses hit
+     * fast memory. Must be non-increasing in r. */
+    double (*time)(void *ctx, int task, double r);
+    /* Fast-memory bytes task i needs to reach access share r (hottest pages
+     * first). Non-decreasing in r, bytes(ctx, i, 0) == 0. */
+    size_t (*bytes)(void *ctx, int task, double r);
+    void *ctx;
+    size_t capacity; /* fast-memory bytes available to all tasks together */
+} pd_plan_problem;
+
+typedef struct {
+    double *share;  /* [ntasks], caller-allocated */
+    size_t *bytes;  /* [ntasks] */
+    double *time;   /* [ntasks] */
+    double makespan;
+    size_t used;    /* sum of bytes, <= capacity */
+} pd_plan_result;
+
+/* step: share increment of the greedy (0 = 0.05); the exact planner uses it as
+ * the share resolution of its per-task search. */
+int pd_plan(pd_planner_kind which, const pd_plan_problem *problem, double step, pd_plan_result *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

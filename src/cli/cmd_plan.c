@@ -1,0 +1,12 @@
+/* Placeholder until issue #4 lands; replaced by the real command. */
+#include <stdio.h>
+
+#include "cli/commands.h"
+
+int cmd_plan(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "paddiser plan: not built yet (issue #4)\n");
+    return 2;
+}

@@ -1,0 +1,28 @@
+#include "common/sysroot.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *root_path(char *buf, size_t len, const char *env, const char *def, const char *rel)
+{
+    const char *root = getenv(env);
+    if (!root || !*root)
+        root = def;
+    snprintf(buf, len, "%s/%s", root, rel);
+    return buf;
+}
+
+const char *pd_proc_path(char *buf, size_t len, const char *rel)
+{
+    return root_path(buf, len, "PADDISER_PROC_ROOT", "/proc", rel);
+}
+
+const char *pd_sys_path(char *buf, size_t len, const char *rel)
+{
+    return root_path(buf, len, "PADDISER_SYS_ROOT", "/sys", rel);
+}
+
+const char *pd_dev_path(char *buf, size_t len, const char *rel)
+{
+    return root_path(buf, len, "PADDISER_DEV_ROOT", "/dev", rel);
+}

@@ -1,0 +1,259 @@
+#include "common/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static bool str_reserve(pd_str *s, size_t extra)
+{
+    if (s->oom)
+        return false;
+    size_t need = s->len + extra + 1;
+    if (need <= s->cap)
+        return true;
+    size_t cap = s->cap ? s->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    char *p = realloc(s->data, cap);
+    if (!p) {
+        s->oom = true;
+        return false;
+    }
+    s->data = p;
+    s->cap = cap;
+    return true;
+}
+
+void pd_str_appendn(pd_str *s, const char *text, size_t n)
+{
+    if (!str_reserve(s, n))
+        return;
+    memcpy(s->data + s->len, text, n);
+    s->len += n;
+    s->data[s->len] = '\0';
+}
+
+void pd_str_append(pd_str *s, const char *text) { pd_str_appendn(s, text, strlen(text)); }
+
+void pd_str_vprintf(pd_str *s, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0 || !str_reserve(s, (size_t)n))
+        return;
+    vsnprintf(s->data + s->len, (size_t)n + 1, fmt, ap);
+    s->len += (size_t)n;
+}
+
+void pd_str_printf(pd_str *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    pd_str_vprintf(s, fmt, ap);
+    va_end(ap);
+}
+
+void pd_str_clear(pd_str *s)
+{
+    s->len = 0;
+    if (s->data)
+        s->data[0] = '\0';
+}
+
+void pd_str_free(pd_str *s)
+{
+    free(s->data);
+    *s = (pd_str){0};
+}
+
+char *pd_str_take(pd_str *s)
+{
+    if (s->oom) {
+        pd_str_free(s);
+        return NULL;
+    }
+    char *d = s->data ? s->data : pd_strdup("");
+    *s = (pd_str){0};
+    return d;
+}
+
+char *pd_read_file(const char *path, size_t *len_out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    pd_str s = {0};
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        pd_str_appendn(&s, buf, n);
+    int err = ferror(f) ? EIO : 0;
+    fclose(f);
+    if (err || s.oom) {
+        pd_str_free(&s);
+        errno = err ? err : ENOMEM;
+        return NULL;
+    }
+    if (len_out)
+        *len_out = s.len;
+    return pd_str_take(&s);
+}
+
+int pd_write_file(const char *path, const char *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    size_t w = fwrite(data, 1, len, f);
+    int rc = fclose(f);
+    return (w == len && rc == 0) ? 0 : -1;
+}
+
+int pd_write_file_atomic(const char *path, const char *data, size_t len)
+{
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    if (pd_write_file(tmp, data, len) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+int pd_mkdir_p(const char *path, unsigned mode)
+{
+    char buf[PATH_MAX];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(buf, path, n + 1);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, mode) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, mode) != 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+static bool only_space(const char *p)
+{
+    while (*p && isspace((unsigned char)*p))
+        p++;
+    return *p == '\0';
+}
+
+bool pd_parse_double(const char *s, double *out)
+{
+    if (!s)
+        return false;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno == ERANGE || !only_space(end))
+        return false;
+    *out = v;
+    return true;
+}
+
+bool pd_parse_long(const char *s, long *out)
+{
+    if (!s)
+        return false;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || errno == ERANGE || !only_space(end))
+        return false;
+    *out = v;
+    return true;
+}
+
+bool pd_parse_u64(const char *s, unsigned long long *out)
+{
+    if (!s)
+        return false;
+    while (isspace((unsigned char)*s))
+        s++;
+    if (*s == '-')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno == ERANGE || !only_space(end))
+        return false;
+    *out = v;
+    return true;
+}
+
+double pd_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double pd_monotonic(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void pd_short_hostname(char *buf, size_t len)
+{
+    if (len == 0)
+        return;
+    if (gethostname(buf, len) != 0)
+        snprintf(buf, len, "localhost");
+    buf[len - 1] = '\0';
+    char *dot = strchr(buf, '.');
+    if (dot)
+        *dot = '\0';
+}
+
+char *pd_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+char *pd_trim(char *s)
+{
+    char *p = s;
+    while (*p && isspace((unsigned char)*p))
+        p++;
+    size_t n = strlen(p);
+    while (n > 0 && isspace((unsigned char)p[n - 1]))
+        n--;
+    memmove(s, p, n);
+    s[n] = '\0';
+    return s;
+}

@@ -1,0 +1,52 @@
+/* Small shared helpers: growable strings, whole-file reads, number parsing.
+ * Nothing here aborts: allocation failure is reported to the caller. */
+#ifndef PD_COMMON_UTIL_H
+#define PD_COMMON_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define PD_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Growable NUL-terminated string. Zero-initialise before use. */
+typedef struct {
+    char *data;
+    size_t len, cap;
+    bool oom; /* set once an append failed; later appends are ignored */
+} pd_str;
+
+void pd_str_append(pd_str *s, const char *text);
+void pd_str_appendn(pd_str *s, const char *text, size_t n);
+void pd_str_printf(pd_str *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pd_str_vprintf(pd_str *s, const char *fmt, va_list ap);
+void pd_str_clear(pd_str *s);
+void pd_str_free(pd_str *s);
+/* Hands the buffer to the caller (never NULL unless oom) and resets s. */
+char *pd_str_take(pd_str *s);
+
+/* Reads a whole file into a NUL-terminated heap buffer; NULL + errno on failure. */
+char *pd_read_file(const char *path, size_t *len_out);
+/* Writes (truncating) or atomically replaces a file: 0 or -1 with errno. */
+int pd_write_file(const char *path, const char *data, size_t len);
+int pd_write_file_atomic(const char *path, const char *data, size_t len);
+/* mkdir -p; 0 on success (existing dirs are fine). */
+int pd_mkdir_p(const char *path, unsigned mode);
+
+/* Strict parsers: whole string must be a number (leading/trailing blanks ok). */
+bool pd_parse_double(const char *s, double *out);
+bool pd_parse_long(const char *s, long *out);
+bool pd_parse_u64(const char *s, unsigned long long *out);
+
+/* Wall clock in seconds (CLOCK_REALTIME) and monotonic seconds. */
+double pd_now(void);
+double pd_monotonic(void);
+
+/* Short hostname (up to the first '.'), as the samplers name their files. */
+void pd_short_hostname(char *buf, size_t len);
+
+char *pd_strdup(const char *s);
+/* Trim ASCII whitespace in place; returns s. */
+char *pd_trim(char *s);
+
+#endif

@@ -1,0 +1,41 @@
+/* Page-placement backends behind the runtime. The planner decides which pages
+ * of which object belong in fast memory; a backend makes it so:
+ *   sim  (src/lib/backend_sim.c, issue #4): records a tier per page, enforces capacity
+ *   numa (src/lib/backend_numa.c, issue #6): mbind + move_pages between two NUMA nodes
+ * Tier 0 is fast memory (DRAM), tier 1 the slow tier (CXL/PMem). */
+#ifndef PD_LIB_BACKEND_H
+#define PD_LIB_BACKEND_H
+
+#include <stddef.h>
+
+enum { PD_TIER_FAST = 0, PD_TIER_SLOW = 1 };
+
+typedef struct {
+    size_t pages_requested;
+    size_t pages_moved;     /* now on the requested tier (already there counts) */
+    size_t pages_failed;
+    size_t bytes_moved;
+    size_t ebusy, enomem, efault, other_errors; /* per-page move_pages status */
+} pd_migrate_stats;
+
+typedef struct pd_backend pd_backend;
+struct pd_backend {
+    const char *name;
+    /* Initial placement of a page-aligned range on a tier (mbind for numa). */
+    int (*place)(pd_backend *b, void *addr, size_t len, int tier, pd_migrate_stats *st);
+    /* Moves n pages (page-aligned addresses) to tier; per-page outcome in st. */
+    int (*move)(pd_backend *b, void **pages, size_t n, int tier, pd_migrate_stats *st);
+    /* Where each page lives now: tier index, or a negative errno per page. */
+    int (*query)(pd_backend *b, void **pages, size_t n, int *tier_out);
+    /* Bytes of fast memory currently free for this process's placements. */
+    size_t (*fast_free)(pd_backend *b);
+    void (*destroy)(pd_backend *b);
+    void *state;
+};
+
+/* fast_capacity in bytes. */
+pd_backend *pd_backend_sim_create(size_t fast_capacity);
+/* NULL with errno = ENODEV when the machine has no slow tier. */
+pd_backend *pd_backend_numa_create(int fast_node, int slow_node, size_t fast_capacity);
+
+#endif

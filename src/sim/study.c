@@ -1,0 +1,412 @@
+/* Placement study driver (see study.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "common/util.h"
+#include "lib/page_select.h"
+#include "sim/exec_model.h"
+#include "sim/study.h"
+#include "sim/workload.h"
+
+pd_sim_profile *pd_sim_get_profile(const char *workload, const char *input, const char *dir,
+                                   int refresh, int reps, char *err, size_t errlen)
+{
+    const pd_workload *w = pd_workload_find(workload);
+    if (!w) {
+        snprintf(err, errlen, "unknown workload '%s' (spgemm, bfs, stencil, dmrg)", workload);
+        return NULL;
+    }
+    char path[4096] = "";
+    if (dir) {
+        if (pd_mkdir_p(dir, 0755) != 0) {
+            snprintf(err, errlen, "cannot create profile directory %s: %s", dir, strerror(errno));
+            return NULL;
+        }
+        snprintf(path, sizeof path, "%s/%s-%s.json", dir, workload, input);
+        struct stat sb;
+        if (!refresh && stat(path, &sb) == 0)
+            return pd_sim_profile_load(path, err, errlen);
+    }
+    pd_sim_profile *p = pd_wl_profile(w, input, reps, err, errlen);
+    if (p && dir && pd_sim_profile_save(p, path, err, errlen) != 0) {
+        pd_sim_profile_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void pd_sim_results_free(pd_sim_result *res)
+{
+    for (int k = 0; k < PD_SIM_NPOLICIES; k++) {
+        pd_sim_placement_free(&res[k].place);
+        pd_sim_outcome_free(&res[k].out);
+    }
+}
+
+int pd_sim_compare(const pd_sim_machine *m, const pd_sim_profile *p, double cap_frac,
+                   const pd_sim_policy_opts *o, pd_sim_result *res, char *err, size_t errlen)
+{
+    memset(res, 0, PD_SIM_NPOLICIES * sizeof *res);
+    if (!(cap_frac >= 0 && cap_frac <= 1)) {
+        snprintf(err, errlen, "capacity fraction must be in [0, 1], got %g", cap_frac);
+        return -1;
+    }
+    size_t cap = (size_t)(cap_frac * (double)pd_sim_footprint(p));
+    for (int k = 0; k < PD_SIM_NPOLICIES; k++) {
+        if (pd_sim_place((pd_sim_policy)k, p, m, cap, o, &res[k].place, err, errlen) != 0 ||
+            pd_sim_evaluate(m, p, &res[k].place, &res[k].out) != 0) {
+            if (!err[0])
+                snprintf(err, errlen, "%s: evaluation failed", pd_sim_policy_name((pd_sim_policy)k));
+            pd_sim_results_free(res);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+double pd_sim_gain(double t_policy, double t_base)
+{
+    return t_base > 0 ? 1.0 - t_policy / t_base : 0;
+}
+
+void pd_sim_tasks_csv(FILE *f, const pd_sim_profile *p, const pd_sim_result *res, int with_header)
+{
+    if (with_header)
+        fprintf(f, "policy,task,time_s,dram_share,dram_bytes\n");
+    for (int k = 0; k < PD_SIM_NPOLICIES; k++)
+        for (int t = 0; t < p->ntasks; t++)
+            fprintf(f, "%s,%d,%.9g,%.6f,%zu\n", pd_sim_policy_name((pd_sim_policy)k), t,
+                    res[k].out.task_time[t], res[k].out.task_share[t],
+                    res[k].place.task_bytes[t]);
+}
+
+/* ---- the sweep --------------------------------------------------------------- */
+
+/* Results indexed [tier][workload][input][cap][policy]. */
+typedef struct {
+    double makespan, cov, predicted;
+} cell;
+
+#define AT(c, ti, wi, ii, ci, k)                                                                 \
+    (&(c)[((((size_t)(ti) * cfg->nworkloads + (wi)) * cfg->ninputs + (ii)) * cfg->ncaps + (ci)) * \
+              PD_SIM_NPOLICIES +                                                                 \
+          (k)])
+
+static void write_markdown(FILE *f, const pd_sim_study_cfg *cfg, const cell *cells,
+                           pd_sim_profile **profs)
+{
+    time_t now = time(NULL);
+    char stamp[64];
+    strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    fprintf(f, "# Simulated heterogeneous-memory placement results\n\n");
+    fprintf(f, "Generated %s by `%s` (see docs/sim.md for the models). Do not edit by hand.\n\n",
+            stamp, cfg->command ? cfg->command : "paddiser sim study");
+    fprintf(f, "Each workload is a real OpenMP kernel profiled on this machine (8 tasks; inputs: ");
+    for (int i = 0; i < cfg->ninputs; i++)
+        fprintf(f, "%s%s", i ? ", " : "", cfg->inputs[i]);
+    fprintf(f, "). Makespans come from the mechanistic execution model; the planners (greedy = "
+               "the paper's Algorithm 1, exact = min-makespan) plan on per-task curves of that "
+               "model with bandwidth split evenly. Capacity is the fast-memory size as a "
+               "fraction of the workload's footprint. Gain vs X = 1 - T/T_X (makespan "
+               "reduction), averaged over inputs; CoV = stddev/mean of per-task times.\n\n");
+    /* footprints */
+    fprintf(f, "| workload | input | tasks | objects | footprint MiB | measured task times ms (min..max) |\n");
+    fprintf(f, "|---|---|---:|---:|---:|---|\n");
+    for (int w = 0; w < cfg->nworkloads; w++)
+        for (int i = 0; i < cfg->ninputs; i++) {
+            const pd_sim_profile *p = profs[w * cfg->ninputs + i];
+            double lo = INFINITY, hi = 0;
+            for (int t = 0; t < p->ntasks; t++) {
+                lo = fmin(lo, p->tasks[t].time_s);
+                hi = fmax(hi, p->tasks[t].time_s);
+            }
+            fprintf(f, "| %s | %s | %d | %d | %.1f | %.2f..%.2f |\n", p->workload, p->input,
+                    p->ntasks, p->nobjects, pd_sim_footprint(p) / 1048576.0, lo * 1e3, hi * 1e3);
+        }
+    fprintf(f, "\n");
+    for (int ti = 0; ti < cfg->ntiers; ti++) {
+        pd_sim_machine m;
+        pd_sim_machine_preset(cfg->tiers[ti], &m);
+        fprintf(f, "## %s: %s\n\n", m.name, m.desc);
+        /* summary over capacities and inputs */
+        fprintf(f, "Mean (max) makespan gain over all capacities and inputs:\n\n");
+        fprintf(f, "| workload | exact vs first-touch | exact vs hot-first | exact vs memory-mode | "
+                   "greedy vs hot-first | greedy vs memory-mode | exact vs greedy | CoV hot-first | CoV memory-mode | CoV greedy | CoV exact |\n");
+        fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (int w = 0; w < cfg->nworkloads; w++) {
+            static const int pairs[][2] = {{PD_SIM_EXACT, PD_SIM_FIRST_TOUCH}, {PD_SIM_EXACT, PD_SIM_HOT_FIRST},
+                                           {PD_SIM_EXACT, PD_SIM_MEMORY_MODE}, {PD_SIM_GREEDY, PD_SIM_HOT_FIRST},
+                                           {PD_SIM_GREEDY, PD_SIM_MEMORY_MODE}, {PD_SIM_EXACT, PD_SIM_GREEDY}};
+            fprintf(f, "| %s |", cfg->workloads[w]);
+            for (size_t q = 0; q < PD_ARRAY_LEN(pairs); q++) {
+                double sum = 0, mx = -INFINITY;
+                int n = 0;
+                for (int i = 0; i < cfg->ninputs; i++)
+                    for (int c = 0; c < cfg->ncaps; c++) {
+                        double g = pd_sim_gain(AT(cells, ti, w, i, c, pairs[q][0])->makespan,
+                                               AT(cells, ti, w, i, c, pairs[q][1])->makespan);
+                        sum += g, n++;
+                        mx = fmax(mx, g);
+                    }
+                fprintf(f, " %.1f%% (%.1f%%) |", 100 * sum / n, 100 * mx);
+            }
+            static const int covs[] = {PD_SIM_HOT_FIRST, PD_SIM_MEMORY_MODE, PD_SIM_GREEDY, PD_SIM_EXACT};
+            for (size_t q = 0; q < PD_ARRAY_LEN(covs); q++) {
+                double sum = 0;
+                int n = 0;
+                for (int i = 0; i < cfg->ninputs; i++)
+                    for (int c = 0; c < cfg->ncaps; c++)
+                        sum += AT(cells, ti, w, i, c, covs[q])->cov, n++;
+                fprintf(f, " %.3f |", sum / n);
+            }
+            fprintf(f, "\n");
+        }
+        fprintf(f, "\n");
+        for (int w = 0; w < cfg->nworkloads; w++) {
+            fprintf(f, "### %s on %s\n\n", cfg->workloads[w], m.name);
+            fprintf(f, "| capacity | first-touch ms | hot-first ms | memory-mode ms | greedy ms | exact ms | "
+                       "CoV ft / hot / mm / greedy / exact | exact vs ft | exact vs hot | exact vs mm | "
+                       "greedy vs hot | greedy vs mm | exact vs greedy | exact pred. err |\n");
+            fprintf(f, "|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+            for (int c = 0; c < cfg->ncaps; c++) {
+                double ms[PD_SIM_NPOLICIES] = {0}, cv[PD_SIM_NPOLICIES] = {0};
+                double g[6] = {0}, perr = 0;
+                for (int i = 0; i < cfg->ninputs; i++) {
+                    const cell *x = AT(cells, ti, w, i, c, 0);
+                    for (int k = 0; k < PD_SIM_NPOLICIES; k++) {
+                        ms[k] += x[k].makespan / cfg->ninputs;
+                        cv[k] += x[k].cov / cfg->ninputs;
+                    }
+                    g[0] += pd_sim_gain(x[PD_SIM_EXACT].makespan, x[PD_SIM_FIRST_TOUCH].makespan);
+                    g[1] += pd_sim_gain(x[PD_SIM_EXACT].makespan, x[PD_SIM_HOT_FIRST].makespan);
+                    g[2] += pd_sim_gain(x[PD_SIM_EXACT].makespan, x[PD_SIM_MEMORY_MODE].makespan);
+                    g[3] += pd_sim_gain(x[PD_SIM_GREEDY].makespan, x[PD_SIM_HOT_FIRST].makespan);
+                    g[4] += pd_sim_gain(x[PD_SIM_GREEDY].makespan, x[PD_SIM_MEMORY_MODE].makespan);
+                    g[5] += pd_sim_gain(x[PD_SIM_EXACT].makespan, x[PD_SIM_GREEDY].makespan);
+                    perr += fabs(x[PD_SIM_EXACT].predicted / x[PD_SIM_EXACT].makespan - 1);
+                }
+                fprintf(f, "| %.0f%% |", 100 * cfg->caps[c]);
+                for (int k = 0; k < PD_SIM_NPOLICIES; k++)
+                    fprintf(f, " %.2f |", ms[k] * 1e3);
+                fprintf(f, " %.2f / %.2f / %.2f / %.2f / %.2f |", cv[0], cv[1], cv[2], cv[3], cv[4]);
+                for (int q = 0; q < 6; q++)
+                    fprintf(f, " %.1f%% |", 100 * g[q] / cfg->ninputs);
+                fprintf(f, " %.1f%% |\n", 100 * perr / cfg->ninputs);
+            }
+            fprintf(f, "\n");
+        }
+    }
+}
+
+int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
+{
+    int rc = -1, nprof = cfg->nworkloads * cfg->ninputs;
+    size_t ncells = (size_t)cfg->ntiers * nprof * cfg->ncaps * PD_SIM_NPOLICIES;
+    pd_sim_profile **profs = calloc((size_t)nprof, sizeof *profs);
+    cell *cells = calloc(ncells ? ncells : 1, sizeof *cells);
+    FILE *csv = NULL;
+    if (!profs || !cells) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (int ti = 0; ti < cfg->ntiers; ti++) {
+        pd_sim_machine m;
+        if (pd_sim_machine_preset(cfg->tiers[ti], &m) != 0) {
+            snprintf(err, errlen, "unknown tier preset '%s' (optane, cxl, dram)", cfg->tiers[ti]);
+            goto out;
+        }
+    }
+    for (int w = 0; w < cfg->nworkloads; w++)
+        for (int i = 0; i < cfg->ninputs; i++) {
+            if (cfg->verbose)
+                fprintf(stderr, "sim study: profile %s/%s\n", cfg->workloads[w], cfg->inputs[i]);
+            profs[w * cfg->ninputs + i] = pd_sim_get_profile(cfg->workloads[w], cfg->inputs[i],
+                                                             cfg->profile_dir, cfg->refresh,
+                                                             cfg->reps, err, errlen);
+            if (!profs[w * cfg->ninputs + i])
+                goto out;
+        }
+    if (cfg->csv_path) {
+        csv = fopen(cfg->csv_path, "w");
+        if (!csv) {
+            snprintf(err, errlen, "cannot write %s: %s", cfg->csv_path, strerror(errno));
+            goto out;
+        }
+        fprintf(csv, "tier,workload,input,capacity,policy,makespan_s,cov,mean_s,predicted_makespan_s,fast_bytes\n");
+    }
+    for (int ti = 0; ti < cfg->ntiers; ti++) {
+        pd_sim_machine m;
+        pd_sim_machine_preset(cfg->tiers[ti], &m);
+        for (int w = 0; w < cfg->nworkloads; w++)
+            for (int i = 0; i < cfg->ninputs; i++) {
+                const pd_sim_profile *p = profs[w * cfg->ninputs + i];
+                if (cfg->verbose)
+                    fprintf(stderr, "sim study: %s %s/%s\n", m.name, p->workload, p->input);
+                for (int c = 0; c < cfg->ncaps; c++) {
+                    pd_sim_result res[PD_SIM_NPOLICIES];
+                    if (pd_sim_compare(&m, p, cfg->caps[c], &cfg->opts, res, err, errlen) != 0)
+                        goto out;
+                    for (int k = 0; k < PD_SIM_NPOLICIES; k++) {
+                        cell *x = AT(cells, ti, w, i, c, k);
+                        x->makespan = res[k].out.makespan;
+                        x->cov = res[k].out.cov;
+                        x->predicted = res[k].place.predicted_makespan;
+                        if (csv)
+                            fprintf(csv, "%s,%s,%s,%.2f,%s,%.9g,%.6f,%.9g,%.9g,%zu\n", m.name,
+                                    p->workload, p->input, cfg->caps[c],
+                                    pd_sim_policy_name((pd_sim_policy)k), x->makespan, x->cov,
+                                    res[k].out.mean, x->predicted, res[k].place.fast_bytes);
+                    }
+                    pd_sim_results_free(res);
+                }
+            }
+    }
+    if (cfg->md_path) {
+        pd_str tmp = {0};
+        pd_str_printf(&tmp, "%s.tmp", cfg->md_path);
+        FILE *f = tmp.data ? fopen(tmp.data, "w") : NULL;
+        if (!f) {
+            snprintf(err, errlen, "cannot write %s: %s", cfg->md_path, strerror(errno));
+            pd_str_free(&tmp);
+            goto out;
+        }
+        write_markdown(f, cfg, cells, profs);
+        int bad = ferror(f);
+        bad |= fclose(f) != 0;
+        if (bad || rename(tmp.data, cfg->md_path) != 0) {
+            snprintf(err, errlen, "cannot write %s: %s", cfg->md_path, strerror(errno));
+            pd_str_free(&tmp);
+            goto out;
+        }
+        pd_str_free(&tmp);
+    }
+    rc = 0;
+out:
+    if (csv && fclose(csv) != 0 && rc == 0) {
+        snprintf(err, errlen, "cannot write %s", cfg->csv_path);
+        rc = -1;
+    }
+    for (int k = 0; profs && k < nprof; k++)
+        pd_sim_profile_free(profs[k]);
+    free(profs);
+    free(cells);
+    return rc;
+}
+
+/* ---- model-training data -------------------------------------------------------- */
+
+/* Instructions are not measurable here (no PMCs): a cache-resident task is
+ * assumed to retire 2 instructions per cycle at 2.5 GHz. */
+#define SIM_GHZ 2.5
+#define SIM_IPC_COMPUTE 2.0
+
+static double task_time_with(const pd_sim_machine *m, const pd_sim_profile *p, int t,
+                             const double *fast, double *split, double *r_out)
+{
+    memset(split, 0, (size_t)p->nobjects * PD_SIM_NSLOTS * sizeof *split);
+    double acc = 0, facc = 0;
+    for (int o = 0; o < p->nobjects; o++) {
+        const pd_sim_object *ob = &p->objects[o];
+        double *sl = split + (size_t)o * PD_SIM_NSLOTS;
+        for (size_t g = ob->page_base; g < ob->page_base + ob->npages; g++) {
+            double r = (double)p->tasks[t].reads[g], w = (double)p->tasks[t].writes[g];
+            double f = fast ? fast[g] : 0;
+            sl[PD_SIM_FR] += f * r, sl[PD_SIM_FW] += f * w;
+            sl[PD_SIM_SR] += (1 - f) * r, sl[PD_SIM_SW] += (1 - f) * w;
+            acc += r + w, facc += f * (r + w);
+        }
+    }
+    if (r_out)
+        *r_out = acc > 0 ? facc / acc : 0;
+    return pd_sim_task_time_shared(m, p, t, split, p->ntasks);
+}
+
+int pd_sim_gen_training(const pd_sim_machine *m, pd_sim_profile *const *profiles, int nprofiles,
+                        int nplacements, uint64_t seed, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    fprintf(f, "region,placement,llc_mpki,ipc,prf_miss,mem_wcy,l2_ld_miss,br_msp,vec_ins,l3_ld_miss,r,t_dram,t_slow,t_hybrid\n");
+    int rc = 0;
+    for (int pi = 0; pi < nprofiles && rc == 0; pi++) {
+        const pd_sim_profile *p = profiles[pi];
+        double *split = calloc((size_t)p->nobjects * PD_SIM_NSLOTS, sizeof *split);
+        double *fast = malloc(p->npages * sizeof *fast), *ones = malloc(p->npages * sizeof *ones);
+        size_t *order = malloc(p->npages * sizeof *order);
+        uint64_t *cnt = malloc(p->npages * sizeof *cnt);
+        if (!split || !fast || !ones || !order || !cnt) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        }
+        for (int t = 0; t < p->ntasks && rc == 0; t++) {
+            const pd_sim_task *tk = &p->tasks[t];
+            double lines = 0, rd = 0, rnd = 0, rnd_rd = 0, vec = 0;
+            for (int o = 0; o < p->nobjects; o++) {
+                const pd_sim_object *ob = &p->objects[o];
+                for (size_t g = ob->page_base; g < ob->page_base + ob->npages; g++) {
+                    double a = (double)tk->reads[g] + (double)tk->writes[g];
+                    lines += a, rd += (double)tk->reads[g];
+                    if (ob->pattern == PD_PATTERN_RANDOM || ob->pattern == PD_PATTERN_UNKNOWN)
+                        rnd += a, rnd_rd += (double)tk->reads[g];
+                    if (ob->pattern == PD_PATTERN_STREAM || ob->pattern == PD_PATTERN_STENCIL)
+                        vec += a;
+                }
+            }
+            if (lines <= 0)
+                continue;
+            for (size_t g = 0; g < p->npages; g++)
+                ones[g] = 1;
+            double t_dram = task_time_with(m, p, t, ones, split, NULL);
+            double t_slow = task_time_with(m, p, t, NULL, split, NULL);
+            double instr = fmax(tk->compute_s, 1e-9) * SIM_GHZ * 1e9 * SIM_IPC_COMPUTE;
+            double feat[8] = {
+                1000 * lines / instr,                           /* llc_mpki */
+                instr / (t_dram * SIM_GHZ * 1e9),               /* ipc */
+                rnd / lines,                                    /* prf_miss: not prefetchable */
+                (t_dram - tk->compute_s) / t_dram,              /* mem_wcy: stall share */
+                1000 * rd / instr,                              /* l2_ld_miss */
+                0,                                              /* br_msp: not derivable */
+                vec / lines,                                    /* vec_ins: vectorisable share */
+                1000 * rnd_rd / instr,                          /* l3_ld_miss */
+            };
+            for (size_t g = 0; g < p->npages; g++)
+                cnt[g] = tk->reads[g] + tk->writes[g];
+            size_t nt = pd_select_hottest(cnt, p->npages, p->npages, order);
+            uint64_t s = seed + (uint64_t)pi * 1000 + (uint64_t)t;
+            for (int k = 0; k < nplacements; k++) {
+                /* half hottest-first prefixes, half random page subsets */
+                double frac = (k / 2 + 1.0) / (nplacements / 2 + 1.0);
+                for (size_t g = 0; g < p->npages; g++)
+                    fast[g] = 0;
+                if (k % 2 == 0) {
+                    for (size_t a = 0; a < (size_t)(frac * nt); a++)
+                        fast[order[a]] = 1;
+                } else {
+                    for (size_t g = 0; g < p->npages; g++)
+                        fast[g] = pd_wl_uniform(&s) < frac;
+                }
+                double r;
+                double th = task_time_with(m, p, t, fast, split, &r);
+                fprintf(f, "%s/%s/task%d,%s%.2f,", p->workload, p->input, t,
+                        k % 2 == 0 ? "hot" : "rand", frac);
+                for (int q = 0; q < 8; q++)
+                    fprintf(f, "%.6g,", feat[q]);
+                fprintf(f, "%.6f,%.9g,%.9g,%.9g\n", r, t_dram, t_slow, th);
+            }
+        }
+        free(split), free(fast), free(ones), free(order), free(cnt);
+    }
+    if (fclose(f) != 0 && rc == 0) {
+        snprintf(err, errlen, "cannot write %s", path);
+        rc = -1;
+    }
+    return rc;
+}

@@ -1,0 +1,260 @@
+/* SpGEMM C = A * B (Gustavson, dense accumulator per task). A's rows have a
+ * power-law number of non-zeros; rows are binned by nnz (bin b holds rows
+ * with floor(log2(nnz)) == b, the last bin the tail) and every bin is one
+ * task, as in binned GPU/CPU SpGEMMs. Two phases: symbolic (nnz of every C
+ * row) then numeric (values), separated by a prefix sum at a sync point. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/workload.h"
+
+#define NTASKS 8
+
+typedef struct {
+    int n;
+    int *rp, *ci;
+    double *v;
+} csr;
+
+typedef struct {
+    csr A, B;
+    int *crp, *cci;
+    double *cv;
+    size_t cnnz;
+    int *bin_rows[NTASKS], bin_len[NTASKS];
+    int *marker[NTASKS];
+    double *acc[NTASKS];
+    int o_arp, o_aci, o_av, o_brp, o_bci, o_bv, o_crp, o_cci, o_cv;
+} spgemm;
+
+static int gen_csr(csr *m, int n, double alpha, int cap, uint64_t *seed)
+{
+    m->n = n;
+    m->rp = malloc(((size_t)n + 1) * sizeof(int));
+    if (!m->rp)
+        return -1;
+    m->rp[0] = 0;
+    for (int i = 0; i < n; i++) {
+        /* Pareto(alpha) row length, truncated */
+        double u = pd_wl_uniform(seed);
+        int k = (int)floor(pow(1.0 - u, -1.0 / alpha));
+        if (k < 1)
+            k = 1;
+        if (k > cap)
+            k = cap;
+        m->rp[i + 1] = m->rp[i] + k;
+    }
+    size_t nnz = (size_t)m->rp[n];
+    m->ci = malloc(nnz * sizeof(int));
+    m->v = malloc(nnz * sizeof(double));
+    if (!m->ci || !m->v)
+        return -1;
+    for (size_t e = 0; e < nnz; e++) {
+        m->ci[e] = (int)(pd_wl_rand(seed) % (uint64_t)n);
+        m->v[e] = pd_wl_uniform(seed) - 0.5;
+    }
+    return 0;
+}
+
+static void free_csr(csr *m)
+{
+    free(m->rp), free(m->ci), free(m->v);
+}
+
+static void spgemm_teardown(void *st)
+{
+    spgemm *s = st;
+    if (!s)
+        return;
+    free_csr(&s->A), free_csr(&s->B);
+    free(s->crp), free(s->cci), free(s->cv);
+    for (int b = 0; b < NTASKS; b++)
+        free(s->bin_rows[b]), free(s->marker[b]), free(s->acc[b]);
+    free(s);
+}
+
+static int bin_of(int nnz)
+{
+    int b = 0;
+    while ((1 << (b + 1)) <= nnz && b < NTASKS - 1)
+        b++;
+    return b;
+}
+
+static void *spgemm_setup(pd_wl_ctx *ctx, const char *input, char *err, size_t errlen)
+{
+    static const struct { int n; double alpha; int cap; uint64_t seed; } in[] = {
+        {600, 0.8, 64, 1}, {12000, 0.8, 512, 11}, {16000, 0.85, 512, 12},
+        {9000, 0.7, 512, 13}, {12000, 0.8, 1024, 14},
+    };
+    int ii = pd_wl_input_index(input);
+    spgemm *s = calloc(1, sizeof *s);
+    if (!s || ii < 0)
+        goto oom;
+    uint64_t seed = in[ii].seed;
+    if (gen_csr(&s->A, in[ii].n, in[ii].alpha, in[ii].cap, &seed) != 0 ||
+        gen_csr(&s->B, in[ii].n, in[ii].alpha, in[ii].cap, &seed) != 0)
+        goto oom;
+    int n = s->A.n;
+    /* bins */
+    for (int i = 0; i < n; i++)
+        s->bin_len[bin_of(s->A.rp[i + 1] - s->A.rp[i])]++;
+    for (int b = 0; b < NTASKS; b++) {
+        s->bin_rows[b] = malloc(((size_t)s->bin_len[b] + 1) * sizeof(int));
+        s->marker[b] = malloc((size_t)n * sizeof(int));
+        s->acc[b] = calloc((size_t)n, sizeof(double));
+        if (!s->bin_rows[b] || !s->marker[b] || !s->acc[b])
+            goto oom;
+        s->bin_len[b] = 0;
+    }
+    for (int i = 0; i < n; i++) {
+        int b = bin_of(s->A.rp[i + 1] - s->A.rp[i]);
+        s->bin_rows[b][s->bin_len[b]++] = i;
+    }
+    /* exact size of C (the run recomputes it in its symbolic phase) */
+    s->crp = calloc((size_t)n + 1, sizeof(int));
+    if (!s->crp)
+        goto oom;
+    int *mk = s->marker[0];
+    for (int j = 0; j < n; j++)
+        mk[j] = -1;
+    for (int i = 0; i < n; i++) {
+        int c = 0;
+        for (int e = s->A.rp[i]; e < s->A.rp[i + 1]; e++) {
+            int k = s->A.ci[e];
+            for (int f = s->B.rp[k]; f < s->B.rp[k + 1]; f++)
+                if (mk[s->B.ci[f]] != i)
+                    mk[s->B.ci[f]] = i, c++;
+        }
+        s->crp[i + 1] = s->crp[i] + c;
+    }
+    s->cnnz = (size_t)s->crp[n];
+    s->cci = malloc(s->cnnz * sizeof(int));
+    s->cv = malloc(s->cnnz * sizeof(double));
+    if (!s->cci || !s->cv)
+        goto oom;
+    size_t annz = (size_t)s->A.rp[n], bnnz = (size_t)s->B.rp[n];
+    if (pd_wl_tasks(ctx, "spgemm", input, NTASKS) != 0)
+        goto oom;
+    s->o_arp = pd_wl_object(ctx, "A.rowptr", s->A.rp, ((size_t)n + 1) * sizeof(int), PD_PATTERN_STREAM, sizeof(int));
+    s->o_aci = pd_wl_object(ctx, "A.col", s->A.ci, annz * sizeof(int), PD_PATTERN_STREAM, sizeof(int));
+    s->o_av = pd_wl_object(ctx, "A.val", s->A.v, annz * sizeof(double), PD_PATTERN_STREAM, sizeof(double));
+    s->o_brp = pd_wl_object(ctx, "B.rowptr", s->B.rp, ((size_t)n + 1) * sizeof(int), PD_PATTERN_RANDOM, sizeof(int));
+    s->o_bci = pd_wl_object(ctx, "B.col", s->B.ci, bnnz * sizeof(int), PD_PATTERN_RANDOM, sizeof(int));
+    s->o_bv = pd_wl_object(ctx, "B.val", s->B.v, bnnz * sizeof(double), PD_PATTERN_RANDOM, sizeof(double));
+    s->o_crp = pd_wl_object(ctx, "C.rowptr", s->crp, ((size_t)n + 1) * sizeof(int), PD_PATTERN_STREAM, sizeof(int));
+    s->o_cci = pd_wl_object(ctx, "C.col", s->cci, s->cnnz * sizeof(int), PD_PATTERN_STREAM, sizeof(int));
+    s->o_cv = pd_wl_object(ctx, "C.val", s->cv, s->cnnz * sizeof(double), PD_PATTERN_STREAM, sizeof(double));
+    if (s->o_cv < 0)
+        goto oom;
+    return s;
+oom:
+    snprintf(err, errlen, "spgemm: out of memory or bad input '%s'", input ? input : "");
+    spgemm_teardown(s);
+    return NULL;
+}
+
+/* Reads of row i of A and, per entry, row k of B (as counted lines). */
+static void count_rows(pd_wl_ctx *ctx, spgemm *s, int t, int i)
+{
+    const csr *A = &s->A, *B = &s->B;
+    pd_wl_rd(ctx, t, s->o_arp, (size_t)i * sizeof(int));
+    pd_wl_rd_range(ctx, t, s->o_aci, (size_t)A->rp[i] * sizeof(int), (size_t)(A->rp[i + 1] - A->rp[i]) * sizeof(int));
+    for (int e = A->rp[i]; e < A->rp[i + 1]; e++) {
+        int k = A->ci[e];
+        pd_wl_rd(ctx, t, s->o_brp, (size_t)k * sizeof(int));
+        pd_wl_rd_range(ctx, t, s->o_bci, (size_t)B->rp[k] * sizeof(int), (size_t)(B->rp[k + 1] - B->rp[k]) * sizeof(int));
+    }
+}
+
+static void symbolic(pd_wl_ctx *ctx, spgemm *s, int t)
+{
+    const csr *A = &s->A, *B = &s->B;
+    int *mk = s->marker[t];
+    for (int j = 0; j < A->n; j++)
+        mk[j] = -1;
+    for (int r = 0; r < s->bin_len[t]; r++) {
+        int i = s->bin_rows[t][r], c = 0;
+        for (int e = A->rp[i]; e < A->rp[i + 1]; e++) {
+            int k = A->ci[e];
+            for (int f = B->rp[k]; f < B->rp[k + 1]; f++)
+                if (mk[B->ci[f]] != i)
+                    mk[B->ci[f]] = i, c++;
+        }
+        s->crp[i + 1] = c; /* row count; prefix-summed at the sync point */
+        count_rows(ctx, s, t, i);
+        pd_wl_wr(ctx, t, s->o_crp, (size_t)(i + 1) * sizeof(int));
+    }
+}
+
+static void numeric(pd_wl_ctx *ctx, spgemm *s, int t)
+{
+    const csr *A = &s->A, *B = &s->B;
+    int *mk = s->marker[t];
+    double *acc = s->acc[t];
+    for (int j = 0; j < A->n; j++)
+        mk[j] = -1;
+    for (int r = 0; r < s->bin_len[t]; r++) {
+        int i = s->bin_rows[t][r];
+        int pos = s->crp[i];
+        for (int e = A->rp[i]; e < A->rp[i + 1]; e++) {
+            int k = A->ci[e];
+            double a = A->v[e];
+            for (int f = B->rp[k]; f < B->rp[k + 1]; f++) {
+                int j = B->ci[f];
+                if (mk[j] != i) {
+                    mk[j] = i;
+                    s->cci[pos++] = j;
+                    acc[j] = 0;
+                }
+                acc[j] += a * B->v[f];
+            }
+        }
+        for (int p = s->crp[i]; p < pos; p++)
+            s->cv[p] = acc[s->cci[p]];
+        count_rows(ctx, s, t, i);
+        pd_wl_rd_range(ctx, t, s->o_av, (size_t)A->rp[i] * sizeof(double), (size_t)(A->rp[i + 1] - A->rp[i]) * sizeof(double));
+        for (int e = A->rp[i]; e < A->rp[i + 1]; e++) {
+            int k = A->ci[e];
+            pd_wl_rd_range(ctx, t, s->o_bv, (size_t)B->rp[k] * sizeof(double), (size_t)(B->rp[k + 1] - B->rp[k]) * sizeof(double));
+        }
+        pd_wl_rd(ctx, t, s->o_crp, (size_t)i * sizeof(int));
+        pd_wl_wr_range(ctx, t, s->o_cci, (size_t)s->crp[i] * sizeof(int), (size_t)(pos - s->crp[i]) * sizeof(int));
+        pd_wl_wr_range(ctx, t, s->o_cv, (size_t)s->crp[i] * sizeof(double), (size_t)(pos - s->crp[i]) * sizeof(double));
+    }
+}
+
+static void spgemm_run(void *st, pd_wl_ctx *ctx)
+{
+    spgemm *s = st;
+    int n = s->A.n;
+    s->crp[0] = 0;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int t = 0; t < NTASKS; t++) {
+        double t0 = pd_wl_task_begin(ctx, t);
+        symbolic(ctx, s, t);
+        pd_wl_task_end(ctx, t, t0);
+    }
+    for (int i = 0; i < n; i++) /* sync point: row offsets */
+        s->crp[i + 1] += s->crp[i];
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int t = 0; t < NTASKS; t++) {
+        double t0 = pd_wl_task_begin(ctx, t);
+        numeric(ctx, s, t);
+        pd_wl_task_end(ctx, t, t0);
+    }
+    double sum = 0;
+    for (size_t p = 0; p < s->cnnz; p++)
+        sum += s->cv[p];
+    ctx->checksum = sum + (double)s->crp[n];
+}
+
+const pd_workload pd_wl_spgemm = {
+    .name = "spgemm",
+    .desc = "SpGEMM C=A*B, power-law rows binned by nnz (one task per bin), symbolic + numeric phases",
+    .setup = spgemm_setup,
+    .run = spgemm_run,
+    .teardown = spgemm_teardown,
+};

@@ -39,6 +39,7 @@ static void usage(FILE *f)
             "  -r, --reps N          timed runs per profile (task time = min; default 3)\n"
             "      --seed N          sampling / frame-placement seed (default 1)\n"
             "      --step S          planner share step (default 0.05)\n"
+            "      --rounds N        planner rounds re-planning capacity left by shared pages (default 3)\n"
             "      --metrics FILE    run: write the metrics as a flat JSON object\n"
             "      --tasks-csv FILE  run: per-task times (policy,task,time_s,dram_share,dram_bytes)\n"
             "  -o, --output FILE     profile/gen-training output; study markdown\n"
@@ -122,7 +123,7 @@ typedef struct {
 } sim_args;
 
 enum { OPT_PROFILE_DIR = 1000, OPT_REFRESH, OPT_SEED, OPT_STEP, OPT_METRICS, OPT_TASKS_CSV,
-       OPT_CSV, OPT_QUICK };
+       OPT_CSV, OPT_QUICK, OPT_ROUNDS };
 
 static int parse_args(int argc, char **argv, sim_args *a)
 {
@@ -135,7 +136,7 @@ static int parse_args(int argc, char **argv, sim_args *a)
         {"step", required_argument, 0, OPT_STEP}, {"metrics", required_argument, 0, OPT_METRICS},
         {"tasks-csv", required_argument, 0, OPT_TASKS_CSV}, {"output", required_argument, 0, 'o'},
         {"csv", required_argument, 0, OPT_CSV}, {"placements", required_argument, 0, 'n'},
-        {"quick", no_argument, 0, OPT_QUICK}, {"verbose", no_argument, 0, 'v'},
+        {"quick", no_argument, 0, OPT_QUICK}, {"rounds", required_argument, 0, OPT_ROUNDS}, {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     optind = 1;
@@ -186,6 +187,13 @@ static int parse_args(int argc, char **argv, sim_args *a)
                 fprintf(stderr, "paddiser sim: --step must be in (0, 0.5], got '%s'\n", optarg);
                 return 2;
             }
+            break;
+        case OPT_ROUNDS:
+            if (!pd_parse_long(optarg, &l) || l < 1 || l > 16) {
+                fprintf(stderr, "paddiser sim: --rounds must be an integer in 1..16, got '%s'\n", optarg);
+                return 2;
+            }
+            a->opts.rounds = (int)l;
             break;
         case OPT_METRICS: a->metrics = optarg; break;
         case OPT_TASKS_CSV: a->tasks_csv = optarg; break;
@@ -477,7 +485,7 @@ int cmd_sim(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     const char *sub = argv[1];
-    sim_args a = {.profile_dir = DEFAULT_PROFILE_DIR, .opts = {.seed = 1}};
+    sim_args a = {.profile_dir = DEFAULT_PROFILE_DIR, .opts = {.seed = 1, .rounds = 3}};
     int rc = parse_args(argc - 1, argv + 1, &a);
     if (rc >= 0) { /* --help or a usage error */
         args_free(&a);

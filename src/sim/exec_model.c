@@ -214,6 +214,30 @@ double pd_sim_task_time_shared(const pd_sim_machine *m, const pd_sim_profile *p,
     return load_time(&l, u);
 }
 
+int pd_sim_phase0_stretch(const pd_sim_machine *m, const pd_sim_profile *p, const pd_sim_split *s,
+                          double u[PD_SIM_NTIERS])
+{
+    task_load *l = calloc((size_t)p->ntasks, sizeof *l);
+    if (!l)
+        return -1;
+    for (int i = 0; i < p->ntasks; i++) {
+        l[i].compute = p->tasks[i].compute_s;
+        l[i].weight = 1;
+        task_components(m, p, PD_SIM_SPLIT_AT(s, i, 0), l[i].mem, l[i].busy);
+    }
+    solve_stretch(l, p->ntasks, u);
+    free(l);
+    return 0;
+}
+
+double pd_sim_task_time_at(const pd_sim_machine *m, const pd_sim_profile *p, int task,
+                           const double *split_task, const double u[PD_SIM_NTIERS])
+{
+    task_load l = {.compute = p->tasks[task].compute_s, .weight = 1};
+    task_components(m, p, split_task, l.mem, l.busy);
+    return load_time(&l, u);
+}
+
 double pd_sim_task_memtime(const pd_sim_machine *m, const pd_sim_profile *p,
                            const double *split_task)
 {

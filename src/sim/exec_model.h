@@ -50,6 +50,13 @@ double pd_sim_execute(const pd_sim_machine *m, const pd_sim_profile *p, const pd
  * tier (the planner's per-task view); split_task = PD_SIM_SPLIT_AT(s, task, 0). */
 double pd_sim_task_time_shared(const pd_sim_machine *m, const pd_sim_profile *p, int task,
                                const double *split_task, int sharers);
+/* Stretch factors u[t] of the first phase, all tasks running. */
+int pd_sim_phase0_stretch(const pd_sim_machine *m, const pd_sim_profile *p, const pd_sim_split *s,
+                          double u[PD_SIM_NTIERS]);
+/* One task's time under fixed stretch factors (the planner's per-task view
+ * at a reference operating point). */
+double pd_sim_task_time_at(const pd_sim_machine *m, const pd_sim_profile *p, int task,
+                           const double *split_task, const double u[PD_SIM_NTIERS]);
 /* Memory time of a task alone (no contention), for feature derivation. */
 double pd_sim_task_memtime(const pd_sim_machine *m, const pd_sim_profile *p,
                            const double *split_task);

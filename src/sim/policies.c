@@ -188,11 +188,12 @@ static size_t curve_bytes(void *ctx, int task, double r)
     return pd_bytes_curve_bytes(&((plan_ctx *)ctx)->bc[task], r);
 }
 
-/* Time curve of one task: hottest pages first, the execution model with
- * every task sharing the tiers' bandwidth equally. */
+/* Time curve of one task: its hottest pages (not yet fast) first, on top of
+ * the pages already in fast memory, at fixed tier stretch factors u. */
 static int build_time_curve(const pd_sim_profile *p, const pd_sim_machine *m, int task,
                             const uint64_t *counts, const pd_bytes_curve *bc,
-                            const size_t *page_obj, time_curve *tc)
+                            const size_t *page_obj, const double *base_fast, const double u[2],
+                            time_curve *tc)
 {
     size_t n = p->npages;
     size_t *order = malloc(n * sizeof *order);
@@ -205,8 +206,9 @@ static int build_time_curve(const pd_sim_profile *p, const pd_sim_machine *m, in
     const pd_sim_task *tk = &p->tasks[task];
     for (size_t g = 0; g < n; g++) {
         double *sl = split + page_obj[g] * PD_SIM_NSLOTS;
-        sl[PD_SIM_SR] += (double)tk->reads[g];
-        sl[PD_SIM_SW] += (double)tk->writes[g];
+        int f = base_fast[g] > 0;
+        sl[f ? PD_SIM_FR : PD_SIM_SR] += (double)tk->reads[g];
+        sl[f ? PD_SIM_FW : PD_SIM_SW] += (double)tk->writes[g];
     }
     size_t done = 0;
     for (int k = 0; k <= GRID; k++) {
@@ -221,7 +223,7 @@ static int build_time_curve(const pd_sim_profile *p, const pd_sim_machine *m, in
             sl[PD_SIM_FR] += (double)tk->reads[g];
             sl[PD_SIM_FW] += (double)tk->writes[g];
         }
-        tc->table[k] = pd_sim_task_time_shared(m, p, task, split, p->ntasks);
+        tc->table[k] = pd_sim_task_time_at(m, p, task, split, u);
         if (k > 0 && tc->table[k] > tc->table[k - 1]) /* keep the curve non-increasing */
             tc->table[k] = tc->table[k - 1];
     }
@@ -229,36 +231,53 @@ static int build_time_curve(const pd_sim_profile *p, const pd_sim_machine *m, in
     return 0;
 }
 
-static int planned(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_machine *m,
-                   size_t capacity, const pd_sim_policy_opts *o, pd_sim_placement *pl, char *err,
-                   size_t errlen)
+/* Tier stretch factors at a reference operating point: the hot-first
+ * placement of the same capacity, all tasks running. */
+static int reference_stretch(const pd_sim_profile *p, const pd_sim_machine *m, size_t cap_pages,
+                             const pd_sim_policy_opts *o, double u[2])
 {
-    int nt = p->ntasks, rc = -1;
+    pd_sim_placement ref = {0};
+    pd_sim_split s = {0};
+    int rc = -1;
+    ref.fast = calloc(p->npages, sizeof *ref.fast);
+    if (ref.fast && hot_first(p, cap_pages, o, &ref) == 0 && pd_sim_split_init(&s, p) == 0) {
+        pd_sim_split_from_pages(&s, p, ref.fast, NULL);
+        rc = pd_sim_phase0_stretch(m, p, &s, u);
+    }
+    pd_sim_split_free(&s);
+    free(ref.fast);
+    return rc;
+}
+
+/* One planning round over the pages not yet in fast memory; adds the
+ * selected pages to pl->fast. *added = pages added, *used = bytes planned. */
+static int plan_round(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_machine *m,
+                      size_t capacity, const pd_sim_policy_opts *o, const double u[2],
+                      const size_t *page_obj, pd_sim_placement *pl, size_t *added, double *pred,
+                      char *err, size_t errlen)
+{
+    int nt = p->ntasks, rc = -1, curves = 0;
     size_t n = p->npages;
     uint64_t **counts = calloc((size_t)nt, sizeof *counts);
     pd_bytes_curve *bc = calloc((size_t)nt, sizeof *bc);
     time_curve *tc = calloc((size_t)nt, sizeof *tc);
-    size_t *page_obj = malloc(n * sizeof *page_obj);
     pd_task_pages *tp = calloc((size_t)nt, sizeof *tp);
     size_t **sel = calloc((size_t)nt, sizeof *sel), *nsel = calloc((size_t)nt, sizeof *nsel);
     double *share = calloc((size_t)nt, sizeof *share), *time = calloc((size_t)nt, sizeof *time);
     size_t *bytes = calloc((size_t)nt, sizeof *bytes);
-    int curves = 0;
-    if (!counts || !bc || !tc || !page_obj || !tp || !sel || !nsel || !share || !time || !bytes)
+    *added = 0;
+    if (!counts || !bc || !tc || !tp || !sel || !nsel || !share || !time || !bytes)
         goto oom;
-    for (int ob = 0; ob < p->nobjects; ob++)
-        for (size_t k = 0; k < p->objects[ob].npages; k++)
-            page_obj[p->objects[ob].page_base + k] = (size_t)ob;
     for (int t = 0; t < nt; t++) {
         counts[t] = malloc(n * sizeof(uint64_t));
         if (!counts[t])
             goto oom;
         for (size_t g = 0; g < n; g++)
-            counts[t][g] = p->tasks[t].reads[g] + p->tasks[t].writes[g];
+            counts[t][g] = pl->fast[g] > 0 ? 0 : p->tasks[t].reads[g] + p->tasks[t].writes[g];
         if (pd_bytes_curve_from_counts(&bc[t], counts[t], n, PD_SIM_PAGE) != PD_OK)
             goto oom;
         curves = t + 1;
-        if (build_time_curve(p, m, t, counts[t], &bc[t], page_obj, &tc[t]) != 0)
+        if (build_time_curve(p, m, t, counts[t], &bc[t], page_obj, pl->fast, u, &tc[t]) != 0)
             goto oom;
         tp[t].counts = counts[t];
         tp[t].npages = n;
@@ -270,22 +289,24 @@ static int planned(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_mach
     int st = pd_plan(pol == PD_SIM_GREEDY ? PD_PLANNER_GREEDY : PD_PLANNER_EXACT, &prob, o->step,
                      &res);
     if (st != PD_OK) {
-        snprintf(err, errlen, "%s planner failed: %s", pd_sim_policy_name(pol), pd_strerror(st));
+        snprintf(err, errlen, "%s planner failed (status %d)", pd_sim_policy_name(pol), st);
         goto out;
     }
     st = pd_select_plan(tp, nt, bytes, PD_SIM_PAGE, sel, nsel);
     if (st != PD_OK) {
-        snprintf(err, errlen, "page selection failed: %s", pd_strerror(st));
+        snprintf(err, errlen, "page selection failed (status %d)", st);
         goto out;
     }
     for (int t = 0; t < nt; t++) {
         for (size_t k = 0; k < nsel[t]; k++)
-            pl->fast[sel[t][k]] = 1;
-        pl->task_share[t] = share[t];
-        pl->task_bytes[t] = bytes[t];
+            if (pl->fast[sel[t][k]] == 0) {
+                pl->fast[sel[t][k]] = 1;
+                (*added)++;
+            }
+        pl->task_bytes[t] += nsel[t] * (size_t)PD_SIM_PAGE;
         free(sel[t]);
     }
-    pl->predicted_makespan = res.makespan;
+    *pred = res.makespan;
     rc = 0;
     goto out;
 oom:
@@ -295,9 +316,70 @@ out:
         free(counts[t]);
     for (int t = 0; t < curves; t++)
         pd_bytes_curve_free(&bc[t]);
-    free(counts), free(bc), free(tc), free(page_obj), free(tp), free(sel), free(nsel);
+    free(counts), free(bc), free(tc), free(tp), free(sel), free(nsel);
     free(share), free(time), free(bytes);
     return rc;
+}
+
+/* The planners see tasks independently: a page several tasks use is paid
+ * for by each of them, so a plan can leave capacity unused. Further rounds
+ * re-plan the leftover with the chosen pages already fast (opts.rounds). */
+static int planned(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_machine *m,
+                   size_t capacity, const pd_sim_policy_opts *o, pd_sim_placement *pl, char *err,
+                   size_t errlen)
+{
+    size_t n = p->npages, cap_pages = capacity / PD_SIM_PAGE, used = 0;
+    size_t *page_obj = malloc(n * sizeof *page_obj);
+    double u[2];
+    if (!page_obj || reference_stretch(p, m, cap_pages, o, u) != 0) {
+        free(page_obj);
+        snprintf(err, errlen, "%s: out of memory", pd_sim_policy_name(pol));
+        return -1;
+    }
+    for (int ob = 0; ob < p->nobjects; ob++)
+        for (size_t k = 0; k < p->objects[ob].npages; k++)
+            page_obj[p->objects[ob].page_base + k] = (size_t)ob;
+    int rounds = o->rounds > 0 ? o->rounds : 1;
+    pd_sim_split s = {0};
+    if (pd_sim_split_init(&s, p) != 0) {
+        free(page_obj);
+        snprintf(err, errlen, "%s: out of memory", pd_sim_policy_name(pol));
+        return -1;
+    }
+    /* The curves hold the tiers' contention fixed; a plan that moves much
+     * traffic to one tier changes it. Re-plan with the contention the plan
+     * itself causes (never lowering it, so this settles) a few times. */
+    for (int iter = 0; iter < 3; iter++) {
+        memset(pl->fast, 0, n * sizeof *pl->fast);
+        memset(pl->task_bytes, 0, (size_t)p->ntasks * sizeof *pl->task_bytes);
+        used = 0;
+        for (int r = 0; r < rounds && used < cap_pages; r++) {
+            size_t added = 0;
+            double pred = 0;
+            if (plan_round(pol, p, m, (cap_pages - used) * (size_t)PD_SIM_PAGE, o, u, page_obj,
+                           pl, &added, &pred, err, errlen) != 0) {
+                free(page_obj);
+                pd_sim_split_free(&s);
+                return -1;
+            }
+            if (r == 0 || added)
+                pl->predicted_makespan = pred;
+            used += added;
+            if (!added)
+                break;
+        }
+        double u2[2];
+        pd_sim_split_from_pages(&s, p, pl->fast, NULL);
+        if (pd_sim_phase0_stretch(m, p, &s, u2) != 0)
+            break;
+        if (u2[0] <= u[0] * 1.01 && u2[1] <= u[1] * 1.01)
+            break;
+        u[0] = fmax(u[0], u2[0]);
+        u[1] = fmax(u[1], u2[1]);
+    }
+    pd_sim_split_free(&s);
+    free(page_obj);
+    return 0;
 }
 
 /* ---- entry points ------------------------------------------------------------ */
@@ -341,7 +423,8 @@ int pd_sim_place(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_machin
             if (out->fast[g] > 0)
                 out->fast_bytes += PD_SIM_PAGE;
     }
-    if (pol != PD_SIM_GREEDY && pol != PD_SIM_EXACT) {
+    {
+        int planner = pol == PD_SIM_GREEDY || pol == PD_SIM_EXACT;
         for (int t = 0; t < p->ntasks; t++) {
             double fb = 0, acc = 0, fastacc = 0;
             for (size_t g = 0; g < p->npages; g++) {
@@ -351,7 +434,8 @@ int pd_sim_place(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_machin
                 acc += a;
                 fastacc += a * out->fast[g];
             }
-            out->task_bytes[t] = (size_t)fb;
+            if (!planner)
+                out->task_bytes[t] = (size_t)fb;
             out->task_share[t] = acc > 0 ? fastacc / acc : 0;
         }
     }

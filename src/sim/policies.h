@@ -36,8 +36,8 @@ typedef struct {
     double *fast;        /* [npages] */
     double *probe;       /* [npages], memory mode only (else NULL) */
     size_t fast_bytes;   /* bytes placed in fast memory (memory mode: cache size) */
-    double *task_share;  /* [ntasks] planned share (planners), else measured share */
-    size_t *task_bytes;  /* [ntasks] planned bytes (planners), else fast bytes the task touches */
+    double *task_share;  /* [ntasks] share of the task's accesses on fast pages */
+    size_t *task_bytes;  /* [ntasks] bytes the planner gave the task; others: fast bytes it touches */
     double predicted_makespan; /* planners: the plan's prediction; others 0 */
 } pd_sim_placement;
 
@@ -46,6 +46,7 @@ typedef struct {
     int scans;            /* hot-first: accessed-bit scans (0 = 64) */
     double sample_frac;   /* hot-first: pages sampled per scan (0 = 0.25) */
     double step;          /* planners: share step (0 = 0.05) */
+    int rounds;           /* planners: re-planning rounds for capacity left by shared pages (0 = 1) */
 } pd_sim_policy_opts;
 
 /* capacity in bytes. 0 or -1 with err. Free with pd_sim_placement_free. */

@@ -81,6 +81,10 @@ static inline void pd_wl_wr_range(pd_wl_ctx *ctx, int task, int obj, size_t off,
 pd_sim_profile *pd_wl_profile(const pd_workload *w, const char *input, int reps, char *err,
                               size_t errlen);
 
+/* compute_s = measured time - modelled uncontended DRAM memory time,
+ * at least 10 % of the measured time. */
+void pd_wl_calibrate_compute(pd_sim_profile *p);
+
 /* Deterministic per-workload random numbers (splitmix64). */
 static inline uint64_t pd_wl_rand(uint64_t *s)
 {

@@ -1,8 +1,10 @@
-/* SpGEMM C = A * B (Gustavson, dense accumulator per task). A's rows have a
- * power-law number of non-zeros; rows are binned by nnz (bin b holds rows
- * with floor(log2(nnz)) == b, the last bin the tail) and every bin is one
- * task, as in binned GPU/CPU SpGEMMs. Two phases: symbolic (nnz of every C
- * row) then numeric (values), separated by a prefix sum at a sync point. */
+/* SpGEMM C = A * B (Gustavson, dense accumulator per task). Rows have a
+ * power-law number of non-zeros and mostly local columns (a band plus
+ * random far entries, as in reordered meshes and graphs). Each task owns a
+ * contiguous block of rows (1D partition, as ranks do) and processes them
+ * binned by nnz (bin b: floor(log2(nnz)) == b), as binned SpGEMMs pick an
+ * accumulator per bin. Two phases: symbolic (nnz of every C row) then
+ * numeric (values), separated by a prefix sum at a sync point. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include "sim/workload.h"
 
 #define NTASKS 8
+#define NBINS 10
 
 typedef struct {
     int n;
@@ -23,13 +26,13 @@ typedef struct {
     int *crp, *cci;
     double *cv;
     size_t cnnz;
-    int *bin_rows[NTASKS], bin_len[NTASKS];
+    int *rows[NTASKS], nrows[NTASKS]; /* a task's rows, ordered by bin */
     int *marker[NTASKS];
     double *acc[NTASKS];
     int o_arp, o_aci, o_av, o_brp, o_bci, o_bv, o_crp, o_cci, o_cv;
 } spgemm;
 
-static int gen_csr(csr *m, int n, double alpha, int cap, uint64_t *seed)
+static int gen_csr(csr *m, int n, double alpha, int cap, double local, uint64_t *seed)
 {
     m->n = n;
     m->rp = malloc(((size_t)n + 1) * sizeof(int));
@@ -51,10 +54,14 @@ static int gen_csr(csr *m, int n, double alpha, int cap, uint64_t *seed)
     m->v = malloc(nnz * sizeof(double));
     if (!m->ci || !m->v)
         return -1;
-    for (size_t e = 0; e < nnz; e++) {
-        m->ci[e] = (int)(pd_wl_rand(seed) % (uint64_t)n);
-        m->v[e] = pd_wl_uniform(seed) - 0.5;
-    }
+    for (int i = 0; i < n; i++)
+        for (int e = m->rp[i]; e < m->rp[i + 1]; e++) {
+            long j = (long)(pd_wl_rand(seed) % (uint64_t)n);
+            if (pd_wl_uniform(seed) < local) /* band of half-width n/64 around i */
+                j = ((long)i + (long)(pd_wl_rand(seed) % (uint64_t)(n / 32 + 1)) - n / 64 + n) % n;
+            m->ci[e] = (int)j;
+            m->v[e] = pd_wl_uniform(seed) - 0.5;
+        }
     return 0;
 }
 
@@ -71,47 +78,45 @@ static void spgemm_teardown(void *st)
     free_csr(&s->A), free_csr(&s->B);
     free(s->crp), free(s->cci), free(s->cv);
     for (int b = 0; b < NTASKS; b++)
-        free(s->bin_rows[b]), free(s->marker[b]), free(s->acc[b]);
+        free(s->rows[b]), free(s->marker[b]), free(s->acc[b]);
     free(s);
 }
 
 static int bin_of(int nnz)
 {
     int b = 0;
-    while ((1 << (b + 1)) <= nnz && b < NTASKS - 1)
+    while ((1 << (b + 1)) <= nnz && b < NBINS - 1)
         b++;
     return b;
 }
 
 static void *spgemm_setup(pd_wl_ctx *ctx, const char *input, char *err, size_t errlen)
 {
-    static const struct { int n; double alpha; int cap; uint64_t seed; } in[] = {
-        {600, 0.8, 64, 1}, {12000, 0.8, 512, 11}, {16000, 0.85, 512, 12},
-        {9000, 0.7, 512, 13}, {12000, 0.8, 1024, 14},
+    static const struct { int n; double alpha; int cap; double local; uint64_t seed; } in[] = {
+        {600, 0.8, 200, 0.7, 1}, {12000, 0.9, 512, 0.7, 11}, {16000, 0.95, 512, 0.7, 12},
+        {9000, 0.85, 512, 0.6, 13}, {12000, 0.9, 1024, 0.8, 14},
     };
     int ii = pd_wl_input_index(input);
     spgemm *s = calloc(1, sizeof *s);
     if (!s || ii < 0)
         goto oom;
     uint64_t seed = in[ii].seed;
-    if (gen_csr(&s->A, in[ii].n, in[ii].alpha, in[ii].cap, &seed) != 0 ||
-        gen_csr(&s->B, in[ii].n, in[ii].alpha, in[ii].cap, &seed) != 0)
+    if (gen_csr(&s->A, in[ii].n, in[ii].alpha, in[ii].cap, in[ii].local, &seed) != 0 ||
+        gen_csr(&s->B, in[ii].n, in[ii].alpha, in[ii].cap, in[ii].local, &seed) != 0)
         goto oom;
     int n = s->A.n;
-    /* bins */
-    for (int i = 0; i < n; i++)
-        s->bin_len[bin_of(s->A.rp[i + 1] - s->A.rp[i])]++;
-    for (int b = 0; b < NTASKS; b++) {
-        s->bin_rows[b] = malloc(((size_t)s->bin_len[b] + 1) * sizeof(int));
-        s->marker[b] = malloc((size_t)n * sizeof(int));
-        s->acc[b] = calloc((size_t)n, sizeof(double));
-        if (!s->bin_rows[b] || !s->marker[b] || !s->acc[b])
+    /* per task: its row block, ordered by nnz bin (stable within a bin) */
+    for (int t = 0; t < NTASKS; t++) {
+        int lo = (int)((long)n * t / NTASKS), hi = (int)((long)n * (t + 1) / NTASKS);
+        s->rows[t] = malloc(((size_t)(hi - lo) + 1) * sizeof(int));
+        s->marker[t] = malloc((size_t)n * sizeof(int));
+        s->acc[t] = calloc((size_t)n, sizeof(double));
+        if (!s->rows[t] || !s->marker[t] || !s->acc[t])
             goto oom;
-        s->bin_len[b] = 0;
-    }
-    for (int i = 0; i < n; i++) {
-        int b = bin_of(s->A.rp[i + 1] - s->A.rp[i]);
-        s->bin_rows[b][s->bin_len[b]++] = i;
+        for (int b = 0; b < NBINS; b++)
+            for (int i = lo; i < hi; i++)
+                if (bin_of(s->A.rp[i + 1] - s->A.rp[i]) == b)
+                    s->rows[t][s->nrows[t]++] = i;
     }
     /* exact size of C (the run recomputes it in its symbolic phase) */
     s->crp = calloc((size_t)n + 1, sizeof(int));
@@ -175,8 +180,8 @@ static void symbolic(pd_wl_ctx *ctx, spgemm *s, int t)
     int *mk = s->marker[t];
     for (int j = 0; j < A->n; j++)
         mk[j] = -1;
-    for (int r = 0; r < s->bin_len[t]; r++) {
-        int i = s->bin_rows[t][r], c = 0;
+    for (int r = 0; r < s->nrows[t]; r++) {
+        int i = s->rows[t][r], c = 0;
         for (int e = A->rp[i]; e < A->rp[i + 1]; e++) {
             int k = A->ci[e];
             for (int f = B->rp[k]; f < B->rp[k + 1]; f++)
@@ -196,8 +201,8 @@ static void numeric(pd_wl_ctx *ctx, spgemm *s, int t)
     double *acc = s->acc[t];
     for (int j = 0; j < A->n; j++)
         mk[j] = -1;
-    for (int r = 0; r < s->bin_len[t]; r++) {
-        int i = s->bin_rows[t][r];
+    for (int r = 0; r < s->nrows[t]; r++) {
+        int i = s->rows[t][r];
         int pos = s->crp[i];
         for (int e = A->rp[i]; e < A->rp[i + 1]; e++) {
             int k = A->ci[e];
@@ -253,7 +258,7 @@ static void spgemm_run(void *st, pd_wl_ctx *ctx)
 
 const pd_workload pd_wl_spgemm = {
     .name = "spgemm",
-    .desc = "SpGEMM C=A*B, power-law rows binned by nnz (one task per bin), symbolic + numeric phases",
+    .desc = "SpGEMM C=A*B, power-law banded rows, 1D row blocks binned by nnz, symbolic + numeric phases",
     .setup = spgemm_setup,
     .run = spgemm_run,
     .teardown = spgemm_teardown,

@@ -425,7 +425,7 @@ static int sim_study(sim_args *a, int argc, char **argv)
         .caps = a->caps, .ncaps = a->ncaps,
         .profile_dir = a->profile_dir, .refresh = a->refresh, .reps = a->reps ? a->reps : a->quick ? 1 : 3,
         .opts = a->opts, .md_path = a->output, .csv_path = a->csv, .command = cmd.data,
-        .verbose = a->verbose,
+        .verbose = a->verbose, .coarse_step = a->quick ? 0 : 0.2,
     };
     char err[512] = "";
     int rc = pd_sim_study(&cfg, err, sizeof err);

@@ -322,6 +322,34 @@ out:
     return rc;
 }
 
+/* The planners return the least bytes reaching their makespan, and pay
+ * for shared pages once per task; fast memory left idle helps nobody, so
+ * what is left goes to the hottest remaining pages (all tasks' accesses). */
+static int fill_leftover(const pd_sim_profile *p, size_t cap_pages, pd_sim_placement *pl)
+{
+    size_t n = p->npages, used = 0;
+    for (size_t g = 0; g < n; g++)
+        used += pl->fast[g] > 0;
+    if (used >= cap_pages)
+        return 0;
+    double *tot = malloc(n * sizeof *tot);
+    ranked *rk = malloc(n * sizeof *rk);
+    if (!tot || !rk) {
+        free(tot), free(rk);
+        return -1;
+    }
+    pd_sim_page_totals(p, tot);
+    size_t k = 0;
+    for (size_t g = 0; g < n; g++)
+        if (pl->fast[g] == 0 && tot[g] > 0)
+            rk[k++] = (ranked){.hot = tot[g], .tie = 0, .page = g};
+    qsort(rk, k, sizeof *rk, cmp_ranked_desc);
+    for (size_t j = 0; j < k && used < cap_pages; j++, used++)
+        pl->fast[rk[j].page] = 1;
+    free(tot), free(rk);
+    return 0;
+}
+
 /* The planners see tasks independently: a page several tasks use is paid
  * for by each of them, so a plan can leave capacity unused. Further rounds
  * re-plan the leftover with the chosen pages already fast (opts.rounds). */
@@ -380,7 +408,7 @@ static int planned(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_mach
     }
     pd_sim_split_free(&s);
     free(page_obj);
-    return 0;
+    return fill_leftover(p, cap_pages, pl);
 }
 
 /* ---- entry points ------------------------------------------------------------ */

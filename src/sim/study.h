@@ -44,6 +44,7 @@ typedef struct {
     const char *md_path;   /* markdown table (docs/results.md); NULL = none */
     const char *csv_path;  /* one row per tier/workload/input/capacity/policy; NULL = none */
     const char *command;   /* shown in the markdown as how to regenerate */
+    double coarse_step;    /* > 0: also plan at this share step (first tier) */
     int verbose;
 } pd_sim_study_cfg;
 

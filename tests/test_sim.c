@@ -299,6 +299,30 @@ static void test_profile_round_trip(void **state)
     unlink(path);
 }
 
+static void test_profile_predict_from_base(void **state)
+{
+    (void)state;
+    int pb[] = {2}, pn[] = {4}, po[] = {3, 3};
+    double ab[] = {10}, an[] = {1}, ao[] = {1, 1};
+    pd_sim_profile *base = synthetic(1, pb, ab, PD_PATTERN_STREAM, (double[]){0.5});
+    pd_sim_profile *shape = synthetic(1, pn, an, PD_PATTERN_STREAM, NULL);
+    base->tasks[0].reads[1] = 30; /* the second half is hotter */
+    char err[256] = "";
+    pd_sim_profile *p = pd_sim_profile_predict(base, shape, err, sizeof err);
+    assert_non_null(p);
+    /* twice the size: each base page spreads over two new pages, total doubles */
+    uint64_t want[] = {10, 10, 30, 30};
+    assert_memory_equal(p->tasks[0].reads, want, sizeof want);
+    NEAR(p->tasks[0].compute_s, 1.0, 1e-12); /* 0.5 x (80 / 40) */
+    pd_sim_profile_free(p);
+    pd_sim_profile *other = synthetic(2, po, ao, PD_PATTERN_STREAM, NULL);
+    assert_null(pd_sim_profile_predict(base, other, err, sizeof err));
+    assert_non_null(strstr(err, "differ"));
+    pd_sim_profile_free(other);
+    pd_sim_profile_free(shape);
+    pd_sim_profile_free(base);
+}
+
 static void test_count_range_pages(void **state)
 {
     (void)state;
@@ -397,6 +421,7 @@ int main(void)
         cmocka_unit_test(test_policy_names),
         cmocka_unit_test(test_end_to_end_imbalanced),
         cmocka_unit_test(test_profile_round_trip),
+        cmocka_unit_test(test_profile_predict_from_base),
         cmocka_unit_test(test_count_range_pages),
         cmocka_unit_test(test_workloads_tiny),
         cmocka_unit_test(test_gen_training),

@@ -437,7 +437,14 @@ int pd_sim_place(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_machin
     case PD_SIM_FIRST_TOUCH: first_touch(p, cap_pages, out); rc = 0; break;
     case PD_SIM_HOT_FIRST: rc = hot_first(p, cap_pages, &o, out); break;
     case PD_SIM_MEMORY_MODE: rc = memory_mode(p, cap_pages, &o, out); break;
-    default: rc = planned(pol, p, m, capacity, &o, out, err, errlen); break;
+    default:
+        if (o.plan_on && (o.plan_on->npages != p->npages || o.plan_on->ntasks != p->ntasks)) {
+            snprintf(err, errlen, "the planning profile's pages or tasks differ from the evaluated one's");
+            rc = -1;
+            break;
+        }
+        rc = planned(pol, o.plan_on ? o.plan_on : p, m, capacity, &o, out, err, errlen);
+        break;
     }
     if (rc != 0) {
         if (!err[0])

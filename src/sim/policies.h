@@ -47,6 +47,9 @@ typedef struct {
     double sample_frac;   /* hot-first: pages sampled per scan (0 = 0.25) */
     double step;          /* planners: share step (0 = 0.05) */
     int rounds;           /* planners: re-planning rounds for capacity left by shared pages (0 = 1) */
+    /* planners: plan on this profile (e.g. estimated from the base input,
+     * same objects and pages) instead of the evaluated one; NULL = same */
+    const pd_sim_profile *plan_on;
 } pd_sim_policy_opts;
 
 /* capacity in bytes. 0 or -1 with err. Free with pd_sim_placement_free. */

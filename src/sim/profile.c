@@ -1,11 +1,13 @@
 /* Profile construction and its JSON file (see profile.h). */
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/util.h"
+#include "lib/estimate.h"
 #include "sim/profile.h"
 
 static const char *const pattern_names[] = {
@@ -125,6 +127,58 @@ void pd_sim_page_totals(const pd_sim_profile *p, double *page_tot)
 size_t pd_sim_footprint(const pd_sim_profile *p)
 {
     return p->npages * (size_t)PD_SIM_PAGE;
+}
+
+pd_sim_profile *pd_sim_profile_predict(const pd_sim_profile *base, const pd_sim_profile *shape,
+                                       char *err, size_t errlen)
+{
+    if (base->nobjects != shape->nobjects || base->ntasks != shape->ntasks) {
+        snprintf(err, errlen, "cannot predict %s/%s from %s/%s: objects or tasks differ",
+                 shape->workload, shape->input, base->workload, base->input);
+        return NULL;
+    }
+    for (int o = 0; o < base->nobjects; o++)
+        if (strcmp(base->objects[o].name, shape->objects[o].name)) {
+            snprintf(err, errlen, "cannot predict %s/%s from %s/%s: object %d is %s, not %s",
+                     shape->workload, shape->input, base->workload, base->input, o,
+                     shape->objects[o].name, base->objects[o].name);
+            return NULL;
+        }
+    pd_sim_profile *p = pd_sim_profile_new(shape->workload, shape->input, shape->ntasks);
+    int ok = p != NULL;
+    for (int o = 0; ok && o < shape->nobjects; o++)
+        ok = pd_sim_profile_add_object(p, shape->objects[o].name, shape->objects[o].bytes,
+                                       shape->objects[o].pattern, shape->objects[o].elem_size) == o;
+    if (!ok || pd_sim_profile_alloc_counts(p) != 0) {
+        snprintf(err, errlen, "out of memory");
+        pd_sim_profile_free(p);
+        return NULL;
+    }
+    for (int t = 0; t < p->ntasks; t++) {
+        double acc_base = 0, acc_est = 0;
+        for (int o = 0; o < p->nobjects; o++) {
+            const pd_sim_object *ob = &base->objects[o], *on = &p->objects[o];
+            double scale = pd_estimate_accesses(1.0, ob->bytes, on->bytes, 1.0);
+            double stretch = (double)ob->npages / (double)on->npages;
+            for (size_t j = 0; j < on->npages; j++) {
+                size_t k = (size_t)((double)j * stretch);
+                if (k >= ob->npages)
+                    k = ob->npages - 1;
+                double r = (double)base->tasks[t].reads[ob->page_base + k] * stretch * scale;
+                double w = (double)base->tasks[t].writes[ob->page_base + k] * stretch * scale;
+                p->tasks[t].reads[on->page_base + j] = (uint64_t)llround(r);
+                p->tasks[t].writes[on->page_base + j] = (uint64_t)llround(w);
+                acc_est += r + w;
+            }
+            for (size_t k = 0; k < ob->npages; k++)
+                acc_base += (double)base->tasks[t].reads[ob->page_base + k] +
+                            (double)base->tasks[t].writes[ob->page_base + k];
+        }
+        double s = acc_base > 0 ? acc_est / acc_base : 1;
+        p->tasks[t].time_s = base->tasks[t].time_s * s;
+        p->tasks[t].compute_s = base->tasks[t].compute_s * s;
+    }
+    return p;
 }
 
 /* ---- JSON --------------------------------------------------------------- */

@@ -61,6 +61,14 @@ double pd_sim_task_accesses(const pd_sim_profile *p, int task);
 void pd_sim_page_totals(const pd_sim_profile *p, double *page_tot);
 size_t pd_sim_footprint(const pd_sim_profile *p); /* npages * page */
 
+/* The accesses of `shape` (same workload and objects, another input) as the
+ * runtime would estimate them from `base` (Eq. 1, alpha 1: the counts are
+ * memory-level already): every object's per-page counts stretched over its
+ * new page count, scaled by size_new / size_base; compute time scaled by the
+ * task's estimated / base accesses. NULL + err when the objects differ. */
+pd_sim_profile *pd_sim_profile_predict(const pd_sim_profile *base, const pd_sim_profile *shape,
+                                       char *err, size_t errlen);
+
 int pd_sim_profile_save(const pd_sim_profile *p, const char *path, char *err, size_t errlen);
 pd_sim_profile *pd_sim_profile_load(const char *path, char *err, size_t errlen);
 

@@ -97,9 +97,11 @@ typedef struct {
               PD_SIM_NPOLICIES +                                                                 \
           (k)])
 
-/* coarse[((w * ninputs + i) * ncaps + c) * 2 + {0 greedy, 1 exact}] */
+/* coarse[((w * ninputs + i) * ncaps + c) * 2 + {0 greedy, 1 exact}], likewise
+ * from_base: exact and greedy planned on the base input's estimated profile
+ * (first tier; 0 where the input is the base or no base was profiled). */
 static void write_markdown(FILE *f, const pd_sim_study_cfg *cfg, const cell *cells,
-                           const double *coarse, pd_sim_profile **profs)
+                           const double *coarse, const double *from_base, pd_sim_profile **profs)
 {
     time_t now = time(NULL);
     char stamp[64];
@@ -203,6 +205,38 @@ static void write_markdown(FILE *f, const pd_sim_study_cfg *cfg, const cell *cel
             }
             fprintf(f, "\n");
         }
+        if (ti == 0 && from_base) {
+            fprintf(f, "### planning from the base input (%s)\n\n", m.name);
+            fprintf(f, "For the new inputs, the planners either see the input's own profile (as "
+                       "in the tables above) or, as the runtime does, the base input's profile "
+                       "estimated for the new sizes (Eq. 1: per-object counts scaled by size, "
+                       "page hotness stretched over the new pages, compute scaled by accesses). "
+                       "Gain vs hot-first (which observes the actual run), mean / min over the new "
+                       "inputs and capacities.\n\n");
+            fprintf(f, "| workload | exact, own profile | exact, from base | greedy, from base | exact from base vs own |\n|---|---:|---:|---:|---:|\n");
+            for (int w = 0; w < cfg->nworkloads; w++) {
+                double s1 = 0, s2 = 0, s3 = 0, s4 = 0, m1 = INFINITY, m2 = INFINITY, m3 = INFINITY, m4 = INFINITY;
+                int n = 0;
+                for (int i = 0; i < cfg->ninputs; i++)
+                    for (int c = 0; c < cfg->ncaps; c++) {
+                        const double *fb = &from_base[(((size_t)w * cfg->ninputs + i) * cfg->ncaps + c) * 2];
+                        if (fb[1] <= 0)
+                            continue;
+                        double hot = AT(cells, 0, w, i, c, PD_SIM_HOT_FIRST)->makespan;
+                        double own = AT(cells, 0, w, i, c, PD_SIM_EXACT)->makespan;
+                        double g1 = pd_sim_gain(own, hot), g2 = pd_sim_gain(fb[1], hot);
+                        double g3 = pd_sim_gain(fb[0], hot), g4 = pd_sim_gain(fb[1], own);
+                        s1 += g1, s2 += g2, s3 += g3, s4 += g4, n++;
+                        m1 = fmin(m1, g1), m2 = fmin(m2, g2), m3 = fmin(m3, g3), m4 = fmin(m4, g4);
+                    }
+                if (n == 0)
+                    continue;
+                fprintf(f, "| %s | %.1f%% / %.1f%% | %.1f%% / %.1f%% | %.1f%% / %.1f%% | %.1f%% / %.1f%% |\n",
+                        cfg->workloads[w], 100 * s1 / n, 100 * m1, 100 * s2 / n, 100 * m2,
+                        100 * s3 / n, 100 * m3, 100 * s4 / n, 100 * m4);
+            }
+            fprintf(f, "\n");
+        }
         if (ti == 0 && coarse) {
             double st = cfg->opts.step > 0 ? cfg->opts.step : 0.05;
             fprintf(f, "### exact vs greedy by planner step (%s)\n\n", m.name);
@@ -242,8 +276,14 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
     pd_sim_profile **profs = calloc((size_t)nprof, sizeof *profs);
     cell *cells = calloc(ncells ? ncells : 1, sizeof *cells);
     double *coarse = cfg->coarse_step > 0 ? calloc((size_t)nprof * cfg->ncaps * 2, sizeof *coarse) : NULL;
+    double *from_base = calloc((size_t)nprof * cfg->ncaps * 2 + 1, sizeof *from_base);
+    int base_idx = -1;
+    for (int i = 0; i < cfg->ninputs; i++)
+        if (!strcmp(cfg->inputs[i], "base"))
+            base_idx = i;
+    pd_sim_profile *predicted = NULL;
     FILE *csv = NULL;
-    if (!profs || !cells || (cfg->coarse_step > 0 && !coarse)) {
+    if (!profs || !cells || !from_base || (cfg->coarse_step > 0 && !coarse)) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
@@ -278,6 +318,13 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
         for (int w = 0; w < cfg->nworkloads; w++)
             for (int i = 0; i < cfg->ninputs; i++) {
                 const pd_sim_profile *p = profs[w * cfg->ninputs + i];
+                pd_sim_profile_free(predicted);
+                predicted = NULL;
+                if (ti == 0 && base_idx >= 0 && i != base_idx) {
+                    predicted = pd_sim_profile_predict(profs[w * cfg->ninputs + base_idx], p, err, errlen);
+                    if (!predicted)
+                        goto out;
+                }
                 if (cfg->verbose)
                     fprintf(stderr, "sim study: %s %s/%s\n", m.name, p->workload, p->input);
                 for (int c = 0; c < cfg->ncaps; c++) {
@@ -296,6 +343,23 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
                                     res[k].out.mean, x->predicted, res[k].place.fast_bytes);
                     }
                     pd_sim_results_free(res);
+                    for (int q = 0; predicted && q < 2; q++) {
+                        pd_sim_policy_opts o = cfg->opts;
+                        o.plan_on = predicted;
+                        size_t cap = (size_t)(cfg->caps[c] * (double)pd_sim_footprint(p));
+                        pd_sim_placement pl;
+                        pd_sim_outcome out;
+                        if (pd_sim_place(q ? PD_SIM_EXACT : PD_SIM_GREEDY, p, &m, cap, &o, &pl, err, errlen) != 0)
+                            goto out;
+                        int bad = pd_sim_evaluate(&m, p, &pl, &out);
+                        pd_sim_placement_free(&pl);
+                        if (bad) {
+                            snprintf(err, errlen, "evaluation failed");
+                            goto out;
+                        }
+                        from_base[(((size_t)w * cfg->ninputs + i) * cfg->ncaps + c) * 2 + q] = out.makespan;
+                        pd_sim_outcome_free(&out);
+                    }
                     if (ti == 0 && coarse) {
                         pd_sim_policy_opts o = cfg->opts;
                         o.step = cfg->coarse_step;
@@ -328,7 +392,7 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
             pd_str_free(&tmp);
             goto out;
         }
-        write_markdown(f, cfg, cells, coarse, profs);
+        write_markdown(f, cfg, cells, coarse, base_idx >= 0 && cfg->ninputs > 1 ? from_base : NULL, profs);
         int bad = ferror(f);
         bad |= fclose(f) != 0;
         if (bad || rename(tmp.data, cfg->md_path) != 0) {
@@ -349,6 +413,8 @@ out:
     free(profs);
     free(cells);
     free(coarse);
+    free(from_base);
+    pd_sim_profile_free(predicted);
     return rc;
 }
 

@@ -274,6 +274,8 @@ pd_sim_profile *pd_sim_profile_load(const char *path, char *err, size_t errlen)
             FAIL("%s: object %zu needs a \"name\" and a positive integer \"bytes\"", path, i);
         if (pat && pd_sim_pattern_parse(pat, &pp) != 0)
             FAIL("%s: object %s: unknown pattern '%s'", path, name, pat);
+        if ((json_int_t)((uint64_t)json_integer_value(b) / PD_SIM_PAGE) > PD_SIM_MAX_PAGES - (json_int_t)p->npages)
+            FAIL("%s: object %s: the objects exceed %d pages (1 TiB); not a profile of this tool", path, name, PD_SIM_MAX_PAGES);
         if (es && (!json_is_integer(es) || json_integer_value(es) <= 0))
             FAIL("%s: object %s: elem_size must be a positive integer", path, name);
         if (pd_sim_profile_add_object(p, name, (size_t)json_integer_value(b), pp,

@@ -18,6 +18,7 @@
 
 #define PD_SIM_PAGE 4096
 #define PD_SIM_LINE 64
+#define PD_SIM_MAX_PAGES (1 << 28) /* loader sanity bound: 1 TiB of objects */
 
 typedef struct {
     char *name;

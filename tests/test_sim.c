@@ -251,6 +251,28 @@ static void test_end_to_end_imbalanced(void **state)
     pd_sim_profile_free(p);
 }
 
+/* DRAM + DRAM control: placement cannot matter (memory mode still pays its
+ * tag reads). */
+static void test_dram_control_ties(void **state)
+{
+    (void)state;
+    pd_sim_machine m;
+    pd_sim_machine_preset("dram", &m);
+    int pages[] = {200, 30, 30, 30};
+    double acc[] = {600, 1500, 1500, 1500}, comp[] = {0.0005, 0.0005, 0.0005, 0.0005};
+    pd_sim_profile *p = synthetic(4, pages, acc, PD_PATTERN_RANDOM, comp);
+    char err[256] = "";
+    pd_sim_result res[PD_SIM_NPOLICIES];
+    assert_int_equal(pd_sim_compare(&m, p, 0.3, NULL, res, err, sizeof err), 0);
+    double ref = res[PD_SIM_FIRST_TOUCH].out.makespan;
+    NEAR(res[PD_SIM_HOT_FIRST].out.makespan, ref, 1e-9);
+    NEAR(res[PD_SIM_GREEDY].out.makespan, ref, 1e-9);
+    NEAR(res[PD_SIM_EXACT].out.makespan, ref, 1e-9);
+    assert_true(res[PD_SIM_MEMORY_MODE].out.makespan >= ref);
+    pd_sim_results_free(res);
+    pd_sim_profile_free(p);
+}
+
 static void test_profile_round_trip(void **state)
 {
     (void)state;
@@ -421,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_policies_respect_capacity),
         cmocka_unit_test(test_policy_names),
         cmocka_unit_test(test_end_to_end_imbalanced),
+        cmocka_unit_test(test_dram_control_ties),
         cmocka_unit_test(test_profile_round_trip),
         cmocka_unit_test(test_profile_predict_from_base),
         cmocka_unit_test(test_count_range_pages),

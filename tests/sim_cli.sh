@@ -44,6 +44,9 @@ grep -q "### dmrg on optane" "$T/r.md" || fail "study table lacks dmrg"
     fail "training header"
 [ "$(wc -l <"$T/train.csv")" -eq 33 ] || fail "training csv should have 8 tasks x 4 placements"
 
+"$P" sim verify -i tiny >"$T/v" || fail "verify failed"
+[ "$(grep -c ': ok$' "$T/v")" -eq 4 ] || fail "verify should pass four workloads"
+
 "$P" sim profile -w bfs -i tiny -r 1 -o "$T/p.json" >/dev/null || fail "profile failed"
 grep -q '"format": *"paddiser-sim-profile"' "$T/p.json" || fail "profile format field"
 "$P" sim run -p "$T/p.json" -t cxl -c 0.3 >/dev/null || fail "run on a profile file failed"

@@ -393,6 +393,9 @@ static void test_workloads_tiny(void **state)
         pd_sim_profile_free(p);
     }
     char err[256] = "";
+    for (int k = 0; pd_workloads[k]; k++)
+        if (pd_wl_verify(pd_workloads[k], "tiny", err, sizeof err) != 0)
+            fail_msg("%s: %s", pd_workloads[k]->name, err);
     assert_null(pd_wl_profile(&pd_wl_bfs, "huge", 1, err, sizeof err));
     assert_non_null(strstr(err, "huge"));
 }

@@ -26,7 +26,8 @@ static void usage(FILE *f)
             "  profile -w W [-i IN] -o FILE   run workload W on input IN, write its access profile\n"
             "  run [-p FILE | -w W -i IN]     evaluate every policy at one capacity\n"
             "  study [-o docs/results.md]     capacity sweep over workloads, inputs and tiers\n"
-            "  gen-training -o FILE           Eq. 2 model-training CSV from the profiles\n\n"
+            "  gen-training -o FILE           Eq. 2 model-training CSV from the profiles\n"
+            "  verify [-w LIST] [-i LIST]     run kernels and check their results\n\n"
             "common options:\n"
             "  -w, --workload LIST   spgemm,bfs,stencil,dmrg (study/gen-training: comma list; default all)\n"
             "  -i, --input LIST      tiny,base,in1,in2,in3 (default base; study: base,in1,in2,in3)\n"
@@ -441,6 +442,25 @@ static int sim_study(sim_args *a, int argc, char **argv)
     return 0;
 }
 
+static int sim_verify(sim_args *a)
+{
+    set_default_list(&a->workloads, "spgemm,bfs,stencil,dmrg");
+    set_default_list(&a->inputs, "base");
+    int rc = 0;
+    for (int w = 0; w < a->workloads.n; w++)
+        for (int i = 0; i < a->inputs.n; i++) {
+            char err[512] = "";
+            const pd_workload *wl = pd_workload_find(a->workloads.v[w]);
+            if (pd_wl_verify(wl, a->inputs.v[i], err, sizeof err) != 0) {
+                fprintf(stderr, "paddiser sim verify: %s/%s: %s\n", wl->name, a->inputs.v[i], err);
+                rc = 1;
+            } else {
+                printf("%s/%s: ok\n", wl->name, a->inputs.v[i]);
+            }
+        }
+    return rc;
+}
+
 static int sim_gen_training(sim_args *a)
 {
     if (!a->output) {
@@ -501,6 +521,8 @@ int cmd_sim(int argc, char **argv)
             rc = sim_run(&a);
         else if (!strcmp(sub, "study"))
             rc = sim_study(&a, argc, argv);
+        else if (!strcmp(sub, "verify"))
+            rc = sim_verify(&a);
         else if (!strcmp(sub, "gen-training"))
             rc = sim_gen_training(&a);
         else {

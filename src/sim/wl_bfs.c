@@ -144,10 +144,40 @@ static void bfs_run(void *st, pd_wl_ctx *ctx)
     ctx->checksum = reached;
 }
 
+/* The last source's levels form a BFS layering: the source has level 0,
+ * every edge joins levels at most one apart, a reached vertex's neighbours
+ * are reached, and every other reached vertex has a parent one level up. */
+static int bfs_verify(void *st, char *err, size_t errlen)
+{
+    bfs *g = st;
+    int source = (int)(((long)(NSOURCES - 1) * 7919) % g->n);
+    if (g->level[source] != 0) {
+        snprintf(err, errlen, "bfs verify: source %d has level %d", source, g->level[source]);
+        return -1;
+    }
+    for (int u = 0; u < g->n; u++) {
+        int lu = g->level[u], parent = u == source;
+        for (int e = g->rp[u]; e < g->rp[u + 1]; e++) {
+            int lv = g->level[g->adj[e]];
+            if ((lu < 0) != (lv < 0) || (lu >= 0 && (lu - lv > 1 || lv - lu > 1))) {
+                snprintf(err, errlen, "bfs verify: edge %d-%d joins levels %d and %d", u, g->adj[e], lu, lv);
+                return -1;
+            }
+            parent |= lu > 0 && lv == lu - 1;
+        }
+        if (lu >= 0 && !parent) {
+            snprintf(err, errlen, "bfs verify: vertex %d at level %d has no parent", u, lu);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 const pd_workload pd_wl_bfs = {
     .name = "bfs",
     .desc = "level-synchronous BFS on an R-MAT graph, one task per contiguous vertex block",
     .setup = bfs_setup,
     .run = bfs_run,
     .teardown = bfs_teardown,
+    .verify = bfs_verify,
 };

@@ -256,10 +256,54 @@ static void spgemm_run(void *st, pd_wl_ctx *ctx)
     ctx->checksum = sum + (double)s->crp[n];
 }
 
+/* Every row of C against a dense recomputation (same summation order per
+ * column, so equal up to rounding of the accumulation order). */
+static int spgemm_verify(void *st, char *err, size_t errlen)
+{
+    spgemm *s = st;
+    const csr *A = &s->A, *B = &s->B;
+    double *dense = calloc((size_t)A->n, sizeof *dense);
+    char *seen = calloc((size_t)A->n, 1);
+    int rc = 0;
+    if (!dense || !seen) {
+        snprintf(err, errlen, "spgemm verify: out of memory");
+        rc = -1;
+    }
+    for (int i = 0; rc == 0 && i < A->n; i++) {
+        int nz = 0;
+        for (int e = A->rp[i]; e < A->rp[i + 1]; e++)
+            for (int f = B->rp[A->ci[e]]; f < B->rp[A->ci[e] + 1]; f++) {
+                if (!seen[B->ci[f]])
+                    seen[B->ci[f]] = 1, nz++;
+                dense[B->ci[f]] += A->v[e] * B->v[f];
+            }
+        if (nz != s->crp[i + 1] - s->crp[i]) {
+            snprintf(err, errlen, "spgemm verify: row %d has %d entries, want %d", i,
+                     s->crp[i + 1] - s->crp[i], nz);
+            rc = -1;
+        }
+        for (int p = s->crp[i]; rc == 0 && p < s->crp[i + 1]; p++) {
+            int j = s->cci[p];
+            if (!seen[j] || fabs(s->cv[p] - dense[j]) > 1e-9 * (1 + fabs(dense[j]))) {
+                snprintf(err, errlen, "spgemm verify: C[%d][%d] = %g, want %g", i, j, s->cv[p],
+                         seen[j] ? dense[j] : 0.0);
+                rc = -1;
+            }
+        }
+        for (int e = A->rp[i]; e < A->rp[i + 1]; e++)
+            for (int f = B->rp[A->ci[e]]; f < B->rp[A->ci[e] + 1]; f++)
+                dense[B->ci[f]] = 0, seen[B->ci[f]] = 0;
+    }
+    free(dense);
+    free(seen);
+    return rc;
+}
+
 const pd_workload pd_wl_spgemm = {
     .name = "spgemm",
     .desc = "SpGEMM C=A*B, power-law banded rows, 1D row blocks binned by nnz, symbolic + numeric phases",
     .setup = spgemm_setup,
     .run = spgemm_run,
     .teardown = spgemm_teardown,
+    .verify = spgemm_verify,
 };

@@ -5,6 +5,7 @@
  * coefficient array, and writes its slab of the output grid. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 
 #include "sim/workload.h"
 
@@ -108,10 +109,36 @@ static void stencil_run(void *st, pd_wl_ctx *ctx)
     ctx->checksum = res[(size_t)s->nx * s->ny * s->nz / 2];
 }
 
+/* The last sweep's output against a serial recomputation from its input
+ * (which the last sweep did not overwrite). */
+static int stencil_verify(void *st, char *err, size_t errlen)
+{
+    stencil *s = st;
+    int last = s->sweeps - 1;
+    const double *in = last % 2 ? s->v : s->u, *out = last % 2 ? s->u : s->v;
+    int nx = s->nx, ny = s->ny, nz = s->nz;
+    size_t plane = (size_t)nx * ny;
+    for (int z = 0; z < nz; z++)
+        for (int y = 0; y < ny; y++)
+            for (int x = 0; x < nx; x++) {
+                size_t c = (size_t)z * plane + (size_t)y * nx + x;
+                double xm = x > 0 ? in[c - 1] : in[c], xp = x < nx - 1 ? in[c + 1] : in[c];
+                double ym = y > 0 ? in[c - nx] : in[c], yp = y < ny - 1 ? in[c + nx] : in[c];
+                double zm = z > 0 ? in[c - plane] : in[c], zp = z < nz - 1 ? in[c + plane] : in[c];
+                double want = in[c] + s->k[c] * (xm + xp + ym + yp + zm + zp - 6.0 * in[c]);
+                if (fabs(out[c] - want) > 1e-12 * (1 + fabs(want))) {
+                    snprintf(err, errlen, "stencil verify: cell (%d,%d,%d) = %g, want %g", x, y, z, out[c], want);
+                    return -1;
+                }
+            }
+    return 0;
+}
+
 const pd_workload pd_wl_stencil = {
     .name = "stencil",
     .desc = "7-point variable-coefficient Jacobi, z-slabs of uneven thickness, one task per slab",
     .setup = stencil_setup,
     .run = stencil_run,
     .teardown = stencil_teardown,
+    .verify = stencil_verify,
 };

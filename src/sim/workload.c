@@ -165,3 +165,19 @@ pd_sim_profile *pd_wl_profile(const pd_workload *w, const char *input, int reps,
     free(ctx.obj_addr);
     return p;
 }
+
+int pd_wl_verify(const pd_workload *w, const char *input, char *err, size_t errlen)
+{
+    pd_wl_ctx ctx = {0};
+    void *st = w->setup(&ctx, input, err, errlen);
+    int rc = -1;
+    if (st) {
+        w->run(st, &ctx);
+        rc = w->verify(st, err, errlen);
+        w->teardown(st);
+    }
+    pd_sim_profile_free(ctx.prof);
+    free(ctx.task_cpu);
+    free(ctx.obj_addr);
+    return rc;
+}

@@ -30,6 +30,9 @@ typedef struct {
     /* One complete run; repeatable. Marks tasks with pd_wl_task_begin/end. */
     void (*run)(void *state, pd_wl_ctx *ctx);
     void (*teardown)(void *state);
+    /* Checks the last run's result against a serial recomputation: 0, or -1
+     * with err. */
+    int (*verify)(void *state, char *err, size_t errlen);
 } pd_workload;
 
 extern const pd_workload pd_wl_spgemm, pd_wl_bfs, pd_wl_stencil, pd_wl_dmrg;
@@ -84,6 +87,9 @@ pd_sim_profile *pd_wl_profile(const pd_workload *w, const char *input, int reps,
 /* compute_s = measured time - modelled uncontended DRAM memory time,
  * at least 10 % of the measured time. */
 void pd_wl_calibrate_compute(pd_sim_profile *p);
+
+/* Sets up w on input, runs it once uninstrumented and verifies the result. */
+int pd_wl_verify(const pd_workload *w, const char *input, char *err, size_t errlen);
 
 /* Deterministic per-workload random numbers (splitmix64). */
 static inline uint64_t pd_wl_rand(uint64_t *s)

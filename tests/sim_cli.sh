@@ -27,8 +27,8 @@ grep -q '"makespan_s"' "$T/m.json" || fail "metrics lack makespan_s"
 grep -q '"gain_vs_hot_first"' "$T/m.json" || fail "metrics lack gain_vs_hot_first"
 grep -q '"policy": "greedy"' "$T/m.json" || fail "metrics lack the policy"
 [ "$(head -1 "$T/t.csv")" = "policy,task,time_s,dram_share,dram_bytes" ] || fail "tasks csv header"
-[ "$(wc -l <"$T/t.csv")" -eq 41 ] || fail "tasks csv should have 5 policies x 8 tasks"
-for pol in first-touch hot-first memory-mode greedy exact; do
+[ "$(wc -l <"$T/t.csv")" -eq 49 ] || fail "tasks csv should have 6 policies x 8 tasks"
+for pol in first-touch hot-first memory-mode greedy exact hot-exact; do
     grep -q "^$pol " "$T/out" || fail "run output lacks $pol"
 done
 
@@ -36,7 +36,7 @@ done
     --csv "$T/r.csv" >/dev/null || fail "study failed"
 grep -q "### stencil on optane" "$T/r.md" || fail "study table lacks stencil"
 grep -q "### dmrg on optane" "$T/r.md" || fail "study table lacks dmrg"
-[ "$(wc -l <"$T/r.csv")" -eq 31 ] || fail "study csv should have 2 x 3 x 5 rows"
+[ "$(wc -l <"$T/r.csv")" -eq 37 ] || fail "study csv should have 2 x 3 x 6 rows"
 
 "$P" sim gen-training -w dmrg -i tiny --profile-dir "$T/prof" -n 4 -o "$T/train.csv" >/dev/null ||
     fail "gen-training failed"

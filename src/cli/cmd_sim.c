@@ -33,7 +33,8 @@ static void usage(FILE *f)
             "  -i, --input LIST      tiny,base,in1,in2,in3 (default base; study: base,in1,in2,in3)\n"
             "  -t, --tier LIST       optane,cxl,dram (default optane; study: optane,cxl)\n"
             "  -c, --capacity LIST   fast-memory fraction of the footprint: 0.5, 0.1,0.5 or 0.1:0.9:0.1\n"
-            "  -P, --policy NAME     run: first-touch, hot-first, memory-mode, greedy, exact (default exact)\n"
+            "  -P, --policy NAME     run: first-touch, hot-first, memory-mode, greedy, exact, hot-exact\n"
+            "                        (default exact)\n"
             "  -p, --profile FILE    run: use this profile file instead of running a workload\n"
             "      --profile-dir DIR profile cache (default " DEFAULT_PROFILE_DIR ")\n"
             "      --refresh         re-run the workloads even when cached profiles exist\n"
@@ -350,7 +351,7 @@ static int sim_run(sim_args *a)
     }
     pd_sim_policy pol = PD_SIM_EXACT;
     if (a->policy && pd_sim_policy_parse(a->policy, &pol) != 0) {
-        fprintf(stderr, "paddiser sim run: unknown policy '%s' (first-touch, hot-first, memory-mode, greedy, exact)\n", a->policy);
+        fprintf(stderr, "paddiser sim run: unknown policy '%s' (first-touch, hot-first, memory-mode, greedy, exact, hot-exact)\n", a->policy);
         return 2;
     }
     if (!a->profile && a->workloads.n != 1) {
@@ -375,8 +376,8 @@ static int sim_run(sim_args *a)
     }
     printf("%s/%s on %s, fast memory %.0f%% of %.1f MiB\n", p->workload, p->input, m.name,
            a->caps[0] * 100, pd_sim_footprint(p) / 1048576.0);
-    printf("%-12s %12s %8s %10s %12s\n", "policy", "makespan_ms", "cov", "fast_MiB",
-           pol == PD_SIM_EXACT || pol == PD_SIM_GREEDY ? "gain_of_sel" : "gain_of_sel");
+    printf("%-12s %12s %8s %10s  gain of %s\n", "policy", "makespan_ms", "cov", "fast_MiB",
+           pd_sim_policy_name(pol));
     for (int k = 0; k < PD_SIM_NPOLICIES; k++)
         printf("%-12s %12.3f %8.3f %10.2f %11.1f%%\n", pd_sim_policy_name((pd_sim_policy)k),
                res[k].out.makespan * 1e3, res[k].out.cov, res[k].place.fast_bytes / 1048576.0,

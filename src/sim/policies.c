@@ -10,7 +10,7 @@
 #include "sim/workload.h" /* pd_wl_rand / pd_wl_uniform */
 
 static const char *const policy_names[PD_SIM_NPOLICIES] = {
-    "first-touch", "hot-first", "memory-mode", "greedy", "exact",
+    "first-touch", "hot-first", "memory-mode", "greedy", "exact", "hot-exact",
 };
 
 const char *pd_sim_policy_name(pd_sim_policy pol)
@@ -74,7 +74,7 @@ static int cmp_ranked_desc(const void *a, const void *b)
  * hottest pages saturate, and ties among them are broken at random, as with
  * the real scanners. */
 static int hot_first(const pd_sim_profile *p, size_t cap_pages, const pd_sim_policy_opts *o,
-                     pd_sim_placement *pl)
+                     int exact, pd_sim_placement *pl)
 {
     size_t n = p->npages;
     double *tot = malloc(n * sizeof *tot), *nz = malloc(n * sizeof *nz);
@@ -105,8 +105,8 @@ static int hot_first(const pd_sim_profile *p, size_t cap_pages, const pd_sim_pol
                 if (pd_wl_uniform(&seed) < pbit)
                     hits++;
             }
-        rk[g].hot = samples ? (double)hits / samples : 0;
-        rk[g].tie = pd_wl_uniform(&seed);
+        rk[g].hot = exact ? tot[g] : samples ? (double)hits / samples : 0;
+        rk[g].tie = exact ? 0 : pd_wl_uniform(&seed);
         rk[g].page = g;
     }
     qsort(rk, n, sizeof *rk, cmp_ranked_desc);
@@ -241,7 +241,7 @@ static int reference_stretch(const pd_sim_profile *p, const pd_sim_machine *m, s
     pd_sim_split s = {0};
     int rc = -1;
     ref.fast = calloc(p->npages, sizeof *ref.fast);
-    if (ref.fast && hot_first(p, cap_pages, o, &ref) == 0 && pd_sim_split_init(&s, p) == 0) {
+    if (ref.fast && hot_first(p, cap_pages, o, 0, &ref) == 0 && pd_sim_split_init(&s, p) == 0) {
         pd_sim_split_from_pages(&s, p, ref.fast, NULL);
         rc = pd_sim_phase0_stretch(m, p, &s, u);
     }
@@ -435,7 +435,8 @@ int pd_sim_place(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_machin
     int rc;
     switch (pol) {
     case PD_SIM_FIRST_TOUCH: first_touch(p, cap_pages, out); rc = 0; break;
-    case PD_SIM_HOT_FIRST: rc = hot_first(p, cap_pages, &o, out); break;
+    case PD_SIM_HOT_FIRST: rc = hot_first(p, cap_pages, &o, 0, out); break;
+    case PD_SIM_HOT_EXACT: rc = hot_first(p, cap_pages, &o, 1, out); break;
     case PD_SIM_MEMORY_MODE: rc = memory_mode(p, cap_pages, &o, out); break;
     default:
         if (o.plan_on && (o.plan_on->npages != p->npages || o.plan_on->ntasks != p->ntasks)) {

@@ -6,6 +6,8 @@
  *   memory-mode  all data in slow memory, DRAM a direct-mapped page-granular
  *                cache of the fast capacity; conflicts from random physical
  *                frames; a miss probes DRAM, then reads slow memory
+ *   hot-exact    hot-first on the exact global counts (an ablation: how much
+ *                of hot-first's loss is sampling, how much is ignoring tasks)
  *   greedy/exact the paper's Algorithm 1 / the exact min-makespan planner
  *                (pd_plan) over per-task time curves predicted by the
  *                execution model, then each task's hottest pages (page_select) */
@@ -25,6 +27,7 @@ typedef enum {
     PD_SIM_MEMORY_MODE,
     PD_SIM_GREEDY,
     PD_SIM_EXACT,
+    PD_SIM_HOT_EXACT, /* ablation: hot-first with exact global counts (no sampling) */
     PD_SIM_NPOLICIES
 } pd_sim_policy;
 

@@ -412,7 +412,10 @@ static void test_gen_training(void **state)
     int fd = mkstemp(path);
     close(fd);
     char err[256] = "";
-    assert_int_equal(pd_sim_gen_training(&m, &p, 1, 10, 1, path, err, sizeof err), 0);
+    pd_sim_training_stats st;
+    assert_int_equal(pd_sim_gen_training(&m, &p, 1, 10, 1, path, &st, err, sizeof err), 0);
+    assert_int_equal(st.rows, 20);
+    assert_true(st.linear_mape >= 0 && st.linear_mape <= st.linear_max);
     pd_csv *c = pd_csv_load(path, err, sizeof err);
     assert_non_null(c);
     assert_int_equal(c->header.nfields, 14);

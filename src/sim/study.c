@@ -454,8 +454,10 @@ static double task_time_with(const pd_sim_machine *m, const pd_sim_profile *p, i
 }
 
 int pd_sim_gen_training(const pd_sim_machine *m, pd_sim_profile *const *profiles, int nprofiles,
-                        int nplacements, uint64_t seed, const char *path, char *err, size_t errlen)
+                        int nplacements, uint64_t seed, const char *path,
+                        pd_sim_training_stats *stats, char *err, size_t errlen)
 {
+    pd_sim_training_stats st = {0};
     FILE *f = fopen(path, "w");
     if (!f) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
@@ -527,6 +529,10 @@ int pd_sim_gen_training(const pd_sim_machine *m, pd_sim_profile *const *profiles
                 for (int q = 0; q < 8; q++)
                     fprintf(f, "%.6g,", feat[q]);
                 fprintf(f, "%.6f,%.9g,%.9g,%.9g\n", r, t_dram, t_slow, th);
+                double lin = t_slow - (t_slow - t_dram) * r, e = th > 0 ? fabs(lin / th - 1) : 0;
+                st.rows++;
+                st.linear_mape += e;
+                st.linear_max = fmax(st.linear_max, e);
             }
         }
         free(split), free(fast), free(ones), free(order), free(cnt);
@@ -535,5 +541,9 @@ int pd_sim_gen_training(const pd_sim_machine *m, pd_sim_profile *const *profiles
         snprintf(err, errlen, "cannot write %s", path);
         rc = -1;
     }
+    if (st.rows)
+        st.linear_mape /= (double)st.rows;
+    if (stats)
+        *stats = st;
     return rc;
 }

@@ -53,7 +53,13 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen);
 /* Model-training CSV (header region,placement,llc_mpki,ipc,prf_miss,mem_wcy,
  * l2_ld_miss,br_msp,vec_ins,l3_ld_miss,r,t_dram,t_slow,t_hybrid): one code
  * region per workload task and input, nplacements placements each. */
+typedef struct {
+    size_t rows;
+    double linear_mape, linear_max; /* Eq. 2 with f = 1 (linear in r) vs t_hybrid */
+} pd_sim_training_stats;
+
 int pd_sim_gen_training(const pd_sim_machine *m, pd_sim_profile *const *profiles, int nprofiles,
-                        int nplacements, uint64_t seed, const char *path, char *err, size_t errlen);
+                        int nplacements, uint64_t seed, const char *path,
+                        pd_sim_training_stats *stats, char *err, size_t errlen);
 
 #endif

@@ -31,6 +31,7 @@
 
 #include "common/sysroot.h"
 #include "common/util.h"
+#include "probe/inject.h"
 #include "probe/sample.h"
 
 extern char **environ;
@@ -540,8 +541,58 @@ static int sample_loop(sampler *s, trace_file *tf, const char *sentinel)
     return rc;
 }
 
+/* paddiser-probe block --dir DIR [--cpu] [--gpu] [--io-path P ...] [--interval S]
+ * [--probe BIN]: prints the injected shell block (tests, debugging). */
+static int run_block(int argc, char **argv)
+{
+    pd_probe_inject_cfg cfg = {.interval_s = 1.0};
+    const char **paths = calloc((size_t)argc, sizeof *paths);
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    cfg.probe_bin = self;
+    int rc = 0;
+    for (int i = 2; i < argc && rc == 0 && paths; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--cpu") == 0) {
+            cfg.cpu = true;
+        } else if (strcmp(a, "--gpu") == 0) {
+            cfg.gpu = true;
+        } else if (v && strcmp(a, "--dir") == 0) {
+            cfg.dir = argv[++i];
+        } else if (v && strcmp(a, "--probe") == 0) {
+            cfg.probe_bin = argv[++i];
+        } else if (v && strcmp(a, "--io-path") == 0) {
+            cfg.io = true;
+            paths[cfg.n_io_paths++] = argv[++i];
+        } else if (v && strcmp(a, "--interval") == 0) {
+            if (!pd_parse_double(argv[++i], &cfg.interval_s))
+                rc = usage("bad --interval");
+        } else {
+            fprintf(stderr, PROG ": block: unknown or incomplete option '%s'\n", a);
+            rc = 2;
+        }
+    }
+    cfg.io_paths = paths;
+    pd_str out = {0};
+    char err[256];
+    if (!paths) {
+        rc = 1;
+    } else if (rc == 0 && pd_probe_injection(&out, &cfg, err, sizeof err) != 0) {
+        fprintf(stderr, PROG ": block: %s\n", err);
+        rc = 2;
+    } else if (rc == 0 && out.data) {
+        fputs(out.data, stdout);
+    }
+    pd_str_free(&out);
+    free(paths);
+    return rc;
+}
+
 int pd_probe_main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "block") == 0)
+        return run_block(argc, argv);
     probe_opts o;
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) {

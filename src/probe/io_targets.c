@@ -281,6 +281,8 @@ static bool partition_parent(const char *name, char *parent, size_t len)
 
 static int path_disks(const mount_table *t, const char *path, int depth, str_list *disks, pd_str *why);
 
+static int not_dot(const struct dirent *e) { return e->d_name[0] != '.'; }
+
 /* Whole disks carrying the traffic of block device `name`. */
 static int device_disks(const mount_table *t, const char *name, int depth, str_list *disks, pd_str *why)
 {
@@ -299,25 +301,20 @@ static int device_disks(const mount_table *t, const char *name, int depth, str_l
     char rel[PATH_MAX], path[PATH_MAX];
     snprintf(rel, sizeof rel, "class/block/%s/slaves", name);
     pd_sys_path(path, sizeof path, rel);
-    DIR *d = opendir(path);
-    int found = 0;
-    bool had_slaves = false;
-    if (d) {
-        for (struct dirent *e; (e = readdir(d));) {
-            if (e->d_name[0] == '.')
-                continue;
-            had_slaves = true;
-            int r = device_disks(t, e->d_name, depth + 1, disks, why);
-            if (r < 0) {
-                closedir(d);
-                return -1;
-            }
-            found += r;
+    struct dirent **slaves = NULL;
+    int ns = scandir(path, &slaves, not_dot, alphasort); /* sorted: stable target strings */
+    if (ns > 0) {
+        /* dm-* / md*: count the disks underneath, never the virtual device */
+        int found = 0;
+        for (int i = 0; i < ns; i++) {
+            int r = found < 0 ? 0 : device_disks(t, slaves[i]->d_name, depth + 1, disks, why);
+            found = r < 0 ? -1 : found + r;
+            free(slaves[i]);
         }
-        closedir(d);
+        free(slaves);
+        return found;
     }
-    if (had_slaves)
-        return found; /* dm-* / md*: count the disks underneath, never the virtual device */
+    free(slaves);
     if (strncmp(name, "loop", 4) == 0) {
         snprintf(rel, sizeof rel, "block/%s/loop/backing_file", name);
         pd_sys_path(path, sizeof path, rel);

@@ -18,6 +18,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Redirections on special built-ins (':', 'exec', ...) that fail make a
+ * POSIX shell exit, so the block only redirects regular commands. */
+
 /* Appends s single-quoted for sh. */
 static void sh_quote(pd_str *out, const char *s)
 {
@@ -158,12 +161,12 @@ int pd_probe_injection(pd_str *out, const pd_probe_inject_cfg *cfg, char *err, s
         out,
         "\n"
         "__iops_attempt=${IOPS_ATTEMPT_ID:-${SLURM_JOB_ID:-${OAR_JOB_ID:-${PBS_JOBID:-$$}}}}\n"
-        "__iops_attempt=$(printf '%s' \"$__iops_attempt\" | tr -c 'A-Za-z0-9._+@:=-' '_' 2>/dev/null) || true\n"
+        "__iops_attempt=$(printf '%s' \"$__iops_attempt\" | tr -c 'A-Za-z0-9._+@:=-' '_' | cut -c1-128) 2>/dev/null || true\n"
         "[ -n \"$__iops_attempt\" ] || __iops_attempt=$$\n"
         "__iops_pids=\n"
         "__iops_sentinels=\n"
         "__iops_write() {\n"
-        "    cat >\"$1.$$.tmp\" 2>/dev/null && chmod +x \"$1.$$.tmp\" 2>/dev/null &&\n"
+        "    cat 2>/dev/null >\"$1.$$.tmp\" && chmod +x \"$1.$$.tmp\" 2>/dev/null &&\n"
         "        mv -f \"$1.$$.tmp\" \"$1\" 2>/dev/null || { rm -f \"$1.$$.tmp\" 2>/dev/null; return 0; }\n"
         "}\n"
         "__iops_write \"$__iops_dir/__iops_node_launcher.sh\" <<'__IOPS_EOF' || true\n");
@@ -209,7 +212,7 @@ int pd_probe_injection(pd_str *out, const pd_probe_inject_cfg *cfg, char *err, s
         "trap '__iops_exit_handler; trap - EXIT; exit 130' INT\n"
         "trap '__iops_exit_handler; trap - EXIT; exit 143' TERM\n"
         "__iops_start() {\n"
-        "    : >\"$__iops_dir/$2.$__iops_attempt\" 2>/dev/null || return 0\n"
+        "    true 2>/dev/null >\"$__iops_dir/$2.$__iops_attempt\" || return 0  # not ':': see above\n"
         "    __iops_sentinels=\"$__iops_sentinels $2.$__iops_attempt\"\n"
         "    __iops_p=$(sh \"$__iops_dir/__iops_node_launcher.sh\" \"$__iops_dir/$1\" \"$__iops_attempt\" $$) "
         "|| true\n"

@@ -108,5 +108,17 @@ for shell in sh bash; do
 done
 no_leftovers "unwritable dir"
 
+# --- 6. SIGTERM: the probe stops cleanly, rows already written stay ---
+touch "$T/rep/__iops_trace_running.t6"
+"$PROBE" cpu --dir "$T/rep" --attempt t6 --interval 0.1 &
+pp=$!
+sleep 0.5
+kill -TERM "$pp"
+wait "$pp"; rc=$?
+[ "$rc" = 0 ] || fail "SIGTERM: exit status $rc"
+t6=$(ls "$T"/rep/__iops_trace_*_t6.csv 2>/dev/null)
+[ -n "$t6" ] && [ "$(rows "$t6")" -ge 2 ] || fail "SIGTERM: trace missing or empty"
+[ -e "$T/rep/__iops_trace_running.t6" ] || fail "the probe removed its sentinel"
+
 cleanup
 echo "probe_wrappers: ok"

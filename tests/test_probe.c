@@ -484,6 +484,12 @@ static void test_cmd_gpu(void **state)
     assert_int_equal(probe(args), 0);
     assert_int_equal(count_files(tmp_path("rep")), 1);
     unsetenv("STUB_SMI_EXIT");
+    /* ...or succeeding without listing a GPU. */
+    put("no_gpu.out", "No devices were found\n");
+    setenv("STUB_SMI_OUT", tmp_path("no_gpu.out"), 1);
+    assert_int_equal(probe(args), 0);
+    assert_int_equal(count_files(rep), 1);
+    unsetenv("STUB_SMI_OUT");
 
     /* Working GPUs: one query per sample, rows as printed. */
     setenv("STUB_SMI_ARGS", tmp_path("smi_args"), 1);

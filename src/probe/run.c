@@ -174,7 +174,10 @@ static int parse_args(int argc, char **argv, probe_opts *o)
         return usage("--io-path only applies to io");
     if (!o->host[0]) {
         pd_short_hostname(o->host, sizeof o->host);
-        if (!name_ok(o->host, 64))
+        for (char *p = o->host; *p; p++) /* keep file names and CSV plain */
+            if (!name_ok((char[]){*p, '\0'}, 1))
+                *p = '_';
+        if (!o->host[0])
             snprintf(o->host, sizeof o->host, "localhost");
     }
     return 0;
@@ -512,6 +515,8 @@ static int sample_loop(sampler *s, trace_file *tf, const char *sentinel)
                 fprintf(stderr, PROG ": %s; not sampling\n", err);
             return 0;
         }
+        if (n == 0 && first && o->kind == K_GPU)
+            return 0; /* nvidia-smi works but lists no GPU */
         first = false;
         if (n > 0) {
             int r = trace_open(tf);

@@ -926,7 +926,8 @@ int pd_summary_repetition_metrics(const char *rep_dir, pd_summary_kvs *out, char
     size_t total = 0;
     for (int k = 0; k < 3; k++) {
         /* sorted: sums run in the same order on every call */
-        qsort(files[k].items, files[k].n, sizeof *files[k].items, cmp_str);
+        if (files[k].n > 1)
+            qsort(files[k].items, files[k].n, sizeof *files[k].items, cmp_str);
         total += files[k].n;
         if (files[k].n &&
             compute[k]((const char *const *)files[k].items, files[k].n, out) != 0) {
@@ -1281,7 +1282,8 @@ static long list_numbered(const char *dir, const char *prefix, numbered **out)
         v[n++] = (numbered){num, name};
     }
     closedir(d);
-    qsort(v, n, sizeof *v, cmp_numbered);
+    if (n > 1)
+        qsort(v, n, sizeof *v, cmp_numbered);
     *out = v;
     return (long)n;
 }
@@ -1430,7 +1432,8 @@ int pd_summary_write(const char *run_dir, char *err, size_t errlen)
         }
         free_numbered(reps, nrep);
     }
-    qsort(jobs, njobs, sizeof *jobs, cmp_job);
+    if (njobs > 1)
+        qsort(jobs, njobs, sizeof *jobs, cmp_job);
 
     /* repetitions are independent: summarise them in parallel */
 #pragma omp parallel for schedule(dynamic, 1) if (njobs > 1)

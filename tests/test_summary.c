@@ -146,8 +146,8 @@ static void test_cpu_single_row_and_no_rows(void **state)
 {
     (void)state;
     char *dir = make_tmpdir();
-    const char *one = put(dir, "__iops_trace_n_1.csv",
-                          CPU_HDR "5.0,n,0,10.0,2.5,87.5,1048576,524288\n"); /* 0.5 GiB, cpu 12.5 */
+    const char *one = put(dir, "__iops_trace_n_1.csv", /* with a UTF-8 byte order mark */
+                          "\xEF\xBB\xBF" CPU_HDR "5.0,n,0,10.0,2.5,87.5,1048576,524288\n"); /* 0.5 GiB, cpu 12.5 */
     pd_summary_kvs kv = {0};
     assert_int_equal(pd_summary_cpu_metrics(&one, 1, &kv), 0);
     expect_kv(&kv, "mem_peak_gb", "0.500");

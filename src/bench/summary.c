@@ -315,6 +315,8 @@ static bool trace_open(trace_reader *t, const char *path, const char *const *col
         return false;
     t->p = t->buf;
     t->end = t->buf + len;
+    if (len >= 3 && memcmp(t->p, "\xEF\xBB\xBF", 3) == 0) /* UTF-8 BOM from spreadsheet edits */
+        t->p += 3;
     t->nhdr = next_record(&t->p, t->end, t->fields, MAX_FIELDS);
     if (t->nhdr <= 0)
         goto fail;

@@ -673,6 +673,10 @@ static void test_main(void **state)
     assert_int_equal(pd_summary_main(2, dangling), 2);
     char *missing[] = {"bench", "--summarize", "/nonexistent/run_001", NULL};
     assert_int_equal(pd_summary_main(3, missing), 2);
+    char file_arg[PATH_MAX];
+    snprintf(file_arg, sizeof file_arg, "%s/results.csv", dir);
+    char *file[] = {"bench", "--summarize", file_arg, NULL};
+    assert_int_equal(pd_summary_main(3, file), 2);
     char *bogus[] = {"bench", "--bogus", dir, NULL};
     assert_int_equal(pd_summary_main(3, bogus), 2);
     char *two[] = {"bench", "--summarize", dir, dir, NULL};

@@ -1552,9 +1552,12 @@ int pd_summary_main(int argc, char **argv)
         return 2;
     }
     struct stat st;
-    if (stat(run_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "paddiser bench: %s is not a run directory (%s)\n", run_dir,
-                errno ? strerror(errno) : "not a directory");
+    if (stat(run_dir, &st) != 0) {
+        fprintf(stderr, "paddiser bench: run directory %s: %s\n", run_dir, strerror(errno));
+        return 2;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "paddiser bench: %s is not a directory\n", run_dir);
         return 2;
     }
     char err[512];

@@ -723,6 +723,9 @@ static const char *const IO_COLS[I_NCOLS] = {"timestamp",  "interval_s", "read_b
                                              "write_bytes", "read_ops",  "write_ops",
                                              "hostname",    "source"};
 
+_Static_assert(C_NCOLS <= MAX_COLS && G_NCOLS <= MAX_COLS && I_NCOLS <= MAX_COLS,
+               "trace_reader.col is too small");
+
 /* One (host, timestamp): every device and source sampled at that instant. */
 typedef struct {
     size_t host;

@@ -11,11 +11,33 @@ PROBE=$(cd "$BUILD" && pwd)/paddiser-probe
 T=$(mktemp -d /tmp/paddiser_probe_wrappers.XXXXXX)
 STUBS=$TESTS_DIR/fixtures/probe/bin
 
-# Processes still naming our scratch dir (zombies have no command line).
-leftovers() { pgrep -f -- "$T" 2>/dev/null || true; }
+# Process lookups read /proc directly (no procps needed). The pattern sits in
+# a file whose name does not contain $T, so grep never finds itself.
+PAT=$(mktemp /tmp/paddiser_pattern.XXXXXX)
+printf '%s\n' "$T" >"$PAT"
+# PIDs of processes whose command line names our scratch dir (zombies have
+# none, so they do not count).
+leftovers() {
+    grep -l -F -f "$PAT" /proc/[0-9]*/cmdline 2>/dev/null | sed -n 's,^/proc/\([0-9]*\)/cmdline$,\1,p' |
+        grep -vx "$$" || true
+}
+# PIDs among leftovers whose command line (spaces for NULs) holds $1.
+procs_with() {
+    for p in $(leftovers); do
+        case " $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" in *"$1"*) echo "$p" ;; esac
+    done
+}
+nice_of() { # field 19 of /proc/PID/stat
+    st=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+    set -- ${st##*) }
+    echo "${17}"
+}
+child_of() { # PID of the child of $1 named $2
+    grep -l "^[0-9]* ($2) . $1 " /proc/[0-9]*/stat 2>/dev/null | sed -n 's,^/proc/\([0-9]*\)/stat$,\1,p' | head -1
+}
 cleanup() {
     for p in $(leftovers); do kill "$p" 2>/dev/null; done
-    rm -rf "$T"
+    rm -rf "$T" "$PAT"
 }
 fail() { echo "FAIL: $*"; cleanup; exit 1; }
 # Waits up to 2 s for our processes to be gone (the kernel may be slow to
@@ -52,7 +74,7 @@ head -1 "$cpu" | grep -qx 'timestamp,hostname,core,cpu_user_pct,cpu_system_pct,c
 [ "$(rows "$cpu")" -ge 2 ] || fail "cpu trace has $(rows "$cpu") rows"
 [ "$(rows "$gpu")" -ge 3 ] || fail "gpu trace has $(rows "$gpu") rows"
 [ "$(rows "$io")" -ge 1 ] || fail "io trace has $(rows "$io") rows"
-grep -q 'warning: io path /dev/shm/paddiser_probe_x is on tmpfs' "$T/err1" || fail "no tmpfs warning: $(cat "$T/err1")"
+grep -q 'warning: io path /dev/shm/paddiser_probe_x is on ' "$T/err1" || fail "no tmpfs warning: $(cat "$T/err1")"
 no_leftovers "dash run"
 
 # --- 2. bash -eu, failing user command: status 1 kept, clean stop ---
@@ -69,7 +91,7 @@ no_leftovers "bash -eu run"
 IOPS_ATTEMPT_ID=t3 sh "$T/run3.sh" 2>/dev/null &
 sh_pid=$!
 sleep 0.5
-user_sleep=$(pgrep -P "$sh_pid" sleep)
+user_sleep=$(child_of "$sh_pid" sleep)
 kill -KILL "$sh_pid"
 wait "$sh_pid" 2>/dev/null
 [ -n "$user_sleep" ] && kill "$user_sleep" 2>/dev/null
@@ -90,9 +112,9 @@ n1=$(rows "$a2")
 sleep 0.5
 n2=$(rows "$a2")
 [ "$n2" -gt "$n1" ] || fail "a2 stopped sampling when a1 exited ($n1 -> $n2 rows)"
-a2_pid=$(pgrep -f -- "$T/rep --attempt a2" | head -1)
+a2_pid=$(procs_with "$T/rep --attempt a2 " | head -1)
 [ -n "$a2_pid" ] || fail "a2 sampler gone"
-[ "$(ps -o ni= -p "$a2_pid" | tr -d ' ')" = 19 ] || fail "sampler not at nice 19"
+[ "$(nice_of "$a2_pid")" = 19 ] || fail "sampler not at nice 19 (nice $(nice_of "$a2_pid"))"
 wait "$p2"
 [ ! -e "$T/rep/__iops_trace_running.a2" ] || fail "a2 sentinel left"
 ls "$T"/rep/__iops_trace_*_a1.csv >/dev/null 2>&1 || fail "a1 trace missing"

@@ -113,7 +113,6 @@ static int parse_args(int argc, char **argv, probe_opts *o)
         fprintf(stderr, PROG ": out of memory\n");
         return 1;
     }
-    bool interval_set = false;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -142,7 +141,6 @@ static int parse_args(int argc, char **argv, probe_opts *o)
                 fprintf(stderr, PROG ": bad --interval '%s' (seconds, 0 to 86400)\n", v);
                 return 2;
             }
-            interval_set = true;
         } else if (strcmp(a, "--host") == 0) {
             if (!name_ok(v, 64)) {
                 fprintf(stderr, PROG ": bad --host '%s' (1-64 of A-Z a-z 0-9 . _ - + @ : =)\n", v);
@@ -163,7 +161,6 @@ static int parse_args(int argc, char **argv, probe_opts *o)
             o->io_paths[o->n_io_paths++] = v;
         }
     }
-    (void)interval_set;
     if (o->kind != K_RESOLVE && !o->attempt)
         return usage("--attempt is required");
     if (o->interval == 0 && o->samples == 0 && o->kind != K_RESOLVE)
@@ -629,9 +626,7 @@ int pd_probe_main(int argc, char **argv)
             sigaction(SIGTERM, &sa, &old_term);
             sigaction(SIGINT, &sa, &old_int);
             sigaction(SIGHUP, &sa, &old_hup);
-            errno = 0;
-            if (setpriority(PRIO_PROCESS, 0, 19) != 0 && errno != 0)
-                (void)0; /* lower priority is best effort */
+            (void)setpriority(PRIO_PROCESS, 0, 19); /* nice 19; best effort */
             rc = sample_loop(&s, &tf, sentinel);
             sigaction(SIGTERM, &old_term, NULL);
             sigaction(SIGINT, &old_int, NULL);

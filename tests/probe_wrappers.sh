@@ -102,7 +102,7 @@ rm -f "$T"/rep/*running.t3
 { echo '#!/bin/sh'; cat "$T/block"; echo 'sleep "$1"'; } >"$T/conc.sh"
 IOPS_ATTEMPT_ID=a1 sh "$T/conc.sh" 0.5 2>/dev/null &
 p1=$!
-IOPS_ATTEMPT_ID=a2 sh "$T/conc.sh" 1.6 2>/dev/null &
+IOPS_ATTEMPT_ID=a2 sh "$T/conc.sh" 2.5 2>/dev/null &
 p2=$!
 wait "$p1"
 [ ! -e "$T/rep/__iops_trace_running.a1" ] || fail "a1 sentinel left"

@@ -705,7 +705,8 @@ static void load_cpu(const char *rep_dir, pd_rep_traces *tr, rec_vec *v, csv_lis
 
 static void build_cpu(pd_rep_traces *tr, rec_vec *v)
 {
-    qsort(v->r, v->n, sizeof *v->r, cmp_rec);
+    if (v->n)
+        qsort(v->r, v->n, sizeof *v->r, cmp_rec);
     pd_rep_ts *cpu = NULL, *mem = NULL;
     for (size_t i = 0; i < v->n;) {
         trace_rec *g = &v->r[i];
@@ -765,7 +766,8 @@ static void load_gpu(const char *rep_dir, pd_rep_traces *tr, rec_vec *v, csv_lis
 
 static void build_gpu(pd_rep_traces *tr, rec_vec *v)
 {
-    qsort(v->r, v->n, sizeof *v->r, cmp_rec);
+    if (v->n)
+        qsort(v->r, v->n, sizeof *v->r, cmp_rec);
     bool multi = distinct_hosts(v) > 1;
     pd_rep_ts *util = NULL, *power = NULL;
     for (size_t i = 0; i < v->n; i++) {
@@ -810,7 +812,8 @@ static void load_io(const char *rep_dir, pd_rep_traces *tr, rec_vec *v, csv_list
 
 static void build_io(pd_rep_traces *tr, rec_vec *v)
 {
-    qsort(v->r, v->n, sizeof *v->r, cmp_rec);
+    if (v->n)
+        qsort(v->r, v->n, sizeof *v->r, cmp_rec);
     bool multi = distinct_hosts(v) > 1;
     pd_rep_ts *rd = NULL, *wr = NULL;
     for (size_t i = 0; i < v->n;) {
@@ -912,8 +915,10 @@ size_t pd_rep_downsample(const double *x, const double *y, size_t n, size_t buck
     }
     if (n <= max_out || buckets == 0) {
         size_t k = n < cap ? n : cap;
-        memcpy(*ox, x, k * sizeof *x);
-        memcpy(*oy, y, k * sizeof *y);
+        if (k) {
+            memcpy(*ox, x, k * sizeof *x);
+            memcpy(*oy, y, k * sizeof *y);
+        }
         return k;
     }
     size_t k = 0;

@@ -108,7 +108,7 @@ static double nice_step(double raw)
         return 1;
     double e = pow(10, floor(log10(raw)));
     double f = raw / e;
-    double nf = f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10;
+    double nf = f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10;
     return nf * e;
 }
 
@@ -424,18 +424,17 @@ void pd_svg_xy_chart(pd_str *out, const pd_svg_xy *c)
         pd_html_escape(out, se->name ? se->name : "");
         pd_str_append(out, "\">");
         pd_str path = {0};
-        bool pen = false;
-        size_t drawn = 0;
+        bool pen = false, segment = false; /* a line needs two adjacent points */
         for (size_t i = 0; i < se->n; i++) {
             if (!isfinite(se->y[i]) || !usable_x(c, se->x[i])) {
                 pen = false;
                 continue;
             }
             pd_str_printf(&path, "%s%.1f %.1f", pen ? "L" : "M", xy_sx(&f, se->x[i]), xy_sy(&f, se->y[i]));
+            segment |= pen;
             pen = true;
-            drawn++;
         }
-        if (drawn > 1)
+        if (segment)
             pd_str_printf(out,
                           "<path class=\"pd-line-path\" d=\"%s\" fill=\"none\" stroke=\"%s\" "
                           "stroke-width=\"1.6\" stroke-linejoin=\"round\"/>",

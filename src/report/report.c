@@ -31,7 +31,7 @@ static const char css[] =
     ".pd-chart .pd-axis-label{font-size:12px}"
     ".pd-chart .pd-nodata{fill:#999;font-size:13px}"
     ".pd-chart .pd-refline-label{fill:#b22}"
-    ".pd-chart .pd-cell-label{fill:#000}.pd-chart .pd-on-dark{fill:#fff}.pd-chart .pd-na{fill:#777}"
+    ".pd-chart .pd-cell-label{fill:#000;font-size:10px}.pd-chart .pd-on-dark{fill:#fff}.pd-chart .pd-na{fill:#777}"
     ".pd-gridline{stroke:#e6e6e6}"
     ".pd-tickmark{stroke:#333}"
     ".pd-note{background:#f3f6fa;border-left:3px solid #8aa4c8;padding:4px 8px;margin:6px 0;font-size:13px}"

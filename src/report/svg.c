@@ -589,12 +589,18 @@ void pd_svg_heatmap_chart(pd_str *out, const pd_svg_heatmap *h)
                 pd_str_append(out, "no data");
             }
             pd_str_append(out, "</title></rect>");
-            if (cw >= 36 && ch >= 16)
+            /* in-cell value: 3 significant digits, only where it fits */
+            char lb[48];
+            if (ok)
+                snprintf(lb, sizeof lb, "%.3g", v);
+            else
+                snprintf(lb, sizeof lb, "n/a");
+            if (ch >= 14 && (double)strlen(lb) * 5.9 + 4 <= cw)
                 pd_str_printf(out,
                               "<text class=\"pd-cell-label%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">"
                               "%s</text>",
                               !ok ? " pd-na" : t < 0.6 ? " pd-on-dark" : "", x + (cw - 1) / 2,
-                              y + (ch - 1) / 2 + 3.5, ok ? vb : "n/a");
+                              y + (ch - 1) / 2 + 3.5, lb);
         }
     }
     for (size_t iy = 0; iy < h->ny; iy++) {

@@ -300,6 +300,45 @@ static void test_no_params_infers_vars(void **state)
     free(tmp);
 }
 
+static void test_three_vars_and_log_axis(void **state)
+{
+    (void)state;
+    char *tmp = make_tmpdir();
+    pd_str csv = {0};
+    pd_str_append(&csv, "execution_id,repetition,size,threads,mode,bw_mbs\n");
+    int e = 0;
+    for (int s = 1; s <= 64; s *= 2)
+        for (int t = 1; t <= 3; t++)
+            for (int m = 0; m < 2; m++) {
+                e++;
+                for (int r = 1; r <= 2; r++)
+                    pd_str_printf(&csv, "exec_%04d,%d,%d,%d,%s,%d\n", e, r, s, t, m ? "b" : "a", s * t + r);
+                pd_str p = {0}, j = {0};
+                pd_str_printf(&p, "run/exec_%04d/__iops_params.json", e);
+                pd_str_printf(&j, "{\"size\": %d, \"threads\": %d, \"mode\": \"%s\"}", s, t, m ? "b" : "a");
+                put(tmp, p.data, j.data);
+                pd_str_free(&p);
+                pd_str_free(&j);
+            }
+    put(tmp, "run/results.csv", csv.data);
+    pd_str run = {0};
+    pd_str_printf(&run, "%s/run", tmp);
+    char *html = report_of(run.data, tmp);
+    assert_int_equal(count(html, "class=\"pd-chart pd-line\""), 3);
+    assert_int_equal(count(html, "class=\"pd-chart pd-heatmap\""), 3); /* 3 variable pairs */
+    assert_int_equal(count(html, "class=\"pd-cell\""), 7 * 3 + 7 * 2 + 3 * 2);
+    /* size 1..64 is geometric: log axis; threads 1..3 is not */
+    assert_int_equal(count(html, "log x axis"), 1);
+    assert_non_null(strstr(html, "one line per value of threads; aggregated over mode; log x axis."));
+    assert_non_null(strstr(html, "Mean over repetitions and over mode."));
+    assert_non_null(strstr(html, "1 numeric metric."));
+    free(html);
+    pd_str_free(&csv);
+    pd_str_free(&run);
+    rm_rf(tmp);
+    free(tmp);
+}
+
 static void test_write_errors(void **state)
 {
     (void)state;
@@ -543,6 +582,7 @@ int main(void)
         cmocka_unit_test(test_empty_run_dir),
         cmocka_unit_test(test_summary_and_traces_missing),
         cmocka_unit_test(test_no_params_infers_vars),
+        cmocka_unit_test(test_three_vars_and_log_axis),
         cmocka_unit_test(test_write_errors),
         cmocka_unit_test(test_huge_trace_downsampled),
         cmocka_unit_test(test_downsample_keeps_extremes),

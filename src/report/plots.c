@@ -360,7 +360,8 @@ static void metrics_section(pd_page *pg, const pd_rep_table *t, bool summary)
     bool *plot = calloc(t->nmetrics + 1, sizeof *plot);
     if (!tv.dom || !tv.swept || !tv.vidx || !plot)
         goto out;
-    pd_str_printf(o, "<p class=\"pd-meta\">%zu rows, %zu numeric metrics.</p>\n", t->nrows, t->nmetrics);
+    pd_str_printf(o, "<p class=\"pd-meta\">%zu row%s, %zu numeric metric%s.</p>\n", t->nrows,
+                  t->nrows == 1 ? "" : "s", t->nmetrics, t->nmetrics == 1 ? "" : "s");
     choose_metrics(pg, t, summary, plot);
     for (size_t v = 0; v < t->nvars; v++)
         if (tv.dom[v].n < 2)

@@ -363,6 +363,7 @@ static void test_huge_trace_downsampled(void **state)
     for (int i = 0; i < 20000; i++)
         pd_str_printf(&csv, "%d,h,0,%d,0,0,100,50\n", 1000 + i, i == 12345 ? 99 : 10);
     put(tmp, "run/exec_0001/repetition_001/__iops_trace_h_1.csv", csv.data);
+    put(tmp, "run/exec_0001/repetition_001/__iops_gpu_trace_h_1.csv", "timestamp,hostname\n\"open\n");
     pd_str run = {0};
     pd_str_printf(&run, "%s/run", tmp);
     char *html = report_of(run.data, tmp);
@@ -377,6 +378,8 @@ static void test_huge_trace_downsampled(void **state)
     assert_true(points <= 2 * 400 + 2);
     assert_true(points >= 400);
     assert_non_null(strstr(html, "Downsampled to the min and max of 400 time buckets."));
+    assert_non_null(strstr(html, "Unreadable trace files: __iops_gpu_trace_h_1.csv: unterminated quoted field."));
+    assert_null(strstr(html, tmp));
     free(html);
     pd_str_free(&csv);
     pd_str_free(&run);

@@ -437,7 +437,9 @@ typedef struct {
 static int cmp_keyed(const void *a, const void *b)
 {
     const keyed_val *x = a, *y = b;
-    return (x->v > y->v) - (x->v < y->v);
+    if (x->v != y->v)
+        return x->v < y->v ? -1 : 1;
+    return strcmp(x->s, y->s); /* "1" and "1.0": a total order stays deterministic */
 }
 
 size_t pd_rep_distinct(const pd_rep_table *t, size_t v, char ***vals, bool *numeric)
@@ -462,15 +464,7 @@ size_t pd_rep_distinct(const pd_rep_table *t, size_t v, char ***vals, bool *nume
             *numeric = false;
     }
     if (*numeric && n > 1) {
-        /* qsort is not stable, but equal numbers with different text ("1" vs
-         * "1.0") are ordered by text to stay deterministic */
         qsort(kv, n, sizeof *kv, cmp_keyed);
-        for (size_t i = 1; i < n; i++)
-            if (kv[i].v == kv[i - 1].v && strcmp(kv[i].s, kv[i - 1].s) < 0) {
-                keyed_val tmp = kv[i];
-                kv[i] = kv[i - 1];
-                kv[i - 1] = tmp;
-            }
         char **sorted = calloc(n + 1, sizeof *sorted);
         if (sorted) {
             for (size_t i = 0; i < n; i++)
@@ -642,7 +636,11 @@ static size_t load_kind(const char *rep_dir, const char *prefix, csv_list *l, pd
         pd_str_free(&p);
         used++;
         if (!csv) {
-            pd_str_printf(&tr->problems, "%s: %s\n", names[i], err);
+            /* the loader's message starts with the full path: name the file only */
+            const char *why = err, *colon = strstr(err, ": ");
+            if (colon && strstr(err, names[i]) && strstr(err, names[i]) < colon)
+                why = colon + 2;
+            pd_str_printf(&tr->problems, "%s: %s. ", names[i], why);
             continue;
         }
         l->files[l->n++] = csv;

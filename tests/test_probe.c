@@ -643,7 +643,7 @@ static void test_injection_validation(void **state)
         "\"$__iops_dir/__iops_runtime_io_sampler.sh\"",
         "exec '/opt/p d/paddiser-probe' cpu --dir '/w/it'\\''s' --attempt \"$1\" --interval 0.5 ",
         "--io-path '/scratch' --io-path '/w/it'\\''s/rel/dir'",
-        "srun --overlap --nodes=\"$n\" --ntasks-per-node=1",
+        "srun --overlap --nodes=\"$n\" --ntasks=\"$n\" --ntasks-per-node=1",
         "scontrol show hostnames \"$SLURM_JOB_NODELIST\"",
         "ssh -o BatchMode=yes",
         "oarsh",

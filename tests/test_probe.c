@@ -407,6 +407,31 @@ static void test_io_resolve(void **state)
     pd_io_set_free(&set);
 }
 
+/* A path that is not valid UTF-8 (jansson refuses such strings) still gets
+ * an entry with all five keys, its odd bytes shown as '?'. */
+static void test_io_targets_json_non_utf8(void **state)
+{
+    (void)state;
+    pd_io_path_result r = {.path = pd_strdup("/scratch/caf\xe9/out"), .kind = PD_IO_BLOCK,
+                           .target = pd_strdup("sda"), .mount = pd_strdup("/scratch"),
+                           .fstype = pd_strdup("ext4"), .reason = pd_strdup("")};
+    pd_io_set set = {.paths = &r, .npaths = 1};
+    char *json = pd_io_targets_json(&set, "node01");
+    assert_non_null(json);
+    assert_string_equal(json, "{\n  \"hostname\": \"node01\",\n  \"paths\": [\n"
+                              "    {\"path\": \"/scratch/caf?/out\", \"kind\": \"block\", \"target\": \"sda\", "
+                              "\"mount\": \"/scratch\", \"fstype\": \"ext4\"}\n  ]\n}\n");
+    free(json);
+    /* Valid UTF-8 is kept as it is. */
+    free(r.path);
+    r.path = pd_strdup("/scratch/caf\xc3\xa9");
+    json = pd_io_targets_json(&set, "node01");
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"path\": \"/scratch/caf\xc3\xa9\""));
+    free(json);
+    free(r.path), free(r.target), free(r.mount), free(r.fstype), free(r.reason);
+}
+
 static void test_io_resolve_without_mountinfo(void **state)
 {
     (void)state;
@@ -667,6 +692,7 @@ int main(void)
         cmocka_unit_test(test_io_sequence),
         cmocka_unit_test_setup_teardown(test_io_resolve, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_io_resolve_without_mountinfo, setup_tmp, teardown_tmp),
+        cmocka_unit_test(test_io_targets_json_non_utf8),
         cmocka_unit_test_setup_teardown(test_cmd_gpu, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_cmd_cpu_and_io_on_fixture_proc, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_cmd_sentinel_and_usage, setup_tmp, teardown_tmp),

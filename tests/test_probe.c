@@ -164,6 +164,37 @@ static void test_cpu_sequence(void **state)
     free(s1), free(s2), free(s3), free(m1), free(m2);
 }
 
+/* cpu1 goes offline and comes back with its idle counter restarted (nohz
+ * idle time reset on hotplug): it gets a new baseline, not a row where the
+ * clamped idle delta reads as 100% busy. */
+static void test_cpu_hotplug_rebaseline(void **state)
+{
+    (void)state;
+    char *m = fx("meminfo.1");
+    pd_cpu_state st = {0};
+    pd_str out = {0};
+    char err[128];
+    assert_int_equal(pd_cpu_sample(&st, "cpu0 100 0 50 500 0 0 0\ncpu1 100 0 50 5000 0 0 0\n", m, 1.0, "h", &out,
+                                   err, sizeof err),
+                     0);
+    assert_int_equal(pd_cpu_sample(&st, "cpu0 110 0 50 590 0 0 0\n", m, 2.0, "h", &out, err, sizeof err), 1);
+    assert_string_equal(out.data, "2.000,h,0,10.00,0.00,90.00,16000000,8000000\n");
+    pd_str_clear(&out);
+    assert_int_equal(pd_cpu_sample(&st, "cpu0 120 0 50 680 0 0 0\ncpu1 110 0 50 40 0 0 0\n", m, 3.0, "h", &out,
+                                   err, sizeof err),
+                     1);
+    assert_string_equal(out.data, "3.000,h,0,10.00,0.00,90.00,16000000,8000000\n");
+    pd_str_clear(&out);
+    assert_int_equal(pd_cpu_sample(&st, "cpu0 130 0 50 770 0 0 0\ncpu1 130 0 50 120 0 0 0\n", m, 4.0, "h", &out,
+                                   err, sizeof err),
+                     2);
+    assert_string_equal(out.data, "4.000,h,0,10.00,0.00,90.00,16000000,8000000\n"
+                                  "4.000,h,1,20.00,0.00,80.00,16000000,8000000\n");
+    pd_str_free(&out);
+    pd_cpu_state_free(&st);
+    free(m);
+}
+
 static void test_cpu_meminfo_fallback_and_errors(void **state)
 {
     (void)state;
@@ -687,6 +718,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cpu_sequence),
+        cmocka_unit_test(test_cpu_hotplug_rebaseline),
         cmocka_unit_test(test_cpu_meminfo_fallback_and_errors),
         cmocka_unit_test(test_gpu_format),
         cmocka_unit_test(test_io_sequence),

@@ -76,6 +76,8 @@ int pd_cpu_sample(pd_cpu_state *st, const char *stat, const char *meminfo, doubl
     }
     int rows = 0, lines = 0;
     char row[256];
+    for (size_t i = 0; i < st->ncores; i++)
+        st->cores[i].seen = false;
     for (const char *p = stat ? stat : ""; *p; p = next_line(p)) {
         if (strncmp(p, "cpu", 3) != 0 || p[3] < '0' || p[3] > '9')
             continue;
@@ -113,11 +115,18 @@ int pd_cpu_sample(pd_cpu_state *st, const char *stat, const char *meminfo, doubl
         }
         memcpy(c->v, cur, sizeof cur);
         c->valid = true;
+        c->seen = true;
     }
     if (lines == 0) {
         snprintf(err, errlen, "stat has no cpuN lines");
         return -1;
     }
+    /* A core that went offline may come back with its idle counter restarted
+     * (some kernels reset the nohz idle time on hotplug): give it a fresh
+     * baseline rather than a clamped delta that would read as 100% busy. */
+    for (size_t i = 0; i < st->ncores; i++)
+        if (!st->cores[i].seen)
+            st->cores[i].valid = false;
     return rows;
 }
 

@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -628,6 +631,35 @@ static void test_cmd_cpu_and_io_on_fixture_proc(void **state)
     assert_int_not_equal(access(tmp_path("rep/__iops_io_trace_n1_8.csv"), F_OK), 0);
 }
 
+/* A trace that cannot be written in full (here: a file size limit hit in the
+ * middle of the header) is a runtime failure, exit 1, not a silent success. */
+static void test_cmd_short_write(void **state)
+{
+    (void)state;
+    put_fixture("proc/stat", "stat.1");
+    put_fixture("proc/meminfo", "meminfo.1");
+    setenv("PADDISER_PROC_ROOT", tmp_path("proc"), 1);
+    mkdirs("rep");
+    put("rep/__iops_trace_running.9", "");
+    char rep[PATH_MAX];
+    snprintf(rep, sizeof rep, "%s", tmp_path("rep"));
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct rlimit lim = {40, 40};
+        signal(SIGXFSZ, SIG_IGN); /* writes past the limit fail with EFBIG */
+        freopen("/dev/null", "w", stderr);
+        setrlimit(RLIMIT_FSIZE, &lim);
+        const char *cpu[] = {"cpu", "--dir", rep, "--attempt", "9", "--host", "n1",
+                             "--interval", "0", "--samples", "1", NULL};
+        _exit(probe(cpu));
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 1);
+}
+
 static void test_cmd_sentinel_and_usage(void **state)
 {
     (void)state;
@@ -727,6 +759,7 @@ int main(void)
         cmocka_unit_test(test_io_targets_json_non_utf8),
         cmocka_unit_test_setup_teardown(test_cmd_gpu, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_cmd_cpu_and_io_on_fixture_proc, setup_tmp, teardown_tmp),
+        cmocka_unit_test_setup_teardown(test_cmd_short_write, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_cmd_sentinel_and_usage, setup_tmp, teardown_tmp),
         cmocka_unit_test(test_injection_validation),
     };

@@ -143,6 +143,7 @@ static int mounts_load(mount_table *t, char *err, size_t errlen)
     return 0;
 oom:
     free(text);
+    mounts_free(t);
     snprintf(err, errlen, "out of memory reading %s", path);
     return -1;
 }

@@ -220,6 +220,9 @@ static void text_free(pd_cfg_text *t)
 static char *resolve_path(const char *dir, const char *p)
 {
     pd_str s = {0};
+    while (p[0] == '.' && p[1] == '/') /* "./wd" -> "wd" */
+        for (p += 2; *p == '/'; p++)
+            ;
     if (p[0] == '/' || !dir)
         pd_str_append(&s, p);
     else

@@ -919,6 +919,12 @@ int pd_bench_config_parse(const char *text, const char *name, const char *dir, p
         parse_command(&c, map_get(&c, root, "command"), cfg);
         parse_scripts(&c, map_get(&c, root, "scripts"), cfg);
         parse_output(&c, map_get(&c, root, "output"), cfg);
+        for (size_t i = 0; i < cfg->script.nmetrics; i++)
+            for (size_t k = 0; k < cfg->nvars; k++)
+                if (!strcmp(cfg->script.metrics[i], cfg->vars[k].name))
+                    err_at(&c, cfg->vars[k].line, "scripts[0].parser.metrics",
+                           "metric '%s' has the name of a variable; results.csv needs distinct columns",
+                           cfg->script.metrics[i]);
     }
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);

@@ -37,6 +37,7 @@ scripts:
       echo run >> {{ workdir }}/count_{{ execution_id }}_{{ repetition }}
       {{ command.template }} > {{ execution_dir }}/out.txt
       echo "stderr line" >&2
+      printf 'timestamp,hostname,core,cpu_user_pct,cpu_system_pct,cpu_idle_pct,mem_total_kb,mem_available_kb\n1.0,h,0,50,10,40,2000,1000\n2.0,h,0,30,10,60,2000,500\n' > {{ execution_dir }}/__iops_trace_h_1.csv
       [ {{ x }} -ne 2 ] || [ "{{ mode }}" != a ] || exit 3
     parser:
       file: out.txt
@@ -76,7 +77,9 @@ exec_0005,1,3,a,1.5,30,A
 exec_0005,2,3,a,1.5,30,A
 EOF
 diff expected.csv "$R/results.csv" >&2 || fail "results.csv differs"
-grep -q "summary" out.log || fail "final report lines missing"
+grep -q "summary: $PWD/$R/__iops_resource_summary.csv" out.log || { cat out.log err.log; fail "summary not reported"; }
+head -1 "$R/__iops_resource_summary.csv" | grep -q '^execution_id,repetition,x,mode,y,' || fail "summary header"
+[ "$(tail -n +2 "$R/__iops_resource_summary.csv" | wc -l)" -eq 10 ] || fail "summary rows"
 
 # 2. configuration errors: exit 2, a message with file:line: key, no run dir
 sed 's/rule: "not (x == 3/rule: "not (xx == 3/' study.yaml >bad.yaml

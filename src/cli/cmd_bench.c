@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "bench/run.h"
+#include "bench/summary.h"
 #include "cli/commands.h"
 #include "common/util.h"
 
@@ -12,6 +13,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: paddiser bench CONFIG.yaml [options]\n"
+            "       paddiser bench --summarize RUN_DIR   (recompute the run summary)\n"
             "\n"
             "Runs every combination of the study's variables, each repetition in\n"
             "workdir/run_NNN/exec_NNNN/repetition_NNN, and collects results.csv.\n"
@@ -34,6 +36,9 @@ static void usage(FILE *out)
 int cmd_bench(int argc, char **argv)
 {
     pd_bench_options opt = {.executor = -1};
+    for (int i = 1; i < argc; i++) /* recompute a run's summary: summary.c owns it */
+        if (!strcmp(argv[i], "--summarize") || !strncmp(argv[i], "--summarize=", 12))
+            return pd_summary_main(argc, argv);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {

@@ -3,6 +3,7 @@
 # scripts/slurm-localhost.sh). `make check` runs check-slurm via CHECK_EXTRA.
 
 MEMBW_BIN := $(BUILD)/membw-triad
+CHECK_SLURM_STUDY ?= examples/membw/membw.yaml
 
 $(MEMBW_BIN): examples/membw/triad.c
 	@mkdir -p $(dir $@)
@@ -22,7 +23,7 @@ check-slurm: all $(MEMBW_BIN)
 	trap 'scripts/slurm-localhost.sh stop; rm -rf "$$W"' EXIT; \
 	scripts/slurm-localhost.sh start; \
 	export SLURM_CONF=$$D/etc/slurm.conf; \
-	MEMBW_BIN=$(abspath $(MEMBW_BIN)) $(BUILD)/paddiser bench examples/membw/membw.yaml \
+	MEMBW_BIN=$(abspath $(MEMBW_BIN)) $(BUILD)/paddiser bench $(CHECK_SLURM_STUDY) \
 		--executor slurm --parallel 4 --workdir "$$W"; \
 	R=$$W/run_001; \
 	n=$$(tail -n +2 "$$R/results.csv" | wc -l); \

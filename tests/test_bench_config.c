@@ -290,7 +290,7 @@ static void test_probe_enabled_reports_injection_failure_or_places_block(void **
     pd_bench_rendered r;
     int rc = pd_bench_render(&cfg, "/w", &m.execs[0], 1, "/opt/paddiser-probe", &r, &errors);
     if (rc != 0) { /* the probe module is not built: its message is a config error */
-        assert_non_null(strstr(errors.data, "t.yaml: benchmark.probes: "));
+        assert_non_null(strstr(errors.data, "t.yaml:6: benchmark.probes: "));
     } else { /* the block sits after the #SBATCH header, before the command */
         const char *sb = strstr(r.script, "#SBATCH --ntasks=");
         const char *cmd = strstr(r.script, "\nbench -n");

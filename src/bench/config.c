@@ -377,6 +377,7 @@ static void parse_probes(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
     const char *P = "benchmark.probes";
     if (!want_mapping(c, n, P))
         return;
+    cfg->probes.line = node_line(n);
     static const char *known[] = {"resource_sampling", "gpu_sampling", "io_sampling", "io_paths",
                                   "sampling_interval", "system_snapshot", "execution_index", NULL};
     check_keys(c, n, P, known, NULL);

@@ -62,6 +62,7 @@ typedef struct {
         double interval_s;
         pd_cfg_text *io_paths;
         size_t n_io_paths;
+        int line; /* of benchmark.probes */
     } probes;
     pd_bench_var *vars;
     size_t nvars;

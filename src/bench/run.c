@@ -444,8 +444,8 @@ int pd_bench_main(const pd_bench_options *opt)
             const pd_bench_exec *ex = &run->matrix.execs[e];
             *t = (pd_bench_task){.exec_idx = e, .exec_id = ex->id, .repetition = r, .exit_code = -1};
             pd_bench_rep_dir(t->dir, sizeof t->dir, run->run_dir, ex->id, r);
-            if (render_errors > 10)
-                continue; /* enough to show the pattern */
+            if (render_errors)
+                continue; /* the same template fails the same way for every repetition */
             pd_bench_rendered rd;
             if (pd_bench_render(cfg, run->run_dir, ex, r, probe_bin, &rd, &errors) != 0) {
                 render_errors++;

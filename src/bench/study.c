@@ -381,7 +381,8 @@ int pd_bench_render(const pd_bench_config *cfg, const char *run_dir, const pd_be
                                       .n_io_paths = npaths};
             char err[512] = "";
             if (pd_probe_injection(&block, &pc, err, sizeof err) != 0) {
-                pd_str_printf(errors, "%s: benchmark.probes: %s\n", cfg->path, err[0] ? err : "probe injection failed");
+                pd_str_printf(errors, "%s:%d: benchmark.probes: %s\n", cfg->path, cfg->probes.line,
+                              err[0] ? err : "probe injection failed");
                 rc = -1;
             }
         }

@@ -307,6 +307,43 @@ static void test_probe_enabled_reports_injection_failure_or_places_block(void **
     pd_str_free(&warnings);
 }
 
+static void test_float_range_bool_and_template_exprs(void **state)
+{
+    (void)state;
+    const char *text = "benchmark: {name: f, workdir: w}\n"
+                       "vars:\n"
+                       "  r: {type: float, sweep: {mode: range, start: 0.5, end: 1.5, step: 0.25}}\n"
+                       "  on: {type: bool, sweep: {mode: list, values: [true, 'no']}}\n"
+                       "  tag: {type: str, expr: \"r{{ r }}-{{ on }}\"}\n"
+                       "  half: {type: int, expr: \"{{ (r * 10) | int }}\"}\n"
+                       "  down: {type: int, sweep: {mode: range, start: 3, end: 1, step: -1}}\n"
+                       "command: {template: \"x\"}\n"
+                       "scripts: [{name: s, script_template: \"{{ command.template }} {{ os_env.PD_NOPE | d('-') }}\"}]\n";
+    pd_bench_config cfg;
+    pd_str errors = {0}, warnings = {0};
+    assert_int_equal(parse(text, &cfg, &errors), 0);
+    assert_int_equal(cfg.vars[0].nvalues, 5);
+    assert_true(cfg.vars[0].values[4].f == 1.5);
+    assert_int_equal(cfg.vars[1].values[1].kind, PD_VAL_BOOL);
+    assert_false(cfg.vars[1].values[1].b);
+    assert_int_equal(cfg.vars[4].nvalues, 3);
+    assert_int_equal(cfg.vars[4].values[2].i, 1);
+    pd_bench_matrix m;
+    assert_int_equal(pd_bench_matrix_build(&cfg, "/w", &m, &errors, &warnings), 0);
+    assert_int_equal(m.nexecs, 30);
+    assert_string_equal(m.execs[3].values[2].s, "r0.5-False"); /* r=0.5, on=False, down=3 */
+    assert_int_equal(m.execs[3].values[3].i, 5);
+    assert_int_equal(m.execs[3].values[4].i, 3);
+    pd_bench_rendered r;
+    assert_int_equal(pd_bench_render(&cfg, "/w", &m.execs[0], 1, "/p", &r, &errors), 0);
+    assert_string_equal(r.script, "#!/bin/bash\nx -");
+    pd_bench_rendered_free(&r, cfg.nvars);
+    pd_bench_matrix_free(&m);
+    pd_bench_config_free(&cfg);
+    pd_str_free(&errors);
+    pd_str_free(&warnings);
+}
+
 static void test_insert_block(void **state)
 {
     (void)state;
@@ -419,6 +456,7 @@ int main(void)
         cmocka_unit_test(test_evaluation_errors_name_line_and_key),
         cmocka_unit_test(test_warn_policy_keeps_and_warns),
         cmocka_unit_test(test_probe_enabled_reports_injection_failure_or_places_block),
+        cmocka_unit_test(test_float_range_bool_and_template_exprs),
         cmocka_unit_test(test_insert_block),
         cmocka_unit_test(test_metrics_native_parsers),
         cmocka_unit_test(test_metrics_python_parser),

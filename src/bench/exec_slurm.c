@@ -199,13 +199,16 @@ static void poll_jobs(pd_bench_run *run, int *running)
         int code = -1;
         char raw[64] = "";
         if (final_state(t->job_id, &fs, &code, raw, sizeof raw) != 0) {
-            if (st == 0) { /* squeue answered and no longer knows it; neither does anyone else */
-                fprintf(stderr, "paddiser bench: job %s vanished without a final state (no sacct/scontrol record)\n",
-                        t->job_id);
-                fs = PD_TASK_FAILED;
-            } else {
-                continue; /* controller unreachable: try again later */
-            }
+            /* squeue does not list it and neither sacct nor scontrol knows it:
+             * give the controller a few polls (it may be restarting), then
+             * count the job as lost. */
+            if (++t->unknown_polls < 10)
+                continue;
+            fprintf(stderr, "paddiser bench: job %s vanished without a final state (no squeue, sacct or scontrol "
+                            "record)\n", t->job_id);
+            fs = PD_TASK_FAILED;
+        } else {
+            t->unknown_polls = 0;
         }
         if (fs == PD_TASK_PENDING)
             continue;

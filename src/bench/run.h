@@ -23,6 +23,7 @@ typedef struct {
     double start, end;
     char job_id[64];      /* SLURM job id, or "" */
     long pid;             /* local executor: child pid while running */
+    int unknown_polls;    /* slurm: polls in a row where no tool knew the job */
     pd_val *values;       /* variables of this repetition */
     char *parser_file;
     char **metrics;       /* cfg->script.nmetrics values (NULL = missing) */

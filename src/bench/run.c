@@ -194,8 +194,12 @@ void pd_bench_task_finished(pd_bench_run *run, pd_bench_task *t)
         else
             fprintf(stderr, "[%zu/%zu] exec_%04d rep %d %s\n", run->done, run->ntasks, t->exec_id, t->repetition, what);
     }
-    if (t->state == PD_TASK_SUCCEEDED)
+    /* Keep results.csv current during long runs without rewriting it for
+     * every repetition of a big study; the end of the run writes it anyway. */
+    if (t->state == PD_TASK_SUCCEEDED && pd_monotonic() - run->results_written_at >= 1.0) {
         write_results(run);
+        run->results_written_at = pd_monotonic();
+    }
 }
 
 /* ------------------------------------------------------------- layout */

@@ -51,6 +51,7 @@ typedef struct pd_bench_run {
     size_t done;    /* finished (this invocation + skipped) */
     bool quiet;
     const char *executor_name;
+    double results_written_at; /* monotonic time of the last results.csv write */
 } pd_bench_run;
 
 /* Runs a study end to end. Returns the exit status: 0 all succeeded,

@@ -51,7 +51,7 @@ SlurmctldLogFile=$D/log/slurmctld.log
 SlurmdLogFile=$D/log/slurmd.log
 SlurmctldTimeout=30
 SlurmdTimeout=30
-NodeName=localhost NodeHostname=$(hostname) CPUs=$CPUS RealMemory=2000 State=UNKNOWN
+NodeName=localhost NodeHostname=$(uname -n) CPUs=$CPUS RealMemory=2000 State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 EOF
 }
@@ -87,7 +87,7 @@ start() {
     start_munge
     export SLURM_CONF="$CONF"
     alive "$D/slurmctld.pid" || slurmctld -c -f "$CONF"
-    alive "$D/slurmd.pid" || slurmd -f "$CONF"
+    alive "$D/slurmd.pid" || slurmd -N localhost -f "$CONF"
     i=0
     while :; do
         st=$(sinfo -h -o %T 2>/dev/null || true)

@@ -183,6 +183,8 @@ static void test_expression_errors(void **state)
     expect_error("9223372036854775807 + 1", "integer overflow");
     expect_error("12abc", "malformed number");
     expect_error("missing", "UNDEF");
+    expect_error("min(-", "expected a value, found end of expression"); /* found by fuzzing: no bad free */
+    expect_error("a | round(-", "expected a value");
 }
 
 static char *render(const char *tmpl, int *line, char *err, size_t errlen)

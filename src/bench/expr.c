@@ -549,6 +549,7 @@ static int parse_args(parser *p, bool live, pd_val *args, int *nargs)
     for (;;) {
         if (*nargs == MAX_ARGS)
             return fail(p, "too many arguments (in \"%s\")", p->src);
+        args[*nargs] = pd_val_none();
         if (parse_expr(p, live, &args[*nargs])) {
             pd_val_free(&args[*nargs]);
             return -1;
@@ -883,6 +884,7 @@ static int parse_power(parser *p, bool live, pd_val *out)
 
 static int parse_unary(parser *p, bool live, pd_val *out)
 {
+    *out = pd_val_none();
     if (is_op(p, "-") || is_op(p, "+")) {
         bool neg = p->op[0] == '-';
         if (lex(p) || parse_unary(p, live, out))

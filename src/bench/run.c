@@ -381,6 +381,17 @@ int pd_bench_main(const pd_bench_options *opt)
         cfg->executor = (pd_executor_kind)opt->executor;
     if (opt->parallel > 0)
         cfg->parallel = opt->parallel;
+    if (cfg->executor == PD_EXEC_SLURM && !opt->dry_run) {
+        const char *tools[] = {"sbatch", "squeue", "scancel"};
+        for (size_t i = 0; i < PD_ARRAY_LEN(tools); i++) {
+            char *found = pd_find_in_path(tools[i]);
+            if (!found) {
+                fprintf(stderr, "paddiser bench: executor slurm needs %s on PATH; nothing was run\n", tools[i]);
+                goto out;
+            }
+            free(found);
+        }
+    }
     run->quiet = opt->quiet;
     run->executor_name = cfg->executor == PD_EXEC_SLURM ? "slurm" : "local";
     snprintf(run->script_file, sizeof run->script_file, "run_%s.sh", cfg->script.name);

@@ -95,6 +95,19 @@ static yaml_node_t *map_get(ctx *c, const yaml_node_t *map, const char *key)
     return NULL;
 }
 
+/* Line of a key in a mapping (0 if absent). */
+static int key_line(ctx *c, const yaml_node_t *map, const char *key)
+{
+    if (!map || map->type != YAML_MAPPING_NODE)
+        return 0;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = node(c, p->key);
+        if (scalar(k) && !strcmp(scalar(k), key))
+            return node_line(k);
+    }
+    return 0;
+}
+
 /* Checks a mapping's keys: `known` are parsed by the caller, `ignored` are
  * IOPS keys paddiser accepts without acting on them (warning), anything else
  * is an error. Duplicate keys are errors too. */
@@ -502,8 +515,10 @@ static void parse_benchmark(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
                 cfg->poll_interval_s = d;
         }
     }
-    if ((v = map_get(c, n, "probes")))
+    if ((v = map_get(c, n, "probes"))) {
         parse_probes(c, v, cfg);
+        cfg->probes.line = key_line(c, n, "probes");
+    }
 }
 
 static void parse_sweep(ctx *c, const yaml_node_t *n, const char *vkey, pd_bench_var *var)

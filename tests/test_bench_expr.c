@@ -236,8 +236,55 @@ static void test_template_errors_name_line(void **state)
     assert_non_null(strstr(err, "expected a value"));
     assert_null(render("{{ a ", &line, err, sizeof err));
     assert_non_null(strstr(err, "unclosed '{{'"));
-    assert_null(render("{% if a %}x{% endif %}", &line, err, sizeof err));
-    assert_non_null(strstr(err, "not supported"));
+    assert_null(render("ok\n{% for x in y %}x{% endfor %}", &line, err, sizeof err));
+    assert_int_equal(line, 2);
+    assert_string_equal(err, "unsupported statement {% for %} (supported: if, elif, else, endif)");
+    assert_null(render("a\n{% if a %}\n{% if b %}x{% endif %}\n", &line, err, sizeof err));
+    assert_string_equal(err, "{% if %} without {% endif %}");
+    assert_int_equal(line, 2);
+    assert_null(render("{% endif %}", &line, err, sizeof err));
+    assert_string_equal(err, "{% endif %} without {% if %}");
+    assert_null(render("{% else %}", &line, err, sizeof err));
+    assert_string_equal(err, "{% else %} without {% if %}");
+    assert_null(render("{% if a %}{% else %}{% else %}{% endif %}", &line, err, sizeof err));
+    assert_string_equal(err, "two {% else %} in one {% if %}");
+    assert_null(render("{% if a %}{% else %}{% elif b %}{% endif %}", &line, err, sizeof err));
+    assert_string_equal(err, "{% elif %} without {% if %}");
+    assert_null(render("{% if %}x{% endif %}", &line, err, sizeof err));
+    assert_string_equal(err, "{% if %} needs a condition");
+    assert_null(render("{% if nope > 1 %}x{% endif %}", &line, err, sizeof err));
+    assert_string_equal(err, "unknown name 'nope'");
+}
+
+static void test_if_statements(void **state)
+{
+    (void)state;
+    char err[256];
+    int line;
+    char *r = render("{% if a > 5 %}big{% else %}small{% endif %}", &line, err, sizeof err);
+    assert_string_equal(r, "big");
+    free(r);
+    r = render("{% if a > 9 %}1{% elif a > 5 %}2{% elif a > 1 %}3{% else %}4{% endif %}", &line, err, sizeof err);
+    assert_string_equal(r, "2");
+    free(r);
+    /* trim_blocks + lstrip_blocks: tag-only lines disappear */
+    r = render("#!/bin/bash\n  {% if t %}\necho yes\n  {% else %}\necho no\n  {% endif %}\ndone\n", &line, err,
+               sizeof err);
+    assert_string_equal(r, "#!/bin/bash\necho yes\ndone\n");
+    free(r);
+    /* not taken: names in it are not looked up; nesting */
+    r = render("{% if false %}{{ missing }}{% if missing %}x{% endif %}{% else %}"
+               "{% if s == 'ab' %}in{% endif %}{% endif %}-ok",
+               &line, err, sizeof err);
+    assert_non_null(r);
+    assert_string_equal(r, "in-ok");
+    free(r);
+    r = render("a {% if t -%}   b   {%- endif %} c", &line, err, sizeof err);
+    assert_string_equal(r, "a b c");
+    free(r);
+    r = render("x {%+ if t +%}\ny{% endif %}", &line, err, sizeof err);
+    assert_string_equal(r, "x \ny");
+    free(r);
 }
 
 static void test_json_and_float_format(void **state)
@@ -277,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_expression_errors),
         cmocka_unit_test(test_templates),
         cmocka_unit_test(test_template_errors_name_line),
+        cmocka_unit_test(test_if_statements),
         cmocka_unit_test(test_json_and_float_format),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1155,12 +1155,115 @@ static int line_of(const char *start, const char *at)
     return line;
 }
 
+/* {% if %} nesting: a branch produces output when every level is active. */
+#define MAX_IF_DEPTH 32
+typedef struct {
+    bool parent_active, taken, active, seen_else;
+} if_level;
+
+/* Evaluates a tag's expression. 0 with *out set, or -1 with err. */
+static int eval_tag(const char *body, size_t n, pd_lookup_fn lookup, void *ud, pd_val *out, char *err, size_t errlen)
+{
+    char *src = malloc(n + 1);
+    if (!src) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    memcpy(src, body, n);
+    src[n] = '\0';
+    char e[400];
+    int rc = pd_expr_eval(pd_trim(src), lookup, ud, out, e, sizeof e);
+    if (!rc && out->kind == PD_VAL_UNDEF) {
+        snprintf(e, sizeof e, "unknown name '%s'", out->s);
+        pd_val_free(out);
+        rc = -1;
+    }
+    if (rc)
+        snprintf(err, errlen, "%s", e);
+    free(src);
+    return rc;
+}
+
+/* Handles one {% statement %}: if / elif / else / endif. */
+static int statement(const char *body, size_t n, if_level *stack, int *depth, pd_lookup_fn lookup, void *ud,
+                     char *err, size_t errlen)
+{
+    while (n && isspace((unsigned char)*body))
+        body++, n--;
+    while (n && isspace((unsigned char)body[n - 1]))
+        n--;
+    size_t kw = 0;
+    while (kw < n && (isalpha((unsigned char)body[kw]) || body[kw] == '_'))
+        kw++;
+    char word[16];
+    snprintf(word, sizeof word, "%.*s", (int)(kw < 15 ? kw : 15), body);
+    bool active = *depth == 0 || stack[*depth - 1].active;
+    if (!strcmp(word, "if") || !strcmp(word, "elif")) {
+        bool is_if = word[0] == 'i';
+        if (is_if && *depth == MAX_IF_DEPTH) {
+            snprintf(err, errlen, "{%% if %%} nested deeper than %d", MAX_IF_DEPTH);
+            return -1;
+        }
+        if (!is_if && (*depth == 0 || stack[*depth - 1].seen_else)) {
+            snprintf(err, errlen, "{%% elif %%} without {%% if %%}");
+            return -1;
+        }
+        if (kw == n) {
+            snprintf(err, errlen, "{%% %s %%} needs a condition", word);
+            return -1;
+        }
+        if_level *lv = is_if ? &stack[(*depth)++] : &stack[*depth - 1];
+        if (is_if)
+            *lv = (if_level){.parent_active = active};
+        bool eval = lv->parent_active && !lv->taken;
+        lv->active = false;
+        if (eval) {
+            pd_val v;
+            if (eval_tag(body + kw, n - kw, lookup, ud, &v, err, errlen))
+                return -1;
+            lv->active = pd_val_truthy(&v);
+            lv->taken = lv->active;
+            pd_val_free(&v);
+        }
+        return 0;
+    }
+    if (!strcmp(word, "else") || !strcmp(word, "endif")) {
+        if (kw != n) {
+            snprintf(err, errlen, "{%% %s %%} takes nothing after it", word);
+            return -1;
+        }
+        if (*depth == 0) {
+            snprintf(err, errlen, "{%% %s %%} without {%% if %%}", word);
+            return -1;
+        }
+        if_level *lv = &stack[*depth - 1];
+        if (word[1] == 'n') {
+            (*depth)--;
+            return 0;
+        }
+        if (lv->seen_else) {
+            snprintf(err, errlen, "two {%% else %%} in one {%% if %%}");
+            return -1;
+        }
+        lv->seen_else = true;
+        lv->active = lv->parent_active && !lv->taken;
+        lv->taken = true;
+        return 0;
+    }
+    snprintf(err, errlen, "unsupported statement {%% %.*s %%} (supported: if, elif, else, endif)", (int)(kw ? kw : n),
+             body);
+    return -1;
+}
+
+/* Whitespace follows Jinja with trim_blocks and lstrip_blocks, as IOPS
+ * configures it: a {% %} tag alone on its line leaves no blank line. */
 int pd_template_render(const char *tmpl, pd_lookup_fn lookup, void *ud, pd_str *out, char *err,
                        size_t errlen, int *err_line)
 {
     const char *s = tmpl;
-    bool trim_next = false;
-    int dummy;
+    bool trim_next = false, eat_newline = false;
+    if_level stack[MAX_IF_DEPTH];
+    int depth = 0, dummy, if_lines[MAX_IF_DEPTH];
     if (!err_line)
         err_line = &dummy;
     *err_line = 0;
@@ -1173,12 +1276,23 @@ int pd_template_render(const char *tmpl, pd_lookup_fn lookup, void *ud, pd_str *
         if (trim_next)
             while (text < text_end && isspace((unsigned char)*text))
                 text++;
-        trim_next = false;
+        else if (eat_newline && text < text_end && *text == '\n')
+            text++;
+        trim_next = eat_newline = false;
         const char *te = text_end;
-        if (open && open[2] == '-')
+        if (open && open[2] == '-') {
             while (te > text && isspace((unsigned char)te[-1]))
                 te--;
-        pd_str_appendn(out, text, (size_t)(te - text));
+        } else if (open && open[1] == '%' && open[2] != '+') { /* lstrip_blocks */
+            const char *b = te;
+            while (b > text && (b[-1] == ' ' || b[-1] == '\t'))
+                b--;
+            if (b == tmpl || b[-1] == '\n')
+                te = b;
+        }
+        bool active = depth == 0 || stack[depth - 1].active;
+        if (active)
+            pd_str_appendn(out, text, (size_t)(te - text));
         if (!open)
             break;
         *err_line = line_of(tmpl, open);
@@ -1190,44 +1304,35 @@ int pd_template_render(const char *tmpl, pd_lookup_fn lookup, void *ud, pd_str *
             snprintf(err, errlen, "unclosed '%c%c' (no matching '%s')", '{', kind, close_tok);
             return -1;
         }
-        if (kind == '%') {
-            snprintf(err, errlen, "template statements {%% ... %%} are not supported (only {{ expression }})");
-            return -1;
-        }
-        if (*body == '-')
+        if (*body == '-' || (kind == '%' && *body == '+'))
             body++;
         const char *body_end = close;
-        if (body_end > body && body_end[-1] == '-') {
+        bool plus_end = false;
+        if (body_end > body && (body_end[-1] == '-' || (kind == '%' && body_end[-1] == '+'))) {
+            trim_next = body_end[-1] == '-';
+            plus_end = body_end[-1] == '+';
             body_end--;
-            trim_next = true;
         }
-        if (kind == '{') {
-            size_t n = (size_t)(body_end - body);
-            char *src = malloc(n + 1);
-            if (!src) {
-                snprintf(err, errlen, "out of memory");
+        if (kind == '%') {
+            int before = depth;
+            if (statement(body, (size_t)(body_end - body), stack, &depth, lookup, ud, err, errlen))
                 return -1;
-            }
-            memcpy(src, body, n);
-            src[n] = '\0';
+            if (depth > before)
+                if_lines[depth - 1] = *err_line;
+            eat_newline = !trim_next && !plus_end; /* trim_blocks */
+        } else if (kind == '{' && active) {
             pd_val v;
-            char e[400];
-            int rc = pd_expr_eval(pd_trim(src), lookup, ud, &v, e, sizeof e);
-            if (!rc && v.kind == PD_VAL_UNDEF) {
-                snprintf(e, sizeof e, "unknown name '%s'", v.s);
-                rc = -1;
-            }
-            if (rc) {
-                snprintf(err, errlen, "%s", e);
-                free(src);
-                pd_val_free(&v);
+            if (eval_tag(body, (size_t)(body_end - body), lookup, ud, &v, err, errlen))
                 return -1;
-            }
             pd_val_append(out, &v);
             pd_val_free(&v);
-            free(src);
         }
         s = close + 2;
+    }
+    if (depth > 0) {
+        *err_line = if_lines[depth - 1];
+        snprintf(err, errlen, "{%% if %%} without {%% endif %%}");
+        return -1;
     }
     *err_line = 0;
     pd_str_append(out, "");

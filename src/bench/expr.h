@@ -11,8 +11,9 @@
  *   functions    min max abs round floor ceil int float str
  * Arithmetic follows Python (/ is true division, // floors, % takes the sign
  * of the divisor); values render like Python's str() (True, 2.0).
- * Templates: {{ expr }}, {# comment #}, {{- / -}} trim whitespace. Statements
- * ({% %}) are rejected with an error saying so. */
+ * Templates: {{ expr }}, {# comment #}, {% if %}/{% elif %}/{% else %}/
+ * {% endif %} (other statements are errors), {{- / -}} trim whitespace;
+ * block tags follow Jinja's trim_blocks + lstrip_blocks, as IOPS sets them. */
 #ifndef PD_BENCH_EXPR_H
 #define PD_BENCH_EXPR_H
 

@@ -240,6 +240,8 @@ static char *resolve_path(const char *dir, const char *p)
         pd_str_append(&s, p);
     else
         pd_str_printf(&s, "%s/%s", dir, p);
+    while (s.len > 1 && s.data[s.len - 1] == '/') /* "wd/" -> "wd" */
+        s.data[--s.len] = '\0';
     return pd_str_take(&s);
 }
 

@@ -375,6 +375,8 @@ int pd_bench_main(const pd_bench_options *opt)
             pd_str_append(&w, opt->workdir);
         else
             pd_str_printf(&w, "%s/%s", getcwd(cwd, sizeof cwd) ? cwd : ".", opt->workdir);
+        while (w.len > 1 && w.data[w.len - 1] == '/')
+            w.data[--w.len] = '\0';
         cfg->workdir = pd_str_take(&w);
     }
     if (opt->executor >= 0)

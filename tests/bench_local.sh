@@ -127,6 +127,8 @@ grep -q "resume with: paddiser bench slow.yaml --resume" int.log || fail "no res
 rm slow.flag
 "$PD" bench slow.yaml --resume -q >/dev/null 2>res.log || { cat res.log; fail "resume failed"; }
 [ "$(wc -l <wd2/run_001/count_1)" -eq 1 ] || fail "exec_0001 was redone on resume"
+[ -f wd2/run_001/exec_0002/repetition_001/previous_attempt_1/stdout ] || fail "cancelled attempt's output not set aside"
+[ ! -e wd2/run_001/exec_0003/repetition_001/previous_attempt_1 ] || fail "a never-run repetition has no previous attempt"
 [ "$(wc -l <wd2/run_001/count_2)" -eq 2 ] || fail "exec_0002 should have run twice"
 [ "$(wc -l <wd2/run_001/count_3)" -eq 1 ] || fail "exec_0003 should have run once"
 printf 'execution_id,repetition,x,v\nexec_0001,1,1,1\nexec_0002,1,2,2\nexec_0003,1,3,3\n' >exp2.csv

@@ -305,6 +305,45 @@ static bool status_succeeded(const char *dir)
     return ok;
 }
 
+/* Before a repetition runs again (--resume), the outputs of the attempt that
+ * did not succeed move to previous_attempt_N/, so the run summary does not
+ * mix a cut-short trace into the new one, and nothing is lost. */
+static void set_aside_previous_attempt(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    char dest[PATH_MAX];
+    bool made = false;
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *n = e->d_name;
+        bool output = !strcmp(n, "stdout") || !strcmp(n, "stderr") || !strncmp(n, "__iops_trace_", 13) ||
+                      !strncmp(n, "__iops_gpu_trace_", 17) || !strncmp(n, "__iops_io_trace_", 16) ||
+                      !strncmp(n, "__iops_io_targets_", 18);
+        if (!output)
+            continue;
+        if (!made) {
+            for (int k = 1; k < 1000; k++) {
+                snprintf(dest, sizeof dest, "%s/previous_attempt_%d", dir, k);
+                if (mkdir(dest, 0755) == 0) {
+                    made = true;
+                    break;
+                }
+                if (errno != EEXIST)
+                    break;
+            }
+            if (!made)
+                break;
+        }
+        char from[PATH_MAX], to[PATH_MAX];
+        snprintf(from, sizeof from, "%s/%s", dir, n);
+        snprintf(to, sizeof to, "%s/%s", dest, n);
+        if (rename(from, to) != 0)
+            fprintf(stderr, "paddiser bench: warning: cannot move %s aside: %s\n", from, strerror(errno));
+    }
+    closedir(d);
+}
+
 static void print_lines(const char *prefix, const char *text)
 {
     if (!text || !*text)
@@ -535,6 +574,8 @@ int pd_bench_main(const pd_bench_options *opt)
             skipped++;
             continue;
         }
+        if (opt->resume)
+            set_aside_previous_attempt(t->dir);
         char path[PATH_MAX + NAME_MAX + 2];
         snprintf(path, sizeof path, "%s/%s", t->dir, run->script_file);
         if (pd_mkdir_p(t->dir, 0755) != 0 || pd_write_file_atomic(path, scripts[k], strlen(scripts[k])) != 0 ||

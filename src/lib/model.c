@@ -305,3 +305,31 @@ int pd_model_predict_many(const pd_model *m, double t_dram, double t_slow, const
     free(f);
     return PD_OK;
 }
+
+int pd_model_predict_batch(const pd_model *m, size_t n, const double (*feat)[PD_NFEATURES], const double *r,
+                           const double *t_dram, const double *t_slow, double *f_out, double *t_out)
+{
+    if (n > 0 && (!r || (t_out && (!t_dram || !t_slow))))
+        return PD_EINVAL;
+    float *rows = calloc((n ? n : 1) * PD_MODEL_NINPUTS, sizeof *rows);
+    double *f = malloc((n ? n : 1) * sizeof *f);
+    if (!rows || !f) {
+        free(rows);
+        free(f);
+        return PD_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        fill_row(rows + i * PD_MODEL_NINPUTS, feat ? feat[i] : NULL, clamp_share(r[i]));
+    pd_model_raw_predict(m, rows, n, f);
+    for (size_t i = 0; i < n; i++) {
+        double ri = clamp_share(r[i]);
+        double fi = clamp_f(f[i], ri);
+        if (f_out)
+            f_out[i] = fi;
+        if (t_out)
+            t_out[i] = eq2(t_dram[i], t_slow[i], ri, fi);
+    }
+    free(rows);
+    free(f);
+    return PD_OK;
+}

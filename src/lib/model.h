@@ -45,6 +45,14 @@ double pd_model_predict(const pd_model *m, double t_dram, double t_slow,
 int pd_model_predict_many(const pd_model *m, double t_dram, double t_slow, const double feat[PD_NFEATURES],
                           const double *r, size_t n, double *f_out, double *t_out);
 
+/* Any n rows at once (e.g. every task's curve at every grid share: one
+ * xgboost call for the whole plan; a call costs ~0.1-0.2 ms whatever its
+ * size). Row i: features feat[i] (NULL = all missing), share r[i], times
+ * t_dram[i] / t_slow[i]. f_out or t_out may be NULL; t_dram / t_slow may be
+ * NULL when t_out is. */
+int pd_model_predict_batch(const pd_model *m, size_t n, const double (*feat)[PD_NFEATURES], const double *r,
+                           const double *t_dram, const double *t_slow, double *f_out, double *t_out);
+
 /* ---- training (src/lib/model_train.c) ------------------------------------ */
 
 /* Training data CSV, agreed with the simulator (`paddiser sim`): */

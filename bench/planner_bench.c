@@ -1,8 +1,9 @@
 /* Planner benchmark: 16..4096 tasks sharing 10^6 pages (4 KiB), skewed
  * sampled access counts, linear-in-r time curves tabulated like the runtime
  * does. Times (one run each, wall clock): building the bytes(r) curves from
- * page counts, tabulating time curves with the default model (one batch
- * call for all tasks x 101 shares), greedy and exact planning, and choosing the
+ * page counts, tabulating time curves with the default model
+ * (pd_time_table_build: one call for all tasks x 21 shares), greedy and
+ * exact planning, and choosing the
  * hottest pages within each task's share. `make bench-planner`. */
 #include <math.h>
 #include <stdint.h>
@@ -17,23 +18,18 @@
 
 #define TOTAL_PAGES 1000000
 #define PAGE 4096
-#define GRID 101
+#define GRID 21
 
 typedef struct {
     int n;
     pd_bytes_curve *curves;
-    double *tab; /* [n][GRID] */
+    pd_time_table *tt;
 } bench_ctx;
 
 static double tab_time(void *ctx, int i, double r)
 {
     bench_ctx *b = ctx;
-    double x = r * (GRID - 1);
-    int k = (int)x;
-    if (k >= GRID - 1)
-        return b->tab[(size_t)i * GRID + GRID - 1];
-    double w = x - k;
-    return b->tab[(size_t)i * GRID + k] * (1 - w) + b->tab[(size_t)i * GRID + k + 1] * w;
+    return pd_time_table_cb(b->tt, i, r);
 }
 
 static size_t curve_bytes(void *ctx, int i, double r)
@@ -65,9 +61,9 @@ int main(void)
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         int n = sizes[s];
         size_t per = TOTAL_PAGES / n;
-        bench_ctx b = {.n = n, .curves = calloc(n, sizeof *b.curves), .tab = malloc((size_t)n * GRID * sizeof(double))};
+        bench_ctx b = {.n = n, .curves = calloc(n, sizeof *b.curves)};
         pd_task_pages *tp = malloc(n * sizeof *tp);
-        double *td = malloc(n * sizeof *td), *ts = malloc(n * sizeof *ts), feat[PD_NFEATURES];
+        double *td = malloc(n * sizeof *td), *ts = malloc(n * sizeof *ts);
         /* Zipf-like counts with a per-task skew; 20% of pages untouched */
         for (int i = 0; i < n; i++) {
             double skew = 0.5 + urand();
@@ -83,31 +79,17 @@ int main(void)
         for (int i = 0; i < n; i++)
             pd_bytes_curve_from_counts(&b.curves[i], tp[i].counts, per, PAGE);
         double t_curves = pd_monotonic() - t0;
-        double rg[GRID];
-        for (int k = 0; k < GRID; k++)
-            rg[k] = (double)k / (GRID - 1);
-        /* all tasks' curves in one model call */
-        size_t rows = (size_t)n * GRID;
-        double(*fr)[PD_NFEATURES] = malloc(rows * sizeof *fr);
-        double *rr = malloc(rows * sizeof *rr), *tdr = malloc(rows * sizeof *tdr), *tsr = malloc(rows * sizeof *tsr);
-        t0 = pd_monotonic();
-        for (int i = 0; i < n; i++) {
+        /* all tasks' curves in one model call, 21 shares (the 5% grid) */
+        double(*fr)[PD_NFEATURES] = malloc((size_t)n * sizeof *fr);
+        for (int i = 0; i < n; i++)
             for (int k = 0; k < PD_NFEATURES; k++)
-                feat[k] = urand();
-            for (int k = 0; k < GRID; k++) {
-                size_t row = (size_t)i * GRID + k;
-                memcpy(fr[row], feat, sizeof feat);
-                rr[row] = rg[k];
-                tdr[row] = td[i];
-                tsr[row] = ts[i];
-            }
-        }
-        pd_model_predict_batch(model, rows, (const double(*)[PD_NFEATURES])fr, rr, tdr, tsr, NULL, b.tab);
+                fr[i][k] = urand();
+        pd_time_table tt;
+        t0 = pd_monotonic();
+        pd_time_table_build(&tt, model, n, td, ts, (const double(*)[PD_NFEATURES])fr, GRID);
         double t_model = pd_monotonic() - t0;
         free(fr);
-        free(rr);
-        free(tdr);
-        free(tsr);
+        b.tt = &tt;
         size_t touched = 0;
         for (int i = 0; i < n; i++)
             touched += pd_bytes_curve_touched(&b.curves[i]);
@@ -142,7 +124,7 @@ int main(void)
         free(time);
         free(bytes);
         free(b.curves);
-        free(b.tab);
+        pd_time_table_free(&tt);
         free(tp);
         free(td);
         free(ts);

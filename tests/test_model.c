@@ -69,6 +69,29 @@ static void test_fallback_is_linear(void **state)
     pd_model_free(NULL);
 }
 
+static void test_time_table(void **state)
+{
+    (void)state;
+    pd_time_table tt;
+    double td[2] = {1, 2}, ts[2] = {3, 2};
+    assert_int_equal(pd_time_table_build(&tt, NULL, 2, td, ts, NULL, 5), PD_OK);
+    /* f = 1: linear from t_slow to t_dram */
+    const double want[5] = {3, 2.5, 2, 1.5, 1};
+    for (int k = 0; k < 5; k++)
+        assert_true(fabs(tt.t[k] - want[k]) < 1e-12);
+    assert_true(fabs(pd_time_table_cb(&tt, 0, 0.125) - 2.75) < 1e-12);
+    assert_true(pd_time_table_cb(&tt, 0, 1) == 1);
+    assert_true(pd_time_table_cb(&tt, 0, 2) == 1);
+    assert_true(pd_time_table_cb(&tt, 0, -1) == 3);
+    assert_true(pd_time_table_cb(&tt, 1, 0.7) == 2); /* t_dram == t_slow: flat */
+    pd_time_table_free(&tt);
+    pd_time_table_free(&tt);
+    assert_int_equal(pd_time_table_build(&tt, NULL, 2, td, ts, NULL, 1), PD_EINVAL);
+    assert_int_equal(pd_time_table_build(&tt, NULL, 2, NULL, ts, NULL, 5), PD_EINVAL);
+    assert_int_equal(pd_time_table_build(&tt, NULL, 0, NULL, NULL, NULL, 5), PD_OK);
+    pd_time_table_free(&tt);
+}
+
 static void test_data_errors(void **state)
 {
     (void)state;
@@ -186,6 +209,15 @@ static void test_train_save_load(void **state)
         assert_true(t[0] == 3);
     }
 
+    /* the tabulated curves are the model's own predictions */
+    pd_time_table tt;
+    double tds[3] = {1, 2, 0.5}, tss[3] = {3, 2.5, 4};
+    assert_int_equal(pd_time_table_build(&tt, m, 3, tds, tss, (const double(*)[PD_NFEATURES])d.feat, 11), PD_OK);
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k <= 10; k++)
+            assert_true(fabs(tt.t[i * 11 + k] - pd_model_predict(m, tds[i], tss[i], d.feat[i], k / 10.0)) < 1e-12);
+    pd_time_table_free(&tt);
+
     /* save as JSON and UBJSON; reloading predicts the same */
     assert_int_equal(pd_model_save(m, tmp("m.json"), err, sizeof err), PD_OK);
     assert_int_equal(pd_model_save(m, tmp("m.ubj"), err, sizeof err), PD_OK);
@@ -273,6 +305,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_target_f),
         cmocka_unit_test(test_fallback_is_linear),
+        cmocka_unit_test(test_time_table),
         cmocka_unit_test(test_data_errors),
         cmocka_unit_test(test_synthetic_and_split),
         cmocka_unit_test(test_train_save_load),

@@ -333,3 +333,61 @@ int pd_model_predict_batch(const pd_model *m, size_t n, const double (*feat)[PD_
     free(f);
     return PD_OK;
 }
+
+int pd_time_table_build(pd_time_table *tt, const pd_model *m, int ntasks, const double *t_dram,
+                        const double *t_slow, const double (*feat)[PD_NFEATURES], int npoints)
+{
+    if (!tt || ntasks < 0 || npoints < 2 || (ntasks > 0 && (!t_dram || !t_slow)))
+        return PD_EINVAL;
+    memset(tt, 0, sizeof *tt);
+    size_t rows = (size_t)ntasks * (size_t)npoints;
+    double(*fr)[PD_NFEATURES] = feat ? malloc((rows ? rows : 1) * sizeof *fr) : NULL;
+    double *r = malloc((rows ? rows : 1) * sizeof *r), *td = malloc((rows ? rows : 1) * sizeof *td),
+           *ts = malloc((rows ? rows : 1) * sizeof *ts), *t = malloc((rows ? rows : 1) * sizeof *t);
+    int rc = PD_ENOMEM;
+    if ((feat && !fr) || !r || !td || !ts || !t)
+        goto out;
+    for (int i = 0; i < ntasks; i++)
+        for (int k = 0; k < npoints; k++) {
+            size_t row = (size_t)i * npoints + k;
+            if (fr)
+                memcpy(fr[row], feat[i], sizeof fr[row]);
+            r[row] = k == npoints - 1 ? 1.0 : (double)k / (npoints - 1);
+            td[row] = t_dram[i];
+            ts[row] = t_slow[i];
+        }
+    rc = pd_model_predict_batch(feat ? m : NULL, rows, (const double(*)[PD_NFEATURES])fr, r, td, ts, NULL, t);
+    if (rc == PD_OK) {
+        tt->ntasks = ntasks;
+        tt->npoints = npoints;
+        tt->t = t;
+        t = NULL;
+    }
+out:
+    free(fr);
+    free(r);
+    free(td);
+    free(ts);
+    free(t);
+    return rc;
+}
+
+double pd_time_table_cb(void *ctx, int task, double r)
+{
+    const pd_time_table *tt = ctx;
+    const double *row = tt->t + (size_t)task * tt->npoints;
+    double x = clamp_share(r) * (tt->npoints - 1);
+    int k = (int)x;
+    if (k >= tt->npoints - 1)
+        return row[tt->npoints - 1];
+    double w = x - k;
+    return row[k] * (1 - w) + row[k + 1] * w;
+}
+
+void pd_time_table_free(pd_time_table *tt)
+{
+    if (!tt)
+        return;
+    free(tt->t);
+    memset(tt, 0, sizeof *tt);
+}

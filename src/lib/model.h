@@ -53,6 +53,21 @@ int pd_model_predict_many(const pd_model *m, double t_dram, double t_slow, const
 int pd_model_predict_batch(const pd_model *m, size_t n, const double (*feat)[PD_NFEATURES], const double *r,
                            const double *t_dram, const double *t_slow, double *f_out, double *t_out);
 
+/* Every task's predicted time curve, tabulated once for the planner:
+ * npoints shares r_k = k / (npoints - 1) per task (21 matches the 5% grid;
+ * more points help the exact planner between grid points), all in one
+ * model call. pd_time_table_cb is a pd_plan_problem.time callback (ctx =
+ * the table) interpolating linearly between the points. feat NULL: f = 1. */
+typedef struct {
+    int ntasks, npoints;
+    double *t; /* [ntasks * npoints] */
+} pd_time_table;
+
+int pd_time_table_build(pd_time_table *tt, const pd_model *m, int ntasks, const double *t_dram,
+                        const double *t_slow, const double (*feat)[PD_NFEATURES], int npoints);
+double pd_time_table_cb(void *ctx, int task, double r);
+void pd_time_table_free(pd_time_table *tt);
+
 /* ---- training (src/lib/model_train.c) ------------------------------------ */
 
 /* Training data CSV, agreed with the simulator (`paddiser sim`): */

@@ -257,6 +257,11 @@ static void test_load_errors(void **state)
     write_text(tmp("garbage.json"), "{\"not\": \"a model\"");
     assert_null(pd_model_load(tmp("garbage.json"), err, sizeof err));
     assert_non_null(strstr(err, "not an xgboost model"));
+    /* not JSON/UBJSON: refused before xgboost's legacy reader sees it */
+    write_text(tmp("data.csv"), PD_MODEL_CSV_HEADER "\na,p0,1,2,3,4,5,6,7,8,0.5,1,2,1.5\n");
+    assert_null(pd_model_load(tmp("data.csv"), err, sizeof err));
+    assert_non_null(strstr(err, "want xgboost JSON or UBJSON"));
+    assert_null(pd_model_load_buffer("", 0, "empty", err, sizeof err));
     /* a valid booster with 3 inputs is refused */
     float x[6] = {1, 2, 3, 4, 5, 6}, y[2] = {1, 2};
     DMatrixHandle dm;
@@ -293,7 +298,7 @@ static int teardown(void **state)
 {
     (void)state;
     const char *names[] = {"x.json", "bad1.csv", "bad2.csv", "bad3.csv", "bad4.csv", "ok.csv", "syn.csv",
-                           "m.json", "m.ubj", "garbage.json", "three.json"};
+                           "m.json", "m.ubj", "garbage.json", "three.json", "data.csv"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         unlink(tmp(names[i]));
     rmdir(dir);

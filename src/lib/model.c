@@ -94,6 +94,17 @@ static int booster_check(BoosterHandle b, const char *source, char *err, size_t 
 
 pd_model *pd_model_load_buffer(const void *buf, size_t len, const char *source, char *err, size_t errlen)
 {
+    /* JSON and UBJSON models start with '{'. Anything else would be read as
+     * xgboost's legacy binary format, which trusts lengths from the file
+     * (a CSV given by mistake asks for exabytes). */
+    const unsigned char *c = buf;
+    size_t k = 0;
+    while (k < len && (c[k] == ' ' || c[k] == '\t' || c[k] == '\n' || c[k] == '\r'))
+        k++;
+    if (!buf || k >= len || c[k] != '{') {
+        snprintf(err, errlen, "%s: not an xgboost model (want xgboost JSON or UBJSON)", source);
+        return NULL;
+    }
     pd_model_xgb_quiet();
     BoosterHandle b = NULL;
     if (XGBoosterCreate(NULL, 0, &b) != 0 || XGBoosterLoadModelFromBuffer(b, buf, len) != 0) {
@@ -130,7 +141,7 @@ static pd_model *load_file(const char *path, char *err, size_t errlen)
 
 pd_model *pd_model_load(const char *path, char *err, size_t errlen)
 {
-    char dummy[8];
+    char dummy[512];
     if (!err || errlen == 0) {
         err = dummy;
         errlen = sizeof dummy;

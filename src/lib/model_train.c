@@ -172,10 +172,11 @@ pd_model *pd_model_train(const pd_model_data *d, const unsigned char *use, const
         return NULL;
     }
     float *x = malloc(n * PD_MODEL_NINPUTS * sizeof *x);
-    float *y = malloc(n * sizeof *y);
-    if (!x || !y) {
+    float *y = malloc(n * sizeof *y), *wt = malloc(n * sizeof *wt);
+    if (!x || !y || !wt) {
         free(x);
         free(y);
+        free(wt);
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
@@ -183,13 +184,22 @@ pd_model *pd_model_train(const pd_model_data *d, const unsigned char *use, const
     for (size_t i = 0; i < d->n; i++)
         if (row_usable(d, use, i)) {
             row_inputs(d, i, x + j * PD_MODEL_NINPUTS);
-            y[j++] = (float)pd_model_target_f(d->r[i], d->t_dram[i], d->t_slow[i], d->t_hybrid[i]);
+            y[j] = (float)pd_model_target_f(d->r[i], d->t_dram[i], d->t_slow[i], d->t_hybrid[i]);
+            /* f's error reaches T scaled by r (T_slow - T_dram) / T: weigh rows
+             * by its square, so that noisy small-r targets count less */
+            double g = d->r[i] * (d->t_slow[i] - d->t_dram[i]) / (d->t_hybrid[i] > 0 ? d->t_hybrid[i] : 1);
+            wt[j++] = (float)(g * g);
         }
+    double wsum = 0;
+    for (size_t k = 0; k < n; k++)
+        wsum += wt[k];
+    for (size_t k = 0; k < n; k++) /* mean 1: min_child_weight keeps its meaning */
+        wt[k] = wsum > 0 ? (float)(wt[k] * (double)n / wsum) : 1.0f;
     pd_model_xgb_quiet();
     DMatrixHandle dm = NULL;
     BoosterHandle b = NULL;
     int ok = XGDMatrixCreateFromMat(x, n, PD_MODEL_NINPUTS, NAN, &dm) == 0 &&
-             XGDMatrixSetFloatInfo(dm, "label", y, n) == 0 &&
+             XGDMatrixSetFloatInfo(dm, "label", y, n) == 0 && XGDMatrixSetFloatInfo(dm, "weight", wt, n) == 0 &&
              XGDMatrixSetStrFeatureInfo(dm, "feature_name", (const char **)pd_model_input_names, PD_MODEL_NINPUTS) == 0 &&
              XGBoosterCreate(&dm, 1, &b) == 0;
     char buf[32];
@@ -223,6 +233,7 @@ pd_model *pd_model_train(const pd_model_data *d, const unsigned char *use, const
         XGDMatrixFree(dm);
     free(x);
     free(y);
+    free(wt);
     if (!ok) {
         if (b)
             XGBoosterFree(b);

@@ -21,7 +21,8 @@ static void usage(FILE *out)
             "  eval MODEL DATA.csv     accuracy of MODEL on DATA ('default' = the shipped model)\n"
             "  gen-synthetic -o OUT.csv [--regions N] [--placements N] [--seed N]\n"
             "        synthetic code regions from a mechanistic two-tier model (provisional data)\n"
-            "  calibrate-stencil -o OUT.csv [--mib N] [--reps N]\n"
+            "  calibrate-stencil -o OUT.csv [--method cache-sim|timing] [--llc-kib N --ways N]\n"
+            "                    [--row-kib N] [--scale N] [--mib N] [--reps N]\n"
             "        measure the stencil alpha table (micro-benchmark; models/stencil_alpha.csv)\n",
             PD_MODEL_CSV_HEADER);
 }

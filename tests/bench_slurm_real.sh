@@ -32,6 +32,10 @@ for s in "$R"/exec_*/repetition_*/__iops_status.json; do
     grep -q '"status": "succeeded"' "$s" && grep -q '"executor": "slurm"' "$s" &&
         grep -q '"job_id": "[0-9]' "$s" || { cat "$s"; fail "$s"; }
 done
+if grep -q 'resource_sampling: true' "$STUDY"; then
+    ls "$R"/exec_0001/repetition_001/__iops_trace_*_[0-9]*.csv >/dev/null 2>&1 || fail "no CPU trace named by job id"
+    [ "$(tail -n +2 "$R/__iops_resource_summary.csv" | wc -l)" -eq 12 ] || fail "run summary rows"
+fi
 sed -n 2p "$R/exec_0001/repetition_001/run_triad.sh" | grep -q '^#SBATCH --ntasks=1' ||
     fail "generated script lost its #SBATCH header"
 

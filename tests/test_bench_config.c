@@ -344,6 +344,44 @@ static void test_float_range_bool_and_template_exprs(void **state)
     pd_str_free(&warnings);
 }
 
+/* With the probe module built: io_paths are rendered per repetition and
+ * handed to the probe block; the sampler binary is the one given. */
+static void test_io_probe_paths_rendered(void **state)
+{
+    (void)state;
+    const char *text = "benchmark:\n"
+                       "  name: io\n"
+                       "  workdir: w\n"
+                       "  probes:\n"
+                       "    io_sampling: true\n"
+                       "    io_paths: [\"{{ execution_dir }}/data_{{ n }}\", /scratch/in]\n"
+                       "vars:\n"
+                       "  n: {type: int, sweep: {mode: list, values: [7]}}\n"
+                       "command: {template: \"true\"}\n"
+                       "scripts: [{name: s, script_template: \"#!/bin/sh\\n#SBATCH -N 1\\n{{ command.template }}\\n\"}]\n";
+    pd_bench_config cfg;
+    pd_str errors = {0}, warnings = {0};
+    assert_int_equal(parse(text, &cfg, &errors), 0);
+    pd_bench_matrix m;
+    assert_int_equal(pd_bench_matrix_build(&cfg, "/w/run_001", &m, &errors, &warnings), 0);
+    pd_bench_rendered r;
+    int rc = pd_bench_render(&cfg, "/w/run_001", &m.execs[0], 1, "/opt/pd/paddiser-probe", &r, &errors);
+    if (rc != 0) {
+        assert_non_null(strstr(errors.data, "not built yet")); /* placeholder probe */
+    } else {
+        assert_non_null(strstr(r.script, "/w/run_001/exec_0001/repetition_001/data_7"));
+        assert_non_null(strstr(r.script, "/scratch/in"));
+        assert_non_null(strstr(r.script, "/opt/pd/paddiser-probe"));
+        assert_true(strncmp(r.script, "#!/bin/sh\n#SBATCH -N 1\n", strlen("#!/bin/sh\n#SBATCH -N 1\n")) == 0);
+        assert_true(strstr(r.script, "/opt/pd/paddiser-probe") < strstr(r.script, "\ntrue\n"));
+        pd_bench_rendered_free(&r, cfg.nvars);
+    }
+    pd_bench_matrix_free(&m);
+    pd_bench_config_free(&cfg);
+    pd_str_free(&errors);
+    pd_str_free(&warnings);
+}
+
 static void test_insert_block(void **state)
 {
     (void)state;
@@ -457,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_warn_policy_keeps_and_warns),
         cmocka_unit_test(test_probe_enabled_reports_injection_failure_or_places_block),
         cmocka_unit_test(test_float_range_bool_and_template_exprs),
+        cmocka_unit_test(test_io_probe_paths_rendered),
         cmocka_unit_test(test_insert_block),
         cmocka_unit_test(test_metrics_native_parsers),
         cmocka_unit_test(test_metrics_python_parser),

@@ -42,4 +42,9 @@ probe=$(grep -n 'paddiser-probe' "$S" | head -1 | cut -d: -f1)
 ls wd/run_001/exec_0001/repetition_001/__iops_trace_*_*.csv >/dev/null 2>&1 || fail "no CPU trace in the repetition dir"
 [ -f wd/run_001/__iops_resource_summary.csv ] || { cat err.log; fail "no run summary"; }
 head -1 wd/run_001/__iops_resource_summary.csv | grep -q '^execution_id,repetition,n,.*cpu_avg_pct' || fail "summary columns"
+grep -q "$(dirname "$PD")/paddiser-probe" "$S" || fail "default probe binary is not the one next to paddiser"
+# PADDISER_PROBE overrides the sampler binary; a missing one never fails the benchmark
+rc=0; PADDISER_PROBE=/nonexistent/pd-probe "$PD" bench p.yaml -q >/dev/null 2>err2.log || rc=$?
+[ "$rc" -eq 0 ] || { cat err2.log; fail "run with a missing probe binary failed ($rc)"; }
+grep -q /nonexistent/pd-probe wd/run_002/exec_0001/repetition_001/run_p.sh || fail "PADDISER_PROBE ignored"
 echo "bench_probe: ok"

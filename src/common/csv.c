@@ -209,7 +209,7 @@ static pd_csv *parse_owned(char *text, size_t len, char *err, size_t errlen)
     if (len >= 3 && memcmp(p, BOM, 3) == 0)
         p += 3;
     for (;;) {
-        size_t first = fv.n, start_line = line;
+        size_t first = fv.n;
         split_status st = split_record(p, end, true, &fv, &p, &line);
         if (st == SPLIT_END) {
             if (first == 0) {
@@ -221,7 +221,8 @@ static pd_csv *parse_owned(char *text, size_t len, char *err, size_t errlen)
         if (st == SPLIT_NOMEM)
             goto nomem;
         if (st == SPLIT_UNTERMINATED) {
-            snprintf(err, errlen, "unterminated quoted field (record from line %zu)", start_line);
+            /* worded as before: callers show it as is */
+            snprintf(err, errlen, "unterminated quoted field");
             goto fail;
         }
         if (first == 0) { /* the header, even when blank */

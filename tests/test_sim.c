@@ -214,6 +214,38 @@ static void test_policies_respect_capacity(void **state)
     pd_sim_profile_free(p);
 }
 
+/* Planning on Eq. 2 curves (f = 1 here): capacity kept, and the heavy task
+ * of the imbalanced case still gets more DRAM than under hot-first. */
+static void test_plan_on_eq2_curves(void **state)
+{
+    (void)state;
+    pd_sim_machine m;
+    pd_sim_machine_preset("optane", &m);
+    int pages[] = {200, 30, 30, 30};
+    double acc[] = {600, 1500, 1500, 1500}, comp[] = {0.0005, 0.0005, 0.0005, 0.0005};
+    pd_sim_profile *p = synthetic(4, pages, acc, PD_PATTERN_RANDOM, comp);
+    pd_model *lin = pd_model_fallback();
+    assert_non_null(lin);
+    pd_sim_policy_opts o = {.eq2 = lin};
+    size_t cap = (size_t)(0.35 * (double)pd_sim_footprint(p));
+    char err[256] = "";
+    pd_sim_placement pl, hot;
+    assert_int_equal(pd_sim_place(PD_SIM_EXACT, p, &m, cap, &o, &pl, err, sizeof err), 0);
+    assert_int_equal(pd_sim_place(PD_SIM_HOT_FIRST, p, &m, cap, NULL, &hot, err, sizeof err), 0);
+    assert_true(pl.fast_bytes <= cap);
+    assert_true(pl.task_share[0] > hot.task_share[0]);
+    pd_sim_outcome a, b;
+    assert_int_equal(pd_sim_evaluate(&m, p, &pl, &a), 0);
+    assert_int_equal(pd_sim_evaluate(&m, p, &hot, &b), 0);
+    assert_true(a.makespan < b.makespan);
+    pd_sim_outcome_free(&a);
+    pd_sim_outcome_free(&b);
+    pd_sim_placement_free(&pl);
+    pd_sim_placement_free(&hot);
+    pd_model_free(lin);
+    pd_sim_profile_free(p);
+}
+
 static void test_policy_names(void **state)
 {
     (void)state;
@@ -447,6 +479,7 @@ int main(void)
         cmocka_unit_test(test_exec_monotone_in_share),
         cmocka_unit_test(test_direct_mapped_conflicts),
         cmocka_unit_test(test_policies_respect_capacity),
+        cmocka_unit_test(test_plan_on_eq2_curves),
         cmocka_unit_test(test_policy_names),
         cmocka_unit_test(test_end_to_end_imbalanced),
         cmocka_unit_test(test_dram_control_ties),

@@ -48,6 +48,7 @@ static void usage(FILE *f)
             "      --csv FILE        study: all results, one row per policy and point\n"
             "  -n, --placements N    gen-training: placements per task (default 10)\n"
             "      --quick           study: base input, optane, capacities 0.2,0.5,0.8, 1 rep\n"
+            "      --model FILE      study: Eq. 2 model for the planning-on-Eq.-2 table (default: shipped)\n"
             "  -v, --verbose         progress on stderr\n");
 }
 
@@ -119,13 +120,13 @@ typedef struct {
     strlist workloads, inputs, tiers;
     double *caps;
     int ncaps;
-    const char *policy, *profile, *profile_dir, *metrics, *tasks_csv, *output, *csv;
+    const char *policy, *profile, *profile_dir, *metrics, *tasks_csv, *output, *csv, *model;
     int refresh, reps, placements, quick, verbose;
     pd_sim_policy_opts opts;
 } sim_args;
 
 enum { OPT_PROFILE_DIR = 1000, OPT_REFRESH, OPT_SEED, OPT_STEP, OPT_METRICS, OPT_TASKS_CSV,
-       OPT_CSV, OPT_QUICK, OPT_ROUNDS };
+       OPT_CSV, OPT_QUICK, OPT_ROUNDS, OPT_MODEL };
 
 static int parse_args(int argc, char **argv, sim_args *a)
 {
@@ -138,7 +139,8 @@ static int parse_args(int argc, char **argv, sim_args *a)
         {"step", required_argument, 0, OPT_STEP}, {"metrics", required_argument, 0, OPT_METRICS},
         {"tasks-csv", required_argument, 0, OPT_TASKS_CSV}, {"output", required_argument, 0, 'o'},
         {"csv", required_argument, 0, OPT_CSV}, {"placements", required_argument, 0, 'n'},
-        {"quick", no_argument, 0, OPT_QUICK}, {"rounds", required_argument, 0, OPT_ROUNDS}, {"verbose", no_argument, 0, 'v'},
+        {"quick", no_argument, 0, OPT_QUICK}, {"rounds", required_argument, 0, OPT_ROUNDS},
+        {"model", required_argument, 0, OPT_MODEL}, {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     optind = 1;
@@ -198,6 +200,7 @@ static int parse_args(int argc, char **argv, sim_args *a)
             a->opts.rounds = (int)l;
             break;
         case OPT_METRICS: a->metrics = optarg; break;
+        case OPT_MODEL: a->model = optarg; break;
         case OPT_TASKS_CSV: a->tasks_csv = optarg; break;
         case 'o': a->output = optarg; break;
         case OPT_CSV: a->csv = optarg; break;
@@ -427,7 +430,8 @@ static int sim_study(sim_args *a, int argc, char **argv)
         .caps = a->caps, .ncaps = a->ncaps,
         .profile_dir = a->profile_dir, .refresh = a->refresh, .reps = a->reps ? a->reps : a->quick ? 1 : 3,
         .opts = a->opts, .md_path = a->output, .csv_path = a->csv, .command = cmd.data,
-        .verbose = a->verbose, .coarse_step = a->quick ? 0 : 0.2,
+        .verbose = a->verbose, .coarse_step = a->quick ? 0 : 0.2, .eq2 = !a->quick,
+        .model_path = a->model,
     };
     char err[512] = "";
     int rc = pd_sim_study(&cfg, err, sizeof err);

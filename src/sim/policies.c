@@ -6,6 +6,7 @@
 
 #include "common/util.h"
 #include "lib/page_select.h"
+#include "sim/features.h"
 #include "sim/policies.h"
 #include "sim/workload.h" /* pd_wl_rand / pd_wl_uniform */
 
@@ -191,11 +192,52 @@ static size_t curve_bytes(void *ctx, int task, double r)
 
 /* Time curve of one task: its hottest pages (not yet fast) first, on top of
  * the pages already in fast memory, at fixed tier stretch factors u. */
+/* Eq. 2 curve: T_dram / T_slow of the task from the execution model at the
+ * reference contention, f from the model over the profile's features. */
+static int eq2_time_curve(const pd_sim_profile *p, const pd_sim_machine *m, int task,
+                          const size_t *page_obj, const double u[2], const pd_model *model,
+                          time_curve *tc)
+{
+    double *split = calloc((size_t)p->nobjects * PD_SIM_NSLOTS, sizeof *split);
+    if (!split)
+        return -1;
+    const pd_sim_task *tk = &p->tasks[task];
+    for (size_t g = 0; g < p->npages; g++) {
+        double *sl = split + page_obj[g] * PD_SIM_NSLOTS;
+        sl[PD_SIM_FR] += (double)tk->reads[g];
+        sl[PD_SIM_FW] += (double)tk->writes[g];
+    }
+    double t_dram = pd_sim_task_time_at(m, p, task, split, u);
+    for (int o = 0; o < p->nobjects; o++) {
+        double *sl = split + (size_t)o * PD_SIM_NSLOTS;
+        sl[PD_SIM_SR] = sl[PD_SIM_FR], sl[PD_SIM_SW] = sl[PD_SIM_FW];
+        sl[PD_SIM_FR] = sl[PD_SIM_FW] = 0;
+    }
+    double t_slow = pd_sim_task_time_at(m, p, task, split, u);
+    free(split);
+    double feat[PD_SIM_NFEATURES], r[GRID + 1];
+    if (pd_sim_task_features(p, task, t_dram, feat) != 0) {
+        for (int k = 0; k <= GRID; k++)
+            tc->table[k] = t_dram;
+        return 0;
+    }
+    for (int k = 0; k <= GRID; k++)
+        r[k] = (double)k / GRID;
+    if (pd_model_predict_many(model, t_dram, t_slow, feat, r, GRID + 1, NULL, tc->table) != PD_OK)
+        return -1;
+    for (int k = 1; k <= GRID; k++)
+        if (tc->table[k] > tc->table[k - 1])
+            tc->table[k] = tc->table[k - 1];
+    return 0;
+}
+
 static int build_time_curve(const pd_sim_profile *p, const pd_sim_machine *m, int task,
                             const uint64_t *counts, const pd_bytes_curve *bc,
                             const size_t *page_obj, const double *base_fast, const double u[2],
-                            time_curve *tc)
+                            const pd_model *eq2, time_curve *tc)
 {
+    if (eq2)
+        return eq2_time_curve(p, m, task, page_obj, u, eq2, tc);
     size_t n = p->npages;
     size_t *order = malloc(n * sizeof *order);
     double *split = calloc((size_t)p->nobjects * PD_SIM_NSLOTS, sizeof *split);
@@ -278,7 +320,7 @@ static int plan_round(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_m
         if (pd_bytes_curve_from_counts(&bc[t], counts[t], n, PD_SIM_PAGE) != PD_OK)
             goto oom;
         curves = t + 1;
-        if (build_time_curve(p, m, t, counts[t], &bc[t], page_obj, pl->fast, u, &tc[t]) != 0)
+        if (build_time_curve(p, m, t, counts[t], &bc[t], page_obj, pl->fast, u, o->eq2, &tc[t]) != 0)
             goto oom;
         tp[t].counts = counts[t];
         tp[t].npages = n;
@@ -368,7 +410,8 @@ static int planned(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_mach
     for (int ob = 0; ob < p->nobjects; ob++)
         for (size_t k = 0; k < p->objects[ob].npages; k++)
             page_obj[p->objects[ob].page_base + k] = (size_t)ob;
-    int rounds = o->rounds > 0 ? o->rounds : 1;
+    /* Eq. 2 curves describe a task from scratch: one round, then the fill */
+    int rounds = o->eq2 ? 1 : o->rounds > 0 ? o->rounds : 1;
     pd_sim_split s = {0};
     if (pd_sim_split_init(&s, p) != 0) {
         free(page_obj);

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/model.h"
 #include "sim/exec_model.h"
 #include "sim/profile.h"
 #include "sim/tier.h"
@@ -53,6 +54,10 @@ typedef struct {
     /* planners: plan on this profile (e.g. estimated from the base input,
      * same objects and pages) instead of the evaluated one; NULL = same */
     const pd_sim_profile *plan_on;
+    /* planners: predict the time curves with Eq. 2 and this model (T_dram and
+     * T_slow from the execution model, features from the profile) instead
+     * of the execution model itself; NULL = execution model */
+    const pd_model *eq2;
 } pd_sim_policy_opts;
 
 /* capacity in bytes. 0 or -1 with err. Free with pd_sim_placement_free. */

@@ -10,6 +10,7 @@
 #include "common/util.h"
 #include "lib/page_select.h"
 #include "sim/exec_model.h"
+#include "sim/features.h"
 #include "sim/study.h"
 #include "sim/workload.h"
 
@@ -101,7 +102,8 @@ typedef struct {
  * from_base: exact and greedy planned on the base input's estimated profile
  * (first tier; 0 where the input is the base or no base was profiled). */
 static void write_markdown(FILE *f, const pd_sim_study_cfg *cfg, const cell *cells,
-                           const double *coarse, const double *from_base, pd_sim_profile **profs)
+                           const double *coarse, const double *from_base, const double *eq2,
+                           const char *model_source, pd_sim_profile **profs)
 {
     time_t now = time(NULL);
     char stamp[64];
@@ -244,6 +246,33 @@ static void write_markdown(FILE *f, const pd_sim_study_cfg *cfg, const cell *cel
             }
             fprintf(f, "\n");
         }
+        if (ti == 0 && eq2) {
+            fprintf(f, "### planning on Eq. 2 curves (%s)\n\n", m.name);
+            fprintf(f, "The planners above use the execution model's own per-task curves. Here "
+                       "the exact planner uses the runtime's Eq. 2 instead: T_dram and T_slow of "
+                       "each task from the execution model, f from the performance model (%s) "
+                       "over the profile-derived features, or f = 1 (time linear in r). The "
+                       "placement is evaluated by the execution model. Gain vs hot-first, mean / "
+                       "min over inputs and capacities.\n\n", model_source);
+            fprintf(f, "| workload | exact, execution-model curves | exact, Eq. 2 model | exact, Eq. 2 f = 1 |\n|---|---:|---:|---:|\n");
+            for (int w = 0; w < cfg->nworkloads; w++) {
+                double s1 = 0, s2 = 0, s3 = 0, m1 = INFINITY, m2 = INFINITY, m3 = INFINITY;
+                int n = 0;
+                for (int i = 0; i < cfg->ninputs; i++)
+                    for (int c = 0; c < cfg->ncaps; c++) {
+                        const double *e = &eq2[(((size_t)w * cfg->ninputs + i) * cfg->ncaps + c) * 2];
+                        double hot = AT(cells, 0, w, i, c, PD_SIM_HOT_FIRST)->makespan;
+                        double g1 = pd_sim_gain(AT(cells, 0, w, i, c, PD_SIM_EXACT)->makespan, hot);
+                        double g2 = pd_sim_gain(e[0], hot), g3 = pd_sim_gain(e[1], hot);
+                        s1 += g1, s2 += g2, s3 += g3, n++;
+                        m1 = fmin(m1, g1), m2 = fmin(m2, g2), m3 = fmin(m3, g3);
+                    }
+                fprintf(f, "| %s | %.1f%% / %.1f%% | %.1f%% / %.1f%% | %.1f%% / %.1f%% |\n",
+                        cfg->workloads[w], 100 * s1 / n, 100 * m1, 100 * s2 / n, 100 * m2,
+                        100 * s3 / n, 100 * m3);
+            }
+            fprintf(f, "\n");
+        }
         if (ti == 0 && coarse) {
             double st = cfg->opts.step > 0 ? cfg->opts.step : 0.05;
             fprintf(f, "### exact vs greedy by planner step (%s)\n\n", m.name);
@@ -290,6 +319,19 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
             base_idx = i;
     pd_sim_profile *predicted = NULL;
     FILE *csv = NULL;
+    pd_model *model = NULL, *linear = NULL;
+    double *eq2 = NULL;
+    if (cfg->eq2) {
+        model = pd_model_load(cfg->model_path, err, errlen);
+        linear = pd_model_fallback();
+        eq2 = calloc((size_t)nprof * cfg->ncaps * 2 + 1, sizeof *eq2);
+        if (!model || !linear || !eq2) {
+            if (!model && cfg->model_path)
+                goto out; /* err names the model file */
+            snprintf(err, errlen, "out of memory");
+            goto out;
+        }
+    }
     if (!profs || !cells || !from_base || (cfg->coarse_step > 0 && !coarse)) {
         snprintf(err, errlen, "out of memory");
         goto out;
@@ -367,6 +409,23 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
                         from_base[(((size_t)w * cfg->ninputs + i) * cfg->ncaps + c) * 2 + q] = out.makespan;
                         pd_sim_outcome_free(&out);
                     }
+                    for (int q = 0; eq2 && ti == 0 && q < 2; q++) {
+                        pd_sim_policy_opts o = cfg->opts;
+                        o.eq2 = q ? linear : model;
+                        size_t cap = (size_t)(cfg->caps[c] * (double)pd_sim_footprint(p));
+                        pd_sim_placement pl;
+                        pd_sim_outcome out;
+                        if (pd_sim_place(PD_SIM_EXACT, p, &m, cap, &o, &pl, err, errlen) != 0)
+                            goto out;
+                        int bad = pd_sim_evaluate(&m, p, &pl, &out);
+                        pd_sim_placement_free(&pl);
+                        if (bad) {
+                            snprintf(err, errlen, "evaluation failed");
+                            goto out;
+                        }
+                        eq2[(((size_t)w * cfg->ninputs + i) * cfg->ncaps + c) * 2 + q] = out.makespan;
+                        pd_sim_outcome_free(&out);
+                    }
                     if (ti == 0 && coarse) {
                         pd_sim_policy_opts o = cfg->opts;
                         o.step = cfg->coarse_step;
@@ -399,7 +458,11 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
             pd_str_free(&tmp);
             goto out;
         }
-        write_markdown(f, cfg, cells, coarse, base_idx >= 0 && cfg->ninputs > 1 ? from_base : NULL, profs);
+        write_markdown(f, cfg, cells, coarse, base_idx >= 0 && cfg->ninputs > 1 ? from_base : NULL, eq2,
+                       model ? (strstr(pd_model_source(model), "models/") ? strstr(pd_model_source(model), "models/")
+                                                                          : pd_model_source(model))
+                             : "",
+                       profs);
         int bad = ferror(f);
         bad |= fclose(f) != 0;
         if (bad || rename(tmp.data, cfg->md_path) != 0) {
@@ -421,16 +484,14 @@ out:
     free(cells);
     free(coarse);
     free(from_base);
+    free(eq2);
+    pd_model_free(model);
+    pd_model_free(linear);
     pd_sim_profile_free(predicted);
     return rc;
 }
 
 /* ---- model-training data -------------------------------------------------------- */
-
-/* Instructions are not measurable here (no PMCs): a cache-resident task is
- * assumed to retire 2 instructions per cycle at 2.5 GHz. */
-#define SIM_GHZ 2.5
-#define SIM_IPC_COMPUTE 2.0
 
 static double task_time_with(const pd_sim_machine *m, const pd_sim_profile *p, int t,
                              const double *fast, double *split, double *r_out)
@@ -477,35 +538,13 @@ int pd_sim_gen_training(const pd_sim_machine *m, pd_sim_profile *const *profiles
         }
         for (int t = 0; t < p->ntasks && rc == 0; t++) {
             const pd_sim_task *tk = &p->tasks[t];
-            double lines = 0, rd = 0, rnd = 0, rnd_rd = 0, vec = 0;
-            for (int o = 0; o < p->nobjects; o++) {
-                const pd_sim_object *ob = &p->objects[o];
-                for (size_t g = ob->page_base; g < ob->page_base + ob->npages; g++) {
-                    double a = (double)tk->reads[g] + (double)tk->writes[g];
-                    lines += a, rd += (double)tk->reads[g];
-                    if (ob->pattern == PD_PATTERN_RANDOM || ob->pattern == PD_PATTERN_UNKNOWN)
-                        rnd += a, rnd_rd += (double)tk->reads[g];
-                    if (ob->pattern == PD_PATTERN_STREAM || ob->pattern == PD_PATTERN_STENCIL)
-                        vec += a;
-                }
-            }
-            if (lines <= 0)
-                continue;
             for (size_t g = 0; g < p->npages; g++)
                 ones[g] = 1;
             double t_dram = task_time_with(m, p, t, ones, split, NULL);
             double t_slow = task_time_with(m, p, t, NULL, split, NULL);
-            double instr = fmax(tk->compute_s, 1e-9) * SIM_GHZ * 1e9 * SIM_IPC_COMPUTE;
-            double feat[8] = {
-                1000 * lines / instr,                           /* llc_mpki */
-                instr / (t_dram * SIM_GHZ * 1e9),               /* ipc */
-                rnd / lines,                                    /* prf_miss: not prefetchable */
-                (t_dram - tk->compute_s) / t_dram,              /* mem_wcy: stall share */
-                1000 * rd / instr,                              /* l2_ld_miss */
-                0,                                              /* br_msp: not derivable */
-                vec / lines,                                    /* vec_ins: vectorisable share */
-                1000 * rnd_rd / instr,                          /* l3_ld_miss */
-            };
+            double feat[PD_SIM_NFEATURES];
+            if (pd_sim_task_features(p, t, t_dram, feat) != 0)
+                continue;
             for (size_t g = 0; g < p->npages; g++)
                 cnt[g] = tk->reads[g] + tk->writes[g];
             size_t nt = pd_select_hottest(cnt, p->npages, p->npages, order);

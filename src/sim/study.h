@@ -45,6 +45,8 @@ typedef struct {
     const char *csv_path;  /* one row per tier/workload/input/capacity/policy; NULL = none */
     const char *command;   /* shown in the markdown as how to regenerate */
     double coarse_step;    /* > 0: also plan at this share step (first tier) */
+    int eq2;               /* 1: also plan on Eq. 2 curves (first tier) */
+    const char *model_path;/* Eq. 2 model; NULL = the shipped default */
     int verbose;
 } pd_sim_study_cfg;
 

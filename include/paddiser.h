@@ -118,6 +118,43 @@ typedef struct {
  * makespan (may be NULL) receives the predicted makespan. */
 int pd_plan_query(pd_task_plan *out, int max, double *makespan);
 
+/* ---- profiling and runtime state queries ------------------------------------ */
+
+typedef struct {
+    int initialized;
+    int hw_counters;             /* 1: perf_event_open hardware counters feed the features */
+    char counters_note[200];     /* "hardware counters unavailable: <reason>" when hw_counters == 0 */
+    int sampling;                /* 1: page sampler installed */
+    size_t samples;              /* sampled 4 KB pages */
+    size_t region_bytes;         /* object bytes each sample stands for (2 MB or more) */
+    unsigned long long sampled_faults;
+    char backend[16];            /* "none", "sim" or "numa" */
+    char backend_note[200];      /* why AUTO ended with no backend, etc. */
+    int model_loaded;            /* 0: linear interpolation between T_dram and T_slow */
+    int instances;               /* sync points passed */
+    size_t fast_capacity;        /* bytes the planner distributes */
+    size_t pages_moved, pages_failed; /* by the last migration */
+} pd_profile_info;
+
+int pd_profile_info_get(pd_profile_info *out);
+
+typedef struct {
+    int task;
+    int instances;            /* instances this task ran in */
+    double base_time;         /* seconds, base instance */
+    double last_time;         /* seconds, last completed instance */
+    double features[8];       /* last instance: LLC_MPKI, IPC, PRF_Miss, MEM_WCY,
+                                 L2_LD_Miss, BR_MSP, VEC_INS, L3_LD_Miss (or proxies) */
+    int hw_counters;          /* features come from hardware counters */
+    double accesses;          /* last instance, sampled and scaled, all objects */
+} pd_task_profile;
+
+/* Profile of one task (task id as given to pd_task_begin). */
+int pd_task_profile_get(int task, pd_task_profile *out);
+/* Sampled, scaled accesses of an object in the last completed instance, by
+ * one task (task >= 0) or all tasks (task < 0). */
+int pd_object_accesses(int object, int task, double *out);
+
 /* ---- planners (pure functions, usable without the runtime) ------------------ */
 
 typedef struct {

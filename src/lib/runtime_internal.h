@@ -1,0 +1,118 @@
+/* Process-global state of the placement runtime, shared by its modules:
+ *   runtime.c    init/finalize, options, queries, per-task CSV
+ *   objects.c    data-object registry (typed API and LB_HM_config)
+ *   tasks.c      task slots, task instance begin/end, default task id
+ *   placement.c  sync point: profile, estimate, predict, plan, migrate
+ * Everything is guarded by rt.lock except what the SIGSEGV handler touches
+ * (page_sampler.c keeps that lock-free). */
+#ifndef PD_LIB_RUNTIME_INTERNAL_H
+#define PD_LIB_RUNTIME_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "lib/backend.h"
+#include "lib/estimate.h"
+#include "lib/model.h"
+#include "lib/perf.h"
+#include "paddiser.h"
+
+#define RT_MAX_TASKS 4096 /* == PD_SAMPLER_MAX_TASKS */
+
+typedef struct {
+    int used;
+    char *name;
+    void *addr;
+    size_t size;
+    pd_alpha_state alpha;
+    size_t base_size;     /* size during the base instance (0: no base yet) */
+    void *sampled_addr;   /* range the sample table was built from */
+    size_t sampled_size;
+} rt_object;
+
+/* A sampled region's accesses for one task, as fractions of its object's
+ * size, so the hotness survives reallocation and resizing. */
+typedef struct {
+    int object;
+    double off_frac, len_frac;
+    double accesses;
+} rt_hot;
+
+typedef struct {
+    int id;
+    int active;
+    pd_perf_session session;
+    pd_perf_sample cur;   /* this instance so far */
+    int ran;              /* ran in the current instance */
+    int instances;
+
+    int have_base;
+    double base_time, base_r0;
+    double base_feat[PD_NFEATURES];
+    size_t nacc;          /* length of the per-object arrays below */
+    double *base_acc;     /* [nacc] */
+
+    double last_time, last_r0;
+    double last_feat[PD_NFEATURES];
+    int last_hw;
+    double *last_acc;     /* [nacc] */
+    double *est_acc;      /* [nacc] estimate for the planned instance */
+    rt_hot *hot;          /* last instance, hottest first */
+    size_t nhot;
+
+    /* plan in effect for the next / current instance */
+    int planned;
+    double plan_share, plan_time;
+    size_t plan_bytes;
+    /* what the last completed instance ran under (for the CSV) */
+    double ran_share;
+    size_t ran_bytes;
+} rt_task;
+
+typedef struct {
+    pthread_mutex_t lock;
+    int initialized;
+    pd_options opt;
+    pd_backend *backend;
+    char backend_name[16];
+    char backend_note[200];
+    pd_model *model;
+    int sampling;
+
+    rt_object *objects;
+    size_t nobjects, cap_objects;
+    int ranges_dirty; /* sampler table must be rebuilt before arming */
+    int plan_stale;   /* objects changed since the last plan */
+
+    rt_task *tasks[RT_MAX_TASKS];
+    int ntasks;
+    int active;       /* tasks currently between begin and end */
+    int instance_open; /* a task began since the last sync point */
+    int instances;
+
+    double makespan;
+    size_t capacity;
+    size_t fast_bytes; /* registered bytes placed on the fast tier */
+    pd_migrate_stats last_migration;
+} rt_state;
+
+extern rt_state rt;
+
+/* objects.c */
+void rt_objects_free(void);
+size_t rt_objects_total_bytes(void);
+int rt_sampler_sync_ranges(void); /* rebuild the sample table if dirty */
+
+/* tasks.c */
+rt_task *rt_task_find(int id);
+void rt_tasks_free(void);
+int rt_task_grow_arrays(rt_task *t); /* per-object arrays to rt.nobjects */
+
+/* placement.c */
+int rt_sync_locked(void);
+int rt_replan_locked(void);
+
+/* runtime.c */
+void rt_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

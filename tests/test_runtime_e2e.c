@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "common/csv.h"
+#include "lib/perf.h"
 #include "lib/runtime_internal.h"
 #include "paddiser.h"
 
@@ -26,16 +27,24 @@ static void sweep(unsigned char *p, size_t len, int passes)
             ((volatile unsigned char *)p)[i] += 1;
 }
 
-/* Task 0: one pass over 2 MB. Task 1: 12 passes over 12 MB, with re-arms
- * between passes so its samples count several intervals. */
+/* Task durations come from a fake clock that the work advances, so the
+ * planner's input does not depend on how busy the machine is. */
+static double fake_now;
+static double fake_clock(void) { return fake_now; }
+
+/* Task 0: one pass over 2 MB (1 ms). Task 1: 12 passes over 12 MB (3 ms
+ * each), with task boundaries between passes, so its samples count several
+ * intervals. */
 static void run_instance(unsigned char *buf)
 {
     assert_int_equal(pd_task_begin(0), PD_OK);
     sweep(buf, 2 * MB, 1);
+    fake_now += 0.001;
     assert_int_equal(pd_task_end(0), PD_OK);
     for (int k = 0; k < 12; k++) {
         assert_int_equal(pd_task_begin(1), PD_OK);
         sweep(buf + 4 * MB, 12 * MB, 1);
+        fake_now += 0.003;
         assert_int_equal(pd_task_end(1), PD_OK);
     }
 }
@@ -63,6 +72,7 @@ static void test_skewed_task_gets_more_dram(void **state)
     setenv("PADDISER_TASKS_CSV", csv_path, 1);
     setenv("PADDISER_POLICY", "lb", 1);
 
+    pd_perf_set_clock(fake_clock);
     unsigned char *buf = aligned_alloc(2 * MB, 16 * MB);
     assert_non_null(buf);
     memset(buf, 0, 16 * MB);
@@ -85,6 +95,8 @@ static void test_skewed_task_gets_more_dram(void **state)
     assert_int_equal(pd_task_profile_get(0, &p0), PD_OK);
     assert_int_equal(pd_task_profile_get(1, &p1), PD_OK);
     assert_true(p1.accesses > p0.accesses);
+    assert_float_equal(p0.last_time, 0.001, 1e-12);
+    assert_float_equal(p1.last_time, 0.036, 1e-12);
 
     pd_task_plan plan[4];
     double makespan = 0;
@@ -122,9 +134,11 @@ static void test_skewed_task_gets_more_dram(void **state)
     }
     assert_int_equal(pd_task_begin(0), PD_OK);
     sweep(buf, 2 * MB, 1);
+    fake_now += 0.001;
     assert_int_equal(pd_task_end(0), PD_OK);
     assert_int_equal(pd_task_begin(1), PD_OK);
     sweep(buf + 4 * MB, 4 * MB, 3);
+    fake_now += 0.012;
     assert_int_equal(pd_task_end(1), PD_OK);
     assert_int_equal(pd_sync_point(), PD_OK);
     assert_int_equal(pd_task_profile_get(1, &p1), PD_OK);
@@ -147,6 +161,7 @@ static void test_skewed_task_gets_more_dram(void **state)
     unlink(csv_path);
     unsetenv("PADDISER_TASKS_CSV");
     unsetenv("PADDISER_POLICY");
+    pd_perf_set_clock(NULL);
     free(buf);
 }
 
@@ -176,6 +191,7 @@ static void test_no_sampling_still_plans(void **state)
 static int teardown(void **state)
 {
     (void)state;
+    pd_perf_set_clock(NULL);
     pd_finalize();
     return 0;
 }

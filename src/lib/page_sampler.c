@@ -36,11 +36,14 @@ static struct {
     unsigned seed;
     size_t max_samples;
     size_t region_bytes;
+    double budget;
+    double next_due;   /* monotonic seconds: earliest budgeted re-arm */
+    double last_pass;  /* seconds the last re-arm pass took */
     struct sigaction previous;
     _Atomic(sample_table *) table;
     atomic_int armed;
     atomic_int inflight; /* handlers running: a table is freed only at 0 */
-    _Atomic uint64_t faults, rearms, lost, mprotect_failures, chained;
+    _Atomic uint64_t faults, rearms, passes, skipped, lost, mprotect_failures, chained;
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 
 static __thread int thread_task TLS_IE = PD_SAMPLER_NO_TASK;
@@ -159,11 +162,19 @@ static void protect_sample(sample_table *t, size_t i)
     }
 }
 
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static void rearm_locked(void)
 {
     sample_table *t = atomic_load(&S.table);
     if (!t || !atomic_load(&S.armed))
         return;
+    double t0 = mono();
     for (size_t i = 0; i < t->n; i++) {
         unsigned char zero = 0;
         if (t->disabled[i] || !atomic_compare_exchange_strong(&t->armed[i], &zero, 1))
@@ -171,6 +182,10 @@ static void rearm_locked(void)
         protect_sample(t, i);
         atomic_fetch_add_explicit(&S.rearms, 1, memory_order_relaxed);
     }
+    double t1 = mono();
+    S.last_pass = t1 - t0;
+    S.next_due = t1 + S.last_pass / S.budget;
+    atomic_fetch_add_explicit(&S.passes, 1, memory_order_relaxed);
 }
 
 static void disarm_locked(void)
@@ -214,6 +229,16 @@ void pd_sampler_rearm(void)
     pthread_mutex_unlock(&S.lock);
 }
 
+void pd_sampler_rearm_if_due(void)
+{
+    pthread_mutex_lock(&S.lock);
+    if (mono() >= S.next_due)
+        rearm_locked();
+    else
+        atomic_fetch_add_explicit(&S.skipped, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&S.lock);
+}
+
 static void *ticker_main(void *arg)
 {
     (void)arg;
@@ -228,12 +253,19 @@ static void *ticker_main(void *arg)
             pthread_cond_wait(&S.wake, &S.lock);
             continue;
         }
+        /* Sleep the period, or longer when the last pass was expensive. */
+        double wait = (double)S.period_ms * 1e-3;
+        double budgeted = S.next_due - mono();
+        if (budgeted > wait)
+            wait = budgeted;
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += (long)S.period_ms * 1000000L;
+        long ns = (long)(wait * 1e9);
+        until.tv_sec += ns / 1000000000L;
+        until.tv_nsec += ns % 1000000000L;
         until.tv_sec += until.tv_nsec / 1000000000L;
         until.tv_nsec %= 1000000000L;
-        if (pthread_cond_timedwait(&S.wake, &S.lock, &until) == ETIMEDOUT)
+        if (pthread_cond_timedwait(&S.wake, &S.lock, &until) == ETIMEDOUT && mono() >= S.next_due)
             rearm_locked();
     }
     pthread_mutex_unlock(&S.lock);
@@ -396,6 +428,11 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     S.max_samples = cfg && cfg->max_samples ? cfg->max_samples : 16384;
     S.period_ms = cfg ? cfg->period_ms : 10;
     S.region_bytes = PD_SAMPLE_REGION;
+    S.budget = cfg && cfg->budget > 0 && cfg->budget <= 1 ? cfg->budget : 0.02;
+    S.next_due = 0;
+    S.last_pass = 0;
+    atomic_store(&S.passes, 0);
+    atomic_store(&S.skipped, 0);
     atomic_store(&S.faults, 0);
     atomic_store(&S.rearms, 0);
     atomic_store(&S.lost, 0);
@@ -548,6 +585,8 @@ void pd_sampler_get_stats(pd_sampler_stats *st)
 {
     st->faults = atomic_load(&S.faults);
     st->rearms = atomic_load(&S.rearms);
+    st->passes = atomic_load(&S.passes);
+    st->skipped = atomic_load(&S.skipped);
     st->lost = atomic_load(&S.lost);
     st->mprotect_failures = atomic_load(&S.mprotect_failures);
     st->chained = atomic_load(&S.chained);

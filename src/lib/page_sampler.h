@@ -43,6 +43,9 @@ typedef struct {
     unsigned seed;       /* page choice; 0 = 1 */
     size_t max_samples;  /* budget over all ranges; 0 = 16384 */
     unsigned period_ms;  /* re-arm tick; 0 = no tick (re-arm at task boundaries only) */
+    double budget;       /* overhead bound: after a re-arm pass that took d seconds,
+                            the next periodic/boundary pass waits >= d / budget;
+                            0 = 0.02 (the faults that follow cost about as much again) */
 } pd_sampler_config;
 
 /* Installs the SIGSEGV handler and starts the re-arm thread. */
@@ -59,6 +62,8 @@ void pd_sampler_disarm(void);
 int pd_sampler_armed(void);
 /* Re-protect the samples that fired since the last re-arm. */
 void pd_sampler_rearm(void);
+/* Same, unless the overhead budget says it is too soon (task boundaries). */
+void pd_sampler_rearm_if_due(void);
 
 /* The calling thread's task slot (faults are counted for it). */
 void pd_sampler_set_thread_task(int slot);
@@ -76,6 +81,8 @@ void pd_sampler_reset_counts(void);
 typedef struct {
     uint64_t faults;        /* sampled faults counted */
     uint64_t rearms;        /* pages re-protected */
+    uint64_t passes;        /* re-arm passes */
+    uint64_t skipped;       /* boundary re-arms skipped by the budget */
     uint64_t lost;          /* counts dropped (count table full) */
     uint64_t mprotect_failures;
     uint64_t chained;       /* foreign faults passed on */

@@ -167,6 +167,10 @@ void pd_perf_set_source(const pd_counter_source *src)
 
 /* ---- measurement -------------------------------------------------------------- */
 
+static double (*_Atomic wall_clock)(void) = pd_monotonic;
+
+void pd_perf_set_clock(double (*clock)(void)) { wall_clock = clock ? clock : pd_monotonic; }
+
 static void read_sw(pd_sw_counts *sw)
 {
     struct timespec ts;
@@ -188,12 +192,12 @@ void pd_perf_begin(pd_perf_session *s)
     pthread_mutex_unlock(&perf_lock);
     s->hw = src ? src->start(src->ctx) : NULL;
     read_sw(&s->sw0);
-    s->wall0 = pd_monotonic();
+    s->wall0 = wall_clock();
 }
 
 void pd_perf_end(pd_perf_session *s, pd_perf_sample *out)
 {
-    double now = pd_monotonic();
+    double now = wall_clock();
     pd_sw_counts sw1;
     read_sw(&sw1);
     memset(out, 0, sizeof *out);

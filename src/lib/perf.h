@@ -71,6 +71,10 @@ int pd_perf_hw_available(void);
  * re-probes. The source stays owned by the caller. */
 void pd_perf_set_source(const pd_counter_source *src);
 
+/* Test hook: the wall clock task times are measured with (NULL restores the
+ * monotonic clock), so tests can give tasks exact durations. */
+void pd_perf_set_clock(double (*clock)(void));
+
 /* One measurement of a task instance on the calling thread. */
 typedef struct {
     void *hw;        /* source handle, NULL on the fallback path */

@@ -115,7 +115,7 @@ static double measured_share(const rt_task *t, const raw_list *l, int slot)
             continue;
         if (rt.backend->query(rt.backend, &info.page, 1, &tier) != 0)
             continue;
-        double a = (double)l->v[i].count * (double)(info.region_len / PAGE);
+        double a = (double)l->v[i].count * (double)((info.region_len + PAGE - 1) / PAGE);
         all += a;
         if (tier == PD_TIER_FAST)
             fast += a;
@@ -171,7 +171,7 @@ int rt_sync_locked(void)
             if (!o->used || !o->sampled_size)
                 continue;
             /* The sample stands for every page of its region. */
-            double acc = (double)l.v[i].count * (double)(info.region_len + PAGE - 1) / (double)PAGE;
+            double acc = (double)l.v[i].count * (double)((info.region_len + PAGE - 1) / PAGE);
             t->last_acc[info.object] += acc;
             rt_hot h = {info.object,
                         (double)((uintptr_t)info.region - (uintptr_t)o->sampled_addr) / (double)o->sampled_size,

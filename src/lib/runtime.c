@@ -160,6 +160,7 @@ int pd_init(const pd_options *opt)
             .seed = env_unsigned("PADDISER_SAMPLE_SEED", 12345),
             .max_samples = env_unsigned("PADDISER_SAMPLE_MAX", 16384),
             .period_ms = env_unsigned("PADDISER_SAMPLE_PERIOD_MS", 10),
+            .budget = env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1) / 100.0,
         };
         int src = pd_sampler_start(&cfg);
         if (src == 0)

@@ -109,7 +109,7 @@ int pd_task_begin(int task_id)
         if (rt.active == 1)
             pd_sampler_arm();
         else
-            pd_sampler_rearm(); /* task boundary: a new counting interval */
+            pd_sampler_rearm_if_due(); /* task boundary: a new counting interval */
     }
     pthread_mutex_unlock(&rt.lock);
 

@@ -56,7 +56,7 @@ static int register_locked(const char *name, void *addr, size_t size, const pd_a
         rt.objects = n;
         rt.cap_objects = ncap;
     }
-    char fallback[32];
+    char fallback[48];
     if (!name) {
         snprintf(fallback, sizeof fallback, "object%zu", rt.nobjects);
         name = fallback;
@@ -168,7 +168,7 @@ void *LB_HM_config(void *objects, int *sizes)
         if (found >= 0)
             rc = update_locked(found, objs[i], (size_t)sizes[i]);
         else {
-            char name[32];
+            char name[48];
             snprintf(name, sizeof name, "LB_HM_object%zu", i);
             int id = register_locked(name, objs[i], (size_t)sizes[i], NULL);
             rc = id < 0 ? id : PD_OK;

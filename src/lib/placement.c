@@ -181,7 +181,8 @@ int rt_sync_locked(void)
                 break;
             }
         }
-        qsort(t->hot, t->nhot, sizeof *t->hot, cmp_hot_desc);
+        if (t->nhot)
+            qsort(t->hot, t->nhot, sizeof *t->hot, cmp_hot_desc);
 
         double total_acc = 0;
         for (size_t o = 0; o < t->nacc; o++)
@@ -474,7 +475,8 @@ static int migrate(task_pred *p, int n, const pd_plan_result *res)
         if (select_task_pages(&p[i], res->bytes[i], &fast) != 0)
             rc = PD_ENOMEM;
     if (rc == PD_OK) {
-        qsort(fast.v, fast.n, sizeof *fast.v, cmp_ptr);
+        if (fast.n)
+            qsort(fast.v, fast.n, sizeof *fast.v, cmp_ptr);
         size_t k = 0;
         for (size_t i = 0; i < fast.n; i++) /* tasks may share regions */
             if (k == 0 || fast.v[k - 1] != fast.v[i])

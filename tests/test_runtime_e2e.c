@@ -143,6 +143,10 @@ static void test_skewed_task_gets_more_dram(void **state)
     assert_int_equal(pd_sync_point(), PD_OK);
     assert_int_equal(pd_task_profile_get(1, &p1), PD_OK);
     assert_int_equal(p1.instances, 2);
+    /* A last instance without a sync point still reaches the CSV. */
+    assert_int_equal(pd_task_begin(0), PD_OK);
+    fake_now += 0.005;
+    assert_int_equal(pd_task_end(0), PD_OK);
     assert_int_equal(pd_finalize(), PD_OK);
 
     char err[256];
@@ -155,7 +159,9 @@ static void test_skewed_task_gets_more_dram(void **state)
     assert_int_equal(csv->nrows, 2);
     for (size_t r = 0; r < 2; r++) {
         assert_string_equal(pd_csv_get(csv, r, 0), "lb");
-        assert_true(atof(pd_csv_get(csv, r, 2)) > 0);
+        double want = atoi(pd_csv_get(csv, r, 1)) == 0 ? 0.005 : 0.012;
+        assert_float_equal(atof(pd_csv_get(csv, r, 2)), want, 1e-9);
+        assert_true(atof(pd_csv_get(csv, r, 3)) >= 0 && atof(pd_csv_get(csv, r, 3)) <= 1);
     }
     pd_csv_free(csv);
     unlink(csv_path);

@@ -135,7 +135,7 @@ static int refinable(const pd_access_hint *h)
 
 static double bytes_for_share(void *vctx, int task, double r);
 
-int rt_sync_locked(void)
+int rt_sync_locked(int plan)
 {
     if (!rt.instance_open)
         return PD_ESTATE; /* no task ran since the last sync point */
@@ -235,7 +235,7 @@ int rt_sync_locked(void)
         pd_sampler_reset_counts();
     rt.instance_open = 0;
     rt.instances++;
-    if (rc != PD_OK)
+    if (rc != PD_OK || !plan)
         return rc;
     return rt_replan_locked();
 }

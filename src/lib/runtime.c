@@ -240,6 +240,10 @@ int pd_finalize(void)
     if (rt.active > 0) {
         rt_message("pd_finalize with %d task(s) still running: their instance is dropped", rt.active);
         rc = PD_ESTATE;
+    } else if (rt.instance_open) {
+        /* The last instance ended without a sync point: keep its profile
+         * (for the CSV and queries); no plan is needed any more. */
+        rt_sync_locked(0);
     }
     const char *csv = getenv("PADDISER_TASKS_CSV");
     if (csv && *csv) {

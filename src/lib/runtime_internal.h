@@ -109,7 +109,7 @@ void rt_tasks_free(void);
 int rt_task_grow_arrays(rt_task *t); /* per-object arrays to rt.nobjects */
 
 /* placement.c */
-int rt_sync_locked(void);
+int rt_sync_locked(int plan); /* plan: also re-plan and migrate */
 int rt_replan_locked(void);
 
 /* runtime.c */

@@ -156,7 +156,7 @@ int pd_sync_point(void)
     if (!rt.initialized || rt.active > 0)
         rc = PD_ESTATE;
     else
-        rc = rt_sync_locked();
+        rc = rt_sync_locked(1);
     pthread_mutex_unlock(&rt.lock);
     return rc;
 }

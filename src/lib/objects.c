@@ -74,6 +74,7 @@ static int register_locked(const char *name, void *addr, size_t size, const pd_a
     if (hint)
         h = *hint;
     pd_alpha_init(&o->alpha, &h);
+    o->alpha0 = o->alpha.alpha;
     place_slow(addr, size);
     rt.ranges_dirty = 1;
     rt.plan_stale = 1;

@@ -2,8 +2,11 @@
  * the next instance, predict every task's time curve, plan, and move pages.
  *
  * Prediction for a task (docs/runtime.md, "Prediction"):
- *   s      = sum_o est_acc[o] / sum_o base_acc[o]   (Eq. 1 per object; by
- *            registered bytes when nothing was sampled)
+ *   s      = sum_o est_acc[o] / sum_o base_acc[o]   (Eq. 1 per object, with
+ *            alpha relative to its value at registration: sampled counts are
+ *            already memory-level, so the tabulated cache-line alpha divides
+ *            out and only the online refinement remains; by registered bytes
+ *            when nothing was sampled)
  *   sigma  = 1 + m * (L - 1): slow-only / DRAM-only time ratio, L the
  *            access-weighted slow/fast latency ratio of the task's objects'
  *            patterns, m the memory-bound fraction (MEM_WCY with hardware
@@ -12,7 +15,9 @@
  *   T_dram = s * T_dram_b,  T_slow = s * sigma * T_dram_b
  *   T(r)   = pd_model_predict(T_dram, T_slow, features, r) (linear without a
  *            model), made non-increasing in r on a 1% grid.
- * bytes(r) walks the task's sampled regions hottest first. */
+ * bytes(r): page_select.h curve over the task's sampled regions (every page
+ * of a region carries its sample's count, weighted by est/measured of its
+ * object); the pages chosen are the same hottest-first regions. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +25,7 @@
 
 #include "common/util.h"
 #include "lib/page_sampler.h"
+#include "lib/page_select.h"
 #include "lib/runtime_internal.h"
 
 #define PAGE ((size_t)PD_SAMPLE_PAGE)
@@ -127,13 +133,6 @@ static double measured_share(const rt_task *t, const raw_list *l, int slot)
     return total ? (double)rt.fast_bytes / (double)total : 0.0;
 }
 
-static int refinable(const pd_access_hint *h)
-{
-    return h->pattern == PD_PATTERN_RANDOM || h->pattern == PD_PATTERN_UNKNOWN ||
-           (h->pattern == PD_PATTERN_STENCIL && h->input_dependent);
-}
-
-static double bytes_for_share(void *vctx, int task, double r);
 
 int rt_sync_locked(int plan)
 {
@@ -175,7 +174,7 @@ int rt_sync_locked(int plan)
             t->last_acc[info.object] += acc;
             rt_hot h = {info.object,
                         (double)((uintptr_t)info.region - (uintptr_t)o->sampled_addr) / (double)o->sampled_size,
-                        (double)info.region_len / (double)o->sampled_size, acc};
+                        (double)info.region_len / (double)o->sampled_size, l.v[i].count, acc};
             if (add_hot(t, &cap, h) != 0) {
                 rc = PD_ENOMEM;
                 break;
@@ -184,9 +183,11 @@ int rt_sync_locked(int plan)
         if (t->nhot)
             qsort(t->hot, t->nhot, sizeof *t->hot, cmp_hot_desc);
 
-        double total_acc = 0;
+        double total_acc = 0, touched = 0;
         for (size_t o = 0; o < t->nacc; o++)
             total_acc += t->last_acc[o];
+        for (size_t i = 0; i < t->nhot; i++)
+            touched += t->hot[i].len_frac * (double)rt.objects[t->hot[i].object].sampled_size;
         t->last_time = t->cur.wall_s;
         pd_perf_features(&t->cur, total_acc, t->last_feat);
         t->last_hw = t->cur.hw_used;
@@ -196,7 +197,8 @@ int rt_sync_locked(int plan)
             t->ran_bytes = t->plan_bytes;
         } else {
             t->ran_share = t->last_r0;
-            t->ran_bytes = (size_t)bytes_for_share(NULL, slot, t->last_r0);
+            /* the share r0 of the task's touched regions, about */
+            t->ran_bytes = (size_t)(t->last_r0 * touched) / PAGE * PAGE;
         }
         if (!t->have_base) {
             t->have_base = 1;
@@ -225,7 +227,7 @@ int rt_sync_locked(int plan)
         }
         if (!ob->base_size)
             ob->base_size = ob->sampled_size;
-        else if (refinable(&ob->alpha.hint) && est > 0 && meas > 0)
+        else if (pd_alpha_is_online(&ob->alpha.hint) && est > 0 && meas > 0)
             pd_alpha_refine(&ob->alpha, est, meas);
     }
     for (int s = 0; s < rt.ntasks; s++)
@@ -247,7 +249,7 @@ typedef struct {
     double t_dram, t_slow;
     double curve[GRID + 1]; /* non-increasing T(k / GRID) */
     double *factor;         /* per object: estimated / last measured accesses */
-    double hot_total;       /* weighted accesses of the hot list */
+    pd_bytes_curve bytes;   /* hottest-first bytes(r) */
 } task_pred;
 
 typedef struct {
@@ -256,14 +258,10 @@ typedef struct {
     double fallback_bytes; /* bytes(r=1) of a task with no sampled accesses */
 } plan_ctx;
 
+/* Per-page weight of a sampled region for the next instance. */
 static double hot_weight(const task_pred *tp, const rt_hot *h)
 {
-    return h->accesses * (tp && tp->factor ? tp->factor[h->object] : 1.0);
-}
-
-static double hot_bytes(const rt_hot *h)
-{
-    return h->len_frac * (double)rt.objects[h->object].size;
+    return (double)h->count * tp->factor[h->object];
 }
 
 static double time_for_share(void *vctx, int task, double r)
@@ -280,41 +278,49 @@ static double time_for_share(void *vctx, int task, double r)
     return tp->curve[k] + (tp->curve[k + 1] - tp->curve[k]) * frac;
 }
 
-/* Bytes of the task's hottest regions holding a share r of its accesses.
- * vctx NULL: the task's own last hot list, unweighted, by slot. */
-static double bytes_for_share(void *vctx, int task, double r)
+static size_t bytes_cb(void *vctx, int task, double r)
 {
     plan_ctx *c = vctx;
-    const task_pred *tp = c ? &c->p[task] : NULL;
-    const rt_task *t = c ? tp->task : rt.tasks[task];
+    const task_pred *tp = &c->p[task];
     if (r <= 0)
         return 0;
-    double total = 0;
-    for (size_t i = 0; i < t->nhot; i++)
-        if (rt.objects[t->hot[i].object].used)
-            total += hot_weight(tp, &t->hot[i]);
-    if (total <= 0) {
-        double all = c ? c->fallback_bytes : (double)rt_objects_total_bytes() / (rt.ntasks ? rt.ntasks : 1);
-        return ceil(r * all / (double)PAGE) * (double)PAGE;
-    }
-    double need = (r > 1 ? 1 : r) * total, cum = 0, bytes = 0;
-    for (size_t i = 0; i < t->nhot && need > 0; i++) {
-        if (!rt.objects[t->hot[i].object].used)
-            continue;
-        double a = hot_weight(tp, &t->hot[i]), b = hot_bytes(&t->hot[i]);
-        if (a <= 0)
-            continue;
-        if (cum + a >= need) {
-            bytes += b * (need - cum) / a;
-            break;
-        }
-        cum += a;
-        bytes += b;
-    }
-    return ceil(bytes / (double)PAGE) * (double)PAGE;
+    if (tp->bytes.total == 0) /* nothing sampled: an even share of all bytes */
+        return (size_t)ceil((r > 1 ? 1 : r) * c->fallback_bytes / (double)PAGE) * PAGE;
+    return pd_bytes_curve_bytes(&tp->bytes, r);
 }
 
-static size_t bytes_cb(void *vctx, int task, double r) { return (size_t)bytes_for_share(vctx, task, r); }
+/* Counts are integers in page_select: weights keep 1/256 resolution. */
+#define WEIGHT_SCALE 256.0
+
+static int build_bytes_curve(task_pred *tp)
+{
+    const rt_task *t = tp->task;
+    size_t n = t->nhot ? t->nhot : 1;
+    uint64_t *count = calloc(n, sizeof *count);
+    size_t *pages = calloc(n, sizeof *pages);
+    if (!count || !pages) {
+        free(count);
+        free(pages);
+        return PD_ENOMEM;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < t->nhot; i++) {
+        const rt_hot *h = &t->hot[i];
+        const rt_object *o = &rt.objects[h->object];
+        double w = hot_weight(tp, h);
+        size_t np = (size_t)ceil(h->len_frac * (double)o->size / (double)PAGE);
+        if (!o->used || !(w > 0) || np == 0)
+            continue;
+        double scaled = w * WEIGHT_SCALE;
+        count[k] = scaled >= 1.8e19 ? (uint64_t)1.8e19 : scaled < 1 ? 1 : (uint64_t)llround(scaled);
+        pages[k] = np;
+        k++;
+    }
+    int rc = pd_bytes_curve_from_histogram(&tp->bytes, count, pages, k, PAGE);
+    free(count);
+    free(pages);
+    return rc;
+}
 
 static void predict_task(task_pred *tp)
 {
@@ -326,9 +332,8 @@ static void predict_task(task_pred *tp)
         tp->factor[o] = 1.0;
         if (!ob->used || !ob->base_size)
             continue;
-        t->est_acc[o] = pd_estimate_accesses(t->base_acc[o], ob->base_size, ob->size, ob->alpha.alpha);
-        if (!(t->est_acc[o] >= 0))
-            t->est_acc[o] = t->base_acc[o];
+        double alpha = ob->alpha0 > 0 ? ob->alpha.alpha / ob->alpha0 : 1.0;
+        t->est_acc[o] = pd_estimate_accesses(t->base_acc[o], ob->base_size, ob->size, alpha);
         est_sum += t->est_acc[o];
         base_sum += t->base_acc[o];
         if (t->last_acc[o] > 0)
@@ -373,10 +378,6 @@ static void predict_task(task_pred *tp)
         run = v < run ? v : run; /* the planners need a non-increasing curve */
         tp->curve[k] = run;
     }
-    tp->hot_total = 0;
-    for (size_t i = 0; i < t->nhot; i++)
-        if (rt.objects[t->hot[i].object].used)
-            tp->hot_total += hot_weight(tp, &t->hot[i]);
 }
 
 /* ---- page selection and migration ------------------------------------------------ */
@@ -419,13 +420,39 @@ static int in_sorted(const page_list *l, uintptr_t p)
     return lo < l->n && (uintptr_t)l->v[lo] == p;
 }
 
-/* Pages of a task's hottest regions up to its planned bytes. */
+static const task_pred *sort_tp; /* qsort context; rt.lock is held */
+
+static int cmp_weight_desc(const void *a, const void *b)
+{
+    const rt_hot *h = sort_tp->task->hot;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    double wx = hot_weight(sort_tp, &h[x]), wy = hot_weight(sort_tp, &h[y]);
+    if (wx != wy)
+        return wx < wy ? 1 : -1;
+    return x < y ? -1 : x > y; /* ties: the order of the hot list */
+}
+
+/* Pages of a task's hottest regions (by next-instance weight, the order of
+ * its bytes curve) up to its planned bytes. page_select's pd_select_plan
+ * wants one count per page; a region's pages share one sample, so the walk
+ * is per region here, O(samples) instead of O(pages). */
 static int select_task_pages(const task_pred *tp, size_t budget, page_list *fast)
 {
     const rt_task *t = tp->task;
+    if (!t->nhot || !budget)
+        return 0;
+    size_t *order = malloc(t->nhot * sizeof *order);
+    if (!order)
+        return -1;
+    for (size_t i = 0; i < t->nhot; i++)
+        order[i] = i;
+    sort_tp = tp;
+    qsort(order, t->nhot, sizeof *order, cmp_weight_desc);
+    sort_tp = NULL;
     size_t used = 0;
-    for (size_t i = 0; i < t->nhot && used < budget; i++) {
-        const rt_hot *h = &t->hot[i];
+    int rc = 0;
+    for (size_t j = 0; j < t->nhot && used < budget && rc == 0; j++) {
+        const rt_hot *h = &t->hot[order[j]];
         const rt_object *o = &rt.objects[h->object];
         if (!o->used || hot_weight(tp, h) <= 0)
             continue;
@@ -434,12 +461,15 @@ static int select_task_pages(const task_pred *tp, size_t budget, page_list *fast
         if (hi > (uintptr_t)o->addr + o->size)
             hi = (uintptr_t)o->addr + o->size;
         for (uintptr_t p = lo & ~(uintptr_t)(PAGE - 1); p < hi && used < budget; p += PAGE) {
-            if (page_push(fast, p) != 0)
-                return -1;
+            if (page_push(fast, p) != 0) {
+                rc = -1;
+                break;
+            }
             used += PAGE;
         }
     }
-    return 0;
+    free(order);
+    return rc;
 }
 
 static void stats_add(pd_migrate_stats *a, const pd_migrate_stats *b)
@@ -549,6 +579,10 @@ int rt_replan_locked(void)
         }
         p[k].task = t;
         predict_task(&p[k]);
+        if (build_bytes_curve(&p[k]) != PD_OK) {
+            rc = PD_ENOMEM;
+            break;
+        }
         k++;
     }
     if (rc == PD_OK) {
@@ -572,8 +606,10 @@ int rt_replan_locked(void)
                 rc = migrate(p, n, &res);
         }
     }
-    for (int i = 0; p && i < n; i++)
+    for (int i = 0; p && i < n; i++) {
         free(p[i].factor);
+        pd_bytes_curve_free(&p[i].bytes);
+    }
     free(p);
     free(share);
     free(bytes);

@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lib/backend.h"
 #include "lib/estimate.h"
@@ -25,6 +26,7 @@ typedef struct {
     void *addr;
     size_t size;
     pd_alpha_state alpha;
+    double alpha0;        /* alpha at registration (see placement.c) */
     size_t base_size;     /* size during the base instance (0: no base yet) */
     void *sampled_addr;   /* range the sample table was built from */
     size_t sampled_size;
@@ -35,7 +37,8 @@ typedef struct {
 typedef struct {
     int object;
     double off_frac, len_frac;
-    double accesses;
+    uint64_t count;   /* sampled intervals of the region's page */
+    double accesses;  /* count * pages of the region */
 } rt_hot;
 
 typedef struct {

@@ -384,14 +384,3 @@ int pd_object_accesses(int object, int task, double *out)
     return rc;
 }
 
-/* ==== TEMPORARY weak fallback: remove when src/lib/backend_numa.c (issue #6)
- * lands on main. Lets the runtime link before the NUMA backend exists; with
- * it, PD_BACKEND_AUTO ends with "no slow memory tier". ==== */
-__attribute__((weak)) pd_backend *pd_backend_numa_create(int fast_node, int slow_node, size_t fast_capacity)
-{
-    (void)fast_node;
-    (void)slow_node;
-    (void)fast_capacity;
-    errno = ENODEV;
-    return NULL;
-}

@@ -61,7 +61,15 @@ static void test_init_twice_and_bad_options(void **state)
     pd_options_default(&o);
     o.sampling = 7;
     assert_int_equal(pd_init(&o), PD_EINVAL);
+    pd_options_default(&o);
+    o.model_path = "/nonexistent/model.json";
+    assert_int_equal(pd_init(&o), PD_EIO); /* an explicit model must load */
+    pd_profile_info info;
+    pd_profile_info_get(&info);
+    assert_int_equal(info.initialized, 0);
     init_none(1);
+    pd_profile_info_get(&info);
+    assert_int_equal(info.model_loaded, 1); /* the shipped default */
     assert_int_equal(pd_init(NULL), PD_ESTATE);
     assert_int_equal(pd_finalize(), PD_OK);
     assert_int_equal(pd_finalize(), PD_ESTATE);

@@ -1,6 +1,7 @@
 /* Tests of the feature layer (src/lib/perf.c): the software fallback on a
  * machine without counters (or PADDISER_PERF=off), and the hardware path's
  * arithmetic through an injected fake counter source. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -45,6 +46,11 @@ static void test_fallback_forced_off(void **state)
     assert_true(f[PD_FEAT_LLC_MPKI] > 0);                     /* sampled accesses / ms */
     assert_true(f[PD_FEAT_LLC_MPKI] == f[PD_FEAT_L3_LD_MISS]);
     assert_true(f[PD_FEAT_VEC_INS] == 0);
+    /* The model gets no proxies: every input missing. */
+    double in[PD_NFEATURES];
+    pd_perf_model_inputs(&out, in);
+    for (int i = 0; i < PD_NFEATURES; i++)
+        assert_true(isnan(in[i]));
     unsetenv("PADDISER_PERF");
 }
 
@@ -120,13 +126,22 @@ static void test_fake_counters_arithmetic(void **state)
     assert_float_equal(f[PD_FEAT_VEC_INS], 0.0, 1e-12);
     assert_float_equal(f[PD_FEAT_L3_LD_MISS], 4.0, 1e-12);
 
-    /* A missing event gives a zero feature, not garbage. */
+    double in[PD_NFEATURES];
+    pd_perf_model_inputs(&two, in);
+    assert_float_equal(in[PD_FEAT_LLC_MPKI], 5.0, 1e-12);
+    assert_float_equal(in[PD_FEAT_MEM_WCY], 0.25, 1e-12);
+    assert_true(isnan(in[PD_FEAT_VEC_INS])); /* no generic event */
+
+    /* A missing event gives a zero feature, not garbage; missing for the model. */
     c.valid &= ~(1u << PD_EV_STALLED_BACKEND);
     pd_perf_begin(&s);
     pd_perf_end(&s, &one);
     pd_perf_features(&one, 0, f);
     assert_float_equal(f[PD_FEAT_MEM_WCY], 0.0, 1e-12);
     assert_float_equal(f[PD_FEAT_IPC], 0.5, 1e-12);
+    pd_perf_model_inputs(&one, in);
+    assert_true(isnan(in[PD_FEAT_MEM_WCY]));
+    assert_float_equal(in[PD_FEAT_IPC], 0.5, 1e-12);
 
     pd_perf_set_source(NULL);
     unsetenv("PADDISER_PERF");

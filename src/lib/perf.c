@@ -2,6 +2,7 @@
 #include "lib/perf.h"
 
 #include <errno.h>
+#include <math.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -265,4 +266,30 @@ void pd_perf_features(const pd_perf_sample *s, double sampled_accesses, double f
     feat[PD_FEAT_L2_LD_MISS] = cpu_ms > 0 ? s->sw.page_faults / cpu_ms : 0.0;
     feat[PD_FEAT_BR_MSP] = wall_ms > 0 ? s->sw.ctx_switches / wall_ms : 0.0;
     feat[PD_FEAT_L3_LD_MISS] = intensity;
+}
+
+void pd_perf_model_inputs(const pd_perf_sample *s, double in[PD_NFEATURES])
+{
+    for (int i = 0; i < PD_NFEATURES; i++)
+        in[i] = NAN;
+    if (!s->hw_used)
+        return;
+    double f[PD_NFEATURES];
+    pd_perf_features(s, 0, f);
+    unsigned v = s->hw.valid;
+    const struct {
+        int feat;
+        unsigned need; /* events the feature is computed from */
+    } deps[] = {
+        {PD_FEAT_LLC_MPKI, 1u << PD_EV_LLC_MISSES},
+        {PD_FEAT_IPC, 1u << PD_EV_CYCLES},
+        {PD_FEAT_PRF_MISS, 1u << PD_EV_L1D_PREFETCH_MISSES},
+        {PD_FEAT_MEM_WCY, (1u << PD_EV_STALLED_BACKEND) | (1u << PD_EV_CYCLES)},
+        {PD_FEAT_L2_LD_MISS, 1u << PD_EV_LLC_LOADS},
+        {PD_FEAT_BR_MSP, 1u << PD_EV_BRANCH_MISSES},
+        {PD_FEAT_L3_LD_MISS, 1u << PD_EV_LLC_LOAD_MISSES},
+    }; /* VEC_INS: no generic event, always missing */
+    for (size_t i = 0; i < sizeof deps / sizeof deps[0]; i++)
+        if ((v & deps[i].need) == deps[i].need)
+            in[deps[i].feat] = f[deps[i].feat];
 }

@@ -94,8 +94,13 @@ void pd_perf_end(pd_perf_session *s, pd_perf_sample *out);
 /* Adds b into a (a task instance measured in several begin/end pieces). */
 void pd_perf_sample_add(pd_perf_sample *a, const pd_perf_sample *b);
 
-/* The 8 model features of one sample. sampled_accesses is the page sampler's
- * scaled access estimate for the task (fallback path's memory intensity). */
+/* The 8 features of one sample, as reported to the user. sampled_accesses is
+ * the page sampler's scaled access estimate for the task (fallback path's
+ * memory intensity). Unmeasured features are 0. */
 void pd_perf_features(const pd_perf_sample *s, double sampled_accesses, double feat[PD_NFEATURES]);
+/* The model's inputs: the hardware features, NaN (missing) where an event
+ * was not counted, and all NaN on the fallback path (the software proxies
+ * are not the quantities the model was trained on). */
+void pd_perf_model_inputs(const pd_perf_sample *s, double in[PD_NFEATURES]);
 
 #endif

@@ -13,8 +13,10 @@
  *            counters, else PADDISER_MEM_BOUND, default 0.5)
  *   base measured at DRAM access share r0: t_base = T_dram_b * (sigma - (sigma-1) r0)
  *   T_dram = s * T_dram_b,  T_slow = s * sigma * T_dram_b
- *   T(r)   = pd_model_predict(T_dram, T_slow, features, r) (linear without a
- *            model), made non-increasing in r on a 1% grid.
+ *   T(r)   = Eq. 2 with the model (pd_time_table_build: every task's curve in
+ *            one model call; hardware features, NaN where not measured),
+ *            clamped to [T_dram, T_slow] and made non-increasing in r on a
+ *            2% grid.
  * bytes(r): page_select.h curve over the task's sampled regions (every page
  * of a region carries its sample's count, weighted by est/measured of its
  * object); the pages chosen are the same hottest-first regions. */
@@ -29,7 +31,7 @@
 #include "lib/runtime_internal.h"
 
 #define PAGE ((size_t)PD_SAMPLE_PAGE)
-#define GRID 100
+#define GRID 50
 
 static double env_double(const char *name, double dflt, double lo, double hi)
 {
@@ -205,6 +207,7 @@ int rt_sync_locked(int plan)
             t->base_time = t->last_time;
             t->base_r0 = t->last_r0;
             memcpy(t->base_feat, t->last_feat, sizeof t->base_feat);
+            pd_perf_model_inputs(&t->cur, t->base_model_in);
             memcpy(t->base_acc, t->last_acc, t->nacc * sizeof *t->base_acc);
         }
         t->instances++;
@@ -322,6 +325,40 @@ static int build_bytes_curve(task_pred *tp)
     return rc;
 }
 
+/* Every task's T(r) on the grid, in one model call. */
+static int tabulate_curves(task_pred *p, int n)
+{
+    double *td = malloc((size_t)n * sizeof *td), *ts = malloc((size_t)n * sizeof *ts);
+    double(*feat)[PD_NFEATURES] = malloc((size_t)n * sizeof *feat);
+    pd_time_table tt = {0};
+    int rc = td && ts && feat ? PD_OK : PD_ENOMEM;
+    for (int i = 0; i < n && rc == PD_OK; i++) {
+        td[i] = p[i].t_dram;
+        ts[i] = p[i].t_slow;
+        memcpy(feat[i], p[i].task->base_model_in, sizeof feat[i]);
+    }
+    if (rc == PD_OK)
+        rc = pd_time_table_build(&tt, rt.model, n, td, ts, (const double(*)[PD_NFEATURES])feat, GRID + 1);
+    for (int i = 0; i < n && rc == PD_OK; i++) {
+        task_pred *tp = &p[i];
+        double lo = tp->t_dram, hi = tp->t_slow, run = INFINITY;
+        for (int k = 0; k <= GRID; k++) {
+            double r = (double)k / GRID;
+            double v = tt.t[(size_t)i * (GRID + 1) + k];
+            if (!isfinite(v))
+                v = hi - (hi - lo) * r;
+            v = v < lo ? lo : v > hi ? hi : v;
+            run = v < run ? v : run; /* the planners need a non-increasing curve */
+            tp->curve[k] = run;
+        }
+    }
+    pd_time_table_free(&tt);
+    free(td);
+    free(ts);
+    free(feat);
+    return rc;
+}
+
 static void predict_task(task_pred *tp)
 {
     rt_task *t = tp->task;
@@ -361,23 +398,12 @@ static void predict_task(task_pred *tp)
     }
     double L = lat_w > 0 ? lat_sum / lat_w : env_double("PADDISER_SLOW_RATIO_RANDOM", 3.77, 1.0, 100.0);
     double m = env_double("PADDISER_MEM_BOUND", 0.5, 0.0, 1.0);
-    if (t->last_hw && t->base_feat[PD_FEAT_MEM_WCY] > 0)
-        m = fmin(1.0, t->base_feat[PD_FEAT_MEM_WCY]);
+    if (t->base_model_in[PD_FEAT_MEM_WCY] > 0) /* NaN without counters */
+        m = fmin(1.0, t->base_model_in[PD_FEAT_MEM_WCY]);
     double sigma = 1.0 + m * (L - 1.0);
     double t_dram_b = t->base_time / (sigma - (sigma - 1.0) * t->base_r0);
     tp->t_dram = scale * t_dram_b;
     tp->t_slow = scale * sigma * t_dram_b;
-    double lo = tp->t_dram, hi = tp->t_slow, run = INFINITY;
-    for (int k = 0; k <= GRID; k++) {
-        double r = (double)k / GRID;
-        double v = rt.model ? pd_model_predict(rt.model, tp->t_dram, tp->t_slow, t->base_feat, r)
-                            : tp->t_slow - (tp->t_slow - tp->t_dram) * r;
-        if (!isfinite(v))
-            v = tp->t_slow - (tp->t_slow - tp->t_dram) * r;
-        v = v < lo ? lo : v > hi ? hi : v;
-        run = v < run ? v : run; /* the planners need a non-increasing curve */
-        tp->curve[k] = run;
-    }
 }
 
 /* ---- page selection and migration ------------------------------------------------ */
@@ -585,6 +611,8 @@ int rt_replan_locked(void)
         }
         k++;
     }
+    if (rc == PD_OK)
+        rc = tabulate_curves(p, n);
     if (rc == PD_OK) {
         plan_ctx ctx = {p, n, (double)rt_objects_total_bytes() / n};
         rt.capacity = plan_capacity();

@@ -148,11 +148,18 @@ int pd_init(const pd_options *opt)
         rt_message("%s; using software features (CPU time, page faults, context switches, sampled accesses)",
                    pd_perf_reason());
 
+    /* A NULL path always gives a model (the f = 1 fallback at worst, with
+     * its own notice); an explicit path that does not load is an error. */
     char err[256] = "";
     rt.model = pd_model_load(o.model_path, err, sizeof err);
-    if (!rt.model)
-        rt_message("performance model unavailable (%s): predicting by linear interpolation between DRAM-only and slow-only times",
-                   err[0] ? err : "unknown error");
+    if (!rt.model) {
+        rt_message("performance model %s: %s", o.model_path ? o.model_path : "(default)", err[0] ? err : "out of memory");
+        if (rt.backend)
+            rt.backend->destroy(rt.backend);
+        rt.backend = NULL;
+        pthread_mutex_unlock(&rt.lock);
+        return o.model_path ? PD_EIO : PD_ENOMEM;
+    }
 
     rt.sampling = 0;
     if (o.sampling) {
@@ -319,7 +326,7 @@ int pd_profile_info_get(pd_profile_info *out)
         }
         snprintf(out->backend, sizeof out->backend, "%s", rt.backend_name);
         snprintf(out->backend_note, sizeof out->backend_note, "%s", rt.backend_note);
-        out->model_loaded = rt.model != NULL;
+        out->model_loaded = rt.model && !pd_model_is_fallback(rt.model);
         out->instances = rt.instances;
         out->fast_capacity = rt.capacity;
         out->pages_moved = rt.last_migration.pages_moved;

@@ -52,6 +52,7 @@ typedef struct {
     int have_base;
     double base_time, base_r0;
     double base_feat[PD_NFEATURES];
+    double base_model_in[PD_NFEATURES]; /* NaN = not measured */
     size_t nacc;          /* length of the per-object arrays below */
     double *base_acc;     /* [nacc] */
 

@@ -105,6 +105,21 @@ int pd_task_end(int task_id);
  * estimates, predicts and plans for the next instance and migrates pages. */
 int pd_sync_point(void);
 
+/* ---- planning across processes (MPI) ------------------------------------------ */
+
+/* Ranks that share one fast memory (one node) plan it together when the
+ * application gives the runtime a way to gather data: fn(ctx, send, recv,
+ * bytes) must collect `bytes` from each of the nprocs processes into recv
+ * (process p's block at recv + p * bytes, the same order everywhere) and
+ * return 0 - MPI_Allgather on a node communicator does exactly this. Then
+ * pd_sync_point is collective over those processes: every one tabulates its
+ * tasks' curves (up to 8 tasks per process), all run the same planner over all
+ * tasks with the smallest fast capacity any of them sees, and each moves its
+ * own pages. Plans then change only at pd_sync_point. fn NULL switches back to
+ * planning per process. Call after pd_init. */
+typedef int (*pd_allgather_fn)(void *ctx, const void *send, void *recv, size_t bytes);
+int pd_set_allgather(pd_allgather_fn fn, void *ctx, int nprocs);
+
 /* ---- plan query ------------------------------------------------------------ */
 
 typedef struct {
@@ -114,8 +129,9 @@ typedef struct {
     double predicted_time; /* seconds, under this plan */
 } pd_task_plan;
 
-/* Copies up to max task plans; returns the number of tasks (>= 0) or error.
- * makespan (may be NULL) receives the predicted makespan. */
+/* Copies up to max task plans of this process's tasks; returns their number
+ * (>= 0) or an error. makespan (may be NULL) receives the predicted makespan
+ * (over all processes' tasks with pd_set_allgather). */
 int pd_plan_query(pd_task_plan *out, int max, double *makespan);
 
 /* ---- profiling and runtime state queries ------------------------------------ */

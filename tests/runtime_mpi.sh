@@ -1,7 +1,8 @@
 #!/bin/sh
 # MPI: two ranks through mpirun; the runtime's default task id is the rank
-# (OMPI_COMM_WORLD_RANK), every rank plans its own task, and both ranks append
-# to one per-task CSV. Skipped (with a message) when OpenMPI is not installed,
+# (OMPI_COMM_WORLD_RANK), the ranks plan the node's fast memory together
+# (pd_set_allgather over MPI_Allgather): same makespan on both, planned bytes
+# within the capacity; both ranks append to one per-task CSV. Skipped (with a message) when OpenMPI is not installed,
 # unless RUNTIME_MPI_REQUIRED=1 (make check-runtime-mpi).
 set -eu
 BUILD=${BUILD:-build}
@@ -24,7 +25,12 @@ for r in 0 1; do
     n=$(grep -c "^rank $r of 2:" "$tmp/out")
     [ "$n" -eq 1 ] || { echo "rank $r planned $n tasks, expected its own only"; cat "$tmp/out"; exit 1; }
 done
-grep -q "^allreduce of first elements: 4.0 (expected 4.0)" "$tmp/out" || { echo "MPI data wrong"; cat "$tmp/out"; exit 1; }
+# The joint plan: one makespan, and the ranks' bytes fit the shared 4 MB.
+[ "$(sed -n 's/.*joint makespan \([^ ]*\) s$/\1/p' "$tmp/out" | sort -u | wc -l)" -eq 1 ] ||
+    { echo "ranks disagree on the joint plan"; cat "$tmp/out"; exit 1; }
+total=$(sed -n 's/.*share [0-9.]*, \([0-9]*\) bytes,.*/\1/p' "$tmp/out" | awk '{ s += $1 } END { print s + 0 }')
+[ "$total" -le 4194304 ] || { echo "joint plan uses $total bytes > 4 MB"; cat "$tmp/out"; exit 1; }
+grep -q "^allreduce of first elements: 6.0 (expected 6.0)" "$tmp/out" || { echo "MPI data wrong"; cat "$tmp/out"; exit 1; }
 [ "$(grep -c '^policy,task,time_s,dram_share,dram_bytes$' "$tmp/tasks.csv")" -eq 1 ] || { echo "CSV header count"; cat "$tmp/tasks.csv"; exit 1; }
 tasks=$(tail -n +2 "$tmp/tasks.csv" | cut -d, -f2 | sort | tr '\n' ' ')
 [ "$tasks" = "0 1 " ] || { echo "CSV tasks: '$tasks'"; cat "$tmp/tasks.csv"; exit 1; }

@@ -2,6 +2,9 @@
  * read from OMPI_COMM_WORLD_RANK / PMI_RANK / PMIX_RANK). Rank r works on
  * (r+1) x the data of rank 0, registered with the paper's LB_HM_config; the
  * ranks meet at MPI_Barrier, then each rank's runtime passes its sync point.
+ * The ranks of one node plan its fast memory together: the runtime gets an
+ * allgather over the node communicator (pd_set_allgather), so pd_sync_point
+ * is collective and the slower rank gets more fast memory.
  * Communication happens outside the task instances: the page sampler only
  * protects pages while a task runs, so MPI copies never see them.
  *
@@ -14,6 +17,12 @@
 #include "paddiser.h"
 
 #define MB (1024ul * 1024ul)
+
+static int node_allgather(void *ctx, const void *send, void *recv, size_t bytes)
+{
+    MPI_Comm comm = *(MPI_Comm *)ctx;
+    return MPI_Allgather(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, comm) == MPI_SUCCESS ? 0 : -1;
+}
 
 int main(int argc, char **argv)
 {
@@ -42,6 +51,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "rank %d: LB_HM_config failed\n", rank);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    MPI_Comm node;
+    int node_size = 1;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &node_size);
+    int rc = pd_set_allgather(node_allgather, &node, node_size);
+    if (rc != PD_OK) {
+        fprintf(stderr, "rank %d: pd_set_allgather: %s\n", rank, pd_strerror(rc));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     size_t n = bytes / sizeof(double);
     double local = 0, global = 0;
     for (int it = 0; it < instances; it++) {
@@ -49,25 +67,32 @@ int main(int argc, char **argv)
             fprintf(stderr, "rank %d: pd_task_begin failed\n", rank);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
-        for (size_t i = 0; i < n; i++)
-            data[i] += 1.0;
+        for (int pass = 0; pass <= rank; pass++) /* rank r: (r+1)^2 x the work of rank 0 */
+            for (size_t i = 0; i < n; i++)
+                data[i] += 1.0;
         pd_task_end(-1);
         MPI_Barrier(MPI_COMM_WORLD);
-        pd_sync_point();
+        pd_sync_point(); /* collective over the node */
         /* MPI reads the registered buffer between instances: fine. */
         MPI_Allreduce(data, &global, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         local = data[0];
     }
     pd_task_plan plan[4];
-    int nt = pd_plan_query(plan, 4, NULL);
+    double makespan = 0;
+    int nt = pd_plan_query(plan, 4, &makespan);
     pd_task_profile prof;
     for (int i = 0; i < nt && i < 4; i++) {
         pd_task_profile_get(plan[i].task, &prof);
-        printf("rank %d of %d: task %d, measured %.6f s, sampled accesses %.0f, planned dram share %.2f\n", rank,
-               size, plan[i].task, prof.last_time, prof.accesses, plan[i].dram_share);
+        printf("rank %d of %d: task %d, measured %.6f s, sampled accesses %.0f, planned dram share %.2f, "
+               "%zu bytes, joint makespan %.9g s\n",
+               rank, size, plan[i].task, prof.last_time, prof.accesses, plan[i].dram_share, plan[i].dram_bytes,
+               makespan);
     }
     if (rank == 0)
-        printf("allreduce of first elements: %.1f (expected %.1f)\n", global, (double)size * local);
+        printf("allreduce of first elements: %.1f (expected %.1f)\n", global,
+               local * (double)size * (size + 1) / 2); /* rank r adds r+1 per instance */
+    pd_set_allgather(NULL, NULL, 0);
+    MPI_Comm_free(&node);
     fflush(stdout);
     pd_finalize();
     free(data);

@@ -31,7 +31,7 @@
 #include "lib/runtime_internal.h"
 
 #define PAGE ((size_t)PD_SAMPLE_PAGE)
-#define GRID 50
+#define GRID RT_GRID
 
 static double env_double(const char *name, double dflt, double lo, double hi)
 {
@@ -242,7 +242,7 @@ int rt_sync_locked(int plan)
     rt.instances++;
     if (rc != PD_OK || !plan)
         return rc;
-    return rt_replan_locked();
+    return rt_replan_locked(1);
 }
 
 /* ---- prediction and planning ---------------------------------------------------- */
@@ -580,19 +580,154 @@ static size_t plan_capacity(void)
     return cap < total ? cap : total;
 }
 
-int rt_replan_locked(void)
+/* ---- planning across processes ------------------------------------------------------ */
+
+typedef struct {
+    const double *t;   /* [GRID + 1] */
+    const uint64_t *b; /* [GRID + 1] */
+} grid_task;
+
+static double grid_time(void *vctx, int task, double r)
 {
+    const grid_task *g = &((const grid_task *)vctx)[task];
+    if (r <= 0)
+        return g->t[0];
+    if (r >= 1)
+        return g->t[GRID];
+    double x = r * GRID;
+    int k = (int)x;
+    return g->t[k] + (g->t[k + 1] - g->t[k]) * (x - k);
+}
+
+/* Bytes at the next grid share: a step function at or above the curve, the
+ * same on every process. */
+static size_t grid_bytes(void *vctx, int task, double r)
+{
+    const grid_task *g = &((const grid_task *)vctx)[task];
+    if (r <= 0)
+        return 0;
+    int k = (int)ceil(r * GRID - 1e-9);
+    return (size_t)g->b[k > GRID ? GRID : k];
+}
+
+/* Gathers every process's curves and plans all tasks; fills share/bytes/
+ * times for this process's n tasks (p order). PD_EUNSUPPORTED when this
+ * process cannot take part (it then plans alone). */
+static int plan_across(task_pred *p, int n, plan_ctx *ctx, double *share, size_t *bytes, double *times,
+                       double *makespan)
+{
+    size_t np = (size_t)rt.nprocs;
+    rt_xchg *mine = calloc(1, sizeof *mine);
+    rt_xchg *all = calloc(np, sizeof *all);
+    if (!mine || !all) {
+        free(mine);
+        free(all);
+        return PD_ENOMEM;
+    }
+    mine->nonce = rt.nonce;
+    mine->capacity = rt.capacity;
+    mine->ntasks = n <= RT_XCHG_TASKS ? n : -1;
+    for (int i = 0; i < n && mine->ntasks >= 0; i++) {
+        mine->task[i].id = p[i].task->id;
+        for (int k = 0; k <= GRID; k++) {
+            mine->task[i].t[k] = p[i].curve[k];
+            mine->task[i].b[k] = k ? bytes_cb(ctx, i, (double)k / GRID) : 0;
+        }
+    }
+    /* Even a process that cannot take part must join the collective call. */
+    int rc = rt.allgather(rt.allgather_ctx, mine, all, sizeof *mine) == 0 ? PD_OK : PD_EIO;
+    int self = -1, total = 0;
+    uint64_t cap = UINT64_MAX;
+    for (size_t q = 0; q < np && rc == PD_OK; q++) {
+        if (all[q].nonce == rt.nonce && all[q].ntasks == mine->ntasks)
+            self = (int)q;
+        if (all[q].ntasks < 0)
+            continue;
+        if (all[q].ntasks > RT_XCHG_TASKS) {
+            rc = PD_EINVAL;
+            break;
+        }
+        total += all[q].ntasks;
+        if (all[q].capacity < cap)
+            cap = all[q].capacity;
+    }
+    if (rc == PD_OK && (self < 0 || mine->ntasks < 0))
+        rc = PD_EUNSUPPORTED;
+    grid_task *g = NULL;
+    double *gs = NULL, *gt = NULL;
+    size_t *gb = NULL;
+    if (rc == PD_OK && total > 0) {
+        g = calloc((size_t)total, sizeof *g);
+        gs = calloc((size_t)total, sizeof *gs);
+        gt = calloc((size_t)total, sizeof *gt);
+        gb = calloc((size_t)total, sizeof *gb);
+        if (!g || !gs || !gt || !gb)
+            rc = PD_ENOMEM;
+    }
+    int first_mine = 0;
+    if (rc == PD_OK && total > 0) {
+        int k = 0;
+        for (size_t q = 0; q < np; q++) {
+            if ((int)q == self)
+                first_mine = k;
+            for (int i = 0; i < all[q].ntasks; i++, k++)
+                g[k] = (grid_task){all[q].task[i].t, all[q].task[i].b};
+        }
+        rt.capacity = (size_t)cap;
+        pd_plan_problem prob = {total, grid_time, grid_bytes, g, (size_t)cap};
+        pd_plan_result res = {gs, gb, gt, 0, 0};
+        rc = pd_plan(rt.opt.planner, &prob, 0.0, &res);
+        if (rc == PD_OK) {
+            for (int i = 0; i < n; i++) {
+                share[i] = gs[first_mine + i];
+                bytes[i] = gb[first_mine + i];
+                times[i] = gt[first_mine + i];
+            }
+            *makespan = res.makespan;
+        }
+    }
+    free(g);
+    free(gs);
+    free(gt);
+    free(gb);
+    free(mine);
+    free(all);
+    return rc;
+}
+
+int pd_set_allgather(pd_allgather_fn fn, void *ctx, int nprocs)
+{
+    if (fn && nprocs < 1)
+        return PD_EINVAL;
+    pthread_mutex_lock(&rt.lock);
+    int rc = PD_OK;
+    if (!rt.initialized) {
+        rc = PD_ESTATE;
+    } else {
+        rt.allgather = fn;
+        rt.allgather_ctx = fn ? ctx : NULL;
+        rt.nprocs = fn ? nprocs : 0;
+    }
+    pthread_mutex_unlock(&rt.lock);
+    return rc;
+}
+
+int rt_replan_locked(int collective)
+{
+    if (rt.allgather && !collective)
+        return PD_OK; /* cross-process plans change only at sync points */
     rt.plan_stale = 0;
     int n = 0;
     for (int s = 0; s < rt.ntasks; s++)
         if (rt.tasks[s]->have_base)
             n++;
-    if (n == 0)
+    if (n == 0 && !rt.allgather)
         return PD_OK;
-    task_pred *p = calloc((size_t)n, sizeof *p);
-    double *share = calloc((size_t)n, sizeof *share);
-    size_t *bytes = calloc((size_t)n, sizeof *bytes);
-    double *times = calloc((size_t)n, sizeof *times);
+    size_t m = n ? (size_t)n : 1;
+    task_pred *p = calloc(m, sizeof *p);
+    double *share = calloc(m, sizeof *share);
+    size_t *bytes = calloc(m, sizeof *bytes);
+    double *times = calloc(m, sizeof *times);
     int rc = p && share && bytes && times ? PD_OK : PD_ENOMEM;
     int k = 0;
     for (int s = 0; s < rt.ntasks && rc == PD_OK; s++) {
@@ -611,18 +746,38 @@ int rt_replan_locked(void)
         }
         k++;
     }
-    if (rc == PD_OK)
+    if (rc == PD_OK && n > 0)
         rc = tabulate_curves(p, n);
+    if (rc != PD_OK && rt.allgather) {
+        /* Keep the collective call matched: take part with nothing. */
+        n = 0;
+        rc = PD_OK;
+    }
     if (rc == PD_OK) {
-        plan_ctx ctx = {p, n, (double)rt_objects_total_bytes() / n};
+        plan_ctx ctx = {p, n, n ? (double)rt_objects_total_bytes() / n : 0};
         rt.capacity = plan_capacity();
-        pd_plan_problem prob = {n, time_for_share, bytes_cb, &ctx, rt.capacity};
         pd_plan_result res = {share, bytes, times, 0, 0};
-        int prc = pd_plan(rt.opt.planner, &prob, 0.0, &res);
-        if (prc != PD_OK) {
-            rt_message("planner failed: %s", pd_strerror(prc));
-            rc = prc;
-        } else {
+        int prc = PD_EUNSUPPORTED;
+        if (rt.allgather) {
+            prc = plan_across(p, n, &ctx, share, bytes, times, &res.makespan);
+            if (prc != PD_OK && prc != PD_EUNSUPPORTED)
+                rt_message("planning across %d processes failed (%s): planning this process alone", rt.nprocs,
+                           pd_strerror(prc));
+            else if (prc == PD_EUNSUPPORTED && n > RT_XCHG_TASKS)
+                rt_message("%d tasks in this process, at most %d take part in a plan across processes: planning alone",
+                           n, RT_XCHG_TASKS);
+        }
+        if (prc != PD_OK && n > 0) {
+            rt.capacity = plan_capacity();
+            pd_plan_problem prob = {n, time_for_share, bytes_cb, &ctx, rt.capacity};
+            prc = pd_plan(rt.opt.planner, &prob, 0.0, &res);
+            if (prc != PD_OK)
+                rt_message("planner failed: %s", pd_strerror(prc));
+        } else if (n == 0) {
+            prc = PD_OK;
+        }
+        rc = prc;
+        if (rc == PD_OK && n > 0) {
             for (int i = 0; i < n; i++) {
                 p[i].task->planned = 1;
                 p[i].task->plan_share = share[i];
@@ -634,7 +789,7 @@ int rt_replan_locked(void)
                 rc = migrate(p, n, &res);
         }
     }
-    for (int i = 0; p && i < n; i++) {
+    for (size_t i = 0; p && i < m; i++) {
         free(p[i].factor);
         pd_bytes_curve_free(&p[i].bytes);
     }

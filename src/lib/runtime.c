@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,10 @@ int pd_init(const pd_options *opt)
         else
             rt_message("page sampling unavailable (%s): per-object accesses not measured", strerror(-src));
     }
+    rt.allgather = NULL;
+    rt.allgather_ctx = NULL;
+    rt.nprocs = 0;
+    rt.nonce = ((uint64_t)getpid() << 32) ^ (uint64_t)(pd_now() * 1e6) ^ (uint64_t)(uintptr_t)&o;
     rt.ntasks = 0;
     rt.active = 0;
     rt.instance_open = 0;
@@ -289,7 +294,7 @@ int pd_plan_query(pd_task_plan *out, int max, double *makespan)
         return PD_ESTATE;
     }
     if (rt.plan_stale && rt.active == 0)
-        rt_replan_locked();
+        rt_replan_locked(0);
     int n = 0;
     for (int i = 0; i < rt.ntasks; i++) {
         rt_task *t = rt.tasks[i];

@@ -19,6 +19,24 @@
 #include "paddiser.h"
 
 #define RT_MAX_TASKS 4096 /* == PD_SAMPLER_MAX_TASKS */
+#define RT_GRID 50        /* time curves are tabulated at r = k / RT_GRID */
+#define RT_XCHG_TASKS 8   /* tasks per process in a cross-process plan */
+
+/* What every process contributes to a cross-process plan (pd_set_allgather):
+ * its tasks' time and bytes curves on the grid. All processes run the same
+ * planner on the gathered blocks (in gather order), so they agree. */
+typedef struct {
+    uint64_t nonce;   /* finds this process's own block */
+    int32_t ntasks;   /* -1: not taking part this time (plans alone) */
+    int32_t pad;
+    uint64_t capacity; /* fast bytes this process sees; the plan uses the minimum */
+    struct {
+        int32_t id;
+        int32_t pad;
+        double t[RT_GRID + 1];
+        uint64_t b[RT_GRID + 1];
+    } task[RT_XCHG_TASKS];
+} rt_xchg;
 
 typedef struct {
     int used;
@@ -94,6 +112,11 @@ typedef struct {
     int instance_open; /* a task began since the last sync point */
     int instances;
 
+    pd_allgather_fn allgather; /* cross-process planning, NULL = this process alone */
+    void *allgather_ctx;
+    int nprocs;
+    uint64_t nonce;
+
     double makespan;
     size_t capacity;
     size_t fast_bytes; /* registered bytes placed on the fast tier */
@@ -114,7 +137,9 @@ int rt_task_grow_arrays(rt_task *t); /* per-object arrays to rt.nobjects */
 
 /* placement.c */
 int rt_sync_locked(int plan); /* plan: also re-plan and migrate */
-int rt_replan_locked(void);
+/* collective: called by every process at once (pd_sync_point), so a
+ * cross-process plan may be exchanged; otherwise such a plan is kept. */
+int rt_replan_locked(int collective);
 
 /* runtime.c */
 void rt_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -95,7 +95,7 @@ int pd_task_begin(int task_id)
         /* First task of an instance: objects may have changed since the last
          * sync point; re-plan and rebuild the sample table now. */
         if (rt.plan_stale)
-            rt_replan_locked();
+            rt_replan_locked(0);
         rt_sampler_sync_ranges();
         rt.instance_open = 1;
     }

@@ -4,6 +4,7 @@
  * The runtime is initialised inside each test body: cmocka swaps its own
  * SIGSEGV handler around every body, and the sampler must sit on top. */
 #include <errno.h>
+#include <unistd.h>
 #include <omp.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -241,6 +242,39 @@ static void test_concurrent_tasks_openmp(void **state)
     free(buf);
 }
 
+/* While a task runs, a system call on a sampled page sees EFAULT (the
+ * documented caveat); unregistering the object unprotects it at once. */
+static void test_unregister_unprotects(void **state)
+{
+    (void)state;
+    unsigned char *buf = aligned_alloc(2 * MB, 2 * MB);
+    assert_non_null(buf);
+    memset(buf, 1, 2 * MB);
+    setenv("PADDISER_SAMPLE_PERIOD_MS", "0", 1);
+    init_none(1);
+    int obj = pd_object_register("b", buf, 2 * MB, NULL);
+    assert_true(obj >= 0);
+    assert_int_equal(pd_task_begin(0), PD_OK);
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0); /* a pipe copies from the buffer (/dev/null would not) */
+    int fd = pfd[1];
+    /* One of the 512 pages is the armed sample. */
+    int efaults = 0;
+    for (size_t off = 0; off < 2 * MB; off += 4096)
+        if (write(fd, buf + off, 16) < 0 && errno == EFAULT)
+            efaults++;
+    assert_int_equal(efaults, 1);
+    assert_int_equal(pd_object_unregister(obj), PD_OK);
+    for (size_t off = 0; off < 2 * MB; off += 4096)
+        assert_int_equal(write(fd, buf + off, 16), 16);
+    close(pfd[0]);
+    close(pfd[1]);
+    assert_int_equal(pd_task_end(0), PD_OK);
+    unsetenv("PADDISER_SAMPLE_PERIOD_MS");
+    assert_int_equal(pd_finalize(), PD_OK);
+    free(buf);
+}
+
 static void test_sampling_off_and_env_overrides(void **state)
 {
     (void)state;
@@ -270,6 +304,7 @@ int main(void)
         cmocka_unit_test_teardown(test_strerror, teardown),
         cmocka_unit_test_teardown(test_lb_hm_config, teardown),
         cmocka_unit_test_teardown(test_concurrent_tasks_openmp, teardown),
+        cmocka_unit_test_teardown(test_unregister_unprotects, teardown),
         cmocka_unit_test_teardown(test_sampling_off_and_env_overrides, teardown),
     };
     return cmocka_run_group_tests_name("runtime_api", tests, NULL, NULL);

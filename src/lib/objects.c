@@ -100,6 +100,8 @@ static int update_locked(int id, void *addr, size_t size)
     rt_object *o = &rt.objects[id];
     if (o->addr == addr && o->size == size)
         return PD_OK;
+    if (rt.sampling)
+        pd_sampler_drop_object(id); /* the old range may be freed now */
     o->addr = addr;
     o->size = size;
     place_slow(addr, size);
@@ -126,6 +128,8 @@ int pd_object_unregister(int id)
         rc = PD_ENOTFOUND;
     else {
         rt_object *o = &rt.objects[id];
+        if (rt.sampling)
+            pd_sampler_drop_object(id);
         free(o->name);
         o->name = NULL;
         o->used = 0;

@@ -202,6 +202,21 @@ static void disarm_locked(void)
     }
 }
 
+void pd_sampler_drop_object(int object)
+{
+    pthread_mutex_lock(&S.lock);
+    sample_table *t = atomic_load(&S.table);
+    for (size_t i = 0; t && i < t->n; i++) {
+        if (t->object[i] != object)
+            continue;
+        t->disabled[i] = 1; /* re-arm passes skip it from now on */
+        unsigned char one = 1;
+        if (atomic_compare_exchange_strong(&t->armed[i], &one, 0))
+            mprotect((void *)t->page[i], PD_SAMPLE_PAGE, PROT_READ | PROT_WRITE);
+    }
+    pthread_mutex_unlock(&S.lock);
+}
+
 void pd_sampler_arm(void)
 {
     pthread_mutex_lock(&S.lock);

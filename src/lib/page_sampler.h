@@ -56,6 +56,9 @@ int pd_sampler_running(void);
 
 /* Replaces the sampled ranges (disarms first). 0, or -errno. */
 int pd_sampler_set_ranges(const pd_sampler_range *ranges, size_t n);
+/* Stops sampling one range at once (unregistered, moved or freed memory must
+ * not stay protected): its samples are unprotected and never re-armed. */
+void pd_sampler_drop_object(int object);
 /* Protect every sample (start counting) / unprotect all (stop counting). */
 void pd_sampler_arm(void);
 void pd_sampler_disarm(void);

@@ -10,6 +10,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -182,6 +184,52 @@ static void test_lb_hm_config(void **state)
     assert_int_equal(pd_finalize(), PD_OK);
 }
 
+/* The child of test_lb_hm_config_finalizes_at_exit, in a fresh process
+ * (exec, not just fork: libgomp's thread pool, which xgboost's model loading
+ * uses, does not survive a fork). */
+static int lbhm_child(const char *path)
+{
+    static char a[8192];
+    void *objs[] = {a, NULL};
+    int sizes[] = {sizeof a};
+    setenv("PADDISER_TASKS_CSV", path, 1);
+    if (!LB_HM_config(objs, sizes) || pd_task_begin(5) != PD_OK || pd_task_end(5) != PD_OK)
+        return 3;
+    exit(0); /* no pd_finalize, no sync point */
+}
+
+/* Paper-API programs never call pd_finalize: the runtime finalizes at exit,
+ * so the per-task CSV is still written. */
+static void test_lb_hm_config_finalizes_at_exit(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/paddiser_lbhm_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* The model is deliberately not freed at exit (see rt_exiting). */
+        setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+        execl("/proc/self/exe", "test_runtime_api", "--lbhm-child", path, (char *)NULL);
+        _exit(4);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[256];
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_string_equal(line, "policy,task,time_s,dram_share,dram_bytes\n");
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_true(strncmp(line, "exact,5,", 8) == 0);
+    fclose(f);
+    unlink(path);
+}
+
 static void test_concurrent_tasks_openmp(void **state)
 {
     (void)state;
@@ -293,9 +341,11 @@ static void test_sampling_off_and_env_overrides(void **state)
     assert_int_equal(pd_finalize(), PD_OK);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     setenv("PADDISER_QUIET", "1", 1);
+    if (argc == 3 && strcmp(argv[1], "--lbhm-child") == 0)
+        return lbhm_child(argv[2]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_order_errors_before_init, teardown),
         cmocka_unit_test_teardown(test_init_twice_and_bad_options, teardown),
@@ -303,6 +353,7 @@ int main(void)
         cmocka_unit_test_teardown(test_task_errors, teardown),
         cmocka_unit_test_teardown(test_strerror, teardown),
         cmocka_unit_test_teardown(test_lb_hm_config, teardown),
+        cmocka_unit_test_teardown(test_lb_hm_config_finalizes_at_exit, teardown),
         cmocka_unit_test_teardown(test_concurrent_tasks_openmp, teardown),
         cmocka_unit_test_teardown(test_unregister_unprotects, teardown),
         cmocka_unit_test_teardown(test_sampling_off_and_env_overrides, teardown),

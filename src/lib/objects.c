@@ -140,6 +140,14 @@ int pd_object_unregister(int id)
     return rc;
 }
 
+/* The paper's API has no finalize call: when LB_HM_config started the
+ * runtime, it is finalized at exit (per-task CSV, handler restored). */
+static void finalize_at_exit(void)
+{
+    rt_exiting = 1;
+    pd_finalize();
+}
+
 void *LB_HM_config(void *objects, int *sizes)
 {
     void **objs = objects;
@@ -161,6 +169,9 @@ void *LB_HM_config(void *objects, int *sizes)
         errno = irc == PD_ENOMEM ? ENOMEM : EINVAL;
         return NULL;
     }
+    static int exit_hook;
+    if (irc == PD_OK && !exit_hook && atexit(finalize_at_exit) == 0)
+        exit_hook = 1;
     pthread_mutex_lock(&rt.lock);
     int rc = rt.initialized ? PD_OK : PD_ESTATE;
     for (size_t i = 0; i < n && rc == PD_OK; i++) {

@@ -16,6 +16,7 @@
 #include "lib/runtime_internal.h"
 
 rt_state rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
+int rt_exiting;
 
 void rt_message(const char *fmt, ...)
 {
@@ -277,7 +278,8 @@ int pd_finalize(void)
     if (rt.backend)
         rt.backend->destroy(rt.backend);
     rt.backend = NULL;
-    pd_model_free(rt.model);
+    if (!rt_exiting) /* XGBoosterFree after exit's TLS destructors double-frees */
+        pd_model_free(rt.model);
     rt.model = NULL;
     rt.initialized = 0;
     pthread_mutex_unlock(&rt.lock);

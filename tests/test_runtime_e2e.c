@@ -191,6 +191,14 @@ static void test_no_sampling_still_plans(void **state)
     pd_task_plan plan[2];
     assert_int_equal(pd_plan_query(plan, 2, NULL), 2);
     assert_true(plan[0].dram_bytes + plan[1].dram_bytes <= 2 * MB);
+    /* Without samples the input scale is the registered bytes: a quarter of
+     * the object, a quarter of the predicted DRAM-only time. */
+    assert_int_equal(pd_object_update(0, buf, sizeof buf / 4), PD_OK);
+    pd_task_plan small[2];
+    assert_int_equal(pd_plan_query(small, 2, NULL), 2);
+    for (int i = 0; i < 2; i++)
+        assert_true(small[i].predicted_time < 0.3 * plan[i].predicted_time ||
+                    small[i].predicted_time < 1e-9);
     assert_int_equal(pd_finalize(), PD_OK);
 }
 

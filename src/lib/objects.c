@@ -209,6 +209,14 @@ size_t rt_objects_total_bytes(void)
 
 int rt_sampler_sync_ranges(void)
 {
+    /* The sizes this instance runs with (the base of Eq. 1 when it is the
+     * first), with or without sampling. Unchanged objects keep their values,
+     * changed ones (ranges_dirty) get a new sample table below. */
+    for (size_t i = 0; i < rt.nobjects; i++)
+        if (rt.objects[i].used) {
+            rt.objects[i].sampled_addr = rt.objects[i].addr;
+            rt.objects[i].sampled_size = rt.objects[i].size;
+        }
     if (!rt.sampling || !rt.ranges_dirty)
         return PD_OK;
     pd_sampler_range *r = calloc(rt.nobjects ? rt.nobjects : 1, sizeof *r);
@@ -216,11 +224,8 @@ int rt_sampler_sync_ranges(void)
         return PD_ENOMEM;
     size_t n = 0;
     for (size_t i = 0; i < rt.nobjects; i++)
-        if (rt.objects[i].used) {
+        if (rt.objects[i].used)
             r[n++] = (pd_sampler_range){rt.objects[i].addr, rt.objects[i].size, (int)i};
-            rt.objects[i].sampled_addr = rt.objects[i].addr;
-            rt.objects[i].sampled_size = rt.objects[i].size;
-        }
     int rc = pd_sampler_set_ranges(r, n);
     free(r);
     if (rc != 0)

@@ -46,8 +46,8 @@ typedef struct {
     pd_alpha_state alpha;
     double alpha0;        /* alpha at registration (see placement.c) */
     size_t base_size;     /* size during the base instance (0: no base yet) */
-    void *sampled_addr;   /* range the sample table was built from */
-    size_t sampled_size;
+    void *sampled_addr;   /* range of the current/last instance (the sample */
+    size_t sampled_size;  /* table's, when sampling) */
 } rt_object;
 
 /* A sampled region's accesses for one task, as fractions of its object's
@@ -132,7 +132,7 @@ extern int rt_exiting;
 /* objects.c */
 void rt_objects_free(void);
 size_t rt_objects_total_bytes(void);
-int rt_sampler_sync_ranges(void); /* rebuild the sample table if dirty */
+int rt_sampler_sync_ranges(void); /* instance start: object sizes, sample table */
 
 /* tasks.c */
 rt_task *rt_task_find(int id);

@@ -167,6 +167,61 @@ static void test_ticker_rearms(void **state)
     munmap(buf, 2 * MB);
 }
 
+static void test_drop_object_unprotects_at_once(void **state)
+{
+    (void)state;
+    start(0, 0);
+    unsigned char *buf = map_buf(4 * MB);
+    pd_sampler_range r[2] = {{buf, 2 * MB, 0}, {buf + 2 * MB, 2 * MB, 1}};
+    assert_int_equal(pd_sampler_set_ranges(r, 2), 0);
+    pd_sampler_set_thread_task(0);
+    pd_sampler_arm();
+    pd_sampler_drop_object(0);
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    /* A system call may read every page of the dropped object now. */
+    for (size_t off = 0; off < 2 * MB; off += 4096) {
+        assert_int_equal(write(pfd[1], buf + off, 8), 8);
+        char tmp[8];
+        assert_int_equal(read(pfd[0], tmp, 8), 8);
+    }
+    close(pfd[0]);
+    close(pfd[1]);
+    touch_region(buf, 0, 4 * MB);
+    pd_sampler_rearm(); /* never re-arms the dropped sample */
+    touch_region(buf, 0, 4 * MB);
+    pd_sampler_disarm();
+    for (size_t i = 0; i < 2; i++) {
+        pd_sample_info info;
+        assert_int_equal(pd_sampler_sample(i, &info), 0);
+        assert_int_equal(pd_sampler_count(i, 0), info.object == 0 ? 0 : 2);
+    }
+    munmap(buf, 4 * MB);
+}
+
+static void test_budget_skips_early_rearm(void **state)
+{
+    (void)state;
+    pd_sampler_stop();
+    /* Budget 1e-9: after a pass of d > 0 s the next is due d * 1e9 s later. */
+    pd_sampler_config cfg = {.seed = 7, .period_ms = 0, .budget = 1e-9};
+    assert_int_equal(pd_sampler_start(&cfg), 0);
+    unsigned char *buf = map_buf(8 * MB);
+    pd_sampler_range r = {buf, 8 * MB, 0};
+    assert_int_equal(pd_sampler_set_ranges(&r, 1), 0);
+    pd_sampler_set_thread_task(0);
+    pd_sampler_arm(); /* the first pass is always due */
+    touch_region(buf, 0, 8 * MB);
+    pd_sampler_rearm_if_due(); /* too soon: skipped */
+    touch_region(buf, 0, 8 * MB);
+    pd_sampler_disarm();
+    pd_sampler_stats st;
+    pd_sampler_get_stats(&st);
+    assert_int_equal(st.skipped, 1);
+    assert_int_equal(st.faults, 4); /* one interval for each of the 4 samples */
+    munmap(buf, 8 * MB);
+}
+
 /* A pointer into a PROT_NONE page that the sampler does not own. */
 static volatile int *bad_pointer(void)
 {
@@ -248,6 +303,8 @@ int main(void)
         cmocka_unit_test_teardown(test_unaligned_small_objects_and_foreach, teardown),
         cmocka_unit_test_teardown(test_budget_grows_regions, teardown),
         cmocka_unit_test_teardown(test_ticker_rearms, teardown),
+        cmocka_unit_test_teardown(test_drop_object_unprotects_at_once, teardown),
+        cmocka_unit_test_teardown(test_budget_skips_early_rearm, teardown),
         cmocka_unit_test_teardown(test_real_segfault_still_crashes, teardown),
         cmocka_unit_test_teardown(test_chains_to_previous_handler, teardown),
     };

@@ -95,8 +95,10 @@ void *LB_HM_config(void *objects, int *sizes);
 /* ---- tasks ---------------------------------------------------------------- */
 
 /* Marks one task instance. task_id < 0 picks the default: the MPI rank when
- * running under MPI (OMPI_COMM_WORLD_RANK / PMI_RANK), else the OpenMP
- * thread number. The first complete instance of every task is the base input
+ * running under MPI (OMPI_COMM_WORLD_RANK / PMI_RANK / PMIX_RANK), else the
+ * OpenMP thread number. Begin and end may come from different OpenMP threads
+ * at once (one thread per task at a time); a task may begin and end several
+ * times in one instance (its times add up). The first complete instance of every task is the base input
  * profile; later instances are estimated, predicted and planned. */
 int pd_task_begin(int task_id);
 int pd_task_end(int task_id);

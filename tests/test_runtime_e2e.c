@@ -202,6 +202,48 @@ static void test_no_sampling_still_plans(void **state)
     assert_int_equal(pd_finalize(), PD_OK);
 }
 
+/* The next input is smaller (the object is resized before the sync point,
+ * the order that plans once per instance): fast pages the object no longer
+ * covers are given back, so the new plan's pages all fit. */
+static void test_shrink_releases_fast_pages(void **state)
+{
+    (void)state;
+    pd_perf_set_clock(fake_clock);
+    unsigned char *buf = aligned_alloc(2 * MB, 16 * MB);
+    assert_non_null(buf);
+    memset(buf, 0, 16 * MB);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_SIM;
+    o.fast_capacity = 4 * MB;
+    assert_int_equal(pd_init(&o), PD_OK);
+    int id = pd_object_register("b", buf, 16 * MB, NULL);
+    assert_true(id >= 0);
+    for (int it = 0; it < 3; it++) {
+        size_t size = (16 * MB) >> it, half = size / 2;
+        for (int t = 0; t < 2; t++) {
+            assert_int_equal(pd_task_begin(t), PD_OK);
+            sweep(buf + (size_t)t * half, half, 1);
+            fake_now += t ? 0.004 : 0.001; /* task 1 is the slow one */
+            assert_int_equal(pd_task_end(t), PD_OK);
+        }
+        assert_int_equal(pd_object_update(id, buf, half), PD_OK);
+        assert_int_equal(pd_sync_point(), PD_OK);
+        pd_profile_info info;
+        assert_int_equal(pd_profile_info_get(&info), PD_OK);
+        assert_int_equal(info.pages_failed, 0);
+        pd_task_plan plan[2];
+        assert_int_equal(pd_plan_query(plan, 2, NULL), 2);
+        size_t planned = plan[0].dram_bytes + plan[1].dram_bytes;
+        assert_true(planned > 0 && planned <= 4 * MB);
+        /* Exactly the planned pages are fast: nothing stale holds capacity. */
+        assert_int_equal(rt.backend->fast_free(rt.backend), 4 * MB - planned);
+    }
+    assert_int_equal(pd_finalize(), PD_OK);
+    pd_perf_set_clock(NULL);
+    free(buf);
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -216,6 +258,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_skewed_task_gets_more_dram, teardown),
         cmocka_unit_test_teardown(test_no_sampling_still_plans, teardown),
+        cmocka_unit_test_teardown(test_shrink_releases_fast_pages, teardown),
     };
     return cmocka_run_group_tests_name("runtime_e2e", tests, NULL, NULL);
 }

@@ -126,6 +126,80 @@ static void move_chunked(page_list *l, int tier, pd_migrate_stats *total, size_t
     }
 }
 
+/* Pages this runtime put on the fast tier last time, as runs. Those that an
+ * object no longer covers (shrunk, moved, unregistered) would otherwise keep
+ * their fast memory forever. */
+static struct {
+    uintptr_t *start;
+    size_t *npages;
+    size_t n;
+} prev_fast;
+
+void rt_migrate_reset(void)
+{
+    free(prev_fast.start);
+    free(prev_fast.npages);
+    memset(&prev_fast, 0, sizeof prev_fast);
+}
+
+static int remember_fast(const page_list *fast)
+{
+    size_t runs = 0;
+    for (size_t i = 0; i < fast->n; i++)
+        if (i == 0 || (uintptr_t)fast->v[i] != (uintptr_t)fast->v[i - 1] + RT_PAGE)
+            runs++;
+    uintptr_t *start = malloc((runs ? runs : 1) * sizeof *start);
+    size_t *npages = malloc((runs ? runs : 1) * sizeof *npages);
+    if (!start || !npages) {
+        free(start);
+        free(npages);
+        return -1;
+    }
+    size_t r = 0;
+    for (size_t i = 0; i < fast->n; i++) {
+        if (i == 0 || (uintptr_t)fast->v[i] != (uintptr_t)fast->v[i - 1] + RT_PAGE) {
+            start[r] = (uintptr_t)fast->v[i];
+            npages[r++] = 0;
+        }
+        npages[r - 1]++;
+    }
+    rt_migrate_reset();
+    prev_fast.start = start;
+    prev_fast.npages = npages;
+    prev_fast.n = runs;
+    return 0;
+}
+
+static int covered_by_object(uintptr_t pg)
+{
+    for (size_t o = 0; o < rt.nobjects; o++) {
+        const rt_object *ob = &rt.objects[o];
+        uintptr_t lo = (uintptr_t)ob->addr & ~(uintptr_t)(RT_PAGE - 1);
+        if (ob->used && pg >= lo && pg < (uintptr_t)ob->addr + ob->size)
+            return 1;
+    }
+    return 0;
+}
+
+/* Gives back the fast pages of last time that no object covers now. Their
+ * failures are not counted: the memory may be gone. */
+static int release_stale(void)
+{
+    page_list stale = {0};
+    for (size_t r = 0; r < prev_fast.n; r++)
+        for (size_t k = 0; k < prev_fast.npages[r]; k++) {
+            uintptr_t pg = prev_fast.start[r] + k * RT_PAGE;
+            if (!covered_by_object(pg) && page_push(&stale, pg) != 0) {
+                free(stale.v);
+                return -1;
+            }
+        }
+    pd_migrate_stats ignored = {0};
+    move_chunked(&stale, PD_TIER_SLOW, &ignored, NULL);
+    free(stale.v);
+    return 0;
+}
+
 int rt_migrate(task_pred *p, int n, const size_t *bytes)
 {
     page_list fast = {0}, slow = {0};
@@ -156,6 +230,8 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes)
     if (rc == PD_OK) {
         pd_migrate_stats total = {0};
         size_t fast_ok = 0;
+        if (release_stale() != 0 || remember_fast(&fast) != 0)
+            rc = PD_ENOMEM;
         move_chunked(&slow, PD_TIER_SLOW, &total, NULL); /* cold out first: frees room */
         move_chunked(&fast, PD_TIER_FAST, &total, &fast_ok);
         rt.last_migration = total;

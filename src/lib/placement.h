@@ -41,6 +41,7 @@ size_t rt_bytes_cb(void *plan_ctx, int task, double r);
 
 /* migrate.c */
 int rt_migrate(task_pred *p, int n, const size_t *bytes);
+void rt_migrate_reset(void); /* forget the fast pages of earlier plans */
 size_t rt_plan_capacity(void);
 
 #endif

@@ -13,6 +13,7 @@
 #include "common/csv.h"
 #include "common/util.h"
 #include "lib/page_sampler.h"
+#include "lib/placement.h"
 #include "lib/runtime_internal.h"
 
 rt_state rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -275,6 +276,7 @@ int pd_finalize(void)
         }
     rt_tasks_free();
     rt_objects_free();
+    rt_migrate_reset();
     if (rt.backend)
         rt.backend->destroy(rt.backend);
     rt.backend = NULL;

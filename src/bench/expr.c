@@ -759,6 +759,20 @@ static int call_method(parser *p, pd_val *obj, const char *name, pd_val *args, i
     for (int i = 0; i < n; i++)
         if (need_defined(p, &args[i]))
             return -1;
+    if (obj->kind == PD_VAL_LIST && (!strcmp(name, "items") || !strcmp(name, "keys") || !strcmp(name, "values"))) {
+        /* mappings are lists of [key, value] pairs */
+        if (n)
+            return fail(p, "%s() takes no arguments", name);
+        *out = empty_list();
+        for (size_t i = 0; i < obj->n; i++) {
+            const pd_val *pr = &obj->items[i];
+            if (pr->kind != PD_VAL_LIST || pr->n != 2)
+                return fail(p, "%s(): not a mapping (item %zu is not a [key, value] pair)", name, i);
+            if (list_push(p, out, pd_val_copy(name[0] == 'i' ? pr : &pr->items[name[0] == 'k' ? 0 : 1])))
+                return -1;
+        }
+        return 0;
+    }
     if (obj->kind != PD_VAL_STR)
         return fail(p, "%s has no method %s() (in \"%s\")", kind_name(obj), name, p->src);
     const char *str = obj->s;

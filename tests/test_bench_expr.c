@@ -406,6 +406,9 @@ static void test_for_loops(void **state)
     assert_string_equal(err, "{% for %}: a is not a list");
     assert_null(render("{% for k, v in [1] %}{% endfor %}", &line, err, sizeof err));
     assert_string_equal(err, "{% for k, v %}: item 0 is not a pair");
+    assert_null(render("{% for i in range(2000) %}{% for j in range(2000) %}{% endfor %}{% endfor %}", &line, err,
+                       sizeof err));
+    assert_string_equal(err, "{% for %}: more than 1000000 loop iterations in one template");
 }
 
 int main(void)

@@ -1944,8 +1944,12 @@ static int find_endfor(const char *from, const char **ef_open, const char **ef_c
 
 #define MAX_FOR_DEPTH 16
 
-static int render_impl(const char *tmpl, bool at_line_start, int for_depth, pd_lookup_fn lookup, void *ud,
-                       pd_str *out, char *err, size_t errlen, int *err_line);
+/* Loop iterations one render may take, all loops together (a guard against
+ * nested range()s that would never finish). */
+#define MAX_LOOP_ITERATIONS 1000000
+
+static int render_impl(const char *tmpl, bool at_line_start, int for_depth, size_t *iterations, pd_lookup_fn lookup,
+                       void *ud, pd_str *out, char *err, size_t errlen, int *err_line);
 
 /* Parses "x in expr" / "a, b in expr": names into ls, the expression's
  * start into *expr. */
@@ -1985,9 +1989,9 @@ static int for_header(const char *h, size_t n, loop_scope *ls, const char **expr
 /* Renders {% for %} ... {% endfor %}. tag_* delimit the for tag's body
  * (without the -/+ markers); *next is set past the {% endfor %} tag. */
 static int render_for(const char *tmpl, const char *tag_body, const char *tag_end, const char *tag_close,
-                      bool trim_after, bool plus_after, bool active, int for_depth, pd_lookup_fn lookup, void *ud,
-                      pd_str *out, char *err, size_t errlen, int *err_line, const char **next, bool *trim_next,
-                      bool *eat_newline)
+                      bool trim_after, bool plus_after, bool active, int for_depth, size_t *iterations,
+                      pd_lookup_fn lookup, void *ud, pd_str *out, char *err, size_t errlen, int *err_line,
+                      const char **next, bool *trim_next, bool *eat_newline)
 {
     const char *ef_open, *ef_close;
     if (find_endfor(tag_close + 2, &ef_open, &ef_close)) {
@@ -2064,6 +2068,11 @@ static int render_for(const char *tmpl, const char *tag_body, const char *tag_en
     int rc = 0;
     ls.length = seq.n;
     for (size_t i = 0; i < seq.n && rc == 0; i++) {
+        if (++*iterations > MAX_LOOP_ITERATIONS) {
+            snprintf(err, errlen, "{%% for %%}: more than %d loop iterations in one template", MAX_LOOP_ITERATIONS);
+            rc = -1;
+            break;
+        }
         ls.index = i;
         const pd_val *item = &seq.items[i];
         if (ls.nnames == 2) {
@@ -2078,7 +2087,8 @@ static int render_for(const char *tmpl, const char *tag_body, const char *tag_en
             ls.vals[0] = item;
         }
         int line;
-        rc = render_impl(body, body_at_line_start, for_depth + 1, loop_lookup, &ls, out, err, errlen, &line);
+        rc = render_impl(body, body_at_line_start, for_depth + 1, iterations, loop_lookup, &ls, out, err, errlen,
+                         &line);
         if (rc)
             *err_line = line_of(tmpl, b) + (line > 1 ? line - 1 : 0);
     }
@@ -2090,11 +2100,12 @@ static int render_for(const char *tmpl, const char *tag_body, const char *tag_en
 int pd_template_render(const char *tmpl, pd_lookup_fn lookup, void *ud, pd_str *out, char *err,
                        size_t errlen, int *err_line)
 {
-    return render_impl(tmpl, true, 0, lookup, ud, out, err, errlen, err_line);
+    size_t iterations = 0;
+    return render_impl(tmpl, true, 0, &iterations, lookup, ud, out, err, errlen, err_line);
 }
 
-static int render_impl(const char *tmpl, bool at_line_start, int for_depth, pd_lookup_fn lookup, void *ud,
-                       pd_str *out, char *err, size_t errlen, int *err_line)
+static int render_impl(const char *tmpl, bool at_line_start, int for_depth, size_t *iterations, pd_lookup_fn lookup,
+                       void *ud, pd_str *out, char *err, size_t errlen, int *err_line)
 {
     const char *s = tmpl;
     bool trim_next = false, eat_newline = false;
@@ -2154,8 +2165,8 @@ static int render_impl(const char *tmpl, bool at_line_start, int for_depth, pd_l
             tag_word(body, body_end, word, sizeof word);
         if (!strcmp(word, "for")) {
             const char *next; /* errors in the loop body set *err_line to their own line */
-            if (render_for(tmpl, body, body_end, close, trim_next, plus_end, active, for_depth, lookup, ud, out, err,
-                           errlen, err_line, &next, &trim_next, &eat_newline))
+            if (render_for(tmpl, body, body_end, close, trim_next, plus_end, active, for_depth, iterations, lookup, ud,
+                           out, err, errlen, err_line, &next, &trim_next, &eat_newline))
                 return -1;
             s = next;
             continue;

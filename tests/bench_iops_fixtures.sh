@@ -71,6 +71,10 @@ grep -q "^exec_0004,1,4,$T/$R/exec_0004/repetition_001/data.bin,,8\$" $R/results
 [ "$(cat $R/exec_0004/repetition_001/post_ran.txt)" = "post of 4" ] || fail "multi: reader's post script did not run"
 [ ! -e $R/exec_0003/repetition_001/post_writer.sh ] || fail "multi: the writer has no post script"
 [ "$(stat -c %s $R/exec_0003/repetition_001/data.bin)" -eq 4194304 ] || fail "multi: dd did not run"
+if command -v python3 >/dev/null 2>&1; then
+    [ -f $R/__iops_parser_reader.py ] && [ ! -e $R/__iops_parser.py ] || fail "multi: parser script files"
+    [ ! -s $R/exec_0004/repetition_001/__iops_parser.log ] || fail "multi: parser: $(cat $R/exec_0004/repetition_001/__iops_parser.log)"
+fi
 
 # inputs
 "$PD" bench -q --workdir wd_i "$FX/inputs.yaml" >i.out 2>i.err || { cat i.err; fail "inputs run"; }

@@ -452,6 +452,24 @@ static void test_metrics_python_parser(void **state)
     free(v[1]);
     assert_int_equal(pd_metrics_parse_file(data, bad, NULL, names, 2, v, err, sizeof err), -1);
     assert_non_null(strstr(err, "parser_script failed (exit 1): ValueError: no bandwidth line"));
+    /* IOPS' globals: vars, env, execution_id, ... and os_env */
+    char ctxp[256];
+    snprintf(ctxp, sizeof ctxp, "%s/ctx.py", dir);
+    const char *c = "SCALE = vars['nodes'] * 2\n"
+                    "def parse(path):\n"
+                    "    return {'bw': SCALE * float(open(path).read().split()[1]),\n"
+                    "            'unit': env['U'] + execution_id + str(repetition) + str('PATH' in os_env)}\n";
+    assert_int_equal(pd_write_file(ctxp, c, strlen(c)), 0);
+    assert_int_equal(pd_metrics_parse_file_ctx(data, ctxp, NULL,
+                                               "{\"vars\": {\"nodes\": 2}, \"env\": {\"U\": \"MB\"}, "
+                                               "\"execution_id\": \"7\", \"repetition\": 3}",
+                                               names, 2, v, err, sizeof err),
+                     2);
+    assert_string_equal(v[0], "170.0");
+    assert_string_equal(v[1], "MB73True");
+    free(v[0]);
+    free(v[1]);
+    unlink(ctxp);
     unlink(data);
     unlink(parser);
     unlink(bad);
@@ -617,6 +635,11 @@ static void test_conditional_random_multi_script(void **state)
     assert_string_equal(r.input_texts[0], "10;20;30;");
     assert_int_equal(r.input_modes[0], -1);
     assert_null(r.post);
+    assert_string_equal(r.parser_context,
+                        "{\"vars\": {\"codec\": \"lz4\", \"level\": 9, \"long\": true, \"sizes\": [10, 20, 30], "
+                        "\"size\": 10}, \"env\": {\"LEVEL\": \"9\", \"CODEC\": \"LZ4\"}, \"execution_id\": \"5\", "
+                        "\"repetition\": 1, \"repetitions\": 1, \"execution_dir\": \"/w/exec_0005/repetition_001\", "
+                        "\"workdir\": \"/w\", \"log_dir\": \"/w/logs\"}");
     pd_bench_rendered_free(&r, cfg.nvars);
     assert_int_equal(pd_bench_render(&cfg, "/w", &m.execs[5], 1, "/p", &r, &errors), 0);
     assert_string_equal(r.script, "#!/bin/bash\ncat /w/exec_0006/repetition_001/b.conf");

@@ -166,8 +166,8 @@ static void parse_task_metrics(pd_bench_run *run, pd_bench_task *t)
     const char *py = t->script_idx == 0 ? run->python_parser
                      : run->extra_python_parsers ? run->extra_python_parsers[t->script_idx - 1]
                                                  : NULL;
-    int found = pd_metrics_parse_file(t->parser_file, py, log, (const char *const *)sc->metrics, sc->nmetrics, mine,
-                                      err, sizeof err);
+    int found = pd_metrics_parse_file_ctx(t->parser_file, py, log, t->parser_context,
+                                          (const char *const *)sc->metrics, sc->nmetrics, mine, err, sizeof err);
     if (found < 0)
         fprintf(stderr, "paddiser bench: warning: exec_%04d rep %d: %s\n", t->exec_id, t->repetition, err);
     else if ((size_t)found < sc->nmetrics) {
@@ -417,6 +417,7 @@ static void free_run(pd_bench_run *run)
                 pd_val_free(&t->values[k]);
         free(t->values);
         free(t->parser_file);
+        free(t->parser_context);
         if (t->metrics)
             for (size_t k = 0; k < run->cfg.nmetrics; k++)
                 free(t->metrics[k]);
@@ -569,8 +570,10 @@ int pd_bench_main(const pd_bench_options *opt)
             }
             t->values = rd.values;
             t->parser_file = rd.parser_file;
+            t->parser_context = rd.parser_context;
             rd.values = NULL;
             rd.parser_file = NULL;
+            rd.parser_context = NULL;
             free(rd.command);
             rd.command = NULL;
             rendered[k] = rd;

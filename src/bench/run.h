@@ -30,6 +30,7 @@ typedef struct {
     size_t script_idx;    /* which script (pd_bench_script_at) */
     char script_file[NAME_MAX + 1]; /* run_<script>.sh; "" means run->script_file */
     bool has_post;        /* post_<script>.sh runs after a successful script */
+    char *parser_context; /* JSON globals for the parser_script */
 } pd_bench_task;
 
 typedef struct {

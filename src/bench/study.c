@@ -696,6 +696,44 @@ int pd_bench_render(const pd_bench_config *cfg, const char *run_dir, const pd_be
         free(body);
         body = NULL;
     }
+    if (body) { /* what IOPS hands a parser_script as globals */
+        pd_str c = {0};
+        pd_str_append(&c, "{\"vars\": {");
+        for (size_t i = 0; i < cfg->nvars; i++) {
+            pd_val k = pd_val_str(cfg->vars[i].name);
+            pd_str_append(&c, i ? ", " : "");
+            pd_val_append_json(&c, &k);
+            pd_str_append(&c, ": ");
+            pd_val_append_json(&c, &out->values[i]);
+            pd_val_free(&k);
+        }
+        pd_str_append(&c, "}, \"env\": {");
+        for (size_t i = 0; i < cfg->nenv; i++) {
+            pd_val k = pd_val_str(cfg->env_names[i]), v = pd_val_str(env[i]);
+            pd_str_append(&c, i ? ", " : "");
+            pd_val_append_json(&c, &k);
+            pd_str_append(&c, ": ");
+            pd_val_append_json(&c, &v);
+            pd_val_free(&k);
+            pd_val_free(&v);
+        }
+        pd_str ld = {0};
+        pd_str_printf(&ld, "%s/logs", run_dir);
+        pd_val ed = pd_val_str(s.rep_dir), wd = pd_val_str(run_dir), lg = pd_val_str(ld.data);
+        pd_str_printf(&c, "}, \"execution_id\": \"%d\", \"repetition\": %d, \"repetitions\": %d, \"execution_dir\": ",
+                      ex->id, repetition, cfg->repetitions);
+        pd_val_append_json(&c, &ed);
+        pd_str_append(&c, ", \"workdir\": ");
+        pd_val_append_json(&c, &wd);
+        pd_str_append(&c, ", \"log_dir\": ");
+        pd_val_append_json(&c, &lg);
+        pd_str_append(&c, "}");
+        pd_val_free(&ed);
+        pd_val_free(&wd);
+        pd_val_free(&lg);
+        pd_str_free(&ld);
+        out->parser_context = pd_str_take(&c);
+    }
     for (size_t i = 0; i < cfg->nenv; i++)
         free(env[i]);
     free(env);
@@ -774,6 +812,7 @@ void pd_bench_rendered_free(pd_bench_rendered *r, size_t nvars)
     free(r->input_paths);
     free(r->input_texts);
     free(r->input_modes);
+    free(r->parser_context);
     *r = (pd_bench_rendered){0};
 }
 

@@ -40,6 +40,7 @@ typedef struct {
     char **input_paths, **input_texts; /* scripts[].inputs: absolute path and content */
     int *input_modes;  /* chmod bits or -1 */
     size_t ninputs;
+    char *parser_context; /* JSON globals for a parser_script (vars, env, execution_id, ...) */
 } pd_bench_rendered;
 
 /* probe_bin: path of paddiser-probe (used when a probe is enabled). */

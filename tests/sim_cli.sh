@@ -47,6 +47,10 @@ grep -q "### dmrg on optane" "$T/r.md" || fail "study table lacks dmrg"
 "$P" sim verify -i tiny >"$T/v" || fail "verify failed"
 [ "$(grep -c ': ok$' "$T/v")" -eq 4 ] || fail "verify should pass four workloads"
 
+PADDISER_QUIET=1 "$P" sim sampling -w stencil -i tiny >"$T/s" || fail "sampling failed"
+grep -q "^stencil/tiny: .*sampled pages" "$T/s" || fail "sampling summary"
+grep -q "^  grid_a " "$T/s" || fail "sampling per-object row"
+
 "$P" sim profile -w bfs -i tiny -r 1 -o "$T/p.json" >/dev/null || fail "profile failed"
 grep -q '"format": *"paddiser-sim-profile"' "$T/p.json" || fail "profile format field"
 "$P" sim run -p "$T/p.json" -t cxl -c 0.3 >/dev/null || fail "run on a profile file failed"

@@ -432,6 +432,31 @@ static void test_workloads_tiny(void **state)
     assert_non_null(strstr(err, "huge"));
 }
 
+/* The workloads drive libpaddiser: objects registered, tasks marked, one
+ * sync point; the sampled accesses come back per object and task. */
+static void test_runtime_sampling_check(void **state)
+{
+    (void)state;
+    char err[256] = "";
+    pd_wl_sampling s;
+    setenv("PADDISER_QUIET", "1", 1);
+    if (pd_wl_sampling_check(&pd_wl_stencil, "tiny", &s, err, sizeof err) != 0)
+        fail_msg("sampling check: %s", err);
+    assert_int_equal(s.nobjects, 3);
+    assert_int_equal(s.ntasks, 8);
+    assert_string_equal(s.names[0], "grid_a");
+    for (int o = 0; o < s.nobjects; o++)
+        assert_true(s.obj_tv[o] >= 0 && s.obj_tv[o] <= 1);
+    double e = 0;
+    for (int k = 0; k < s.nobjects * s.ntasks; k++)
+        e += s.exact[k], assert_true(s.sampled[k] >= 0);
+    assert_true(e > 0);
+    pd_wl_sampling_free(&s);
+    /* the runtime is finalised: a second check works */
+    assert_int_equal(pd_wl_sampling_check(&pd_wl_bfs, "tiny", &s, err, sizeof err), 0);
+    pd_wl_sampling_free(&s);
+}
+
 static void test_gen_training(void **state)
 {
     (void)state;
@@ -487,6 +512,7 @@ int main(void)
         cmocka_unit_test(test_profile_predict_from_base),
         cmocka_unit_test(test_count_range_pages),
         cmocka_unit_test(test_workloads_tiny),
+        cmocka_unit_test(test_runtime_sampling_check),
         cmocka_unit_test(test_gen_training),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

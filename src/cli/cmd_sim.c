@@ -27,7 +27,8 @@ static void usage(FILE *f)
             "  run [-p FILE | -w W -i IN]     evaluate every policy at one capacity\n"
             "  study [-o docs/results.md]     capacity sweep over workloads, inputs and tiers\n"
             "  gen-training -o FILE           Eq. 2 model-training CSV from the profiles\n"
-            "  verify [-w LIST] [-i LIST]     run kernels and check their results\n\n"
+            "  verify [-w LIST] [-i LIST]     run kernels and check their results\n"
+            "  sampling [-w LIST] [-i LIST]   libpaddiser's sampled accesses vs the exact counts\n\n"
             "common options:\n"
             "  -w, --workload LIST   spgemm,bfs,stencil,dmrg (study/gen-training: comma list; default all)\n"
             "  -i, --input LIST      tiny,base,in1,in2,in3 (default base; study: base,in1,in2,in3)\n"
@@ -466,6 +467,36 @@ static int sim_verify(sim_args *a)
     return rc;
 }
 
+static int sim_sampling(sim_args *a)
+{
+    set_default_list(&a->workloads, "spgemm,bfs,stencil,dmrg");
+    set_default_list(&a->inputs, "base");
+    int rc = 0;
+    for (int w = 0; w < a->workloads.n; w++)
+        for (int i = 0; i < a->inputs.n; i++) {
+            char err[512] = "";
+            const pd_workload *wl = pd_workload_find(a->workloads.v[w]);
+            pd_wl_sampling s;
+            if (pd_wl_sampling_check(wl, a->inputs.v[i], &s, err, sizeof err) != 0) {
+                fprintf(stderr, "paddiser sim sampling: %s/%s: %s\n", wl->name, a->inputs.v[i], err);
+                rc = 1;
+                continue;
+            }
+            printf("%s/%s: %zu sampled pages, %llu sampled faults; task-share distance "
+                   "(total variation, 0 = same shares) over all objects %.3f\n",
+                   wl->name, a->inputs.v[i], s.samples, s.faults, s.tv);
+            printf("  %-10s %14s %14s %8s\n", "object", "exact_lines", "sampled", "tv");
+            for (int o = 0; o < s.nobjects; o++) {
+                double e = 0, smp = 0;
+                for (int t = 0; t < s.ntasks; t++)
+                    e += s.exact[o * s.ntasks + t], smp += s.sampled[o * s.ntasks + t];
+                printf("  %-10s %14.0f %14.0f %8.3f\n", s.names[o] ? s.names[o] : "?", e, smp, s.obj_tv[o]);
+            }
+            pd_wl_sampling_free(&s);
+        }
+    return rc;
+}
+
 static int sim_gen_training(sim_args *a)
 {
     if (!a->output) {
@@ -529,6 +560,8 @@ int cmd_sim(int argc, char **argv)
             rc = sim_run(&a);
         else if (!strcmp(sub, "study"))
             rc = sim_study(&a, argc, argv);
+        else if (!strcmp(sub, "sampling"))
+            rc = sim_sampling(&a);
         else if (!strcmp(sub, "verify"))
             rc = sim_verify(&a);
         else if (!strcmp(sub, "gen-training"))

@@ -332,12 +332,12 @@ static int plan_round(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_m
     int st = pd_plan(pol == PD_SIM_GREEDY ? PD_PLANNER_GREEDY : PD_PLANNER_EXACT, &prob, o->step,
                      &res);
     if (st != PD_OK) {
-        snprintf(err, errlen, "%s planner failed (status %d)", pd_sim_policy_name(pol), st);
+        snprintf(err, errlen, "%s planner failed: %s", pd_sim_policy_name(pol), pd_strerror(st));
         goto out;
     }
     st = pd_select_plan(tp, nt, bytes, PD_SIM_PAGE, sel, nsel);
     if (st != PD_OK) {
-        snprintf(err, errlen, "page selection failed (status %d)", st);
+        snprintf(err, errlen, "page selection failed: %s", pd_strerror(st));
         goto out;
     }
     for (int t = 0; t < nt; t++) {

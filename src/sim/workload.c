@@ -3,6 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <math.h>
+
+#include "common/util.h"
+#include "paddiser.h"
 
 #include "sim/exec_model.h"
 #include "sim/workload.h"
@@ -49,6 +53,16 @@ int pd_wl_object(pd_wl_ctx *ctx, const char *name, void *addr, size_t bytes, pd_
         return -1;
     a[id] = addr;
     ctx->obj_addr = a;
+    if (ctx->runtime) {
+        int *ids = realloc(ctx->rt_id, (size_t)(id + 1) * sizeof *ids);
+        if (!ids)
+            return -1;
+        ctx->rt_id = ids;
+        pd_access_hint h = {.pattern = pat, .elem_size = elem_size, .stride = 1};
+        ids[id] = pd_object_register(name, addr, bytes, &h);
+        if (ids[id] < 0)
+            return -1;
+    }
     return id;
 }
 
@@ -61,8 +75,8 @@ static double thread_cpu(void)
 
 double pd_wl_task_begin(pd_wl_ctx *ctx, int task)
 {
-    (void)ctx;
-    (void)task;
+    if (ctx->runtime && pd_task_begin(task) != PD_OK)
+        __atomic_add_fetch(&ctx->rt_errors, 1, __ATOMIC_RELAXED);
     return thread_cpu();
 }
 
@@ -70,6 +84,8 @@ void pd_wl_task_end(pd_wl_ctx *ctx, int task, double started)
 {
     /* one thread runs a given task at a time, so no atomics are needed */
     ctx->task_cpu[task] += thread_cpu() - started;
+    if (ctx->runtime && pd_task_end(task) != PD_OK)
+        __atomic_add_fetch(&ctx->rt_errors, 1, __ATOMIC_RELAXED);
 }
 
 void pd_wl_count_range(pd_wl_ctx *ctx, int task, int obj, size_t off, size_t len, int write)
@@ -179,5 +195,105 @@ int pd_wl_verify(const pd_workload *w, const char *input, char *err, size_t errl
     pd_sim_profile_free(ctx.prof);
     free(ctx.task_cpu);
     free(ctx.obj_addr);
+    return rc;
+}
+
+void pd_wl_sampling_free(pd_wl_sampling *s)
+{
+    for (int o = 0; s->names && o < s->nobjects; o++)
+        free(s->names[o]);
+    free(s->names), free(s->exact), free(s->sampled), free(s->obj_tv);
+    memset(s, 0, sizeof *s);
+}
+
+/* Total-variation distance between two non-negative vectors as
+ * distributions: 0 same shares, 1 disjoint. */
+static double tv_distance(const double *a, const double *b, size_t n, size_t stride)
+{
+    double sa = 0, sb = 0, d = 0;
+    for (size_t i = 0; i < n; i++)
+        sa += a[i * stride], sb += b[i * stride];
+    if (sa <= 0 || sb <= 0)
+        return sa <= 0 && sb <= 0 ? 0 : 1;
+    for (size_t i = 0; i < n; i++)
+        d += fabs(a[i * stride] / sa - b[i * stride] / sb);
+    return d / 2;
+}
+
+int pd_wl_sampling_check(const pd_workload *w, const char *input, pd_wl_sampling *out, char *err,
+                         size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    pd_sim_profile *exact = pd_wl_profile(w, input, 1, err, errlen);
+    if (!exact)
+        return -1;
+    pd_options opt;
+    pd_options_default(&opt);
+    opt.backend = PD_BACKEND_NONE;
+    opt.sampling = 1;
+    int st = pd_init(&opt);
+    if (st != PD_OK) {
+        snprintf(err, errlen, "pd_init: %s", pd_strerror(st));
+        pd_sim_profile_free(exact);
+        return -1;
+    }
+    pd_wl_ctx ctx = {.runtime = 1};
+    int rc = -1;
+    void *state = w->setup(&ctx, input, err, errlen);
+    if (!state)
+        goto done;
+    w->run(state, &ctx);
+    if (ctx.rt_errors) {
+        snprintf(err, errlen, "%s: %d pd_task_begin/end calls failed", w->name, ctx.rt_errors);
+        goto done;
+    }
+    if ((st = pd_sync_point()) != PD_OK) {
+        snprintf(err, errlen, "pd_sync_point: %s", pd_strerror(st));
+        goto done;
+    }
+    int no = exact->nobjects, nt = exact->ntasks;
+    out->nobjects = no, out->ntasks = nt;
+    out->exact = calloc((size_t)no * nt, sizeof(double));
+    out->sampled = calloc((size_t)no * nt, sizeof(double));
+    out->obj_tv = calloc((size_t)no, sizeof(double));
+    out->names = calloc((size_t)no, sizeof(char *));
+    for (int o = 0; out->names && o < no; o++)
+        out->names[o] = pd_strdup(exact->objects[o].name);
+    if (!out->exact || !out->sampled || !out->obj_tv || !out->names) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    for (int o = 0; o < no; o++)
+        for (int t = 0; t < nt; t++) {
+            const pd_sim_object *ob = &exact->objects[o];
+            double e = 0;
+            for (size_t g = ob->page_base; g < ob->page_base + ob->npages; g++)
+                e += (double)exact->tasks[t].reads[g] + (double)exact->tasks[t].writes[g];
+            out->exact[o * nt + t] = e;
+            if ((st = pd_object_accesses(ctx.rt_id[o], t, &out->sampled[o * nt + t])) != PD_OK) {
+                snprintf(err, errlen, "pd_object_accesses(%s, task %d): %s", ob->name, t, pd_strerror(st));
+                goto done;
+            }
+        }
+    for (int o = 0; o < no; o++)
+        out->obj_tv[o] = tv_distance(out->exact + (size_t)o * nt, out->sampled + (size_t)o * nt, (size_t)nt, 1);
+    out->tv = tv_distance(out->exact, out->sampled, (size_t)no * nt, 1);
+    pd_profile_info info;
+    if (pd_profile_info_get(&info) == PD_OK) {
+        out->samples = info.samples;
+        out->faults = info.sampled_faults;
+    }
+    rc = 0;
+done:
+    pd_finalize(); /* before the objects are freed */
+    if (state)
+        w->teardown(state);
+    if (rc != 0)
+        pd_wl_sampling_free(out);
+    pd_sim_profile_free(ctx.prof);
+    pd_sim_profile_free(exact);
+    free(ctx.task_cpu);
+    free(ctx.obj_addr);
+    free(ctx.rt_id);
     return rc;
 }

@@ -19,6 +19,9 @@ typedef struct pd_wl_ctx {
     double *task_cpu;      /* [ntasks] thread CPU seconds of the current run */
     void **obj_addr;       /* [nobjects] base address of each object */
     double checksum;       /* kernels store a result digest (keeps work live) */
+    int runtime;           /* 1: also drive libpaddiser (objects, task marks) */
+    int *rt_id;            /* [nobjects] libpaddiser object ids */
+    int rt_errors;         /* failed pd_task_begin/end calls */
 } pd_wl_ctx;
 
 typedef struct {
@@ -90,6 +93,26 @@ void pd_wl_calibrate_compute(pd_sim_profile *p);
 
 /* Sets up w on input, runs it once uninstrumented and verifies the result. */
 int pd_wl_verify(const pd_workload *w, const char *input, char *err, size_t errlen);
+
+/* The runtime's sampled accesses against the exact counts of one run. */
+typedef struct {
+    int nobjects, ntasks;
+    char **names;     /* [nobjects] */
+    double *exact;    /* [nobjects][ntasks] line accesses */
+    double *sampled;  /* [nobjects][ntasks] pd_object_accesses */
+    double *obj_tv;   /* [nobjects] total-variation distance of the task shares */
+    double tv;        /* over all (object, task) cells */
+    size_t samples;   /* sampled pages */
+    unsigned long long faults;
+} pd_wl_sampling;
+
+/* Runs w on input once under libpaddiser (no backend, sampling on): objects
+ * registered with their patterns, tasks marked, one sync point; compares
+ * pd_object_accesses with the exact counts of a counting run of the same
+ * input. 0 or -1 with err. Free with pd_wl_sampling_free. */
+int pd_wl_sampling_check(const pd_workload *w, const char *input, pd_wl_sampling *out, char *err,
+                         size_t errlen);
+void pd_wl_sampling_free(pd_wl_sampling *s);
 
 /* Deterministic per-workload random numbers (splitmix64). */
 static inline uint64_t pd_wl_rand(uint64_t *s)

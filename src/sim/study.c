@@ -101,9 +101,19 @@ typedef struct {
 /* coarse[((w * ninputs + i) * ncaps + c) * 2 + {0 greedy, 1 exact}], likewise
  * from_base: exact and greedy planned on the base input's estimated profile
  * (first tier; 0 where the input is the base or no base was profiled). */
+/* One example per workload (first tier, first input, capacity nearest 30%):
+ * per-task times and DRAM shares of a few policies. */
+typedef struct {
+    int ntasks;
+    double cap;
+    double time[3][64], share[3][64]; /* hot-first, memory-mode, exact */
+} task_example;
+
+static const int example_pols[3] = {PD_SIM_HOT_FIRST, PD_SIM_MEMORY_MODE, PD_SIM_EXACT};
+
 static void write_markdown(FILE *f, const pd_sim_study_cfg *cfg, const cell *cells,
                            const double *coarse, const double *from_base, const double *eq2,
-                           const char *model_source, pd_sim_profile **profs)
+                           const char *model_source, const task_example *ex, pd_sim_profile **profs)
 {
     time_t now = time(NULL);
     char stamp[64];
@@ -214,6 +224,27 @@ static void write_markdown(FILE *f, const pd_sim_study_cfg *cfg, const cell *cel
             }
             fprintf(f, "\n");
         }
+        if (ti == 0 && ex) {
+            fprintf(f, "### per-task times, one example per workload (%s, input %s)\n\n", m.name,
+                    cfg->inputs[0]);
+            fprintf(f, "Task time in ms (DRAM share of the task's accesses). The makespan is the "
+                       "largest time; load-balanced placement shortens the critical task at the "
+                       "expense of tasks that have slack.\n\n");
+            for (int w = 0; w < cfg->nworkloads; w++) {
+                const task_example *e = &ex[w];
+                fprintf(f, "%s at %.0f%% capacity:\n\n| task |", cfg->workloads[w], 100 * e->cap);
+                for (int q = 0; q < 3; q++)
+                    fprintf(f, " %s |", pd_sim_policy_name((pd_sim_policy)example_pols[q]));
+                fprintf(f, "\n|---:|---:|---:|---:|\n");
+                for (int t = 0; t < e->ntasks; t++) {
+                    fprintf(f, "| %d |", t);
+                    for (int q = 0; q < 3; q++)
+                        fprintf(f, " %.2f (%.0f%%) |", e->time[q][t] * 1e3, 100 * e->share[q][t]);
+                    fprintf(f, "\n");
+                }
+                fprintf(f, "\n");
+            }
+        }
         if (ti == 0 && from_base) {
             fprintf(f, "### planning from the base input (%s)\n\n", m.name);
             fprintf(f, "For the new inputs, the planners either see the input's own profile (as "
@@ -319,6 +350,11 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
             base_idx = i;
     pd_sim_profile *predicted = NULL;
     FILE *csv = NULL;
+    task_example *ex = calloc((size_t)cfg->nworkloads + 1, sizeof *ex);
+    int ex_cap = 0;
+    for (int c = 1; c < cfg->ncaps; c++)
+        if (fabs(cfg->caps[c] - 0.3) < fabs(cfg->caps[ex_cap] - 0.3))
+            ex_cap = c;
     pd_model *model = NULL, *linear = NULL;
     double *eq2 = NULL;
     if (cfg->eq2) {
@@ -380,6 +416,15 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
                     pd_sim_result res[PD_SIM_NPOLICIES];
                     if (pd_sim_compare(&m, p, cfg->caps[c], &cfg->opts, res, err, errlen) != 0)
                         goto out;
+                    if (ex && ti == 0 && i == 0 && c == ex_cap && p->ntasks <= 64) {
+                        ex[w].ntasks = p->ntasks;
+                        ex[w].cap = cfg->caps[c];
+                        for (int q = 0; q < 3; q++)
+                            for (int t = 0; t < p->ntasks; t++) {
+                                ex[w].time[q][t] = res[example_pols[q]].out.task_time[t];
+                                ex[w].share[q][t] = res[example_pols[q]].out.task_share[t];
+                            }
+                    }
                     for (int k = 0; k < PD_SIM_NPOLICIES; k++) {
                         cell *x = AT(cells, ti, w, i, c, k);
                         x->makespan = res[k].out.makespan;
@@ -458,11 +503,11 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
             pd_str_free(&tmp);
             goto out;
         }
+        const char *src = model ? pd_model_source(model) : "";
+        if (strstr(src, "models/")) /* no absolute path of this checkout in the docs */
+            src = strstr(src, "models/");
         write_markdown(f, cfg, cells, coarse, base_idx >= 0 && cfg->ninputs > 1 ? from_base : NULL, eq2,
-                       model ? (strstr(pd_model_source(model), "models/") ? strstr(pd_model_source(model), "models/")
-                                                                          : pd_model_source(model))
-                             : "",
-                       profs);
+                       src, ex, profs);
         int bad = ferror(f);
         bad |= fclose(f) != 0;
         if (bad || rename(tmp.data, cfg->md_path) != 0) {
@@ -485,6 +530,7 @@ out:
     free(coarse);
     free(from_base);
     free(eq2);
+    free(ex);
     pd_model_free(model);
     pd_model_free(linear);
     pd_sim_profile_free(predicted);

@@ -3,7 +3,6 @@
 #ifndef TEST_TIERS_FIXTURE_H
 #define TEST_TIERS_FIXTURE_H
 
-#define _XOPEN_SOURCE 700
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>

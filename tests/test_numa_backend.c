@@ -26,6 +26,7 @@ typedef struct {
     int busy_left[FAKE_PAGES];
     int fast_limit;          /* pages node 0 can hold; < 0 unlimited */
     int abort_on_enomem;     /* like the kernel: stop, -1/ENOMEM, later slots untouched */
+    int abort_on_busy;       /* like the kernel: stop, return pages not migrated, slots untouched */
     int fail_errno;          /* whole call fails with this errno */
     int move_calls, query_calls, max_count;
     int mbind_calls, mbind_mode, mbind_node;
@@ -83,6 +84,8 @@ static long fake_move_pages(void *ctx, unsigned long count, void **pages, const 
         }
         if (fk.busy_left[i] > 0) {
             fk.busy_left[i]--;
+            if (fk.abort_on_busy)
+                return (long)(count - k);
             status[k] = -EBUSY;
             not_moved++;
             continue;
@@ -297,6 +300,27 @@ static void test_whole_call_refused(void **state)
     b->destroy(b);
 }
 
+/* The kernel's way with transient failures: the call stops at a busy page and
+ * returns how many were not migrated; the untouched slots are retried. */
+static void test_kernel_busy_abort_retried(void **state)
+{
+    (void)state;
+    pd_backend *b = fake_backend(1, 0);
+    fk.abort_on_busy = 1;
+    fk.busy_left[2] = 1;
+    fk.busy_left[5] = 2;
+    void *pages[8];
+    for (int i = 0; i < 8; i++)
+        pages[i] = pg(i);
+    pd_migrate_stats st = {0};
+    assert_int_equal(b->move(b, pages, 8, PD_TIER_FAST, &st), 0);
+    assert_int_equal(st.pages_moved, 8);
+    assert_int_equal(st.pages_failed, 0);
+    assert_int_equal(st.bytes_moved, 8 * PAGE);
+    assert_int_equal(fk.move_calls, 4); /* stop at 2, stop at 5, stop at 5, done */
+    b->destroy(b);
+}
+
 /* The kernel's way: the call fails with ENOMEM and the later status slots
  * stay untouched; pages that did move are still counted as moved. */
 static void test_kernel_enomem_abort(void **state)
@@ -445,6 +469,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unmapped_pages_counted_not_fatal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batches_of_1024, setup, teardown),
         cmocka_unit_test_setup_teardown(test_whole_call_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kernel_busy_abort_retried, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kernel_enomem_abort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_promote_demotes_coldest_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_promote_runs_out_of_candidates, setup, teardown),

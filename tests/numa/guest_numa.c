@@ -84,6 +84,101 @@ static void check_tiers(void)
     CHECK(t.fast_node == 0 && t.slow_node == 1, "pair %d/%d", t.fast_node, t.slow_node);
 }
 
+/* The kernel's own ENOMEM: fill node 0 with a filler preferring node 0 until
+ * allocations spill to node 1 (node 0 at its watermark), then promote an
+ * object from node 1 with the filler's pages as demotion candidates. The
+ * kernel refuses (ENOMEM, no OOM kill: migration allocates __GFP_THISNODE),
+ * the backend demotes the coldest filler pages and retries. */
+static void check_kernel_enomem(size_t ps)
+{
+    pd_backend *b = pd_backend_numa_create(0, 1, 0);
+    CHECK(b != NULL, "backend");
+    if (!b)
+        return;
+    enum { HOT = 4096 }; /* 16 MiB: more than node 0's reserve between watermarks */
+    size_t filler_len = (size_t)700 << 20, hot_len = HOT * ps;
+    char *hot = mmap(NULL, hot_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *filler = mmap(NULL, filler_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(hot != MAP_FAILED && filler != MAP_FAILED, "mmap");
+    if (hot == MAP_FAILED || filler == MAP_FAILED)
+        return;
+    /* Base pages: with THP one named page would move its whole 2 MiB page
+     * (docs/numa.md), and the coldest-first check below counts pages. */
+    madvise(hot, hot_len, MADV_NOHUGEPAGE);
+    madvise(filler, filler_len, MADV_NOHUGEPAGE);
+    pd_migrate_stats st = {0};
+    CHECK(b->place(b, hot, hot_len, PD_TIER_SLOW, &st) == 0, "place hot");
+    memset(hot, 0x77, hot_len);
+    CHECK(b->place(b, filler, filler_len, PD_TIER_FAST, &st) == 0, "place filler");
+
+    size_t nfill = filler_len / ps, touched = 0;
+    int spilled = 0;
+    for (size_t i = 0; i < nfill && !spilled; i++) {
+        filler[i * ps] = 1;
+        touched++;
+        if (i % 256 == 255) {
+            void *p = filler + i * ps;
+            int node = -1;
+            if (move_pages(0, 1, &p, NULL, &node, 0) == 0 && node == 1)
+                spilled = 1;
+        }
+    }
+    void **fill_pages = malloc(touched * sizeof *fill_pages);
+    void **hot_pages = malloc(HOT * sizeof *hot_pages);
+    if (!fill_pages || !hot_pages) {
+        CHECK(0, "malloc");
+        return;
+    }
+    for (size_t i = 0; i < touched; i++)
+        fill_pages[i] = filler + i * ps;
+    for (size_t i = 0; i < HOT; i++)
+        hot_pages[i] = hot + i * ps;
+    int fill0 = count_on_node(fill_pages, touched, 0);
+    printf("guest_numa: filler: %zu pages touched, %d on node 0, spilled to node 1: %s, node 0 MemFree %zu KiB\n",
+           touched, fill0, spilled ? "yes" : "no", b->fast_free(b) >> 10);
+    CHECK(spilled, "node 0 never filled up");
+
+    pd_migrate_stats plain = {0};
+    CHECK(b->move(b, hot_pages, HOT, PD_TIER_FAST, &plain) == 0, "move without demotion: %s", strerror(errno));
+    print_stats("move to full node 0", &plain);
+    CHECK(plain.enomem > 0, "the kernel did not refuse a full node 0");
+
+    pd_migrate_stats pro = {0}, dem = {0};
+    CHECK(pd_backend_numa_promote(b, hot_pages, HOT, fill_pages, touched, &pro, &dem) == 0, "promote: %s",
+          strerror(errno));
+    print_stats("promote with demotion", &pro);
+    print_stats("demoted filler", &dem);
+    int hot0 = count_on_node(hot_pages, HOT, 0);
+    printf("guest_numa: after promote: %d/%d hot pages on node 0\n", hot0, HOT);
+    CHECK(hot0 == HOT && pro.pages_moved == HOT && pro.enomem == 0, "hot pages on node 0: %d", hot0);
+    /* More than refused may go: the kernel keeps its watermarks (boosted
+     * after fallbacks) free, so a retry round can be refused again. */
+    CHECK(dem.pages_moved >= plain.enomem && dem.pages_moved <= (size_t)PD_NUMA_DEMOTE_ROUNDS * HOT,
+          "demoted %zu for %zu refused", dem.pages_moved, plain.enomem);
+    /* Coldest first: the demoted pages are a prefix of the candidate order. */
+    int first_kept = -1, later_on_1 = 0;
+    int *where = malloc(touched * sizeof *where);
+    if (where && move_pages(0, touched, fill_pages, NULL, where, 0) == 0) {
+        for (size_t i = 0; i < touched; i++) {
+            if (where[i] == 0 && first_kept < 0)
+                first_kept = (int)i;
+            else if (where[i] != 0 && first_kept >= 0)
+                later_on_1++;
+        }
+    }
+    printf("guest_numa: filler after promote: pages #0..#%d on node 1, %d later pages off node 0 (spilled %zu)\n",
+           first_kept - 1, later_on_1, touched - (size_t)fill0);
+    CHECK(first_kept >= (int)dem.pages_moved && later_on_1 <= (int)(touched - (size_t)fill0),
+          "demotion was not coldest-first (first kept #%d, demoted %zu, later off node 0 %d)", first_kept,
+          dem.pages_moved, later_on_1);
+    free(where);
+    free(fill_pages);
+    free(hot_pages);
+    munmap(filler, filler_len);
+    munmap(hot, hot_len);
+    b->destroy(b);
+}
+
 int main(void)
 {
     check_tiers();
@@ -159,6 +254,8 @@ int main(void)
         CHECK(count_on_node(rest, 8, 0) == 8, "warmer 8 kept on node 0");
         lim->destroy(lim);
     }
+
+    check_kernel_enomem(ps);
 
     /* The data survived all the moves. */
     int intact = 1;

@@ -39,7 +39,11 @@ if [ -z "$kernel" ]; then
     if [ ! -s "$kernel" ]; then
         mkdir -p "$KDIR"
         echo "numa-qemu: downloading $pkg"
-        (cd "$KDIR" && rm -f "$pkg"_*.deb && apt-get download -o APT::Sandbox::User=root -qq "$pkg")
+        # Stale apt lists name a package the mirror has dropped: refresh once.
+        (cd "$KDIR" && rm -f "$pkg"_*.deb &&
+            { apt-get download -o APT::Sandbox::User=root -qq "$pkg" ||
+              { apt-get update -qq >/dev/null && apt-get download -o APT::Sandbox::User=root -qq "$pkg"; }; }) ||
+            { echo "numa-qemu: cannot download $pkg" >&2; exit 2; }
         rm -rf "$KDIR/x"
         dpkg-deb -x "$KDIR/$pkg"_*.deb "$KDIR/x"
         for opt in CONFIG_NUMA CONFIG_ACPI_NUMA CONFIG_ACPI_HMAT CONFIG_MIGRATION CONFIG_DEVTMPFS CONFIG_BLK_DEV_INITRD CONFIG_RD_GZIP CONFIG_SERIAL_8250_CONSOLE; do

@@ -175,6 +175,10 @@ static void test_malformed_files(void **state)
     expect_error("node1/cpulist: malformed CPU list");
     fx_put("devices/system/node/node1/cpulist", "3-1\n");
     expect_error("node1/cpulist");
+    fx_put("devices/system/node/node1/cpulist", "0-2000000000\n");
+    expect_error("node1/cpulist");
+    fx_put("devices/system/node/node1/cpulist", "0-1 junk\n");
+    expect_error("node1/cpulist");
     fx_put("devices/system/node/node1/cpulist", "\n");
 
     fx_put("devices/system/node/node1/access0/initiators/read_latency", "fast\n");

@@ -49,7 +49,8 @@ static long parse_id_list(const char *s, int *out, int max)
             if (!isdigit((unsigned char)*p))
                 return -1;
             hi = strtoul(p, &end, 10);
-            if (errno || hi > INT_MAX || hi < lo)
+            /* A range wider than any real machine is a corrupt file, not a loop to run. */
+            if (errno || hi > INT_MAX || hi < lo || hi - lo > 65536)
                 return -1;
             p = end;
         }

@@ -80,7 +80,7 @@ timeout "$TIMEOUT" qemu-system-x86_64 \
     -numa hmat-lb,initiator=0,target=1,hierarchy=memory,data-type=access-bandwidth,bandwidth=5G \
     -display none -vga none -net none -serial stdio -monitor none -no-reboot \
     -kernel "$kernel" -initrd "$WORK/initramfs.gz" \
-    -append "console=ttyS0 panic=-1 quiet" </dev/null >"$log" 2>&1
+    -append "console=ttyS0 panic=-1 quiet nokaslr" </dev/null >"$log" 2>&1
 qrc=$?
 set -e
 elapsed=$(( $(date +%s) - start ))

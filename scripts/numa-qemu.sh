@@ -60,7 +60,13 @@ mkdir -p "$WORK/rootfs/bin" "$WORK/rootfs/dev" "$WORK/rootfs/proc" "$WORK/rootfs
 cp "$BUSYBOX" "$WORK/rootfs/bin/busybox"
 cp "$ROOT/tests/numa/init" "$WORK/rootfs/init"
 chmod 755 "$WORK/rootfs/init"
-for bin in "$@"; do cp "$bin" "$WORK/rootfs/bin/"; done
+for bin in "$@"; do
+    cp "$bin" "$WORK/rootfs/bin/"
+    # A dynamic test program brings its shared libraries and loader along.
+    ldd "$bin" 2>/dev/null | awk '/=> \// {print $3} /^[[:space:]]*\// {print $1}' | while read -r lib; do
+        [ -e "$WORK/rootfs$lib" ] || cp -L --parents "$lib" "$WORK/rootfs/"
+    done
+done
 (cd "$WORK/rootfs" && find . | "$BUSYBOX" cpio -o -H newc 2>/dev/null | gzip -1) > "$WORK/initramfs.gz"
 
 # ---- the machine: node 0 = CPU + 512 MiB DRAM, node 1 = 512 MiB CPU-less,

@@ -12,7 +12,8 @@
  * outcome (EBUSY after PD_NUMA_EBUSY_RETRIES retries; efault also counts
  * -ENOENT, a page not present); pages_failed is their sum.
  * query() gives PD_TIER_FAST / PD_TIER_SLOW, -ENOENT/-EFAULT for pages not
- * present/mapped, or -EXDEV for a page on a third node. */
+ * present/mapped, or -EXDEV for a page on a third node.
+ * One caller at a time: a backend's state (budget use) is not locked. */
 #ifndef PD_LIB_BACKEND_NUMA_H
 #define PD_LIB_BACKEND_NUMA_H
 

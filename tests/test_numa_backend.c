@@ -25,6 +25,8 @@ typedef struct {
     int mapped[FAKE_PAGES];  /* 0: -EFAULT, 1: present, 2: mapped but not present (-ENOENT) */
     int busy_left[FAKE_PAGES];
     int fast_limit;          /* pages node 0 can hold; < 0 unlimited */
+    int boost;               /* after a refusal, node 0 keeps this many more pages free */
+    int boosted;
     int abort_on_enomem;     /* like the kernel: stop, -1/ENOMEM, later slots untouched */
     int abort_on_busy;       /* like the kernel: stop, return pages not migrated, slots untouched */
     int fail_errno;          /* whole call fails with this errno */
@@ -90,7 +92,8 @@ static long fake_move_pages(void *ctx, unsigned long count, void **pages, const 
             not_moved++;
             continue;
         }
-        if (nodes[k] == 0 && fk.fast_limit >= 0 && on_fast() >= fk.fast_limit) {
+        if (nodes[k] == 0 && fk.fast_limit >= 0 && on_fast() >= fk.fast_limit - (fk.boosted ? fk.boost : 0)) {
+            fk.boosted = 1;
             if (fk.abort_on_enomem) {
                 errno = ENOMEM;
                 return -1;
@@ -367,6 +370,31 @@ static void test_promote_demotes_coldest_first(void **state)
     b->destroy(b);
 }
 
+/* A kernel that raises its watermarks after refusing (watermark boost):
+ * demoting just as many as were refused never gets in; doubling does. */
+static void test_promote_escalates_demotion(void **state)
+{
+    (void)state;
+    pd_backend *b = fake_backend(1, 0);
+    fk.fast_limit = 100;
+    fk.boost = 40;
+    for (int i = 100; i < 200; i++)
+        fk.node[i] = 0;
+    void *promote[10], *demote[100];
+    for (int i = 0; i < 10; i++)
+        promote[i] = pg(i);
+    for (int i = 0; i < 100; i++)
+        demote[i] = pg(100 + i);
+    pd_migrate_stats st = {0}, dem = {0};
+    assert_int_equal(pd_backend_numa_promote(b, promote, 10, demote, 100, &st, &dem), 0);
+    assert_int_equal(st.pages_moved, 10);
+    assert_int_equal(st.enomem, 0);
+    assert_int_equal(dem.pages_moved, 10 + 20 + 40); /* rounds of 1x, 2x, 4x the refused */
+    for (int i = 100; i < 200; i++)
+        assert_int_equal(fk.node[i], i < 170 ? 1 : 0);
+    b->destroy(b);
+}
+
 static void test_promote_runs_out_of_candidates(void **state)
 {
     (void)state;
@@ -472,6 +500,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kernel_busy_abort_retried, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kernel_enomem_abort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_promote_demotes_coldest_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_promote_escalates_demotion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_promote_runs_out_of_candidates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_budget_enforced_and_freed_by_demotion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_place_uses_preferred_policy, setup, teardown),

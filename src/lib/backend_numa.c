@@ -414,16 +414,18 @@ int pd_backend_numa_promote(pd_backend *b, void **promote, size_t n, void **demo
         if (nref == 0 || cursor >= m)
             break;
 
-        /* Pick up to nref candidates that really sit on the fast node. */
+        /* Pick candidates that really sit on the fast node: as many as pages
+         * were refused, doubling each round, since a kernel that refused keeps
+         * more free than that (its watermarks rise after fallbacks). */
         void *victims[PD_NUMA_BATCH];
         int where[PD_NUMA_BATCH], vout[PD_NUMA_BATCH];
-        size_t freed = 0;
-        while (freed < nref && cursor < m) {
+        size_t freed = 0, want = nref << round;
+        while (freed < want && cursor < m) {
             size_t cnt = m - cursor < PD_NUMA_BATCH ? m - cursor : PD_NUMA_BATCH;
             if (query_nodes(s, demote + cursor, cnt, where))
                 goto out;
             size_t nv = 0, used = 0;
-            for (; used < cnt && freed + nv < nref; used++)
+            for (; used < cnt && freed + nv < want; used++)
                 if (where[used] == s->fast_node)
                     victims[nv++] = demote[cursor + used];
             cursor += used;

@@ -45,8 +45,9 @@ int pd_backend_numa_nodes(const pd_backend *b, int *fast_node, int *slow_node);
 /* Moves n pages to fast memory. Where the fast node is full (per-page ENOMEM
  * from the kernel, or the fast_capacity budget given at creation is spent),
  * demotes candidates to slow memory, coldest first (demote[0] is the coldest;
- * pages not on the fast node are skipped), as many as pages were refused,
- * then retries those pages; at most PD_NUMA_DEMOTE_ROUNDS rounds. Promotion
+ * pages not on the fast node are skipped), as many as pages were refused
+ * (twice that in the next round, and so on), then retries those pages; at
+ * most PD_NUMA_DEMOTE_ROUNDS rounds. Promotion
  * outcomes go to st, demotions to demoted (either may be NULL). */
 int pd_backend_numa_promote(pd_backend *b, void **promote, size_t n, void **demote, size_t m,
                             pd_migrate_stats *st, pd_migrate_stats *demoted);

@@ -153,7 +153,7 @@ static void check_kernel_enomem(size_t ps)
     CHECK(hot0 == HOT && pro.pages_moved == HOT && pro.enomem == 0, "hot pages on node 0: %d", hot0);
     /* More than refused may go: the kernel keeps its watermarks (boosted
      * after fallbacks) free, so a retry round can be refused again. */
-    CHECK(dem.pages_moved >= plain.enomem && dem.pages_moved <= (size_t)PD_NUMA_DEMOTE_ROUNDS * HOT,
+    CHECK(dem.pages_moved >= plain.enomem && dem.pages_moved <= ((1u << PD_NUMA_DEMOTE_ROUNDS) - 1) * plain.enomem,
           "demoted %zu for %zu refused", dem.pages_moved, plain.enomem);
     /* Coldest first: the demoted pages are a prefix of the candidate order. */
     int first_kept = -1, later_on_1 = 0;

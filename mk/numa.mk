@@ -9,6 +9,15 @@ NUMA_TIERS_SRCS := tests/numa/guest_tiers.c src/cli/cmd_tiers.c src/lib/tiers.c 
 NUMA_TIERS := $(BUILD)/numa/paddiser-tiers
 NUMA_STATIC_FLAGS := -static -O2 -g -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude -Isrc -D_GNU_SOURCE
 
+# End to end through the public API, once the runtime (src/lib/runtime.c) is
+# there. Dynamic (the runtime may need shared-only libraries); the whole
+# archive, so that this backend, not a weak fallback, is linked.
+NUMA_API := $(BUILD)/numa/guest_numa_api
+NUMA_GUESTS := $(NUMA_TIERS) $(NUMA_GUEST)
+ifneq ($(wildcard src/lib/runtime.c),)
+NUMA_GUESTS += $(NUMA_API)
+endif
+
 .PHONY: check-numa
 CHECK_EXTRA += check-numa
 
@@ -21,7 +30,12 @@ $(NUMA_TIERS): $(NUMA_TIERS_SRCS) $(wildcard include/*.h src/cli/*.h src/common/
 	@mkdir -p $(dir $@)
 	$(CC) $(NUMA_STATIC_FLAGS) -o $@ $(NUMA_TIERS_SRCS)
 
+$(NUMA_API): tests/numa/guest_numa_api.c $(BUILD)/libpaddiser.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -O2 -g -std=c11 -Wall -Wextra -Werror -o $@ $< \
+		-Wl,--whole-archive $(BUILD)/libpaddiser.a -Wl,--no-whole-archive $(LDFLAGS) $(LDLIBS)
+
 check-numa:
 	@scripts/install-deps.sh qemu-system-x86 busybox-static
-	$(MAKE) $(NUMA_GUEST) $(NUMA_TIERS)
-	BUILD=$(BUILD) scripts/numa-qemu.sh $(NUMA_TIERS) $(NUMA_GUEST)
+	$(MAKE) $(NUMA_GUESTS)
+	BUILD=$(BUILD) scripts/numa-qemu.sh $(NUMA_GUESTS)

@@ -11,7 +11,8 @@ NUMA_STATIC_FLAGS := -static -O2 -g -std=c11 -Wall -Wextra -Werror -Wno-unused-p
 
 # End to end through the public API, once the runtime (src/lib/runtime.c) is
 # there. Dynamic (the runtime may need shared-only libraries); the whole
-# archive, so that this backend, not a weak fallback, is linked.
+# internal archive (every module, and this backend rather than a weak
+# fallback of the same name).
 NUMA_API := $(BUILD)/numa/guest_numa_api
 NUMA_GUESTS := $(NUMA_TIERS) $(NUMA_GUEST)
 ifneq ($(wildcard src/lib/runtime.c),)
@@ -30,10 +31,10 @@ $(NUMA_TIERS): $(NUMA_TIERS_SRCS) $(wildcard include/*.h src/cli/*.h src/common/
 	@mkdir -p $(dir $@)
 	$(CC) $(NUMA_STATIC_FLAGS) -o $@ $(NUMA_TIERS_SRCS)
 
-$(NUMA_API): tests/numa/guest_numa_api.c $(BUILD)/libpaddiser.a
+$(NUMA_API): tests/numa/guest_numa_api.c $(BUILD)/libpaddiser_internal.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -O2 -g -std=c11 -Wall -Wextra -Werror -o $@ $< \
-		-Wl,--whole-archive $(BUILD)/libpaddiser.a -Wl,--no-whole-archive $(LDFLAGS) $(LDLIBS)
+		-Wl,--whole-archive $(BUILD)/libpaddiser_internal.a -Wl,--no-whole-archive $(LDFLAGS) $(LDLIBS)
 
 check-numa:
 	@scripts/install-deps.sh qemu-system-x86 busybox-static

@@ -1,4 +1,23 @@
 #!/bin/sh
-# The README demo. Grows as issues land.
+# The README demo (`make demo`): builds the STREAM-triad kernel and runs the
+# examples/membw study locally, with CPU/memory resource sampling on, then
+# says where the results, the run summary and the report are.
 set -eu
-echo "paddiser demo: build ok ($(ls build))"
+BUILD=${BUILD:-build}
+WORKDIR=${DEMO_WORKDIR:-$BUILD/demo}
+${MAKE:-make} -s --no-print-directory "$BUILD/membw-triad" >/dev/null
+export MEMBW_BIN="$(cd "$BUILD" && pwd)/membw-triad"
+echo "== paddiser bench examples/membw/membw.yaml (workdir $WORKDIR)"
+rc=0
+"$BUILD/paddiser" bench examples/membw/membw.yaml --workdir "$WORKDIR" || rc=$?
+run=$(ls -d "$WORKDIR"/run_[0-9]* 2>/dev/null | sort | tail -n 1)
+if [ -n "$run" ] && [ -f "$run/results.csv" ]; then
+    echo
+    echo "== $run/results.csv"
+    column -s, -t <"$run/results.csv" 2>/dev/null || cat "$run/results.csv"
+    echo
+    echo "results: $run/results.csv"
+    if [ -f "$run/__iops_resource_summary.csv" ]; then echo "summary: $run/__iops_resource_summary.csv"; else echo "summary: (none written)"; fi
+    if [ -f "$run/report.html" ]; then echo "report:  $run/report.html"; else echo "report:  (none written)"; fi
+fi
+exit $rc

@@ -435,6 +435,12 @@ static void test_property_larger_instances(void **state)
         check_consistent(&p, rg);
         check_consistent(&p, re);
         assert_true(re->makespan <= rg->makespan + 1e-12);
+        /* reported times and bytes are the callbacks' own at the shares */
+        for (int i = 0; i < n; i++) {
+            assert_true(fabs(re->time[i] - tab_time(&c, i, re->share[i])) < 1e-9);
+            assert_true(fabs(rg->time[i] - tab_time(&c, i, rg->share[i])) < 1e-9);
+            assert_int_equal(re->bytes[i], re->share[i] > 0 ? tab_bytes(&c, i, re->share[i]) : 0);
+        }
         if (re->makespan < rg->makespan - 1e-9)
             refined_better++;
     }

@@ -1,12 +1,247 @@
-/* Placeholder until issue #4 lands; replaced by the real command. */
+/* paddiser model: train / evaluate the performance model (docs/model.md),
+ * generate synthetic training data, calibrate the stencil alpha table. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli/commands.h"
+#include "cli/model_calibrate.h"
+#include "common/util.h"
+#include "lib/model.h"
+#include "paddiser.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: paddiser model <command> [options]\n"
+            "  train DATA.csv -o MODEL [--holdout F] [--seed N] [--rounds N] [--depth N] [--eta X] [--threads N]\n"
+            "        train f(features, r) on DATA (columns: %s);\n"
+            "        F of the code regions (default 0.2) are held out and the accuracy on them reported;\n"
+            "        MODEL ending in .json is written as JSON, anything else as UBJSON\n"
+            "  eval MODEL DATA.csv     accuracy of MODEL on DATA ('default' = the shipped model)\n"
+            "  gen-synthetic -o OUT.csv [--regions N] [--placements N] [--seed N]\n"
+            "        synthetic code regions from a mechanistic two-tier model (provisional data)\n"
+            "  calibrate-stencil -o OUT.csv [--method cache-sim|timing] [--llc-kib N --ways N]\n"
+            "                    [--row-kib N] [--scale N] [--mib N] [--reps N]\n"
+            "        measure the stencil alpha table (micro-benchmark; models/stencil_alpha.csv)\n",
+            PD_MODEL_CSV_HEADER);
+}
+
+/* Value of an option at argv[*i] ("--x V"), advancing *i. */
+static const char *optval(int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "paddiser model: %s needs a value\n", argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int opt_long(int argc, char **argv, int *i, long lo, long hi, long *out)
+{
+    const char *name = argv[*i], *v = optval(argc, argv, i);
+    if (!v)
+        return -1;
+    if (!pd_parse_long(v, out) || *out < lo || *out > hi) {
+        fprintf(stderr, "paddiser model: %s: '%s' is not an integer in %ld..%ld\n", name, v, lo, hi);
+        return -1;
+    }
+    return 0;
+}
+
+static int opt_double(int argc, char **argv, int *i, double lo, double hi, double *out)
+{
+    const char *name = argv[*i], *v = optval(argc, argv, i);
+    if (!v)
+        return -1;
+    if (!pd_parse_double(v, out) || !(*out >= lo && *out <= hi)) {
+        fprintf(stderr, "paddiser model: %s: '%s' is not a number in [%g, %g]\n", name, v, lo, hi);
+        return -1;
+    }
+    return 0;
+}
+
+static void print_metrics(const char *label, const pd_model_metrics *m)
+{
+    printf("%-9s rows %6zu   MAPE(t_hybrid) %6.2f%%   R^2(f) %7.4f   | f = 1 baseline: MAPE %6.2f%%  R^2 %7.4f\n",
+           label, m->rows, m->mape_t, m->r2_f, m->mape_t_linear, m->r2_f_linear);
+}
+
+static int cmd_train(int argc, char **argv)
+{
+    const char *data = NULL, *outp = NULL;
+    double holdout = 0.2;
+    long seed = 1, rounds = 150, depth = 4, threads = 1;
+    double eta = 0.1;
+    for (int i = 1; i < argc; i++) {
+        int rc = 0;
+        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+            if (!(outp = optval(argc, argv, &i)))
+                return 2;
+        } else if (!strcmp(argv[i], "--holdout"))
+            rc = opt_double(argc, argv, &i, 0, 0.9, &holdout);
+        else if (!strcmp(argv[i], "--seed"))
+            rc = opt_long(argc, argv, &i, 0, 0xffffffffL, &seed);
+        else if (!strcmp(argv[i], "--rounds"))
+            rc = opt_long(argc, argv, &i, 1, 100000, &rounds);
+        else if (!strcmp(argv[i], "--depth"))
+            rc = opt_long(argc, argv, &i, 1, 16, &depth);
+        else if (!strcmp(argv[i], "--eta"))
+            rc = opt_double(argc, argv, &i, 1e-4, 1, &eta);
+        else if (!strcmp(argv[i], "--threads"))
+            rc = opt_long(argc, argv, &i, 1, 1024, &threads);
+        else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "paddiser model train: unknown option '%s'\n", argv[i]);
+            return 2;
+        } else if (!data)
+            data = argv[i];
+        else {
+            fprintf(stderr, "paddiser model train: unexpected argument '%s'\n", argv[i]);
+            return 2;
+        }
+        if (rc)
+            return 2;
+    }
+    if (!data || !outp) {
+        fprintf(stderr, "paddiser model train: need DATA.csv and -o MODEL\n");
+        usage(stderr);
+        return 2;
+    }
+    char err[512];
+    pd_model_data d;
+    if (pd_model_data_load(data, &d, err, sizeof err) != PD_OK) {
+        fprintf(stderr, "paddiser model train: %s\n", err);
+        return 2;
+    }
+    unsigned char *held = calloc(d.n ? d.n : 1, 1), *train = calloc(d.n ? d.n : 1, 1);
+    int status = 1;
+    pd_model *m = NULL;
+    if (!held || !train || pd_model_split_regions(&d, holdout, (unsigned)seed, held) != PD_OK) {
+        fprintf(stderr, "paddiser model train: out of memory\n");
+        goto out;
+    }
+    size_t nheld = 0;
+    for (size_t i = 0; i < d.n; i++) {
+        train[i] = !held[i];
+        nheld += held[i];
+    }
+    pd_model_train_opts o = {.rounds = (int)rounds, .max_depth = (int)depth, .eta = eta,
+                             .nthread = (int)threads, .seed = (unsigned)seed};
+    m = pd_model_train(&d, train, &o, err, sizeof err);
+    if (!m) {
+        fprintf(stderr, "paddiser model train: %s: %s\n", data, err);
+        goto out;
+    }
+    printf("trained on %s: %zu rows (%zu held out by region, fraction %.2f, seed %ld), %ld rounds, depth %ld, eta %g\n",
+           data, d.n - nheld, nheld, holdout, seed, rounds, depth, eta);
+    pd_model_metrics mt;
+    if (pd_model_evaluate(m, &d, train, &mt) == PD_OK)
+        print_metrics("train", &mt);
+    if (nheld && pd_model_evaluate(m, &d, held, &mt) == PD_OK)
+        print_metrics("held-out", &mt);
+    if (pd_model_save(m, outp, err, sizeof err) != PD_OK) {
+        fprintf(stderr, "paddiser model train: %s\n", err);
+        goto out;
+    }
+    printf("model written to %s\n", outp);
+    status = 0;
+out:
+    pd_model_free(m);
+    free(held);
+    free(train);
+    pd_model_data_free(&d);
+    return status;
+}
+
+static int cmd_eval(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "paddiser model eval: need MODEL DATA.csv\n");
+        return 2;
+    }
+    char err[512];
+    pd_model *m = pd_model_load(strcmp(argv[1], "default") ? argv[1] : NULL, err, sizeof err);
+    if (!m) {
+        fprintf(stderr, "paddiser model eval: %s\n", err);
+        return 2;
+    }
+    pd_model_data d;
+    if (pd_model_data_load(argv[2], &d, err, sizeof err) != PD_OK) {
+        fprintf(stderr, "paddiser model eval: %s\n", err);
+        pd_model_free(m);
+        return 2;
+    }
+    pd_model_metrics mt;
+    int status = 0;
+    printf("model %s on %s\n", pd_model_source(m), argv[2]);
+    if (pd_model_evaluate(m, &d, NULL, &mt) != PD_OK) {
+        fprintf(stderr, "paddiser model eval: %s: no rows with r > 0 and t_slow > t_dram\n", argv[2]);
+        status = 1;
+    } else
+        print_metrics("all", &mt);
+    pd_model_data_free(&d);
+    pd_model_free(m);
+    return status;
+}
+
+static int cmd_gen(int argc, char **argv)
+{
+    const char *outp = NULL;
+    long regions = 400, placements = 10, seed = 1;
+    for (int i = 1; i < argc; i++) {
+        int rc = 0;
+        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+            if (!(outp = optval(argc, argv, &i)))
+                return 2;
+        } else if (!strcmp(argv[i], "--regions"))
+            rc = opt_long(argc, argv, &i, 1, 10000000, &regions);
+        else if (!strcmp(argv[i], "--placements"))
+            rc = opt_long(argc, argv, &i, 1, 1000, &placements);
+        else if (!strcmp(argv[i], "--seed"))
+            rc = opt_long(argc, argv, &i, 0, 0xffffffffL, &seed);
+        else {
+            fprintf(stderr, "paddiser model gen-synthetic: unknown argument '%s'\n", argv[i]);
+            return 2;
+        }
+        if (rc)
+            return 2;
+    }
+    if (!outp) {
+        fprintf(stderr, "paddiser model gen-synthetic: need -o OUT.csv\n");
+        return 2;
+    }
+    pd_str s = {0};
+    if (pd_model_gen_synthetic(&s, (int)regions, (int)placements, (unsigned)seed) != PD_OK) {
+        fprintf(stderr, "paddiser model gen-synthetic: out of memory\n");
+        pd_str_free(&s);
+        return 1;
+    }
+    int rc = strcmp(outp, "-") ? pd_write_file_atomic(outp, s.data, s.len) : (fwrite(s.data, 1, s.len, stdout) == s.len ? 0 : -1);
+    pd_str_free(&s);
+    if (rc != 0) {
+        perror(outp);
+        return 1;
+    }
+    if (strcmp(outp, "-"))
+        printf("%ld regions x %ld placements written to %s\n", regions, placements, outp);
+    return 0;
+}
 
 int cmd_model(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "paddiser model: not built yet (issue #4)\n");
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "train"))
+        return cmd_train(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "eval"))
+        return cmd_eval(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "gen-synthetic"))
+        return cmd_gen(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "calibrate-stencil"))
+        return cmd_model_calibrate_stencil(argc - 1, argv + 1);
+    fprintf(stderr, "paddiser model: unknown command '%s'\n", argv[1]);
+    usage(stderr);
     return 2;
 }

@@ -1,6 +1,7 @@
 /* Hottest-pages-first curves and page choice (see page_select.h). Sorting
- * is a stable LSD radix sort on 16-bit digits that skips constant digits:
- * sampled counts are small, so 10^6 pages sort in one or two passes. */
+ * is a stable LSD radix sort on 8-bit digits that skips digits equal in all
+ * keys: sampled counts are small, so pages sort in one to three passes, and
+ * the 256-entry histogram stays cheap for the many small per-task lists. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +16,10 @@ static int radix_sort_desc(uint64_t *keys, size_t *payload, size_t n)
         return PD_OK;
     uint64_t *k2 = malloc(n * sizeof *k2);
     size_t *p2 = payload ? malloc(n * sizeof *p2) : NULL;
-    size_t *cnt = malloc(65536 * sizeof *cnt);
-    if (!k2 || (payload && !p2) || !cnt) {
+    size_t cnt[256];
+    if (!k2 || (payload && !p2)) {
         free(k2);
         free(p2);
-        free(cnt);
         return PD_ENOMEM;
     }
     uint64_t or_all = 0, and_all = ~(uint64_t)0;
@@ -27,20 +27,20 @@ static int radix_sort_desc(uint64_t *keys, size_t *payload, size_t n)
         or_all |= keys[i];
         and_all &= keys[i];
     }
-    for (int shift = 0; shift < 64; shift += 16) {
-        if ((((or_all ^ and_all) >> shift) & 0xffff) == 0)
+    for (int shift = 0; shift < 64; shift += 8) {
+        if ((((or_all ^ and_all) >> shift) & 0xff) == 0)
             continue; /* same digit everywhere */
-        memset(cnt, 0, 65536 * sizeof *cnt);
+        memset(cnt, 0, sizeof cnt);
         for (size_t i = 0; i < n; i++)
-            cnt[0xffff - ((keys[i] >> shift) & 0xffff)]++; /* descending */
+            cnt[0xff - ((keys[i] >> shift) & 0xff)]++; /* descending */
         size_t sum = 0;
-        for (size_t d = 0; d < 65536; d++) {
+        for (size_t d = 0; d < 256; d++) {
             size_t c = cnt[d];
             cnt[d] = sum;
             sum += c;
         }
         for (size_t i = 0; i < n; i++) {
-            size_t pos = cnt[0xffff - ((keys[i] >> shift) & 0xffff)]++;
+            size_t pos = cnt[0xff - ((keys[i] >> shift) & 0xff)]++;
             k2[pos] = keys[i];
             if (payload)
                 p2[pos] = payload[i];
@@ -51,7 +51,6 @@ static int radix_sort_desc(uint64_t *keys, size_t *payload, size_t n)
     }
     free(k2);
     free(p2);
-    free(cnt);
     return PD_OK;
 }
 

@@ -19,10 +19,10 @@
  *     greedy's makespan - see docs/planner.md for the argument - with fewer
  *     or equal bytes.) Then it bisects on M between that grid optimum and
  *     the next smaller, infeasible candidate, with shares between grid
- *     points: time linearly interpolated from the table, bytes from the
- *     callback (n calls per probe). That refined plan is kept only when its
- *     callback-evaluated makespan beats the grid optimum. Leftover capacity
- *     stays free: the least-bytes assignment for the makespan is returned.
+ *     points found by bisection on the callbacks (about 25 calls per task
+ *     per probe: give pd_plan cheap, tabulated curves). That refined plan is
+ *     kept when it beats the grid optimum, or matches it with fewer bytes.
+ *     Leftover capacity stays free: the least-bytes assignment is returned.
  *
  * Finally each task is trimmed back to the first grid point that has its
  * time: this only frees bytes (plateaus of a flat or clamped curve), so the
@@ -173,46 +173,61 @@ static int exact_on_grid(const plan_tables *pt, size_t capacity, double *M_out, 
     return PD_OK;
 }
 
-/* Between grid points the exact planner reads a task's time as the linear
- * interpolation of the table (monotone, like the table) and asks the bytes
- * callback for the exact share, clamped into the neighbouring grid values
- * so that bytes stay monotone. Least share of task i reaching makespan M: */
+/* Between grid points the exact planner asks the callbacks themselves: the
+ * least share of task i reaching makespan M lies between the last grid point
+ * above M and the first one within it; bisection there (the curve is taken
+ * as monotone inside one step) with the callback's time, then the bytes
+ * callback, clamped into the neighbouring grid values so that bytes stay
+ * monotone. *time gets the callback's time at the share returned. */
+#define PD_PLAN_BISECT_SHARE 24 /* share resolution: step / 2^24 */
 static double least_share_within(const plan_tables *pt, const pd_plan_problem *p, int i, double M,
-                                 size_t *bytes)
+                                 size_t *bytes, double *time)
 {
     int j = least_index_within(pt, i, M);
     if (j == 0) {
         *bytes = 0;
+        *time = T(pt, i, 0);
         return 0;
     }
-    double hi_t = T(pt, i, j - 1), lo_t = T(pt, i, j); /* hi_t > M >= lo_t */
-    double r0 = grid_share(pt, j - 1), r1 = grid_share(pt, j);
-    double r = r0 + (hi_t - M) / (hi_t - lo_t) * (r1 - r0);
-    if (!(r < r1)) {
+    double r1 = grid_share(pt, j), lo = grid_share(pt, j - 1), hi = r1, t_hi = T(pt, i, j);
+    for (int it = 0; it < PD_PLAN_BISECT_SHARE; it++) {
+        double mid = lo + (hi - lo) / 2;
+        double t = p->time(p->ctx, i, mid);
+        if (isfinite(t) && t <= M) {
+            hi = mid;
+            t_hi = t;
+        } else {
+            lo = mid;
+        }
+    }
+    *time = t_hi;
+    if (hi >= r1) {
         *bytes = B(pt, i, j);
         return r1;
     }
-    size_t b = p->bytes(p->ctx, i, r);
+    size_t b = p->bytes(p->ctx, i, hi);
     size_t bmin = B(pt, i, j - 1), bmax = B(pt, i, j);
     *bytes = b < bmin ? bmin : b > bmax ? bmax : b;
-    return r;
+    return hi;
 }
 
-static int feasible_continuous(const plan_tables *pt, const pd_plan_problem *p, double M,
-                               double *share, size_t *bytes)
+static int feasible_continuous(const plan_tables *pt, const pd_plan_problem *p, double M, double *share,
+                               size_t *bytes, double *time)
 {
     size_t used = 0;
     for (int i = 0; i < pt->n; i++) {
         if (least_index_within(pt, i, M) > pt->K)
             return 0;
         size_t b;
-        double r = least_share_within(pt, p, i, M, &b);
+        double t;
+        double r = least_share_within(pt, p, i, M, &b, &t);
         if (b > p->capacity - used)
             return 0;
         used += b;
         if (share) {
             share[i] = r;
             bytes[i] = b;
+            time[i] = t;
         }
     }
     return 1;
@@ -237,33 +252,21 @@ static int plan_exact(const plan_tables *pt, const pd_plan_problem *p, int *idx,
     if (!feasible(pt, M, p->capacity, idx))
         return PD_EINVAL; /* unreachable with bytes(0) == 0 */
     double lo = below, hi = M;
-    for (int it = 0; it < 200 && lo < hi && hi - lo > 1e-12 * hi; it++) {
+    for (int it = 0; it < 60 && lo < hi && hi - lo > 1e-12 * hi; it++) {
         double mid = lo + (hi - lo) / 2;
-        if (feasible_continuous(pt, p, mid, NULL, NULL))
+        if (feasible_continuous(pt, p, mid, NULL, NULL, NULL))
             hi = mid;
         else
             lo = mid;
     }
-    if (!feasible_continuous(pt, p, hi, out->share, out->bytes))
+    if (!feasible_continuous(pt, p, hi, out->share, out->bytes, out->time))
         return PD_OK;
     double makespan = 0;
     size_t used = 0;
     for (int i = 0; i < pt->n; i++) {
-        /* The callback's time at the chosen share, kept within the grid
-         * neighbours' (clamped) times. */
-        int j = least_index_within(pt, i, hi);
-        double t = T(pt, i, j);
-        if (j > 0 && out->share[i] < grid_share(pt, j)) {
-            t = p->time(p->ctx, i, out->share[i]);
-            if (!isfinite(t) || t > T(pt, i, j - 1))
-                t = T(pt, i, j - 1);
-            if (t < T(pt, i, j))
-                t = T(pt, i, j);
-        }
-        out->time[i] = t;
         used += out->bytes[i];
-        if (t > makespan)
-            makespan = t;
+        if (out->time[i] > makespan)
+            makespan = out->time[i];
     }
     /* Keep the refinement when it shortens the makespan by more than float
      * noise, or reaches the same makespan with fewer bytes. */

@@ -1,8 +1,4 @@
-/* Placeholder until issue #2 lands: paddiser-probe cpu|gpu|io. */
-#include <stdio.h>
+/* paddiser-probe: the CPU/memory, GPU and I/O samplers (src/probe/run.c). */
+#include "probe/probe.h"
 
-int main(void)
-{
-    fprintf(stderr, "paddiser-probe: not built yet (issue #2)\n");
-    return 2;
-}
+int main(int argc, char **argv) { return pd_probe_main(argc, argv); }

@@ -1,12 +1,282 @@
-/* Placeholder until issue #7 lands. */
+/* Page assembly: skeleton, inline CSS, overview; sections come from plots.c
+ * and traces.c. The page is polyglot XHTML with inline SVG, no script and
+ * no external resource, and the same run directory gives the same bytes. */
 #include "report/report.h"
 
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "report/page.h"
+#include "report/svg.h"
+
+static const char css[] =
+    "body{font:14px/1.45 sans-serif;margin:16px 24px;color:#222;background:#fff}"
+    "h1{font-size:22px;margin:0 0 4px}"
+    "h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:3px;margin:28px 0 8px}"
+    "h3{font-size:15px;margin:18px 0 6px}"
+    "nav a{margin-right:14px}"
+    ".pd-meta{color:#555;margin:2px 0}"
+    ".pd-grid{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}"
+    "figure{margin:0;padding:6px;border:1px solid #ddd;border-radius:4px;background:#fcfcfc;"
+    "display:flex;flex-direction:column}"
+    "figcaption{font-size:12px;color:#555;width:0;min-width:100%}"
+    ".pd-chart{display:block}"
+    ".pd-chart text{font-family:sans-serif;font-size:11px;fill:#333}"
+    ".pd-chart .pd-title{font-size:13px;font-weight:bold}"
+    ".pd-chart .pd-axis-label{font-size:12px}"
+    ".pd-chart .pd-nodata{fill:#999;font-size:13px}"
+    ".pd-chart .pd-refline-label{fill:#b22}"
+    ".pd-chart .pd-cell-label{fill:#000;font-size:10px}.pd-chart .pd-on-dark{fill:#fff}.pd-chart .pd-na{fill:#777}"
+    ".pd-gridline{stroke:#e6e6e6}"
+    ".pd-tickmark{stroke:#333}"
+    ".pd-note{background:#f3f6fa;border-left:3px solid #8aa4c8;padding:4px 8px;margin:6px 0;font-size:13px}"
+    ".pd-missing{background:#fff5e0;border-left-color:#e0a000}"
+    "table.pd-table{border-collapse:collapse;font-size:12px;margin:4px 0}"
+    ".pd-table th,.pd-table td{border:1px solid #ddd;padding:2px 7px;text-align:left}"
+    ".pd-table td.pd-num{text-align:right;font-variant-numeric:tabular-nums}"
+    ".pd-table th{background:#f0f0f0}"
+    "details.pd-more{margin:10px 0}details.pd-more>summary{cursor:pointer;font-weight:bold;margin:6px 0}";
+
+void pd_page_note(pd_page *pg, const char *cls, const char *fmt, ...)
+{
+    pd_str text = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    pd_str_vprintf(&text, fmt, ap);
+    va_end(ap);
+    pd_str_printf(pg->out, "<p class=\"pd-note%s%s\">", cls && cls[0] ? " " : "", cls ? cls : "");
+    pd_html_escape(pg->out, text.data ? text.data : "");
+    pd_str_append(pg->out, "</p>\n");
+    pd_str_free(&text);
+}
+
+void pd_page_fig_open(pd_page *pg) { pd_str_append(pg->out, "<figure>"); }
+
+void pd_page_fig_close(pd_page *pg, const char *caption)
+{
+    if (caption && caption[0]) {
+        pd_str_append(pg->out, "<figcaption>");
+        pd_html_escape(pg->out, caption);
+        pd_str_append(pg->out, "</figcaption>");
+    }
+    pd_str_append(pg->out, "</figure>\n");
+}
+
+void pd_page_exec_vars(pd_page *pg, const pd_rep_exec *ex)
+{
+    for (size_t v = 0; v < ex->nvars; v++) {
+        if (v)
+            pd_str_append(pg->out, ", ");
+        pd_html_escape(pg->out, ex->keys[v]);
+        pd_str_append(pg->out, "=");
+        pd_html_escape(pg->out, ex->vals[v]);
+    }
+}
+
+static const char *base_name(const char *path, char *buf, size_t buflen)
+{
+    size_t len = strlen(path);
+    while (len > 1 && path[len - 1] == '/')
+        len--;
+    const char *end = path + len, *p = end;
+    while (p > path && p[-1] != '/')
+        p--;
+    size_t n = (size_t)(end - p);
+    if (n >= buflen)
+        n = buflen - 1;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+static void load_tables(pd_page *pg)
+{
+    pd_str rp = {0}, sp = {0};
+    pd_str_printf(&rp, "%s/results.csv", pg->run_dir);
+    pd_str_printf(&sp, "%s/__iops_resource_summary.csv", pg->run_dir);
+    if (pg->run.nvars) {
+        pg->vars = pg->run.vars;
+        pg->nvars = pg->run.nvars;
+        pg->vars_origin = "__iops_params.json";
+    } else if (rp.data && sp.data) {
+        /* no params files: both tables start with the same variable columns */
+        pg->nvars = pd_rep_common_prefix_vars(rp.data, sp.data, &pg->vars);
+        pg->vars_origin = pg->nvars ? "the columns results.csv and the summary share" : NULL;
+    }
+    if (rp.data)
+        pg->have_results = pd_rep_table_load(rp.data, pg->vars, pg->nvars, &pg->results,
+                                             pg->results_err, sizeof pg->results_err) == 0;
+    if (sp.data)
+        pg->have_summary = pd_rep_table_load(sp.data, pg->vars, pg->nvars, &pg->summary,
+                                             pg->summary_err, sizeof pg->summary_err) == 0;
+    pd_str_free(&rp);
+    pd_str_free(&sp);
+}
+
+/* Error text without the run directory prefix (the page names files only). */
+static const char *rel_err(const pd_page *pg, const char *err)
+{
+    size_t n = strlen(pg->run_dir);
+    if (!strncmp(err, pg->run_dir, n) && err[n] == '/')
+        return err + n + 1;
+    return err;
+}
+
+static void section_overview(pd_page *pg)
+{
+    pd_str *o = pg->out;
+    pd_str_append(o, "<section id=\"pd-overview\"><h2>Overview</h2>\n");
+    size_t reps = 0, ok = 0, failed = 0, other = 0;
+    for (size_t i = 0; i < pg->run.nexecs; i++) {
+        reps += pg->run.execs[i].nreps;
+        ok += pg->run.execs[i].n_succeeded;
+        failed += pg->run.execs[i].n_failed;
+        other += pg->run.execs[i].n_other;
+    }
+    pd_str_printf(o, "<p class=\"pd-meta\">%zu executions, %zu repetition directories (%zu succeeded, %zu "
+                     "failed, %zu other status); ",
+                  pg->run.nexecs, reps, ok, failed, other);
+    if (pg->nvars) {
+        pd_str_append(o, "variables: ");
+        for (size_t v = 0; v < pg->nvars; v++) {
+            pd_str_append(o, v ? ", <code>" : "<code>");
+            pd_html_escape(o, pg->vars[v]);
+            pd_str_append(o, "</code>");
+        }
+        pd_str_append(o, " (from ");
+        pd_html_escape(o, pg->vars_origin);
+        pd_str_append(o, ").</p>\n");
+    } else {
+        pd_str_append(o, "no variables known.</p>\n");
+    }
+    pd_str_append(o, "<p class=\"pd-meta\">Files: results.csv ");
+    pd_str_append(o, pg->have_results ? "loaded" : "<strong>missing</strong>");
+    pd_str_append(o, ", __iops_resource_summary.csv ");
+    pd_str_append(o, pg->have_summary ? "loaded" : "<strong>missing</strong>");
+    pd_str_append(o, ".</p>\n");
+    if (!pg->run.nexecs)
+        pd_page_note(pg, "pd-missing", "No exec_NNNN directories in the run directory: no parameters, "
+                                       "statuses, traces or task files to show.");
+    if (pg->run.n_bad_params)
+        pd_page_note(pg, "pd-missing", "%zu __iops_params.json files could not be parsed as a JSON object.",
+                     pg->run.n_bad_params);
+    if (!pg->run.nexecs)
+        goto done;
+    pd_str_append(o, "<table class=\"pd-table pd-execs\"><thead><tr><th>execution</th>");
+    for (size_t v = 0; v < pg->nvars; v++) {
+        pd_str_append(o, "<th>");
+        pd_html_escape(o, pg->vars[v]);
+        pd_str_append(o, "</th>");
+    }
+    pd_str_append(o, "<th>repetitions</th><th>succeeded</th><th>failed</th><th>mean duration [s]</th>"
+                     "</tr></thead><tbody>\n");
+    for (size_t i = 0; i < pg->run.nexecs && i < PD_PAGE_MAX_OVERVIEW; i++) {
+        const pd_rep_exec *ex = &pg->run.execs[i];
+        pd_str_append(o, "<tr><td>");
+        pd_html_escape(o, ex->id);
+        pd_str_append(o, "</td>");
+        for (size_t v = 0; v < pg->nvars; v++) {
+            const char *val = "";
+            for (size_t k = 0; k < ex->nvars; k++)
+                if (!strcmp(ex->keys[k], pg->vars[v]))
+                    val = ex->vals[k];
+            pd_str_append(o, "<td>");
+            pd_html_escape(o, val);
+            pd_str_append(o, "</td>");
+        }
+        char dur[48] = "";
+        if (ex->n_duration)
+            pd_svg_fmt(dur, sizeof dur, ex->duration_sum / (double)ex->n_duration, 0.01);
+        pd_str_printf(o,
+                      "<td class=\"pd-num\">%zu</td><td class=\"pd-num\">%zu</td><td class=\"pd-num\">%zu</td>"
+                      "<td class=\"pd-num\">%s</td></tr>\n",
+                      ex->nreps, ex->n_succeeded, ex->n_failed, dur);
+    }
+    pd_str_append(o, "</tbody></table>\n");
+    if (pg->run.nexecs > PD_PAGE_MAX_OVERVIEW)
+        pd_page_note(pg, "", "%zu more executions not listed.", pg->run.nexecs - PD_PAGE_MAX_OVERVIEW);
+done:
+    pd_str_append(o, "</section>\n");
+}
+
+static void build_page(pd_page *pg)
+{
+    pd_str *o = pg->out;
+    char namebuf[256];
+    const char *name = base_name(pg->run_dir, namebuf, sizeof namebuf);
+    pd_str_append(o, "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
+                     "<meta charset=\"utf-8\"/>\n<link rel=\"icon\" href=\"data:,\"/>\n<title>paddiser report: ");
+    pd_html_escape(o, name);
+    pd_str_printf(o, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>paddiser report: ", css);
+    pd_html_escape(o, name);
+    pd_str_append(o, "</h1>\n<nav><a href=\"#pd-overview\">Overview</a><a href=\"#pd-results\">Results</a>"
+                     "<a href=\"#pd-resources\">Resources</a><a href=\"#pd-heatmaps\">Heatmaps</a>"
+                     "<a href=\"#pd-timeseries\">Time series</a><a href=\"#pd-tasks\">Per-task times</a></nav>\n");
+    section_overview(pg);
+    pd_page_section_plots(pg);
+    pd_page_section_heatmaps(pg);
+    pd_page_section_traces(pg);
+    pd_page_section_tasks(pg);
+    pd_str_append(o, "</body>\n</html>\n");
+}
 
 int pd_report_write(const char *run_dir, const char *out_path, char *err, size_t errlen)
 {
-    (void)run_dir;
-    (void)out_path;
-    snprintf(err, errlen, "HTML report is not built yet (issue #7)");
-    return -1;
+    struct stat st;
+    if (!run_dir || !run_dir[0]) {
+        snprintf(err, errlen, "no run directory given");
+        return -1;
+    }
+    if (stat(run_dir, &st) != 0) {
+        snprintf(err, errlen, "run directory %s: %s", run_dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "run directory %s: not a directory", run_dir);
+        return -1;
+    }
+    pd_str page = {0};
+    pd_page pg = {.out = &page, .run_dir = run_dir};
+    pd_rep_run_load(run_dir, &pg.run);
+    load_tables(&pg);
+    /* the page names files relative to the run directory */
+    if (!pg.have_results) {
+        const char *e = rel_err(&pg, pg.results_err);
+        memmove(pg.results_err, e, strlen(e) + 1);
+    }
+    if (!pg.have_summary) {
+        const char *e = rel_err(&pg, pg.summary_err);
+        memmove(pg.summary_err, e, strlen(e) + 1);
+    }
+    build_page(&pg);
+
+    if (pg.have_results)
+        pd_rep_table_free(&pg.results);
+    if (pg.have_summary)
+        pd_rep_table_free(&pg.summary);
+    if (pg.vars != pg.run.vars)
+        pd_rep_names_free(pg.vars);
+    pd_rep_run_free(&pg.run);
+
+    int rc = 0;
+    pd_str path = {0};
+    if (out_path)
+        pd_str_append(&path, out_path);
+    else
+        pd_str_printf(&path, "%s/report.html", run_dir);
+    if (page.oom || path.oom || !page.data) {
+        snprintf(err, errlen, "out of memory building the report");
+        rc = -1;
+    } else if (pd_write_file_atomic(path.data, page.data, page.len) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path.data, strerror(errno));
+        rc = -1;
+    }
+    pd_str_free(&path);
+    pd_str_free(&page);
+    return rc;
 }

@@ -1,0 +1,5 @@
+# paddiser-probe extras (issue #2). The sampler overhead bench is not part of
+# `make check`: it measures, it does not test.
+.PHONY: bench-probe
+bench-probe: $(BUILD)/paddiser-probe
+	bash bench/probe_bench.sh $(BUILD)/paddiser-probe

@@ -1,0 +1,1004 @@
+/* IOPS YAML schema -> pd_bench_config, via libyaml's document API (node
+ * marks give the line numbers every error message carries). */
+#include "bench/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#define MAX_SWEEP_VALUES 100000
+
+typedef struct {
+    yaml_document_t *doc;
+    const char *file;
+    const char *dir;
+    pd_str *errors;
+    pd_str *warnings;
+    int nerrors;
+} ctx;
+
+static int node_line(const yaml_node_t *n) { return n ? (int)n->start_mark.line + 1 : 0; }
+
+static void err_at(ctx *c, int line, const char *key, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void err_at(ctx *c, int line, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    pd_str_printf(c->errors, "%s:%d: %s: ", c->file, line, key);
+    pd_str_vprintf(c->errors, fmt, ap);
+    pd_str_append(c->errors, "\n");
+    va_end(ap);
+    c->nerrors++;
+}
+
+static void warn_at(ctx *c, int line, const char *key, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void warn_at(ctx *c, int line, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    pd_str_printf(c->warnings, "%s:%d: %s: ", c->file, line, key);
+    pd_str_vprintf(c->warnings, fmt, ap);
+    pd_str_append(c->warnings, "\n");
+    va_end(ap);
+}
+
+static char *keypath(const char *parent, const char *key)
+{
+    pd_str s = {0};
+    if (parent && *parent)
+        pd_str_printf(&s, "%s.%s", parent, key);
+    else
+        pd_str_append(&s, key);
+    return pd_str_take(&s);
+}
+
+static yaml_node_t *node(ctx *c, int id) { return id ? yaml_document_get_node(c->doc, id) : NULL; }
+
+static const char *scalar(const yaml_node_t *n)
+{
+    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static bool is_plain(const yaml_node_t *n)
+{
+    return n && n->type == YAML_SCALAR_NODE && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+}
+
+static const char *type_desc(const yaml_node_t *n)
+{
+    if (!n)
+        return "nothing";
+    switch (n->type) {
+    case YAML_MAPPING_NODE: return "a mapping";
+    case YAML_SEQUENCE_NODE: return "a list";
+    default: return "a scalar";
+    }
+}
+
+/* Looks a key up in a mapping (NULL if absent). */
+static yaml_node_t *map_get(ctx *c, const yaml_node_t *map, const char *key)
+{
+    if (!map || map->type != YAML_MAPPING_NODE)
+        return NULL;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        const char *k = scalar(node(c, p->key));
+        if (k && !strcmp(k, key))
+            return node(c, p->value);
+    }
+    return NULL;
+}
+
+/* Line of a key in a mapping (0 if absent). */
+static int key_line(ctx *c, const yaml_node_t *map, const char *key)
+{
+    if (!map || map->type != YAML_MAPPING_NODE)
+        return 0;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = node(c, p->key);
+        if (scalar(k) && !strcmp(scalar(k), key))
+            return node_line(k);
+    }
+    return 0;
+}
+
+/* Checks a mapping's keys: `known` are parsed by the caller, `ignored` are
+ * IOPS keys paddiser accepts without acting on them (warning), anything else
+ * is an error. Duplicate keys are errors too. */
+static void check_keys(ctx *c, const yaml_node_t *map, const char *path, const char *const *known,
+                       const char *const *ignored)
+{
+    if (!map || map->type != YAML_MAPPING_NODE)
+        return;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *kn = node(c, p->key);
+        const char *k = scalar(kn);
+        char *kp = keypath(path, k ? k : "?");
+        if (!k) {
+            err_at(c, node_line(kn), path && *path ? path : "(top level)", "keys must be scalars");
+            free(kp);
+            continue;
+        }
+        for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
+            const char *k2 = scalar(node(c, q->key));
+            if (k2 && !strcmp(k, k2))
+                err_at(c, node_line(kn), kp, "duplicate key");
+        }
+        bool found = false;
+        for (const char *const *a = known; a && *a && !found; a++)
+            found = !strcmp(*a, k);
+        for (const char *const *a = ignored; a && *a && !found; a++)
+            if (!strcmp(*a, k)) {
+                found = true;
+                warn_at(c, node_line(kn), kp, "not supported by paddiser bench; ignored");
+            }
+        if (!found) {
+            pd_str list = {0};
+            for (const char *const *a = known; a && *a; a++)
+                pd_str_printf(&list, "%s%s", a == known ? "" : ", ", *a);
+            err_at(c, node_line(kn), kp, "unknown key (expected one of: %s)", list.data ? list.data : "");
+            pd_str_free(&list);
+        }
+        free(kp);
+    }
+}
+
+static bool want_mapping(ctx *c, const yaml_node_t *n, const char *key)
+{
+    if (n && n->type == YAML_MAPPING_NODE)
+        return true;
+    err_at(c, node_line(n), key, "must be a mapping, found %s", type_desc(n));
+    return false;
+}
+
+static char *get_str(ctx *c, const yaml_node_t *n, const char *key)
+{
+    const char *s = scalar(n);
+    if (!s) {
+        err_at(c, node_line(n), key, "must be a string, found %s", type_desc(n));
+        return NULL;
+    }
+    return pd_strdup(s);
+}
+
+static bool get_bool(ctx *c, const yaml_node_t *n, const char *key, bool *out)
+{
+    const char *s = scalar(n);
+    static const char *yes[] = {"true", "True", "TRUE", "yes", "Yes", "on", "On"};
+    static const char *no[] = {"false", "False", "FALSE", "no", "No", "off", "Off"};
+    if (s && is_plain(n)) {
+        for (size_t i = 0; i < PD_ARRAY_LEN(yes); i++)
+            if (!strcmp(s, yes[i]))
+                return *out = true, true;
+        for (size_t i = 0; i < PD_ARRAY_LEN(no); i++)
+            if (!strcmp(s, no[i]))
+                return *out = false, true;
+    }
+    err_at(c, node_line(n), key, "must be true or false, found '%s'", s ? s : type_desc(n));
+    return false;
+}
+
+static bool get_long(ctx *c, const yaml_node_t *n, const char *key, long min, long *out)
+{
+    const char *s = scalar(n);
+    if (!s || !pd_parse_long(s, out)) {
+        err_at(c, node_line(n), key, "must be an integer, found '%s'", s ? s : type_desc(n));
+        return false;
+    }
+    if (*out < min) {
+        err_at(c, node_line(n), key, "must be at least %ld, found %ld", min, *out);
+        return false;
+    }
+    return true;
+}
+
+static bool get_double(ctx *c, const yaml_node_t *n, const char *key, double *out)
+{
+    const char *s = scalar(n);
+    if (!s || !pd_parse_double(s, out) || !isfinite(*out)) {
+        err_at(c, node_line(n), key, "must be a number, found '%s'", s ? s : type_desc(n));
+        return false;
+    }
+    return true;
+}
+
+/* A template/expression text; block scalars start on the line after the
+ * indicator. */
+static bool get_text(ctx *c, const yaml_node_t *n, const char *key, pd_cfg_text *out)
+{
+    char *s = get_str(c, n, key);
+    if (!s)
+        return false;
+    out->text = s;
+    out->key = pd_strdup(key);
+    out->line = node_line(n);
+    if (n->data.scalar.style == YAML_LITERAL_SCALAR_STYLE || n->data.scalar.style == YAML_FOLDED_SCALAR_STYLE)
+        out->line++;
+    return true;
+}
+
+static void text_free(pd_cfg_text *t)
+{
+    free(t->text);
+    free(t->key);
+    *t = (pd_cfg_text){0};
+}
+
+static char *resolve_path(const char *dir, const char *p)
+{
+    pd_str s = {0};
+    while (p[0] == '.' && p[1] == '/') /* "./wd" -> "wd" */
+        for (p += 2; *p == '/'; p++)
+            ;
+    if (p[0] == '/' || !dir)
+        pd_str_append(&s, p);
+    else
+        pd_str_printf(&s, "%s/%s", dir, p);
+    while (s.len > 1 && s.data[s.len - 1] == '/') /* "wd/" -> "wd" */
+        s.data[--s.len] = '\0';
+    return pd_str_take(&s);
+}
+
+/* A single-line value naming an existing file is that file's content (IOPS
+ * accepts inline text or a path for script_template and parser_script). */
+static bool maybe_read_file(ctx *c, char **text, int line, const char *key, bool must_be_file)
+{
+    if (strchr(*text, '\n'))
+        return true;
+    char *path = resolve_path(c->dir, pd_trim(*text));
+    if (!path)
+        return false;
+    if (access(path, R_OK) != 0) {
+        if (must_be_file)
+            err_at(c, line, key, "cannot read file '%s': %s", path, strerror(errno));
+        free(path);
+        return !must_be_file;
+    }
+    char *content = pd_read_file(path, NULL);
+    if (!content) {
+        err_at(c, line, key, "cannot read file '%s': %s", path, strerror(errno));
+        free(path);
+        return false;
+    }
+    free(path);
+    free(*text);
+    *text = content;
+    return true;
+}
+
+const char *pd_var_type_name(pd_var_type t)
+{
+    switch (t) {
+    case PD_VT_INT: return "int";
+    case PD_VT_FLOAT: return "float";
+    case PD_VT_BOOL: return "bool";
+    default: return "str";
+    }
+}
+
+int pd_val_cast(const pd_val *v, pd_var_type t, pd_val *out, char *err, size_t errlen)
+{
+    pd_str shown = {0};
+    pd_val_append(&shown, v);
+    int rc = 0;
+    switch (t) {
+    case PD_VT_STR:
+        *out = pd_val_str(shown.data ? shown.data : "");
+        break;
+    case PD_VT_INT:
+        if (v->kind == PD_VAL_INT || v->kind == PD_VAL_BOOL) {
+            *out = pd_val_int(v->kind == PD_VAL_INT ? v->i : v->b);
+        } else if (v->kind == PD_VAL_FLOAT && isfinite(v->f) && fabs(v->f) < 9.2e18) {
+            *out = pd_val_int((long long)v->f);
+        } else if (v->kind == PD_VAL_STR) {
+            long l;
+            if (pd_parse_long(v->s, &l)) {
+                *out = pd_val_int(l);
+            } else {
+                snprintf(err, errlen, "'%s' is not an int%s", v->s,
+                         strchr(v->s, '.') ? " (use // for integer division, or | int, or type: float)" : "");
+                rc = -1;
+            }
+        } else {
+            snprintf(err, errlen, "%s cannot be cast to int", shown.data ? shown.data : "value");
+            rc = -1;
+        }
+        break;
+    case PD_VT_FLOAT:
+        if (v->kind == PD_VAL_INT || v->kind == PD_VAL_BOOL || v->kind == PD_VAL_FLOAT) {
+            *out = pd_val_float(v->kind == PD_VAL_FLOAT ? v->f : v->kind == PD_VAL_INT ? (double)v->i : v->b);
+        } else {
+            double d;
+            if (v->kind == PD_VAL_STR && pd_parse_double(v->s, &d)) {
+                *out = pd_val_float(d);
+            } else {
+                snprintf(err, errlen, "'%s' is not a float", shown.data ? shown.data : "");
+                rc = -1;
+            }
+        }
+        break;
+    case PD_VT_BOOL:
+        if (v->kind == PD_VAL_STR) {
+            const char *s = v->s;
+            if (!strcasecmp(s, "true") || !strcasecmp(s, "yes") || !strcmp(s, "1"))
+                *out = pd_val_bool(true);
+            else if (!strcasecmp(s, "false") || !strcasecmp(s, "no") || !strcmp(s, "0"))
+                *out = pd_val_bool(false);
+            else {
+                snprintf(err, errlen, "'%s' is not a bool", s);
+                rc = -1;
+            }
+        } else {
+            *out = pd_val_bool(pd_val_truthy(v));
+        }
+        break;
+    }
+    pd_str_free(&shown);
+    return rc;
+}
+
+/* A YAML scalar as a typed value (plain scalars that look like numbers or
+ * booleans are numbers or booleans, as YAML 1.1 loaders read them). */
+static pd_val scalar_value(const yaml_node_t *n)
+{
+    const char *s = scalar(n);
+    if (is_plain(n)) {
+        long l;
+        double d;
+        if (pd_parse_long(s, &l))
+            return pd_val_int(l);
+        if (pd_parse_double(s, &d))
+            return pd_val_float(d);
+        if (!strcmp(s, "true") || !strcmp(s, "True"))
+            return pd_val_bool(true);
+        if (!strcmp(s, "false") || !strcmp(s, "False"))
+            return pd_val_bool(false);
+    }
+    return pd_val_str(s);
+}
+
+static bool valid_identifier(const char *s)
+{
+    if (!s || !(isalpha((unsigned char)*s) || *s == '_'))
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_')
+            return false;
+    return true;
+}
+
+static bool reserved_name(const char *s)
+{
+    static const char *r[] = {"execution_id", "execution_dir", "repetition", "repetitions", "workdir", "os_env",
+                              "command", "vars", "benchmark", "and", "or", "not", "if", "else", "is", "in",
+                              "true", "false", "True", "False", "none", "None", "min", "max", "abs", "round",
+                              "floor", "ceil", "int", "float", "str"};
+    for (size_t i = 0; i < PD_ARRAY_LEN(r); i++)
+        if (!strcmp(r[i], s))
+            return true;
+    return false;
+}
+
+/* ------------------------------------------------------------ sections */
+
+static void parse_probes(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
+{
+    const char *P = "benchmark.probes";
+    if (!want_mapping(c, n, P))
+        return;
+    cfg->probes.line = node_line(n);
+    static const char *known[] = {"resource_sampling", "gpu_sampling", "io_sampling", "io_paths",
+                                  "sampling_interval", "system_snapshot", "execution_index", NULL};
+    check_keys(c, n, P, known, NULL);
+    const yaml_node_t *v;
+    if ((v = map_get(c, n, "resource_sampling")))
+        get_bool(c, v, "benchmark.probes.resource_sampling", &cfg->probes.cpu);
+    if ((v = map_get(c, n, "gpu_sampling")))
+        get_bool(c, v, "benchmark.probes.gpu_sampling", &cfg->probes.gpu);
+    const yaml_node_t *io = map_get(c, n, "io_sampling");
+    if (io)
+        get_bool(c, io, "benchmark.probes.io_sampling", &cfg->probes.io);
+    bool ignored;
+    if ((v = map_get(c, n, "system_snapshot")) && get_bool(c, v, "benchmark.probes.system_snapshot", &ignored))
+        warn_at(c, node_line(v), "benchmark.probes.system_snapshot", "accepted for IOPS compatibility; no effect");
+    if ((v = map_get(c, n, "execution_index")) && get_bool(c, v, "benchmark.probes.execution_index", &ignored) &&
+        !ignored)
+        warn_at(c, node_line(v), "benchmark.probes.execution_index",
+                "paddiser always writes __iops_params.json and __iops_status.json");
+    if ((v = map_get(c, n, "sampling_interval"))) {
+        double d;
+        if (get_double(c, v, "benchmark.probes.sampling_interval", &d)) {
+            if (d <= 0)
+                err_at(c, node_line(v), "benchmark.probes.sampling_interval", "must be > 0, found %g", d);
+            else
+                cfg->probes.interval_s = d;
+        }
+    }
+    const yaml_node_t *paths = map_get(c, n, "io_paths");
+    if (paths) {
+        if (paths->type != YAML_SEQUENCE_NODE) {
+            err_at(c, node_line(paths), "benchmark.probes.io_paths", "must be a list of paths, found %s",
+                   type_desc(paths));
+        } else {
+            size_t np = (size_t)(paths->data.sequence.items.top - paths->data.sequence.items.start);
+            cfg->probes.io_paths = calloc(np ? np : 1, sizeof *cfg->probes.io_paths);
+            for (size_t i = 0; i < np && cfg->probes.io_paths; i++) {
+                char key[64];
+                snprintf(key, sizeof key, "benchmark.probes.io_paths[%zu]", i);
+                yaml_node_t *it = node(c, paths->data.sequence.items.start[i]);
+                if (get_text(c, it, key, &cfg->probes.io_paths[cfg->probes.n_io_paths])) {
+                    if (!*pd_trim(cfg->probes.io_paths[cfg->probes.n_io_paths].text)) {
+                        err_at(c, node_line(it), key, "must not be empty");
+                        text_free(&cfg->probes.io_paths[cfg->probes.n_io_paths]);
+                    } else {
+                        cfg->probes.n_io_paths++;
+                    }
+                }
+            }
+        }
+    }
+    if (cfg->probes.io && cfg->probes.n_io_paths == 0 && !(paths && paths->type != YAML_SEQUENCE_NODE))
+        err_at(c, node_line(paths ? paths : io), "benchmark.probes.io_paths", "required when io_sampling is true");
+    if (!cfg->probes.io && paths)
+        err_at(c, node_line(paths), "benchmark.probes.io_paths",
+               "only valid with io_sampling: true (set io_sampling or remove io_paths)");
+}
+
+static void parse_benchmark(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
+{
+    if (!n) {
+        err_at(c, 1, "benchmark", "required section is missing");
+        return;
+    }
+    if (!want_mapping(c, n, "benchmark"))
+        return;
+    static const char *known[] = {"name", "description", "workdir", "repetitions", "executor", "parallel",
+                                  "probes", "search_method", "slurm_options", NULL};
+    static const char *ignored[] = {"cache_file", "random_seed", "cache_exclude_vars", "report_vars",
+                                    "max_core_hours", "cores_expr", "estimated_time_seconds",
+                                    "create_folders_upfront", "exhaustive_vars", "track_executions", NULL};
+    check_keys(c, n, "benchmark", known, ignored);
+    const yaml_node_t *v;
+    if ((v = map_get(c, n, "name")))
+        cfg->name = get_str(c, v, "benchmark.name");
+    else
+        err_at(c, node_line(n), "benchmark.name", "required key is missing");
+    if ((v = map_get(c, n, "description")))
+        cfg->description = get_str(c, v, "benchmark.description");
+    if ((v = map_get(c, n, "workdir"))) {
+        char *w = get_str(c, v, "benchmark.workdir");
+        if (w && !*pd_trim(w))
+            err_at(c, node_line(v), "benchmark.workdir", "must not be empty");
+        else if (w) {
+            char cwd[PATH_MAX];
+            cfg->workdir = resolve_path(w[0] == '/' ? NULL : getcwd(cwd, sizeof cwd), w);
+        }
+        free(w);
+    } else {
+        err_at(c, node_line(n), "benchmark.workdir", "required key is missing");
+    }
+    long l;
+    if ((v = map_get(c, n, "repetitions")) && get_long(c, v, "benchmark.repetitions", 1, &l))
+        cfg->repetitions = l > 100000 ? 100000 : (int)l;
+    if ((v = map_get(c, n, "parallel")) && get_long(c, v, "benchmark.parallel", 1, &l))
+        cfg->parallel = l > 4096 ? 4096 : (int)l;
+    if ((v = map_get(c, n, "executor"))) {
+        const char *s = scalar(v);
+        if (s && !strcmp(s, "local"))
+            cfg->executor = PD_EXEC_LOCAL;
+        else if (s && !strcmp(s, "slurm"))
+            cfg->executor = PD_EXEC_SLURM;
+        else
+            err_at(c, node_line(v), "benchmark.executor", "must be 'local' or 'slurm', found '%s'",
+                   s ? s : type_desc(v));
+    }
+    if ((v = map_get(c, n, "search_method"))) {
+        const char *s = scalar(v);
+        if (!s || strcmp(s, "exhaustive"))
+            err_at(c, node_line(v), "benchmark.search_method",
+                   "only 'exhaustive' is supported by paddiser bench, found '%s'", s ? s : type_desc(v));
+    }
+    if ((v = map_get(c, n, "slurm_options")) && want_mapping(c, v, "benchmark.slurm_options")) {
+        static const char *sk[] = {"poll_interval", NULL};
+        static const char *si[] = {"commands", "allocation", NULL};
+        check_keys(c, v, "benchmark.slurm_options", sk, si);
+        const yaml_node_t *pi = map_get(c, v, "poll_interval");
+        double d;
+        if (pi && get_double(c, pi, "benchmark.slurm_options.poll_interval", &d)) {
+            if (d <= 0)
+                err_at(c, node_line(pi), "benchmark.slurm_options.poll_interval", "must be > 0");
+            else
+                cfg->poll_interval_s = d;
+        }
+    }
+    if ((v = map_get(c, n, "probes"))) {
+        parse_probes(c, v, cfg);
+        cfg->probes.line = key_line(c, n, "probes");
+    }
+}
+
+static void parse_sweep(ctx *c, const yaml_node_t *n, const char *vkey, pd_bench_var *var)
+{
+    char *key = keypath(vkey, "sweep");
+    if (!want_mapping(c, n, key)) {
+        free(key);
+        return;
+    }
+    static const char *known[] = {"mode", "values", "start", "end", "step", NULL};
+    check_keys(c, n, key, known, NULL);
+    const yaml_node_t *mode = map_get(c, n, "mode");
+    const char *m = scalar(mode);
+    char *mkey = keypath(key, "mode");
+    if (!mode)
+        err_at(c, node_line(n), mkey, "required key is missing (list or range)");
+    else if (!m || (strcmp(m, "list") && strcmp(m, "range")))
+        err_at(c, node_line(mode), mkey, "must be 'list' or 'range', found '%s'", m ? m : type_desc(mode));
+    free(mkey);
+    if (m && !strcmp(m, "list")) {
+        const yaml_node_t *vals = map_get(c, n, "values");
+        char *vk = keypath(key, "values");
+        if (!vals || vals->type != YAML_SEQUENCE_NODE || vals->data.sequence.items.top == vals->data.sequence.items.start) {
+            err_at(c, node_line(vals ? vals : n), vk, "required: a non-empty list of values for mode list");
+        } else {
+            size_t nv = (size_t)(vals->data.sequence.items.top - vals->data.sequence.items.start);
+            var->values = calloc(nv, sizeof *var->values);
+            for (size_t i = 0; i < nv && var->values; i++) {
+                yaml_node_t *it = node(c, vals->data.sequence.items.start[i]);
+                if (!scalar(it)) {
+                    err_at(c, node_line(it), vk, "values must be scalars, found %s", type_desc(it));
+                    continue;
+                }
+                pd_val raw = scalar_value(it);
+                char e[200];
+                if (pd_val_cast(&raw, var->type, &var->values[var->nvalues], e, sizeof e) == 0)
+                    var->nvalues++;
+                else
+                    err_at(c, node_line(it), vk, "%s (variable type is %s)", e, pd_var_type_name(var->type));
+                pd_val_free(&raw);
+            }
+        }
+        free(vk);
+    } else if (m && !strcmp(m, "range")) {
+        if (var->type != PD_VT_INT && var->type != PD_VT_FLOAT) {
+            err_at(c, node_line(mode), key, "mode range needs type int or float, not %s", pd_var_type_name(var->type));
+        } else {
+            double se[3] = {0, 0, 1};
+            const char *names[3] = {"start", "end", "step"};
+            bool ok = true;
+            for (int i = 0; i < 3; i++) {
+                const yaml_node_t *x = map_get(c, n, names[i]);
+                char *xk = keypath(key, names[i]);
+                if (!x) {
+                    if (i < 2) {
+                        err_at(c, node_line(n), xk, "required key is missing for mode range");
+                        ok = false;
+                    }
+                } else if (var->type == PD_VT_INT) {
+                    long l;
+                    if (get_long(c, x, xk, LONG_MIN, &l))
+                        se[i] = (double)l;
+                    else
+                        ok = false;
+                } else if (!get_double(c, x, xk, &se[i])) {
+                    ok = false;
+                }
+                if (ok && i == 2 && se[2] == 0) {
+                    err_at(c, node_line(x), xk, "must not be 0");
+                    ok = false;
+                }
+                free(xk);
+            }
+            if (ok) {
+                double span = (se[1] - se[0]) / se[2];
+                if (span < -1e-9) {
+                    err_at(c, node_line(n), key, "range from %g to %g with step %g is empty", se[0], se[1], se[2]);
+                } else if (span + 1 > MAX_SWEEP_VALUES) {
+                    err_at(c, node_line(n), key, "range has more than %d values", MAX_SWEEP_VALUES);
+                } else {
+                    size_t nv = (size_t)floor(span + 1e-9) + 1;
+                    var->values = calloc(nv, sizeof *var->values);
+                    for (size_t i = 0; i < nv && var->values; i++) {
+                        if (var->type == PD_VT_INT)
+                            var->values[i] = pd_val_int((long long)se[0] + (long long)i * (long long)se[2]);
+                        else
+                            var->values[i] = pd_val_float(se[0] + (double)i * se[2]);
+                        var->nvalues++;
+                    }
+                }
+            }
+        }
+    }
+    free(key);
+}
+
+static void parse_vars(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
+{
+    if (!n)
+        return;
+    if (!want_mapping(c, n, "vars"))
+        return;
+    size_t np = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+    cfg->vars = calloc(np ? np : 1, sizeof *cfg->vars);
+    if (!cfg->vars)
+        return;
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        yaml_node_t *kn = node(c, p->key), *vn = node(c, p->value);
+        const char *name = scalar(kn);
+        if (!name) {
+            err_at(c, node_line(kn), "vars", "variable names must be scalars");
+            continue;
+        }
+        char *vkey = keypath("vars", name);
+        bool dup = false;
+        for (size_t i = 0; i < cfg->nvars; i++)
+            dup = dup || !strcmp(cfg->vars[i].name, name);
+        if (dup)
+            err_at(c, node_line(kn), vkey, "duplicate variable");
+        else if (!valid_identifier(name))
+            err_at(c, node_line(kn), vkey, "variable names must be identifiers (letters, digits, _)");
+        else if (reserved_name(name))
+            err_at(c, node_line(kn), vkey, "'%s' is a reserved name", name);
+        else if (want_mapping(c, vn, vkey)) {
+            static const char *known[] = {"type", "sweep", "expr", "description", NULL};
+            check_keys(c, vn, vkey, known, NULL);
+            pd_bench_var *var = &cfg->vars[cfg->nvars];
+            var->name = pd_strdup(name);
+            var->line = node_line(kn);
+            var->type = PD_VT_STR;
+            const yaml_node_t *t = map_get(c, vn, "type");
+            const char *ts = scalar(t);
+            bool type_ok = true;
+            if (!t) {
+                err_at(c, node_line(vn), vkey, "'type' is required (int, float, str or bool)");
+                type_ok = false;
+            } else if (ts && !strcmp(ts, "int"))
+                var->type = PD_VT_INT;
+            else if (ts && !strcmp(ts, "float"))
+                var->type = PD_VT_FLOAT;
+            else if (ts && !strcmp(ts, "bool"))
+                var->type = PD_VT_BOOL;
+            else if (ts && !strcmp(ts, "str"))
+                var->type = PD_VT_STR;
+            else {
+                char *tk = keypath(vkey, "type");
+                err_at(c, node_line(t), tk, "must be int, float, str or bool, found '%s'", ts ? ts : type_desc(t));
+                free(tk);
+                type_ok = false;
+            }
+            const yaml_node_t *sw = map_get(c, vn, "sweep"), *ex = map_get(c, vn, "expr");
+            if (sw && ex)
+                err_at(c, node_line(vn), vkey, "has both sweep and expr; give one");
+            else if (!sw && !ex)
+                err_at(c, node_line(vn), vkey, "needs either sweep (swept variable) or expr (derived variable)");
+            else if (sw && type_ok)
+                parse_sweep(c, sw, vkey, var);
+            else if (ex) {
+                char *ek = keypath(vkey, "expr");
+                get_text(c, ex, ek, &var->expr);
+                if (var->expr.text && !*pd_trim(var->expr.text))
+                    err_at(c, node_line(ex), ek, "must not be empty");
+                free(ek);
+            }
+            cfg->nvars++;
+        }
+        free(vkey);
+    }
+}
+
+static void parse_constraints(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
+{
+    if (!n)
+        return;
+    if (n->type != YAML_SEQUENCE_NODE) {
+        err_at(c, node_line(n), "constraints", "must be a list, found %s", type_desc(n));
+        return;
+    }
+    size_t nc = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+    cfg->constraints = calloc(nc ? nc : 1, sizeof *cfg->constraints);
+    for (size_t i = 0; i < nc && cfg->constraints; i++) {
+        yaml_node_t *it = node(c, n->data.sequence.items.start[i]);
+        char key[64];
+        snprintf(key, sizeof key, "constraints[%zu]", i);
+        pd_bench_constraint *con = &cfg->constraints[cfg->nconstraints];
+        if (it->type == YAML_SCALAR_NODE) {
+            if (!get_text(c, it, key, &con->rule))
+                continue;
+            con->name = pd_strdup(key);
+        } else if (want_mapping(c, it, key)) {
+            static const char *known[] = {"name", "rule", "violation_policy", "description", NULL};
+            check_keys(c, it, key, known, NULL);
+            const yaml_node_t *r = map_get(c, it, "rule"), *nm = map_get(c, it, "name"),
+                              *pol = map_get(c, it, "violation_policy");
+            char *rk = keypath(key, "rule");
+            if (!r) {
+                err_at(c, node_line(it), rk, "required key is missing");
+                free(rk);
+                continue;
+            }
+            bool ok = get_text(c, r, rk, &con->rule);
+            free(rk);
+            if (!ok)
+                continue;
+            con->name = nm ? get_str(c, nm, "name") : pd_strdup(key);
+            if (pol) {
+                const char *ps = scalar(pol);
+                char *pk = keypath(key, "violation_policy");
+                if (ps && !strcmp(ps, "skip"))
+                    con->policy = PD_POLICY_SKIP;
+                else if (ps && !strcmp(ps, "error"))
+                    con->policy = PD_POLICY_ERROR;
+                else if (ps && !strcmp(ps, "warn"))
+                    con->policy = PD_POLICY_WARN;
+                else
+                    err_at(c, node_line(pol), pk, "must be skip, error or warn, found '%s'", ps ? ps : type_desc(pol));
+                free(pk);
+            }
+        } else {
+            continue;
+        }
+        cfg->nconstraints++;
+    }
+}
+
+static void parse_parser(ctx *c, const yaml_node_t *n, const char *skey, pd_bench_script *sc)
+{
+    char *key = keypath(skey, "parser");
+    if (!want_mapping(c, n, key)) {
+        free(key);
+        return;
+    }
+    static const char *known[] = {"file", "metrics", "parser_script", NULL};
+    check_keys(c, n, key, known, NULL);
+    sc->has_parser = true;
+    const yaml_node_t *f = map_get(c, n, "file"), *m = map_get(c, n, "metrics"), *ps = map_get(c, n, "parser_script");
+    char *fk = keypath(key, "file"), *mk = keypath(key, "metrics");
+    if (!f)
+        err_at(c, node_line(n), fk, "required key is missing (the file the metrics are read from)");
+    else
+        get_text(c, f, fk, &sc->parser_file);
+    if (!m || m->type != YAML_SEQUENCE_NODE || m->data.sequence.items.top == m->data.sequence.items.start) {
+        err_at(c, node_line(m ? m : n), mk, "required: a non-empty list of metrics (- name: bandwidth)");
+    } else {
+        size_t nm = (size_t)(m->data.sequence.items.top - m->data.sequence.items.start);
+        sc->metrics = calloc(nm, sizeof *sc->metrics);
+        for (size_t i = 0; i < nm && sc->metrics; i++) {
+            yaml_node_t *it = node(c, m->data.sequence.items.start[i]);
+            const char *name = scalar(it);
+            if (it->type == YAML_MAPPING_NODE) {
+                static const char *mkn[] = {"name", "description", "unit", NULL};
+                check_keys(c, it, mk, mkn, NULL);
+                name = scalar(map_get(c, it, "name"));
+            }
+            if (!name || !*name) {
+                err_at(c, node_line(it), mk, "each metric needs a name");
+                continue;
+            }
+            bool dup = false;
+            for (size_t k = 0; k < sc->nmetrics; k++)
+                dup = dup || !strcmp(sc->metrics[k], name);
+            if (dup)
+                err_at(c, node_line(it), mk, "duplicate metric '%s'", name);
+            else
+                sc->metrics[sc->nmetrics++] = pd_strdup(name);
+        }
+    }
+    if (ps) {
+        char *pk = keypath(key, "parser_script");
+        sc->parser_script = get_str(c, ps, pk);
+        if (sc->parser_script && !maybe_read_file(c, &sc->parser_script, node_line(ps), pk, true)) {
+            free(sc->parser_script);
+            sc->parser_script = NULL;
+        } else if (sc->parser_script && !strstr(sc->parser_script, "def parse")) {
+            err_at(c, node_line(ps), pk, "must define parse(file_path) returning a dict of metrics");
+        }
+        free(pk);
+    }
+    free(fk);
+    free(mk);
+    free(key);
+}
+
+static void parse_scripts(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
+{
+    if (!n) {
+        err_at(c, 1, "scripts", "required section is missing");
+        return;
+    }
+    if (n->type != YAML_SEQUENCE_NODE || n->data.sequence.items.top == n->data.sequence.items.start) {
+        err_at(c, node_line(n), "scripts", "must be a non-empty list of scripts");
+        return;
+    }
+    if (n->data.sequence.items.top - n->data.sequence.items.start > 1) {
+        err_at(c, node_line(node(c, n->data.sequence.items.start[1])), "scripts[1]",
+               "paddiser bench runs one script per study; split the study or merge the scripts");
+        return;
+    }
+    yaml_node_t *s = node(c, n->data.sequence.items.start[0]);
+    const char *K = "scripts[0]";
+    if (!want_mapping(c, s, K))
+        return;
+    static const char *known[] = {"name", "submit", "script_template", "parser", NULL};
+    static const char *ignored[] = {"post", NULL};
+    check_keys(c, s, K, known, ignored);
+    pd_bench_script *sc = &cfg->script;
+    const yaml_node_t *v;
+    if ((v = map_get(c, s, "name"))) {
+        sc->name = get_str(c, v, "scripts[0].name");
+        bool ok = sc->name && *sc->name;
+        for (const char *ch = sc->name; ok && *ch; ch++)
+            ok = isalnum((unsigned char)*ch) || *ch == '_' || *ch == '-' || *ch == '.';
+        if (sc->name && !ok)
+            err_at(c, node_line(v), "scripts[0].name", "must be letters, digits, '_', '-' or '.' (it names run_<name>.sh)");
+    } else {
+        err_at(c, node_line(s), "scripts[0].name", "required key is missing");
+    }
+    if ((v = map_get(c, s, "submit"))) {
+        const char *sub = scalar(v);
+        if (!sub || (strcmp(sub, "bash") && strcmp(sub, "sbatch") && strcmp(sub, "sh")))
+            err_at(c, node_line(v), "scripts[0].submit", "must be bash or sbatch (the executor decides), found '%s'",
+                   sub ? sub : type_desc(v));
+    }
+    if ((v = map_get(c, s, "script_template"))) {
+        if (get_text(c, v, "scripts[0].script_template", &sc->script_template) &&
+            !maybe_read_file(c, &sc->script_template.text, node_line(v), "scripts[0].script_template", false)) {
+            text_free(&sc->script_template);
+        }
+    } else {
+        err_at(c, node_line(s), "scripts[0].script_template", "required key is missing");
+    }
+    if ((v = map_get(c, s, "parser")))
+        parse_parser(c, v, K, sc);
+}
+
+static void parse_output(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
+{
+    if (!n || !want_mapping(c, n, "output"))
+        return;
+    static const char *known[] = {"sink", NULL};
+    check_keys(c, n, "output", known, NULL);
+    const yaml_node_t *sink = map_get(c, n, "sink");
+    if (!sink || !want_mapping(c, sink, "output.sink"))
+        return;
+    static const char *sk[] = {"type", "path", "mode", NULL};
+    static const char *si[] = {"exclude", "table", "include", NULL};
+    check_keys(c, sink, "output.sink", sk, si);
+    const yaml_node_t *v;
+    if ((v = map_get(c, sink, "type"))) {
+        const char *t = scalar(v);
+        if (!t || strcmp(t, "csv"))
+            err_at(c, node_line(v), "output.sink.type", "only csv is supported, found '%s'", t ? t : type_desc(v));
+    }
+    if ((v = map_get(c, sink, "mode"))) {
+        const char *m = scalar(v);
+        if (!m || (strcmp(m, "append") && strcmp(m, "overwrite")))
+            err_at(c, node_line(v), "output.sink.mode", "must be append or overwrite, found '%s'", m ? m : type_desc(v));
+    }
+    if ((v = map_get(c, sink, "path")))
+        get_text(c, v, "output.sink.path", &cfg->sink_path);
+}
+
+static void parse_command(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
+{
+    if (!n) {
+        err_at(c, 1, "command", "required section is missing (command.template)");
+        return;
+    }
+    if (!want_mapping(c, n, "command"))
+        return;
+    static const char *known[] = {"template", "labels", NULL};
+    static const char *ignored[] = {"env", NULL};
+    check_keys(c, n, "command", known, ignored);
+    const yaml_node_t *t = map_get(c, n, "template");
+    if (!t)
+        err_at(c, node_line(n), "command.template", "required key is missing");
+    else
+        get_text(c, t, "command.template", &cfg->command);
+}
+
+int pd_bench_config_parse(const char *text, const char *name, const char *dir, pd_bench_config *cfg,
+                          pd_str *errors, pd_str *warnings)
+{
+    *cfg = (pd_bench_config){.repetitions = 1, .parallel = 1, .executor = PD_EXEC_LOCAL, .poll_interval_s = 1.0};
+    cfg->probes.interval_s = 1.0;
+    cfg->path = pd_strdup(name);
+    ctx c = {.file = name, .dir = dir, .errors = errors, .warnings = warnings};
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (!yaml_parser_initialize(&parser)) {
+        pd_str_printf(errors, "%s: cannot initialise the YAML parser\n", name);
+        return -1;
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
+    if (!yaml_parser_load(&parser, &doc)) {
+        pd_str_printf(errors, "%s:%zu: YAML syntax error: %s%s%s\n", name,
+                      (parser.problem_mark.line ? parser.problem_mark.line : parser.context_mark.line) + 1,
+                      parser.problem ? parser.problem : "malformed document", parser.context ? " " : "",
+                      parser.context ? parser.context : "");
+        yaml_parser_delete(&parser);
+        return -1;
+    }
+    c.doc = &doc;
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (!root || root->type != YAML_MAPPING_NODE) {
+        err_at(&c, root ? node_line(root) : 1, "(top level)", "the study must be a YAML mapping (benchmark, vars, ...)");
+    } else {
+        static const char *known[] = {"benchmark", "vars", "constraints", "command", "scripts", "output", NULL};
+        static const char *ignored[] = {"rounds", "machines", "reporting", "metadata", NULL};
+        check_keys(&c, root, "", known, ignored);
+        parse_benchmark(&c, map_get(&c, root, "benchmark"), cfg);
+        parse_vars(&c, map_get(&c, root, "vars"), cfg);
+        parse_constraints(&c, map_get(&c, root, "constraints"), cfg);
+        parse_command(&c, map_get(&c, root, "command"), cfg);
+        parse_scripts(&c, map_get(&c, root, "scripts"), cfg);
+        parse_output(&c, map_get(&c, root, "output"), cfg);
+        for (size_t i = 0; i < cfg->script.nmetrics; i++)
+            for (size_t k = 0; k < cfg->nvars; k++)
+                if (!strcmp(cfg->script.metrics[i], cfg->vars[k].name))
+                    err_at(&c, cfg->vars[k].line, "scripts[0].parser.metrics",
+                           "metric '%s' has the name of a variable; results.csv needs distinct columns",
+                           cfg->script.metrics[i]);
+    }
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    if (errors->oom)
+        return -1;
+    return c.nerrors ? -1 : 0;
+}
+
+int pd_bench_config_load(const char *path, pd_bench_config *cfg, pd_str *errors, pd_str *warnings)
+{
+    char *text = pd_read_file(path, NULL);
+    if (!text) {
+        *cfg = (pd_bench_config){0};
+        pd_str_printf(errors, "%s: cannot read: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char *dir = pd_strdup(path);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash)
+        *slash = '\0';
+    int rc = pd_bench_config_parse(text, path, slash ? dir : ".", cfg, errors, warnings);
+    free(dir);
+    free(text);
+    return rc;
+}
+
+void pd_bench_config_free(pd_bench_config *cfg)
+{
+    free(cfg->path);
+    free(cfg->name);
+    free(cfg->description);
+    free(cfg->workdir);
+    for (size_t i = 0; i < cfg->probes.n_io_paths; i++)
+        text_free(&cfg->probes.io_paths[i]);
+    free(cfg->probes.io_paths);
+    for (size_t i = 0; i < cfg->nvars; i++) {
+        free(cfg->vars[i].name);
+        for (size_t k = 0; k < cfg->vars[i].nvalues; k++)
+            pd_val_free(&cfg->vars[i].values[k]);
+        free(cfg->vars[i].values);
+        text_free(&cfg->vars[i].expr);
+    }
+    free(cfg->vars);
+    for (size_t i = 0; i < cfg->nconstraints; i++) {
+        free(cfg->constraints[i].name);
+        text_free(&cfg->constraints[i].rule);
+    }
+    free(cfg->constraints);
+    text_free(&cfg->command);
+    free(cfg->script.name);
+    text_free(&cfg->script.script_template);
+    text_free(&cfg->script.parser_file);
+    for (size_t i = 0; i < cfg->script.nmetrics; i++)
+        free(cfg->script.metrics[i]);
+    free(cfg->script.metrics);
+    free(cfg->script.parser_script);
+    text_free(&cfg->sink_path);
+    *cfg = (pd_bench_config){0};
+}

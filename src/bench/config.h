@@ -1,0 +1,90 @@
+/* Study configuration of `paddiser bench`: the IOPS YAML schema, parsed with
+ * libyaml. Every error names the file, line and key path
+ * ("study.yaml:12: benchmark.probes.io_paths: required when io_sampling is
+ * true"); loading collects all of them so one run shows every mistake. */
+#ifndef PD_BENCH_CONFIG_H
+#define PD_BENCH_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bench/expr.h"
+#include "common/util.h"
+
+typedef enum { PD_VT_INT, PD_VT_FLOAT, PD_VT_STR, PD_VT_BOOL } pd_var_type;
+typedef enum { PD_EXEC_LOCAL, PD_EXEC_SLURM } pd_executor_kind;
+typedef enum { PD_POLICY_SKIP, PD_POLICY_ERROR, PD_POLICY_WARN } pd_violation_policy;
+
+/* A text taken from the config, with where it came from so that errors
+ * found when it is evaluated can point at the config line. */
+typedef struct {
+    char *text;
+    int line;     /* config line of the text's first line (1-based) */
+    char *key;    /* key path, e.g. "vars.block.expr" */
+} pd_cfg_text;
+
+typedef struct {
+    char *name;
+    pd_var_type type;
+    int line;
+    pd_val *values; /* swept values (already cast to type); NULL for derived */
+    size_t nvalues;
+    pd_cfg_text expr; /* derived variables: expr.text != NULL */
+} pd_bench_var;
+
+typedef struct {
+    char *name;
+    pd_cfg_text rule;
+    pd_violation_policy policy;
+} pd_bench_constraint;
+
+typedef struct {
+    char *name;
+    pd_cfg_text script_template;
+    bool has_parser;
+    pd_cfg_text parser_file;
+    char **metrics;
+    size_t nmetrics;
+    char *parser_script; /* Python source (inline or read from the named file), or NULL */
+} pd_bench_script;
+
+typedef struct {
+    char *path;       /* the config file as given */
+    char *name;
+    char *description;
+    char *workdir;    /* absolute */
+    int repetitions;
+    int parallel;
+    pd_executor_kind executor;
+    double poll_interval_s; /* benchmark.slurm_options.poll_interval (default 1) */
+    struct {
+        bool cpu, gpu, io;
+        double interval_s;
+        pd_cfg_text *io_paths;
+        size_t n_io_paths;
+        int line; /* of benchmark.probes */
+    } probes;
+    pd_bench_var *vars;
+    size_t nvars;
+    pd_bench_constraint *constraints;
+    size_t nconstraints;
+    pd_cfg_text command;
+    pd_bench_script script;
+    pd_cfg_text sink_path; /* text NULL: run_dir/results.csv */
+} pd_bench_config;
+
+/* Loads path. Relative workdir resolves against the current directory;
+ * script_template / parser_script files against the config's directory.
+ * Returns 0, or -1 with one "file:line: key: message" line per problem in
+ * errors. Warnings (ignored IOPS keys) go to warnings either way. */
+int pd_bench_config_load(const char *path, pd_bench_config *cfg, pd_str *errors, pd_str *warnings);
+/* Same from text; name is used in messages, dir resolves relative files. */
+int pd_bench_config_parse(const char *text, const char *name, const char *dir, pd_bench_config *cfg,
+                          pd_str *errors, pd_str *warnings);
+void pd_bench_config_free(pd_bench_config *cfg);
+
+const char *pd_var_type_name(pd_var_type t);
+/* Casts v to type t (e.g. the string "8" to int 8). 0, or -1 with err. */
+int pd_val_cast(const pd_val *v, pd_var_type t, pd_val *out, char *err, size_t errlen);
+
+#endif

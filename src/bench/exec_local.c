@@ -1,0 +1,138 @@
+/* Local executor: `bash run_<script>.sh` in each repetition directory, with
+ * stdout/stderr files, up to `parallel` at once. Each child leads its own
+ * process group so a cancel reaches everything the script started. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench/proc.h"
+#include "bench/run.h"
+
+static pid_t start_task(const pd_bench_run *run, const pd_bench_task *t)
+{
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    pd_proc_child_reset();
+    setpgid(0, 0);
+    if (chdir(t->dir) != 0) {
+        dprintf(2, "paddiser bench: cannot enter %s: %s\n", t->dir, strerror(errno));
+        _exit(126);
+    }
+    int in = open("/dev/null", O_RDONLY);
+    int out = open("stdout", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = open("stderr", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || out < 0 || err < 0) {
+        dprintf(2, "paddiser bench: cannot open stdout/stderr in %s: %s\n", t->dir, strerror(errno));
+        _exit(126);
+    }
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    close(in);
+    close(out);
+    close(err);
+    execlp("bash", "bash", run->script_file, (char *)NULL);
+    dprintf(2, "paddiser bench: cannot run bash: %s\n", strerror(errno));
+    _exit(127);
+}
+
+static void cancel_running(pd_bench_run *run)
+{
+    for (size_t k = 0; k < run->ntasks; k++)
+        if (run->tasks[k].state == PD_TASK_RUNNING && run->tasks[k].pid > 0)
+            kill(-(pid_t)run->tasks[k].pid, SIGTERM);
+    /* Give scripts a moment to run their exit traps, then force. */
+    for (int i = 0; i < 30; i++) {
+        bool any = false;
+        for (size_t k = 0; k < run->ntasks; k++) {
+            pd_bench_task *t = &run->tasks[k];
+            if (t->state != PD_TASK_RUNNING || t->pid <= 0)
+                continue;
+            int st;
+            pid_t r = waitpid((pid_t)t->pid, &st, WNOHANG);
+            if (r == (pid_t)t->pid || (r < 0 && errno == ECHILD)) {
+                kill(-(pid_t)t->pid, SIGKILL); /* stragglers of the group */
+                t->pid = 0;
+                t->exit_code = r > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+                t->state = PD_TASK_CANCELLED;
+                pd_bench_task_finished(run, t);
+            } else {
+                any = true;
+            }
+        }
+        if (!any)
+            return;
+        usleep(100000);
+    }
+    for (size_t k = 0; k < run->ntasks; k++) {
+        pd_bench_task *t = &run->tasks[k];
+        if (t->state == PD_TASK_RUNNING && t->pid > 0) {
+            kill(-(pid_t)t->pid, SIGKILL);
+            waitpid((pid_t)t->pid, NULL, 0);
+            t->pid = 0;
+            t->state = PD_TASK_CANCELLED;
+            pd_bench_task_finished(run, t);
+        }
+    }
+}
+
+int pd_exec_local(pd_bench_run *run, int parallel)
+{
+    pd_proc_block_signals();
+    size_t next = 0;
+    int running = 0;
+    for (;;) {
+        if (pd_proc_poll_interrupt()) {
+            cancel_running(run);
+            return 130;
+        }
+        while (running < parallel && next < run->ntasks) {
+            pd_bench_task *t = &run->tasks[next++];
+            if (t->state != PD_TASK_PENDING)
+                continue;
+            pd_bench_task_started(run, t);
+            pid_t pid = start_task(run, t);
+            if (pid < 0) {
+                fprintf(stderr, "paddiser bench: fork: %s\n", strerror(errno));
+                t->state = PD_TASK_FAILED;
+                pd_bench_task_finished(run, t);
+                continue;
+            }
+            t->pid = pid;
+            running++;
+        }
+        if (running == 0 && next >= run->ntasks)
+            return 0;
+        /* Reap whatever finished; sleep until a child exits or Ctrl-C. */
+        bool reaped = false;
+        for (size_t k = 0; k < run->ntasks; k++) {
+            pd_bench_task *t = &run->tasks[k];
+            if (t->state != PD_TASK_RUNNING || t->pid <= 0)
+                continue;
+            int st;
+            pid_t r = waitpid((pid_t)t->pid, &st, WNOHANG);
+            if (r != (pid_t)t->pid)
+                continue;
+            t->pid = 0;
+            t->end = pd_now();
+            if (WIFEXITED(st)) {
+                t->exit_code = WEXITSTATUS(st);
+                t->state = t->exit_code == 0 ? PD_TASK_SUCCEEDED : PD_TASK_FAILED;
+            } else {
+                t->exit_code = 128 + WTERMSIG(st);
+                t->state = PD_TASK_FAILED;
+            }
+            running--;
+            reaped = true;
+            pd_bench_task_finished(run, t);
+        }
+        if (!reaped)
+            pd_proc_wait_signal(1.0);
+    }
+}

@@ -1,0 +1,264 @@
+/* SLURM executor: one sbatch job per repetition (--parsable, stdout/stderr
+ * into the repetition directory), at most `parallel` in flight, polled with
+ * squeue; the final state comes from sacct, or from scontrol when the
+ * cluster keeps no accounting. Ctrl-C scancels every job in flight. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/proc.h"
+#include "bench/run.h"
+
+void pd_free_argv(char **argv)
+{
+    if (!argv)
+        return;
+    for (char **a = argv; *a; a++)
+        free(*a);
+    free(argv);
+}
+
+static char *fmt(const char *f, const char *a, const char *b)
+{
+    pd_str s = {0};
+    pd_str_printf(&s, f, a, b);
+    return pd_str_take(&s);
+}
+
+char **pd_slurm_submit_argv(const pd_bench_run *run, const pd_bench_task *t)
+{
+    char **argv = calloc(9, sizeof *argv);
+    if (!argv)
+        return NULL;
+    char name[128];
+    snprintf(name, sizeof name, "%s_exec_%04d_r%d", run->cfg.script.name, t->exec_id, t->repetition);
+    argv[0] = pd_strdup("sbatch");
+    argv[1] = pd_strdup("--parsable");
+    argv[2] = fmt("--job-name=%s%s", name, "");
+    argv[3] = fmt("--chdir=%s%s", t->dir, "");
+    argv[4] = fmt("--output=%s/%s", t->dir, "stdout");
+    argv[5] = fmt("--error=%s/%s", t->dir, "stderr");
+    argv[6] = fmt("%s/%s", t->dir, run->script_file);
+    for (int i = 0; i < 7; i++)
+        if (!argv[i]) {
+            pd_free_argv(argv);
+            return NULL;
+        }
+    return argv;
+}
+
+pd_task_state pd_slurm_state(const char *state)
+{
+    static const char *failed[] = {"FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE",
+                                   "PREEMPTED", "REVOKED", "SPECIAL_EXIT"};
+    if (!strcmp(state, "COMPLETED"))
+        return PD_TASK_SUCCEEDED;
+    if (!strncmp(state, "CANCELLED", 9))
+        return PD_TASK_CANCELLED;
+    for (size_t i = 0; i < PD_ARRAY_LEN(failed); i++)
+        if (!strcmp(state, failed[i]))
+            return PD_TASK_FAILED;
+    return PD_TASK_PENDING; /* PENDING, RUNNING, COMPLETING, CONFIGURING, SUSPENDED, REQUEUED, ... */
+}
+
+/* "2:0" -> 2; "0:9" (killed by signal 9) -> 137. */
+static int parse_exit_code(const char *s)
+{
+    int code = 0, sig = 0;
+    if (sscanf(s, "%d:%d", &code, &sig) < 1)
+        return -1;
+    return sig ? 128 + sig : code;
+}
+
+/* Final state of a job no longer in squeue. Returns 0 when the job is known
+ * (state PENDING if it is not finished after all), -1 when neither sacct nor
+ * scontrol knows it. */
+static int final_state(const char *job, pd_task_state *state, int *exit_code, char *raw, size_t rawlen)
+{
+    char err[256];
+    pd_str out = {0};
+    char *sacct[] = {"sacct", "-n", "-X", "-P", "-o", "JobID,State,ExitCode", "-j", (char *)job, NULL};
+    if (pd_proc_run(sacct, &out, NULL, err, sizeof err) == 0 && out.data) {
+        char *save = NULL;
+        for (char *line = strtok_r(out.data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            char *f1 = strchr(line, '|');
+            char *f2 = f1 ? strchr(f1 + 1, '|') : NULL;
+            if (!f1 || !f2)
+                continue;
+            *f1 = *f2 = '\0';
+            if (strcmp(line, job))
+                continue;
+            char *st = f1 + 1, *sp = strchr(st, ' ');
+            if (sp)
+                *sp = '\0'; /* "CANCELLED by 0" */
+            snprintf(raw, rawlen, "%s", st);
+            *state = pd_slurm_state(st);
+            *exit_code = parse_exit_code(f2 + 1);
+            pd_str_free(&out);
+            return 0;
+        }
+    }
+    pd_str_free(&out);
+    char *scontrol[] = {"scontrol", "-o", "show", "job", (char *)job, NULL};
+    if (pd_proc_run(scontrol, &out, NULL, err, sizeof err) == 0 && out.data) {
+        char *js = strstr(out.data, "JobState="), *ec = strstr(out.data, " ExitCode=");
+        if (js) {
+            char st[64];
+            if (sscanf(js + 9, "%63[A-Z_]", st) == 1) {
+                snprintf(raw, rawlen, "%s", st);
+                *state = pd_slurm_state(st);
+                *exit_code = ec ? parse_exit_code(ec + 10) : -1;
+                pd_str_free(&out);
+                return 0;
+            }
+        }
+    }
+    pd_str_free(&out);
+    return -1;
+}
+
+static void cancel_all(pd_bench_run *run)
+{
+    for (size_t k = 0; k < run->ntasks; k++) {
+        pd_bench_task *t = &run->tasks[k];
+        if (t->state != PD_TASK_RUNNING || !t->job_id[0])
+            continue;
+        char err[256];
+        char *argv[] = {"scancel", t->job_id, NULL};
+        if (pd_proc_run(argv, NULL, NULL, err, sizeof err) != 0)
+            fprintf(stderr, "paddiser bench: scancel %s failed%s%s\n", t->job_id, err[0] ? ": " : "", err);
+        t->state = PD_TASK_CANCELLED;
+        pd_bench_task_finished(run, t);
+    }
+}
+
+static int submit(pd_bench_run *run, pd_bench_task *t)
+{
+    char **argv = pd_slurm_submit_argv(run, t);
+    if (!argv)
+        return -1;
+    pd_str out = {0}, errout = {0};
+    char err[256] = "";
+    int st = pd_proc_run(argv, &out, &errout, err, sizeof err);
+    pd_free_argv(argv);
+    char *id = out.data ? pd_trim(out.data) : NULL;
+    if (id) {
+        char *semi = strchr(id, ';'); /* "id;cluster" */
+        if (semi)
+            *semi = '\0';
+    }
+    long idnum;
+    int rc = 0;
+    if (st != 0 || !id || !pd_parse_long(id, &idnum)) {
+        fprintf(stderr, "paddiser bench: sbatch failed for exec_%04d rep %d: %s\n", t->exec_id, t->repetition,
+                st < 0 ? err : errout.data && *pd_trim(errout.data) ? errout.data : "no job id returned");
+        rc = -1;
+    } else {
+        snprintf(t->job_id, sizeof t->job_id, "%s", id);
+    }
+    pd_str_free(&out);
+    pd_str_free(&errout);
+    return rc;
+}
+
+/* Marks the tasks squeue no longer lists (or lists as finished) as done. */
+static void poll_jobs(pd_bench_run *run, int *running)
+{
+    pd_str ids = {0};
+    for (size_t k = 0; k < run->ntasks; k++)
+        if (run->tasks[k].state == PD_TASK_RUNNING && run->tasks[k].job_id[0])
+            pd_str_printf(&ids, "%s%s", ids.len ? "," : "", run->tasks[k].job_id);
+    if (!ids.len)
+        return;
+    pd_str out = {0};
+    char err[256];
+    char *argv[] = {"squeue", "-h", "-o", "%i %T", "-j", ids.data, NULL};
+    int st = pd_proc_run(argv, &out, NULL, err, sizeof err);
+    pd_str_free(&ids);
+    for (size_t k = 0; k < run->ntasks; k++) {
+        pd_bench_task *t = &run->tasks[k];
+        if (t->state != PD_TASK_RUNNING || !t->job_id[0])
+            continue;
+        bool listed_active = false;
+        if (st == 0 && out.data) {
+            for (const char *p = out.data; (p = strstr(p, t->job_id)); p++) {
+                bool start = p == out.data || p[-1] == '\n';
+                size_t n = strlen(t->job_id);
+                if (start && p[n] == ' ') {
+                    char state[64] = "";
+                    sscanf(p + n + 1, "%63s", state);
+                    listed_active = pd_slurm_state(state) == PD_TASK_PENDING;
+                    break;
+                }
+            }
+        }
+        if (listed_active)
+            continue;
+        pd_task_state fs = PD_TASK_PENDING;
+        int code = -1;
+        char raw[64] = "";
+        if (final_state(t->job_id, &fs, &code, raw, sizeof raw) != 0) {
+            /* squeue does not list it and neither sacct nor scontrol knows it:
+             * give the controller a few polls (it may be restarting), then
+             * count the job as lost. */
+            if (++t->unknown_polls < 10)
+                continue;
+            fprintf(stderr, "paddiser bench: job %s vanished without a final state (no squeue, sacct or scontrol "
+                            "record)\n", t->job_id);
+            fs = PD_TASK_FAILED;
+        } else {
+            t->unknown_polls = 0;
+        }
+        if (fs == PD_TASK_PENDING)
+            continue;
+        t->state = fs;
+        t->exit_code = code;
+        if (fs == PD_TASK_SUCCEEDED && code != 0)
+            t->state = PD_TASK_FAILED;
+        t->end = pd_now();
+        (*running)--;
+        pd_bench_task_finished(run, t);
+    }
+    pd_str_free(&out);
+}
+
+int pd_exec_slurm(pd_bench_run *run, int parallel, double poll_interval_s)
+{
+    pd_proc_block_signals();
+    size_t next = 0;
+    int running = 0;
+    for (;;) {
+        if (pd_proc_poll_interrupt()) {
+            cancel_all(run);
+            return 130;
+        }
+        while (running < parallel && next < run->ntasks) {
+            pd_bench_task *t = &run->tasks[next++];
+            if (t->state != PD_TASK_PENDING)
+                continue;
+            pd_bench_task_started(run, t);
+            if (submit(run, t) != 0) {
+                t->state = PD_TASK_FAILED;
+                pd_bench_task_finished(run, t);
+                continue;
+            }
+            pd_bench_write_status(t, run->executor_name); /* now with the job id */
+            if (!run->quiet)
+                fprintf(stderr, "paddiser bench: exec_%04d rep %d submitted as job %s\n", t->exec_id, t->repetition,
+                        t->job_id);
+            running++;
+        }
+        if (running == 0 && next >= run->ntasks)
+            return 0;
+        /* Sleep one poll interval (Ctrl-C wakes us), then ask SLURM. */
+        double until = pd_monotonic() + poll_interval_s;
+        while (!pd_proc_interrupted() && pd_monotonic() < until)
+            pd_proc_wait_signal(until - pd_monotonic());
+        if (pd_proc_interrupted()) {
+            cancel_all(run);
+            return 130;
+        }
+        poll_jobs(run, &running);
+    }
+}

@@ -1,0 +1,73 @@
+/* The Jinja2 subset paddiser bench understands, shared by vars.expr,
+ * constraints and every {{ }} template of a study:
+ *   literals     42, 1.5, 1e3, "str", 'str', true/false/True/False, none/None
+ *   names        var, dotted names such as os_env.HOME or command.template
+ *                (resolved by the caller's lookup function)
+ *   operators    + - * / // % ** ~, == != < <= > >= (chained), and or not,
+ *                x if cond else y, parentheses
+ *   filters      int float round(n) string default(v)/d(v) upper lower abs
+ *                trim length replace(a, b)
+ *   tests        x is defined, x is not defined, x is none
+ *   functions    min max abs round floor ceil int float str
+ * Arithmetic follows Python (/ is true division, // floors, % takes the sign
+ * of the divisor); values render like Python's str() (True, 2.0).
+ * Templates: {{ expr }}, {# comment #}, {% if %}/{% elif %}/{% else %}/
+ * {% endif %} (other statements are errors), {{- / -}} trim whitespace;
+ * block tags follow Jinja's trim_blocks + lstrip_blocks, as IOPS sets them. */
+#ifndef PD_BENCH_EXPR_H
+#define PD_BENCH_EXPR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/util.h"
+
+typedef enum {
+    PD_VAL_UNDEF, /* a name the lookup did not know; s holds the name */
+    PD_VAL_NONE,
+    PD_VAL_BOOL,
+    PD_VAL_INT,
+    PD_VAL_FLOAT,
+    PD_VAL_STR,
+} pd_val_kind;
+
+typedef struct {
+    pd_val_kind kind;
+    bool b;
+    long long i;
+    double f;
+    char *s; /* owned; STR text or UNDEF name */
+} pd_val;
+
+/* Resolves a (possibly dotted) name. Fills out (an owned value) and returns
+ * true, or returns false when the name is unknown. */
+typedef bool (*pd_lookup_fn)(void *ud, const char *name, pd_val *out);
+
+pd_val pd_val_int(long long i);
+pd_val pd_val_float(double f);
+pd_val pd_val_bool(bool b);
+pd_val pd_val_none(void);
+pd_val pd_val_str(const char *s); /* copies s; kind NONE on allocation failure */
+pd_val pd_val_copy(const pd_val *v);
+void pd_val_free(pd_val *v);
+bool pd_val_truthy(const pd_val *v);
+/* Appends Python's str(v) (floats as repr: 2.0, 0.1, 1e+16). */
+void pd_val_append(pd_str *out, const pd_val *v);
+/* Appends v as JSON (numbers, strings, true/false/null). */
+void pd_val_append_json(pd_str *out, const pd_val *v);
+/* Float formatting shared with the CSV writer: shortest round-trip repr. */
+void pd_format_float(char *buf, size_t len, double f);
+
+/* Evaluates one expression. 0, or -1 with a message in err. */
+int pd_expr_eval(const char *src, pd_lookup_fn lookup, void *ud, pd_val *out, char *err, size_t errlen);
+
+/* Renders a template, appending to out. On error returns -1, with a message
+ * in err and *err_line set to the 1-based template line of the failing tag. */
+int pd_template_render(const char *tmpl, pd_lookup_fn lookup, void *ud, pd_str *out, char *err,
+                       size_t errlen, int *err_line);
+
+/* True when text contains a {{ or {% tag (i.e. is a template, not a plain
+ * expression). */
+bool pd_template_has_tags(const char *text);
+
+#endif

@@ -1,0 +1,654 @@
+/* Orchestration of a bench run: plan everything (config, matrix, every
+ * script) before touching the disk, lay out the run directory, hand the
+ * pending repetitions to an executor, keep results.csv current as
+ * repetitions finish, then write the run summary and the report. */
+#include "bench/run.h"
+
+/* Paths are built in PATH_MAX-sized buffers; one that does not fit fails at
+ * open() with a clear errno, so truncation needs no separate check. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench/metrics.h"
+#include "bench/proc.h"
+#include "bench/summary.h"
+#include "common/csv.h"
+#include "report/report.h"
+
+static const char *state_name(pd_task_state s)
+{
+    switch (s) {
+    case PD_TASK_RUNNING: return "running";
+    case PD_TASK_SUCCEEDED: return "succeeded";
+    case PD_TASK_FAILED: return "failed";
+    case PD_TASK_CANCELLED: return "cancelled";
+    default: return "pending";
+    }
+}
+
+int pd_bench_write_status(const pd_bench_task *t, const char *executor)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "status", json_string(state_name(t->state)));
+    json_object_set_new(o, "exit_code", t->exit_code >= 0 ? json_integer(t->exit_code) : json_null());
+    json_object_set_new(o, "start", t->start > 0 ? json_real(t->start) : json_null());
+    json_object_set_new(o, "end", t->end > 0 ? json_real(t->end) : json_null());
+    json_object_set_new(o, "duration_s", t->start > 0 && t->end >= t->start ? json_real(t->end - t->start) : json_null());
+    json_object_set_new(o, "executor", json_string(executor));
+    json_object_set_new(o, "job_id", t->job_id[0] ? json_string(t->job_id) : json_null());
+    char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+    json_decref(o);
+    if (!text)
+        return -1;
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/__iops_status.json", t->dir);
+    pd_str s = {0};
+    pd_str_printf(&s, "%s\n", text);
+    free(text);
+    int rc = s.data ? pd_write_file_atomic(path, s.data, s.len) : -1;
+    pd_str_free(&s);
+    return rc;
+}
+
+/* ------------------------------------------------------------ results */
+
+static void results_text(const pd_bench_run *run, pd_str *out)
+{
+    const pd_bench_config *cfg = &run->cfg;
+    pd_str_append(out, "execution_id,repetition");
+    for (size_t i = 0; i < cfg->nvars; i++) {
+        pd_str_append(out, ",");
+        pd_csv_put_field(out, cfg->vars[i].name);
+    }
+    for (size_t i = 0; i < cfg->script.nmetrics; i++) {
+        pd_str_append(out, ",");
+        pd_csv_put_field(out, cfg->script.metrics[i]);
+    }
+    pd_str_append(out, "\n");
+    for (size_t k = 0; k < run->ntasks; k++) {
+        const pd_bench_task *t = &run->tasks[k];
+        if (t->state != PD_TASK_SUCCEEDED)
+            continue;
+        pd_str_printf(out, "exec_%04d,%d", t->exec_id, t->repetition);
+        for (size_t i = 0; i < cfg->nvars; i++) {
+            pd_str v = {0};
+            pd_val_append(&v, &t->values[i]);
+            pd_str_append(out, ",");
+            pd_csv_put_field(out, v.data ? v.data : "");
+            pd_str_free(&v);
+        }
+        for (size_t i = 0; i < cfg->script.nmetrics; i++) {
+            pd_str_append(out, ",");
+            pd_csv_put_field(out, t->metrics && t->metrics[i] ? t->metrics[i] : "");
+        }
+        pd_str_append(out, "\n");
+    }
+}
+
+static void write_results(const pd_bench_run *run)
+{
+    pd_str s = {0};
+    results_text(run, &s);
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/results.csv", run->run_dir);
+    if (!s.data || pd_write_file_atomic(path, s.data, s.len) != 0)
+        fprintf(stderr, "paddiser bench: warning: cannot write %s: %s\n", path, strerror(errno));
+    pd_str_free(&s);
+}
+
+/* output.sink.path, when it is not run_dir/results.csv: append (mode append,
+ * same header) or replace. */
+static void write_sink(const pd_bench_run *run, const char *sink)
+{
+    char own[PATH_MAX + 16];
+    snprintf(own, sizeof own, "%s/results.csv", run->run_dir);
+    if (!sink || !strcmp(sink, own))
+        return;
+    pd_str s = {0};
+    results_text(run, &s);
+    if (!s.data)
+        return;
+    char *old = pd_read_file(sink, NULL);
+    const char *nl = strchr(s.data, '\n');
+    size_t hlen = nl ? (size_t)(nl - s.data) + 1 : s.len;
+    char *dir = pd_strdup(sink);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash && slash != dir) {
+        *slash = '\0';
+        pd_mkdir_p(dir, 0755);
+    }
+    free(dir);
+    int rc;
+    if (old && !strncmp(old, s.data, hlen)) {
+        FILE *f = fopen(sink, "a");
+        rc = f && fwrite(s.data + hlen, 1, s.len - hlen, f) == s.len - hlen ? 0 : -1;
+        if (f && fclose(f) != 0)
+            rc = -1;
+    } else {
+        rc = pd_write_file_atomic(sink, s.data, s.len);
+    }
+    if (rc != 0)
+        fprintf(stderr, "paddiser bench: warning: cannot write output.sink.path %s: %s\n", sink, strerror(errno));
+    free(old);
+    pd_str_free(&s);
+}
+
+/* ----------------------------------------------------------- callbacks */
+
+static void parse_task_metrics(pd_bench_run *run, pd_bench_task *t)
+{
+    const pd_bench_script *sc = &run->cfg.script;
+    if (!sc->has_parser || !t->parser_file)
+        return;
+    if (!t->metrics)
+        t->metrics = calloc(sc->nmetrics, sizeof *t->metrics);
+    if (!t->metrics)
+        return;
+    char err[512], log[PATH_MAX + 32];
+    snprintf(log, sizeof log, "%s/__iops_parser.log", t->dir);
+    int found = pd_metrics_parse_file(t->parser_file, run->python_parser, log, (const char *const *)sc->metrics,
+                                      sc->nmetrics, t->metrics, err, sizeof err);
+    if (found < 0)
+        fprintf(stderr, "paddiser bench: warning: exec_%04d rep %d: %s\n", t->exec_id, t->repetition, err);
+    else if ((size_t)found < sc->nmetrics) {
+        pd_str missing = {0};
+        for (size_t i = 0; i < sc->nmetrics; i++)
+            if (!t->metrics[i])
+                pd_str_printf(&missing, " %s", sc->metrics[i]);
+        fprintf(stderr, "paddiser bench: warning: exec_%04d rep %d: metrics not found in %s:%s\n", t->exec_id,
+                t->repetition, t->parser_file, missing.data ? missing.data : "");
+        pd_str_free(&missing);
+    }
+}
+
+void pd_bench_task_started(pd_bench_run *run, pd_bench_task *t)
+{
+    t->state = PD_TASK_RUNNING;
+    t->start = pd_now();
+    t->end = 0;
+    t->exit_code = -1;
+    pd_bench_write_status(t, run->executor_name);
+}
+
+void pd_bench_task_finished(pd_bench_run *run, pd_bench_task *t)
+{
+    if (t->end <= 0)
+        t->end = pd_now();
+    pd_bench_write_status(t, run->executor_name);
+    if (t->state == PD_TASK_SUCCEEDED)
+        parse_task_metrics(run, t);
+    run->done++;
+    if (!run->quiet) {
+        const char *what = t->state == PD_TASK_SUCCEEDED ? "done" : t->state == PD_TASK_CANCELLED ? "cancelled" : "FAILED";
+        if (t->state == PD_TASK_FAILED && t->exit_code >= 0)
+            fprintf(stderr, "[%zu/%zu] exec_%04d rep %d %s (exit %d, see %s/stderr)\n", run->done, run->ntasks,
+                    t->exec_id, t->repetition, what, t->exit_code, t->dir);
+        else
+            fprintf(stderr, "[%zu/%zu] exec_%04d rep %d %s\n", run->done, run->ntasks, t->exec_id, t->repetition, what);
+    }
+    /* Keep results.csv current during long runs without rewriting it for
+     * every repetition of a big study; the end of the run writes it anyway. */
+    if (t->state == PD_TASK_SUCCEEDED && pd_monotonic() - run->results_written_at >= 1.0) {
+        write_results(run);
+        run->results_written_at = pd_monotonic();
+    }
+}
+
+/* ------------------------------------------------------------- layout */
+
+static int run_number(const char *name)
+{
+    int n = 0, len = 0;
+    if (sscanf(name, "run_%d%n", &n, &len) == 1 && name[len] == '\0' && n > 0)
+        return n;
+    return 0;
+}
+
+static int latest_run(const char *workdir)
+{
+    DIR *d = opendir(workdir);
+    if (!d)
+        return 0;
+    int max = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        int n = run_number(e->d_name);
+        if (n > max)
+            max = n;
+    }
+    closedir(d);
+    return max;
+}
+
+static void probe_binary(char *buf, size_t len)
+{
+    const char *env = getenv("PADDISER_PROBE");
+    if (env && *env) {
+        snprintf(buf, len, "%s", env);
+        return;
+    }
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        snprintf(buf, len, "paddiser-probe");
+        return;
+    }
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(buf, len, "%s/paddiser-probe", self);
+}
+
+static int write_params(const pd_bench_run *run, const pd_bench_exec *ex, const char *dir, bool verify)
+{
+    pd_str s = {0};
+    pd_str_append(&s, "{");
+    for (size_t i = 0; i < run->cfg.nvars; i++) {
+        pd_val name = pd_val_str(run->cfg.vars[i].name);
+        pd_str_append(&s, i ? ", " : "");
+        pd_val_append_json(&s, &name);
+        pd_val_free(&name);
+        pd_str_append(&s, ": ");
+        const pd_val *v = &ex->values[i];
+        if (v->kind == PD_VAL_BOOL) { /* CSV and params agree on True/False */
+            pd_val b = pd_val_str(v->b ? "True" : "False");
+            pd_val_append_json(&s, &b);
+            pd_val_free(&b);
+        } else {
+            pd_val_append_json(&s, v);
+        }
+    }
+    pd_str_append(&s, "}\n");
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/__iops_params.json", dir);
+    int rc = 0;
+    if (verify) {
+        char *old = pd_read_file(path, NULL);
+        if (old && s.data && strcmp(old, s.data) != 0) {
+            fprintf(stderr,
+                    "paddiser bench: cannot resume: exec_%04d's variables changed since the run started\n"
+                    "  was: %s  now: %s",
+                    ex->id, old, s.data);
+            rc = -1;
+        }
+        if (old) {
+            free(old);
+            pd_str_free(&s);
+            return rc;
+        }
+    }
+    if (!s.data || pd_write_file_atomic(path, s.data, s.len) != 0) {
+        fprintf(stderr, "paddiser bench: cannot write %s: %s\n", path, strerror(errno));
+        rc = -1;
+    }
+    pd_str_free(&s);
+    return rc;
+}
+
+static bool status_succeeded(const char *dir)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/__iops_status.json", dir);
+    json_error_t e;
+    json_t *o = json_load_file(path, 0, &e);
+    bool ok = o && json_is_string(json_object_get(o, "status")) &&
+              !strcmp(json_string_value(json_object_get(o, "status")), "succeeded");
+    json_decref(o);
+    return ok;
+}
+
+/* Before a repetition runs again (--resume), the outputs of the attempt that
+ * did not succeed move to previous_attempt_N/, so the run summary does not
+ * mix a cut-short trace into the new one, and nothing is lost. */
+static void set_aside_previous_attempt(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    char dest[PATH_MAX];
+    bool made = false;
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *n = e->d_name;
+        bool output = !strcmp(n, "stdout") || !strcmp(n, "stderr") || !strncmp(n, "__iops_trace_", 13) ||
+                      !strncmp(n, "__iops_gpu_trace_", 17) || !strncmp(n, "__iops_io_trace_", 16) ||
+                      !strncmp(n, "__iops_io_targets_", 18);
+        if (!output)
+            continue;
+        if (!made) {
+            for (int k = 1; k < 1000; k++) {
+                snprintf(dest, sizeof dest, "%s/previous_attempt_%d", dir, k);
+                if (mkdir(dest, 0755) == 0) {
+                    made = true;
+                    break;
+                }
+                if (errno != EEXIST)
+                    break;
+            }
+            if (!made)
+                break;
+        }
+        char from[PATH_MAX], to[PATH_MAX];
+        snprintf(from, sizeof from, "%s/%s", dir, n);
+        snprintf(to, sizeof to, "%s/%s", dest, n);
+        if (rename(from, to) != 0)
+            fprintf(stderr, "paddiser bench: warning: cannot move %s aside: %s\n", from, strerror(errno));
+    }
+    closedir(d);
+}
+
+static void print_lines(const char *prefix, const char *text)
+{
+    if (!text || !*text)
+        return;
+    const char *p = text;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        int n = nl ? (int)(nl - p) : (int)strlen(p);
+        fprintf(stderr, "%s%.*s\n", prefix, n, p);
+        p += n + (nl ? 1 : 0);
+    }
+}
+
+static void free_run(pd_bench_run *run)
+{
+    for (size_t i = 0; i < run->ntasks; i++) {
+        pd_bench_task *t = &run->tasks[i];
+        if (t->values)
+            for (size_t k = 0; k < run->cfg.nvars; k++)
+                pd_val_free(&t->values[k]);
+        free(t->values);
+        free(t->parser_file);
+        if (t->metrics)
+            for (size_t k = 0; k < run->cfg.script.nmetrics; k++)
+                free(t->metrics[k]);
+        free(t->metrics);
+    }
+    free(run->tasks);
+    free(run->python_parser);
+    pd_bench_matrix_free(&run->matrix);
+    pd_bench_config_free(&run->cfg);
+}
+
+static int copy_config(const pd_bench_run *run)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/__iops_config.yaml", run->run_dir);
+    size_t len;
+    char *text = pd_read_file(run->cfg.path, &len);
+    int rc = text ? pd_write_file_atomic(path, text, len) : -1;
+    free(text);
+    return rc;
+}
+
+int pd_bench_main(const pd_bench_options *opt)
+{
+    pd_bench_run run_s = {0}, *run = &run_s;
+    pd_str errors = {0}, warnings = {0};
+    int status = 2;
+    bool created_dir = false;
+    char **scripts = NULL;
+    char *sink = NULL;
+
+    int lrc = pd_bench_config_load(opt->config_path, &run->cfg, &errors, &warnings);
+    print_lines("paddiser bench: warning: ", warnings.data);
+    pd_str_clear(&warnings);
+    if (lrc != 0) {
+        print_lines("", errors.data);
+        fprintf(stderr, "paddiser bench: %s: configuration errors; nothing was run\n", opt->config_path);
+        goto out;
+    }
+    pd_bench_config *cfg = &run->cfg;
+    if (opt->workdir) {
+        char cwd[PATH_MAX];
+        free(cfg->workdir);
+        pd_str w = {0};
+        if (opt->workdir[0] == '/')
+            pd_str_append(&w, opt->workdir);
+        else
+            pd_str_printf(&w, "%s/%s", getcwd(cwd, sizeof cwd) ? cwd : ".", opt->workdir);
+        while (w.len > 1 && w.data[w.len - 1] == '/')
+            w.data[--w.len] = '\0';
+        cfg->workdir = pd_str_take(&w);
+    }
+    if (opt->executor >= 0)
+        cfg->executor = (pd_executor_kind)opt->executor;
+    if (opt->parallel > 0)
+        cfg->parallel = opt->parallel;
+    if (cfg->executor == PD_EXEC_SLURM && !opt->dry_run) {
+        const char *tools[] = {"sbatch", "squeue", "scancel"};
+        for (size_t i = 0; i < PD_ARRAY_LEN(tools); i++) {
+            char *found = pd_find_in_path(tools[i]);
+            if (!found) {
+                fprintf(stderr, "paddiser bench: executor slurm needs %s on PATH; nothing was run\n", tools[i]);
+                goto out;
+            }
+            free(found);
+        }
+    }
+    run->quiet = opt->quiet;
+    run->executor_name = cfg->executor == PD_EXEC_SLURM ? "slurm" : "local";
+    snprintf(run->script_file, sizeof run->script_file, "run_%s.sh", cfg->script.name);
+
+    /* Which run directory */
+    if (opt->resume) {
+        if (opt->resume_dir) {
+            snprintf(run->run_dir, sizeof run->run_dir, "%s", opt->resume_dir);
+        } else {
+            int n = latest_run(cfg->workdir);
+            if (!n) {
+                fprintf(stderr, "paddiser bench: --resume: no run_NNN directory in %s\n", cfg->workdir);
+                goto out;
+            }
+            snprintf(run->run_dir, sizeof run->run_dir, "%s/run_%03d", cfg->workdir, n);
+        }
+        char *abs = realpath(run->run_dir, NULL);
+        if (!abs) {
+            fprintf(stderr, "paddiser bench: --resume: %s: %s\n", run->run_dir, strerror(errno));
+            goto out;
+        }
+        snprintf(run->run_dir, sizeof run->run_dir, "%s", abs);
+        free(abs);
+    } else {
+        if (!opt->dry_run && pd_mkdir_p(cfg->workdir, 0755) != 0) {
+            fprintf(stderr, "paddiser bench: cannot create workdir %s: %s\n", cfg->workdir, strerror(errno));
+            goto out;
+        }
+        for (int n = latest_run(cfg->workdir) + 1;; n++) {
+            snprintf(run->run_dir, sizeof run->run_dir, "%s/run_%03d", cfg->workdir, n);
+            if (opt->dry_run)
+                break;
+            if (mkdir(run->run_dir, 0755) == 0) {
+                created_dir = true;
+                break;
+            }
+            if (errno != EEXIST) {
+                fprintf(stderr, "paddiser bench: cannot create %s: %s\n", run->run_dir, strerror(errno));
+                goto out;
+            }
+        }
+    }
+
+    /* Plan: matrix, every repetition's script, the sink path */
+    if (pd_bench_matrix_build(cfg, run->run_dir, &run->matrix, &errors, &warnings) != 0) {
+        print_lines("paddiser bench: warning: ", warnings.data);
+        print_lines("", errors.data);
+        fprintf(stderr, "paddiser bench: %s: configuration errors; nothing was run\n", opt->config_path);
+        goto out;
+    }
+    print_lines("paddiser bench: warning: ", warnings.data);
+    char probe_bin[PATH_MAX];
+    probe_binary(probe_bin, sizeof probe_bin);
+    run->ntasks = run->matrix.nexecs * (size_t)cfg->repetitions;
+    run->tasks = calloc(run->ntasks ? run->ntasks : 1, sizeof *run->tasks);
+    scripts = calloc(run->ntasks ? run->ntasks : 1, sizeof *scripts);
+    if (!run->tasks || !scripts) {
+        fprintf(stderr, "paddiser bench: out of memory\n");
+        goto out;
+    }
+    int render_errors = 0;
+    for (size_t e = 0, k = 0; e < run->matrix.nexecs; e++)
+        for (int r = 1; r <= cfg->repetitions; r++, k++) {
+            pd_bench_task *t = &run->tasks[k];
+            const pd_bench_exec *ex = &run->matrix.execs[e];
+            *t = (pd_bench_task){.exec_idx = e, .exec_id = ex->id, .repetition = r, .exit_code = -1};
+            pd_bench_rep_dir(t->dir, sizeof t->dir, run->run_dir, ex->id, r);
+            if (render_errors)
+                continue; /* the same template fails the same way for every repetition */
+            pd_bench_rendered rd;
+            if (pd_bench_render(cfg, run->run_dir, ex, r, probe_bin, &rd, &errors) != 0) {
+                render_errors++;
+                continue;
+            }
+            t->values = rd.values;
+            t->parser_file = rd.parser_file;
+            scripts[k] = rd.script;
+            free(rd.command);
+        }
+    sink = pd_bench_sink_path(cfg, run->run_dir, &errors);
+    if (render_errors || (cfg->sink_path.text && !sink)) {
+        print_lines("", errors.data);
+        fprintf(stderr, "paddiser bench: %s: configuration errors; nothing was run\n", opt->config_path);
+        goto out;
+    }
+
+    if (opt->dry_run) {
+        printf("%s: %zu executions x %d repetitions = %zu runs (executor %s, parallel %d)\nrun directory: %s\n",
+               cfg->name, run->matrix.nexecs, cfg->repetitions, run->ntasks, run->executor_name, cfg->parallel,
+               run->run_dir);
+        for (size_t e = 0; e < run->matrix.nexecs; e++) {
+            pd_str d = {0};
+            for (size_t i = 0; i < cfg->nvars; i++) {
+                pd_str_printf(&d, " %s=", cfg->vars[i].name);
+                pd_val_append(&d, &run->matrix.execs[e].values[i]);
+            }
+            printf("exec_%04d:%s\n", run->matrix.execs[e].id, d.data ? d.data : "");
+            pd_str_free(&d);
+        }
+        status = 0;
+        goto out;
+    }
+
+    /* Lay out the run directory */
+    size_t skipped = 0;
+    if (cfg->script.parser_script) {
+        pd_str p = {0};
+        pd_str_printf(&p, "%s/__iops_parser.py", run->run_dir);
+        run->python_parser = pd_str_take(&p);
+        if (!run->python_parser ||
+            pd_write_file_atomic(run->python_parser, cfg->script.parser_script, strlen(cfg->script.parser_script))) {
+            fprintf(stderr, "paddiser bench: cannot write the parser script into %s\n", run->run_dir);
+            goto out;
+        }
+        char *py = pd_find_in_path("python3");
+        if (!py)
+            fprintf(stderr, "paddiser bench: warning: python3 not found; parser_script ignored, metrics are read "
+                            "natively (JSON or key=value)\n");
+        free(py);
+    }
+    char cfgcopy[PATH_MAX + 32];
+    snprintf(cfgcopy, sizeof cfgcopy, "%s/__iops_config.yaml", run->run_dir);
+    if ((!opt->resume || access(cfgcopy, F_OK) != 0) && copy_config(run) != 0)
+        fprintf(stderr, "paddiser bench: warning: cannot copy the config into %s\n", run->run_dir);
+    for (size_t e = 0; e < run->matrix.nexecs; e++) {
+        char dir[PATH_MAX];
+        pd_bench_exec_dir(dir, sizeof dir, run->run_dir, run->matrix.execs[e].id);
+        if (pd_mkdir_p(dir, 0755) != 0 || write_params(run, &run->matrix.execs[e], dir, opt->resume) != 0) {
+            if (errno)
+                fprintf(stderr, "paddiser bench: cannot prepare %s: %s\n", dir, strerror(errno));
+            goto out;
+        }
+    }
+    for (size_t k = 0; k < run->ntasks; k++) {
+        pd_bench_task *t = &run->tasks[k];
+        if (opt->resume && status_succeeded(t->dir)) {
+            t->state = PD_TASK_SUCCEEDED;
+            parse_task_metrics(run, t);
+            skipped++;
+            continue;
+        }
+        if (opt->resume)
+            set_aside_previous_attempt(t->dir);
+        char path[PATH_MAX + NAME_MAX + 2];
+        snprintf(path, sizeof path, "%s/%s", t->dir, run->script_file);
+        if (pd_mkdir_p(t->dir, 0755) != 0 || pd_write_file_atomic(path, scripts[k], strlen(scripts[k])) != 0 ||
+            chmod(path, 0755) != 0 || pd_bench_write_status(t, run->executor_name) != 0) {
+            fprintf(stderr, "paddiser bench: cannot prepare %s: %s\n", t->dir, strerror(errno));
+            goto out;
+        }
+    }
+    run->done = skipped;
+    if (!opt->quiet) {
+        if (opt->resume)
+            fprintf(stderr, "paddiser bench: resuming %s: %zu of %zu repetitions already succeeded\n", run->run_dir,
+                    skipped, run->ntasks);
+        else
+            fprintf(stderr, "paddiser bench: %s: %zu executions x %d repetitions (%s, parallel %d) in %s\n", cfg->name,
+                    run->matrix.nexecs, cfg->repetitions, run->executor_name, cfg->parallel, run->run_dir);
+    }
+    write_results(run);
+
+    /* Execute */
+    int xrc = cfg->executor == PD_EXEC_SLURM ? pd_exec_slurm(run, cfg->parallel, cfg->poll_interval_s)
+                                             : pd_exec_local(run, cfg->parallel);
+    write_results(run);
+    write_sink(run, sink);
+    size_t ok = 0, failed = 0, cancelled = 0;
+    for (size_t k = 0; k < run->ntasks; k++) {
+        ok += run->tasks[k].state == PD_TASK_SUCCEEDED;
+        failed += run->tasks[k].state == PD_TASK_FAILED;
+        cancelled += run->tasks[k].state == PD_TASK_CANCELLED || run->tasks[k].state == PD_TASK_PENDING;
+    }
+    if (xrc == 130) {
+        fprintf(stderr,
+                "paddiser bench: interrupted: %zu succeeded, %zu failed, %zu cancelled or not started\n"
+                "paddiser bench: resume with: paddiser bench %s --resume %s\n",
+                ok, failed, cancelled, opt->config_path, run->run_dir);
+        status = 130;
+        goto out;
+    }
+    char err[512];
+    err[0] = '\0';
+    char summary[PATH_MAX + 40], report[PATH_MAX + 16];
+    snprintf(summary, sizeof summary, "%s/__iops_resource_summary.csv", run->run_dir);
+    snprintf(report, sizeof report, "%s/report.html", run->run_dir);
+    int src = pd_summary_write(run->run_dir, err, sizeof err);
+    if (src < 0)
+        fprintf(stderr, "paddiser bench: warning: run summary: %s\n", err);
+    err[0] = '\0';
+    int rrc = pd_report_write(run->run_dir, NULL, err, sizeof err);
+    if (rrc != 0)
+        fprintf(stderr, "paddiser bench: warning: report: %s\n", err);
+    printf("%s: %zu/%zu repetitions succeeded", cfg->name, ok, run->ntasks);
+    if (failed)
+        printf(", %zu failed", failed);
+    printf("\nrun directory: %s\nresults: %s/results.csv\n", run->run_dir, run->run_dir);
+    char own[PATH_MAX + 16];
+    snprintf(own, sizeof own, "%s/results.csv", run->run_dir);
+    if (sink && strcmp(sink, own))
+        printf("output.sink: %s\n", sink);
+    printf("summary: %s\n", src == 1 ? summary : src == 0 ? "(no resource samples, none written)" : "(not written)");
+    printf("report: %s\n", rrc == 0 ? report : "(not written)");
+    fflush(stdout);
+    status = failed || cancelled ? 1 : 0;
+
+out:
+    if (status == 2 && created_dir)
+        rmdir(run->run_dir); /* empty: nothing was run */
+    if (scripts)
+        for (size_t k = 0; k < run->ntasks; k++)
+            free(scripts[k]);
+    free(scripts);
+    free(sink);
+    free_run(run);
+    pd_str_free(&errors);
+    pd_str_free(&warnings);
+    return status;
+}

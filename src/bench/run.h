@@ -1,0 +1,83 @@
+/* A `paddiser bench` run: the run directory (layout in notes/rundir.md),
+ * the repetitions to execute, their status files, results.csv, and the
+ * executors (local fork/exec, SLURM sbatch) that run them. */
+#ifndef PD_BENCH_RUN_H
+#define PD_BENCH_RUN_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bench/config.h"
+#include "bench/study.h"
+
+typedef enum { PD_TASK_PENDING, PD_TASK_RUNNING, PD_TASK_SUCCEEDED, PD_TASK_FAILED, PD_TASK_CANCELLED } pd_task_state;
+
+typedef struct {
+    size_t exec_idx; /* index into the matrix */
+    int exec_id;
+    int repetition;
+    char dir[PATH_MAX];   /* repetition directory */
+    pd_task_state state;
+    int exit_code;        /* -1 when unknown */
+    double start, end;
+    char job_id[64];      /* SLURM job id, or "" */
+    long pid;             /* local executor: child pid while running */
+    int unknown_polls;    /* slurm: polls in a row where no tool knew the job */
+    pd_val *values;       /* variables of this repetition */
+    char *parser_file;
+    char **metrics;       /* cfg->script.nmetrics values (NULL = missing) */
+} pd_bench_task;
+
+typedef struct {
+    const char *config_path;
+    const char *workdir;   /* overrides benchmark.workdir */
+    int executor;          /* -1: from config, else pd_executor_kind */
+    int parallel;          /* 0: from config */
+    bool resume;
+    const char *resume_dir; /* NULL: latest run_NNN in workdir */
+    bool dry_run;
+    bool quiet;
+} pd_bench_options;
+
+typedef struct pd_bench_run {
+    pd_bench_config cfg;
+    pd_bench_matrix matrix;
+    char run_dir[PATH_MAX];
+    char script_file[NAME_MAX + 1]; /* run_<script>.sh */
+    char *python_parser;            /* run_dir/__iops_parser.py when a parser_script is set */
+    pd_bench_task *tasks;
+    size_t ntasks;
+    size_t done;    /* finished (this invocation + skipped) */
+    bool quiet;
+    const char *executor_name;
+    double results_written_at; /* monotonic time of the last results.csv write */
+} pd_bench_run;
+
+/* Runs a study end to end. Returns the exit status: 0 all succeeded,
+ * 1 some repetitions failed, 2 configuration/usage error, 130 interrupted. */
+int pd_bench_main(const pd_bench_options *opt);
+
+/* Executor callbacks into the run. */
+void pd_bench_task_started(pd_bench_run *run, pd_bench_task *t);
+void pd_bench_task_finished(pd_bench_run *run, pd_bench_task *t);
+
+/* Writes the repetition's __iops_status.json. */
+int pd_bench_write_status(const pd_bench_task *t, const char *executor);
+
+/* Executors: run the tasks whose state is PENDING, at most parallel at
+ * once. Return 0, or 130 when interrupted (running tasks are cancelled and
+ * marked so). */
+int pd_exec_local(pd_bench_run *run, int parallel);
+int pd_exec_slurm(pd_bench_run *run, int parallel, double poll_interval_s);
+
+/* The sbatch command line for a task (argv, NULL-terminated, heap strings):
+ * sbatch --parsable --job-name=<name> --chdir=<dir> --output=<dir>/stdout
+ * --error=<dir>/stderr <dir>/run_<script>.sh. Free with pd_free_argv. */
+char **pd_slurm_submit_argv(const pd_bench_run *run, const pd_bench_task *t);
+void pd_free_argv(char **argv);
+/* Maps a SLURM job state (COMPLETED, FAILED, CANCELLED+, TIMEOUT, ...) to a
+ * task state; PENDING when the job is not finished. */
+pd_task_state pd_slurm_state(const char *state);
+
+#endif

@@ -1,0 +1,54 @@
+/* The execution matrix of a study (cartesian product of swept variables in
+ * config order, the last varying fastest; derived variables; constraints)
+ * and the per-repetition rendering of its templates. Everything that can be
+ * wrong with a study is found here, before anything runs. */
+#ifndef PD_BENCH_STUDY_H
+#define PD_BENCH_STUDY_H
+
+#include <stddef.h>
+
+#include "bench/config.h"
+
+typedef struct {
+    int id;          /* 1-based: exec_%04d */
+    pd_val *values;  /* one per cfg->vars, derived ones evaluated for repetition 1 */
+} pd_bench_exec;
+
+typedef struct {
+    pd_bench_exec *execs;
+    size_t nexecs;
+    size_t nvars;
+} pd_bench_matrix;
+
+/* Builds the matrix. run_dir is the directory the run will use (it need not
+ * exist yet). 0, or -1 with "file:line: key: message" lines in errors. */
+int pd_bench_matrix_build(const pd_bench_config *cfg, const char *run_dir, pd_bench_matrix *m, pd_str *errors,
+                          pd_str *warnings);
+void pd_bench_matrix_free(pd_bench_matrix *m);
+
+/* One repetition, ready to run. */
+typedef struct {
+    pd_val *values;    /* variables as seen by this repetition */
+    char *command;     /* rendered command.template */
+    char *script;      /* run_<script>.sh contents, probe block included */
+    char *parser_file; /* rendered parser.file (absolute), or NULL */
+} pd_bench_rendered;
+
+/* probe_bin: path of paddiser-probe (used when a probe is enabled). */
+int pd_bench_render(const pd_bench_config *cfg, const char *run_dir, const pd_bench_exec *ex, int repetition,
+                    const char *probe_bin, pd_bench_rendered *out, pd_str *errors);
+void pd_bench_rendered_free(pd_bench_rendered *r, size_t nvars);
+
+/* Rendered output.sink.path (NULL when not configured or on error; errors
+ * says which). */
+char *pd_bench_sink_path(const pd_bench_config *cfg, const char *run_dir, pd_str *errors);
+
+/* Inserts block after the shebang and leading #SBATCH lines of script (a
+ * shebang #!/bin/bash is added when missing). Returns a new string. */
+char *pd_bench_insert_block(const char *script, const char *block);
+
+/* Directory names: run_dir/exec_NNNN and run_dir/exec_NNNN/repetition_NNN. */
+void pd_bench_exec_dir(char *buf, size_t len, const char *run_dir, int exec_id);
+void pd_bench_rep_dir(char *buf, size_t len, const char *run_dir, int exec_id, int repetition);
+
+#endif

@@ -1,0 +1,404 @@
+/* Performance model (Eq. 2, see docs/model.md): f(features, r) by an
+ * xgboost gradient-boosting regressor; T_hybrid between T_dram and T_slow.
+ * A model without a booster is the f = 1 fallback. xgboost hands prediction
+ * results out in a per-booster buffer, so calls are serialised per model. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xgboost/c_api.h>
+
+#include "lib/model.h"
+#include "lib/model_internal.h"
+#include "paddiser.h"
+
+#ifndef PD_SOURCE_DIR
+#define PD_SOURCE_DIR "."
+#endif
+
+const char *const pd_model_input_names[PD_MODEL_NINPUTS] = {
+    "llc_mpki", "ipc", "prf_miss", "mem_wcy", "l2_ld_miss", "br_msp", "vec_ins", "l3_ld_miss", "r",
+};
+
+static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
+static void xgb_quiet(void)
+{
+    XGBSetGlobalConfig("{\"verbosity\": 0}");
+}
+
+void pd_model_xgb_quiet(void)
+{
+    pthread_once(&quiet_once, xgb_quiet);
+}
+
+const char *pd_model_xgb_error(char *buf, size_t len)
+{
+    const char *e = XGBGetLastError();
+    if (!e)
+        e = "unknown error";
+    if (e[0] == '[') { /* "[12:00:00] file.cc:12: message": keep the message */
+        const char *p = strchr(e, ']');
+        const char *q = p ? strstr(p, ": ") : NULL;
+        if (q)
+            e = q + 2;
+    }
+    size_t n = strcspn(e, "\n");
+    if (n >= len)
+        n = len - 1;
+    memcpy(buf, e, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+pd_model *pd_model_wrap(BoosterHandle booster, const char *source)
+{
+    pd_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->booster = booster;
+    pthread_mutex_init(&m->lock, NULL);
+    snprintf(m->source, sizeof m->source, "%s", source ? source : "?");
+    return m;
+}
+
+pd_model *pd_model_fallback(void)
+{
+    return pd_model_wrap(NULL, "fallback (f = 1)");
+}
+
+int pd_model_is_fallback(const pd_model *m)
+{
+    return !m || !m->booster;
+}
+
+const char *pd_model_source(const pd_model *m)
+{
+    return m ? m->source : "fallback (f = 1)";
+}
+
+/* A loaded booster must take exactly our inputs. */
+static int booster_check(BoosterHandle b, const char *source, char *err, size_t errlen)
+{
+    bst_ulong nfeat = 0;
+    if (XGBoosterGetNumFeature(b, &nfeat) != 0 || nfeat != PD_MODEL_NINPUTS) {
+        snprintf(err, errlen, "%s: model takes %lu inputs, want %d (8 features + r)", source,
+                 (unsigned long)nfeat, PD_MODEL_NINPUTS);
+        return -1;
+    }
+    XGBoosterSetParam(b, "nthread", "1"); /* the app owns the cores */
+    return 0;
+}
+
+pd_model *pd_model_load_buffer(const void *buf, size_t len, const char *source, char *err, size_t errlen)
+{
+    /* JSON and UBJSON models start with '{'. Anything else would be read as
+     * xgboost's legacy binary format, which trusts lengths from the file
+     * (a CSV given by mistake asks for exabytes). */
+    const unsigned char *c = buf;
+    size_t k = 0;
+    while (k < len && (c[k] == ' ' || c[k] == '\t' || c[k] == '\n' || c[k] == '\r'))
+        k++;
+    if (!buf || k >= len || c[k] != '{') {
+        snprintf(err, errlen, "%s: not an xgboost model (want xgboost JSON or UBJSON)", source);
+        return NULL;
+    }
+    pd_model_xgb_quiet();
+    BoosterHandle b = NULL;
+    if (XGBoosterCreate(NULL, 0, &b) != 0 || XGBoosterLoadModelFromBuffer(b, buf, len) != 0) {
+        char xe[256];
+        snprintf(err, errlen, "%s: not an xgboost model (%s)", source, pd_model_xgb_error(xe, sizeof xe));
+        if (b)
+            XGBoosterFree(b);
+        return NULL;
+    }
+    if (booster_check(b, source, err, errlen) != 0) {
+        XGBoosterFree(b);
+        return NULL;
+    }
+    pd_model *m = pd_model_wrap(b, source);
+    if (!m) {
+        XGBoosterFree(b);
+        snprintf(err, errlen, "out of memory");
+    }
+    return m;
+}
+
+static pd_model *load_file(const char *path, char *err, size_t errlen)
+{
+    size_t len = 0;
+    char *data = pd_read_file(path, &len);
+    if (!data) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    pd_model *m = pd_model_load_buffer(data, len, path, err, errlen);
+    free(data);
+    return m;
+}
+
+pd_model *pd_model_load(const char *path, char *err, size_t errlen)
+{
+    char dummy[512];
+    if (!err || errlen == 0) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    err[0] = '\0';
+    if (path)
+        return load_file(path, err, errlen);
+    const char *env = getenv("PADDISER_MODEL");
+    if (env && *env) {
+        pd_model *m = load_file(env, err, errlen);
+        if (m)
+            return m;
+        fprintf(stderr, "paddiser: PADDISER_MODEL ignored: %s\n", err);
+        err[0] = '\0';
+    }
+    pd_model *m = NULL;
+    FILE *probe = fopen(PD_SOURCE_DIR "/models/default_model.json", "r");
+    if (probe) {
+        fclose(probe);
+        m = load_file(PD_SOURCE_DIR "/models/default_model.json", err, errlen);
+    }
+    if (!m && pd_model_default_size > 0)
+        m = pd_model_load_buffer(pd_model_default_data, pd_model_default_size, "embedded", err, errlen);
+    if (m)
+        return m;
+    fprintf(stderr, "paddiser: no performance model found, using f = 1 (linear in r)%s%s\n",
+            err[0] ? ": " : "", err);
+    return pd_model_fallback();
+}
+
+void pd_model_free(pd_model *m)
+{
+    if (!m)
+        return;
+    if (m->booster)
+        XGBoosterFree(m->booster);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+int pd_model_save(const pd_model *m, const char *path, char *err, size_t errlen)
+{
+    if (!m || !m->booster || !path) {
+        snprintf(err, errlen, "nothing to save: %s", m ? "the fallback model has no trees" : "no model");
+        return PD_EINVAL;
+    }
+    size_t n = strlen(path);
+    int json = n >= 5 && !strcmp(path + n - 5, ".json");
+    bst_ulong len = 0;
+    const char *buf = NULL;
+    pd_model *mm = (pd_model *)m;
+    pthread_mutex_lock(&mm->lock);
+    int rc = XGBoosterSaveModelToBuffer(m->booster, json ? "{\"format\": \"json\"}" : "{\"format\": \"ubj\"}",
+                                        &len, &buf);
+    if (rc == 0 && pd_write_file_atomic(path, buf, len) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        rc = -2;
+    } else if (rc != 0) {
+        char xe[256];
+        snprintf(err, errlen, "xgboost: %s", pd_model_xgb_error(xe, sizeof xe));
+    }
+    pthread_mutex_unlock(&mm->lock);
+    return rc == 0 ? PD_OK : PD_EIO;
+}
+
+/* Raw f for n rows of inputs (row-major, PD_MODEL_NINPUTS floats). */
+int pd_model_raw_predict(const pd_model *m, const float *rows, size_t n, double *f_out)
+{
+    if (!m || !m->booster) {
+        for (size_t i = 0; i < n; i++)
+            f_out[i] = 1;
+        return PD_OK;
+    }
+    if (n == 0)
+        return PD_OK;
+    char iface[160];
+    snprintf(iface, sizeof iface,
+             "{\"data\": [%lu, true], \"shape\": [%zu, %d], \"typestr\": \"<f4\", \"version\": 3}",
+             (unsigned long)(uintptr_t)rows, n, PD_MODEL_NINPUTS);
+    const char *cfg = "{\"type\": 0, \"training\": false, \"iteration_begin\": 0, \"iteration_end\": 0, "
+                      "\"strict_shape\": false, \"cache_id\": 0, \"missing\": NaN}";
+    const bst_ulong *shape = NULL;
+    bst_ulong dim = 0;
+    const float *res = NULL;
+    pd_model *mm = (pd_model *)m;
+    pthread_mutex_lock(&mm->lock);
+    int rc = XGBoosterPredictFromDense(m->booster, iface, cfg, NULL, &shape, &dim, &res);
+    if (rc == 0)
+        for (size_t i = 0; i < n; i++)
+            f_out[i] = res[i];
+    pthread_mutex_unlock(&mm->lock);
+    if (rc != 0) {
+        for (size_t i = 0; i < n; i++)
+            f_out[i] = 1;
+        return PD_EIO;
+    }
+    return PD_OK;
+}
+
+static double clamp_share(double r)
+{
+    return !(r > 0) ? 0 : r > 1 ? 1 : r;
+}
+
+/* f such that T stays within [T_dram, T_slow]: r f in [0, 1]. */
+static double clamp_f(double f, double r)
+{
+    if (!isfinite(f))
+        f = 1;
+    if (f < 0)
+        f = 0;
+    if (r > 0 && f > 1 / r)
+        f = 1 / r;
+    return f;
+}
+
+static void fill_row(float *row, const double feat[PD_NFEATURES], double r)
+{
+    for (int k = 0; k < PD_NFEATURES; k++)
+        row[k] = feat ? (float)feat[k] : NAN;
+    row[PD_NFEATURES] = (float)r;
+}
+
+double pd_model_f(const pd_model *m, const double feat[PD_NFEATURES], double r)
+{
+    r = clamp_share(r);
+    float row[PD_MODEL_NINPUTS];
+    fill_row(row, feat, r);
+    double f = 1;
+    pd_model_raw_predict(m, row, 1, &f);
+    return clamp_f(f, r);
+}
+
+static double eq2(double t_dram, double t_slow, double r, double f)
+{
+    double lo = t_dram < t_slow ? t_dram : t_slow, hi = t_dram < t_slow ? t_slow : t_dram;
+    double t = t_slow - (t_slow - t_dram) * r * f;
+    return t < lo ? lo : t > hi ? hi : t;
+}
+
+double pd_model_predict(const pd_model *m, double t_dram, double t_slow, const double feat[PD_NFEATURES],
+                        double r)
+{
+    r = clamp_share(r);
+    return eq2(t_dram, t_slow, r, pd_model_f(m, feat, r));
+}
+
+int pd_model_predict_many(const pd_model *m, double t_dram, double t_slow, const double feat[PD_NFEATURES],
+                          const double *r, size_t n, double *f_out, double *t_out)
+{
+    if (n > 0 && !r)
+        return PD_EINVAL;
+    float *rows = calloc((n ? n : 1) * PD_MODEL_NINPUTS, sizeof *rows);
+    double *f = malloc((n ? n : 1) * sizeof *f);
+    if (!rows || !f) {
+        free(rows);
+        free(f);
+        return PD_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        fill_row(rows + i * PD_MODEL_NINPUTS, feat, clamp_share(r[i]));
+    pd_model_raw_predict(m, rows, n, f); /* f = 1 on a model error */
+    for (size_t i = 0; i < n; i++) {
+        double ri = clamp_share(r[i]);
+        double fi = clamp_f(f[i], ri);
+        if (f_out)
+            f_out[i] = fi;
+        if (t_out)
+            t_out[i] = eq2(t_dram, t_slow, ri, fi);
+    }
+    free(rows);
+    free(f);
+    return PD_OK;
+}
+
+int pd_model_predict_batch(const pd_model *m, size_t n, const double (*feat)[PD_NFEATURES], const double *r,
+                           const double *t_dram, const double *t_slow, double *f_out, double *t_out)
+{
+    if (n > 0 && (!r || (t_out && (!t_dram || !t_slow))))
+        return PD_EINVAL;
+    float *rows = calloc((n ? n : 1) * PD_MODEL_NINPUTS, sizeof *rows);
+    double *f = malloc((n ? n : 1) * sizeof *f);
+    if (!rows || !f) {
+        free(rows);
+        free(f);
+        return PD_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        fill_row(rows + i * PD_MODEL_NINPUTS, feat ? feat[i] : NULL, clamp_share(r[i]));
+    pd_model_raw_predict(m, rows, n, f);
+    for (size_t i = 0; i < n; i++) {
+        double ri = clamp_share(r[i]);
+        double fi = clamp_f(f[i], ri);
+        if (f_out)
+            f_out[i] = fi;
+        if (t_out)
+            t_out[i] = eq2(t_dram[i], t_slow[i], ri, fi);
+    }
+    free(rows);
+    free(f);
+    return PD_OK;
+}
+
+int pd_time_table_build(pd_time_table *tt, const pd_model *m, int ntasks, const double *t_dram,
+                        const double *t_slow, const double (*feat)[PD_NFEATURES], int npoints)
+{
+    if (!tt || ntasks < 0 || npoints < 2 || (ntasks > 0 && (!t_dram || !t_slow)))
+        return PD_EINVAL;
+    memset(tt, 0, sizeof *tt);
+    size_t rows = (size_t)ntasks * (size_t)npoints;
+    double(*fr)[PD_NFEATURES] = feat ? malloc((rows ? rows : 1) * sizeof *fr) : NULL;
+    double *r = malloc((rows ? rows : 1) * sizeof *r), *td = malloc((rows ? rows : 1) * sizeof *td),
+           *ts = malloc((rows ? rows : 1) * sizeof *ts), *t = malloc((rows ? rows : 1) * sizeof *t);
+    int rc = PD_ENOMEM;
+    if ((feat && !fr) || !r || !td || !ts || !t)
+        goto out;
+    for (int i = 0; i < ntasks; i++)
+        for (int k = 0; k < npoints; k++) {
+            size_t row = (size_t)i * npoints + k;
+            if (fr)
+                memcpy(fr[row], feat[i], sizeof fr[row]);
+            r[row] = k == npoints - 1 ? 1.0 : (double)k / (npoints - 1);
+            td[row] = t_dram[i];
+            ts[row] = t_slow[i];
+        }
+    rc = pd_model_predict_batch(feat ? m : NULL, rows, (const double(*)[PD_NFEATURES])fr, r, td, ts, NULL, t);
+    if (rc == PD_OK) {
+        tt->ntasks = ntasks;
+        tt->npoints = npoints;
+        tt->t = t;
+        t = NULL;
+    }
+out:
+    free(fr);
+    free(r);
+    free(td);
+    free(ts);
+    free(t);
+    return rc;
+}
+
+double pd_time_table_cb(void *ctx, int task, double r)
+{
+    const pd_time_table *tt = ctx;
+    const double *row = tt->t + (size_t)task * tt->npoints;
+    double x = clamp_share(r) * (tt->npoints - 1);
+    int k = (int)x;
+    if (k >= tt->npoints - 1)
+        return row[tt->npoints - 1];
+    double w = x - k;
+    return row[k] * (1 - w) + row[k + 1] * w;
+}
+
+void pd_time_table_free(pd_time_table *tt)
+{
+    if (!tt)
+        return;
+    free(tt->t);
+    memset(tt, 0, sizeof *tt);
+}

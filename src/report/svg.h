@@ -1,0 +1,87 @@
+/* Inline-SVG chart primitives for the HTML report: axes with nice ticks,
+ * line/scatter charts with error bars, heatmaps with a colour legend, bar
+ * charts with a reference line. Output is polyglot XHTML (well-formed XML),
+ * deterministic (fixed number formats, no ids), and every element a test may
+ * count carries a class: svg.pd-chart, rect.pd-cell, rect.pd-bar, ... */
+#ifndef PD_REPORT_SVG_H
+#define PD_REPORT_SVG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/util.h"
+
+/* Appends text with & < > " ' escaped. */
+void pd_html_escape(pd_str *out, const char *text);
+
+/* At most max "nice" ticks (1, 2 or 5 x 10^k steps) covering [lo, hi], about
+ * target of them; *step gets the spacing. Returns the count. */
+size_t pd_svg_nice_ticks(double lo, double hi, size_t target, double *ticks, size_t max,
+                         double *step);
+
+/* Short, deterministic label of v for an axis whose tick spacing is step
+ * (step <= 0: 4 significant digits). */
+void pd_svg_fmt(char *buf, size_t len, double v, double step);
+
+/* Unit of a metric guessed from its name suffix (mem_peak_gb -> "GB"), or "". */
+const char *pd_svg_unit_of(const char *metric);
+
+typedef struct {
+    const char *name; /* legend label ("" = none) */
+    size_t n;
+    const double *x, *y;
+    const double *err; /* +/- half-height of error bars, NULL = none */
+    const size_t *count; /* samples behind each point (tooltips), NULL = none */
+} pd_svg_series;
+
+typedef struct {
+    const char *kind;   /* extra class after pd-chart: "pd-line", "pd-ts" */
+    const char *metric; /* data-metric */
+    const char *var;    /* data-var, NULL = none */
+    const char *title, *xlabel, *ylabel;
+    int width;          /* 0 = default */
+    /* x axis: categories (x values are 0..ncats-1) or numbers */
+    const char *const *xcats;
+    size_t nxcats;
+    bool xlog;                  /* log10 axis (all x > 0) */
+    const double *xticks;       /* explicit tick positions, NULL = nice ticks */
+    size_t nxticks;
+    bool markers;               /* points with tooltips (else lines only) */
+    bool x_fixed;               /* numeric x frame is [x_from, x_to] (shared by charts) */
+    double x_from, x_to;
+    bool y_zero;                /* include 0 in the y range */
+    double y_top;               /* include this in the y range when > 0 */
+    const pd_svg_series *series;
+    size_t nseries;
+} pd_svg_xy;
+
+void pd_svg_xy_chart(pd_str *out, const pd_svg_xy *c);
+
+typedef struct {
+    const char *metric, *title, *xlabel, *ylabel, *unit;
+    const char *const *xcats;
+    size_t nx;
+    const char *const *ycats;
+    size_t ny;
+    const double *v; /* v[iy * nx + ix], NaN = no data */
+} pd_svg_heatmap;
+
+void pd_svg_heatmap_chart(pd_str *out, const pd_svg_heatmap *h);
+
+typedef struct {
+    const char *metric, *policy, *title, *xlabel, *ylabel;
+    const char *const *labels;
+    size_t n;
+    const double *v;
+    const char *const *tips; /* extra tooltip line per bar, NULL = none */
+    double refline;          /* horizontal reference (makespan); NaN = none */
+    double ymax;             /* y axis reaches at least this (shared scale), 0 = auto */
+    const char *reflabel;
+} pd_svg_bars;
+
+void pd_svg_bar_chart(pd_str *out, const pd_svg_bars *b);
+
+/* Colour of t in [0,1] on the heatmap scale, as "#rrggbb". */
+void pd_svg_colour(double t, char buf[8]);
+
+#endif

@@ -1,0 +1,129 @@
+#!/bin/sh
+# The SLURM executor against stub sbatch/squeue/sacct/scontrol/scancel on
+# PATH (the real single-node SLURM runs in `make check-slurm`): the sbatch
+# command line, polling to the final state, the scontrol fallback when sacct
+# has no accounting, failures, and scancel on Ctrl-C.
+set -eu
+BUILD=${BUILD:-build}
+PD=$(cd "$BUILD" && pwd)/paddiser
+T=$(mktemp -d /tmp/pd-bench-slurm.XXXXXX)
+cleanup() {
+    for p in "$T"/jobs/*.pid; do [ -e "$p" ] && kill "$(cat "$p")" 2>/dev/null || true; done
+    rm -rf "$T"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+mkdir -p "$T/bin" "$T/jobs"
+export STUB_JOBS="$T/jobs"
+
+# sbatch: log the arguments, run the script in the background like a job
+cat >"$T/bin/sbatch" <<'EOF'
+#!/bin/sh
+echo "$*" >>"$STUB_JOBS/sbatch.log"
+n=$(($(cat "$STUB_JOBS/next" 2>/dev/null || echo 100) + 1)); echo $n >"$STUB_JOBS/next"
+for a in "$@"; do
+    case "$a" in
+        --chdir=*) dir=${a#--chdir=};; --output=*) out=${a#--output=};; --error=*) err=${a#--error=};;
+        --*) ;; *) script=$a;;
+    esac
+done
+( cd "$dir" && SLURM_JOB_ID=$n bash "$script" >"$out" 2>"$err"; echo $? >"$STUB_JOBS/$n.rc" ) </dev/null >/dev/null 2>&1 &
+echo $! >"$STUB_JOBS/$n.pid"
+echo "$n;cluster"
+EOF
+# squeue -h -o "%i %T" -j a,b: jobs without an exit code are RUNNING
+cat >"$T/bin/squeue" <<'EOF'
+#!/bin/sh
+echo "$*" >>"$STUB_JOBS/squeue.log"
+ids=$(echo "$*" | sed 's/.*-j //' | tr ',' ' ')
+for i in $ids; do [ -e "$STUB_JOBS/$i.rc" ] || echo "$i RUNNING"; done
+EOF
+cat >"$T/bin/sacct" <<'EOF'
+#!/bin/sh
+[ -z "${STUB_NO_ACCOUNTING:-}" ] || { echo "sacct: error: Slurm accounting storage is disabled" >&2; exit 1; }
+id=$(echo "$*" | sed 's/.*-j //')
+rc=$(cat "$STUB_JOBS/$id.rc")
+if [ "$rc" -eq 0 ]; then echo "$id|COMPLETED|0:0"; else echo "$id|FAILED|$rc:0"; fi
+EOF
+cat >"$T/bin/scontrol" <<'EOF'
+#!/bin/sh
+id=$(echo "$*" | sed 's/.* //')
+rc=$(cat "$STUB_JOBS/$id.rc")
+if [ "$rc" -eq 0 ]; then st=COMPLETED; else st=FAILED; fi
+echo "JobId=$id JobName=x UserId=u(0) JobState=$st Reason=None ExitCode=$rc:0 RunTime=00:00:01"
+EOF
+cat >"$T/bin/scancel" <<'EOF'
+#!/bin/sh
+echo "$*" >>"$STUB_JOBS/scancel.log"
+kill "$(cat "$STUB_JOBS/$1.pid")" 2>/dev/null; pkill -P "$(cat "$STUB_JOBS/$1.pid")" 2>/dev/null
+echo 143 >"$STUB_JOBS/$1.rc"
+EOF
+chmod +x "$T/bin/"*
+export PATH="$T/bin:$PATH"
+
+cat >"$T/study.yaml" <<'EOF'
+benchmark:
+  name: stub
+  workdir: ./wd
+  executor: slurm
+  parallel: 2
+  slurm_options: {poll_interval: 0.1}
+vars:
+  x: {type: int, sweep: {mode: list, values: [1, 2, 3]}}
+command: {template: "printf 'xv=%s\\njob=%s\\n' {{ x }} $SLURM_JOB_ID"}
+scripts:
+  - name: sj
+    script_template: |
+      #!/bin/bash
+      #SBATCH --time=00:01:00
+      {{ command.template }} > out.txt
+      [ {{ x }} -ne 2 ] || exit 4
+    parser: {file: out.txt, metrics: [{name: xv}, {name: job}]}
+EOF
+cd "$T"
+rc=0; "$PD" bench study.yaml -q >out.log 2>err.log || rc=$?
+[ "$rc" -eq 1 ] || { cat err.log; fail "expected exit 1 (exec_0002 fails), got $rc"; }
+R=$T/wd/run_001
+grep -qx -- "--parsable --job-name=sj_exec_0001_r1 --chdir=$R/exec_0001/repetition_001 --output=$R/exec_0001/repetition_001/stdout --error=$R/exec_0001/repetition_001/stderr $R/exec_0001/repetition_001/run_sj.sh" jobs/sbatch.log ||
+    { cat jobs/sbatch.log; fail "sbatch command line"; }
+grep -q -- '-h -o %i %T -j 10[0-9]' jobs/squeue.log || fail "squeue not polled: $(cat jobs/squeue.log)"
+grep -q '"job_id": "101"' "$R/exec_0001/repetition_001/__iops_status.json" || fail "job id not recorded"
+grep -q '"executor": "slurm"' "$R/exec_0001/repetition_001/__iops_status.json" || fail "executor not slurm"
+grep -q '"status": "failed"' "$R/exec_0002/repetition_001/__iops_status.json" || fail "exec_0002 should have failed"
+grep -q '"exit_code": 4' "$R/exec_0002/repetition_001/__iops_status.json" || fail "exit code 4 not recorded"
+printf 'execution_id,repetition,x,xv,job\nexec_0001,1,1,1,101\nexec_0003,1,3,3,103\n' >exp.csv
+diff exp.csv "$R/results.csv" >&2 || fail "results.csv"
+
+# no accounting: the final state comes from scontrol
+rc=0; STUB_NO_ACCOUNTING=1 "$PD" bench study.yaml -q >/dev/null 2>err.log || rc=$?
+[ "$rc" -eq 1 ] || { cat err.log; fail "scontrol fallback: expected exit 1, got $rc"; }
+grep -q '"status": "succeeded"' wd/run_002/exec_0003/repetition_001/__iops_status.json || fail "scontrol fallback state"
+grep -q '"exit_code": 4' wd/run_002/exec_0002/repetition_001/__iops_status.json || fail "scontrol fallback exit code"
+
+# sbatch refusing the job: the repetition fails with sbatch's message
+printf '#!/bin/sh\necho "sbatch: error: invalid partition" >&2\nexit 1\n' >bin/sbatch
+rc=0; "$PD" bench study.yaml -q >/dev/null 2>err.log || rc=$?
+[ "$rc" -eq 1 ] && grep -q "sbatch failed for exec_0001 rep 1: sbatch: error: invalid partition" err.log ||
+    { cat err.log; fail "sbatch failure not reported"; }
+
+# Ctrl-C: every job in flight is scancelled and marked cancelled
+cat >bin/sbatch <<'EOF'
+#!/bin/sh
+n=$(($(cat "$STUB_JOBS/next" 2>/dev/null || echo 100) + 1)); echo $n >"$STUB_JOBS/next"
+sleep 30 </dev/null >/dev/null 2>&1 & echo $! >"$STUB_JOBS/$n.pid"
+echo "$n"
+EOF
+rm -f jobs/scancel.log
+"$PD" bench study.yaml -q >/dev/null 2>int.log &
+pid=$!
+i=0
+until [ "$(grep -ls '"job_id": "' wd/run_004/exec_000*/repetition_001/__iops_status.json 2>/dev/null | wc -l)" -ge 2 ]; do
+    i=$((i + 1)); [ $i -lt 100 ] || fail "jobs never submitted"; sleep 0.05
+done
+kill -INT $pid
+rc=0; wait $pid || rc=$?
+[ "$rc" -eq 130 ] || { cat int.log; fail "expected exit 130, got $rc"; }
+[ "$(wc -l <jobs/scancel.log)" -eq 2 ] || fail "scancel calls: $(cat jobs/scancel.log 2>/dev/null)"
+grep -q '"status": "cancelled"' wd/run_004/exec_0001/repetition_001/__iops_status.json || fail "not cancelled"
+grep -q '"status": "pending"' wd/run_004/exec_0003/repetition_001/__iops_status.json || fail "exec_0003 should be pending"
+echo "bench_slurm_stub: ok"

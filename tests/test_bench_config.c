@@ -1,0 +1,505 @@
+/* Tests of src/bench/config.c and study.c: schema errors with file:line:key,
+ * the execution matrix (sweeps, derived vars, constraints), rendering and
+ * the probe block position. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "bench/config.h"
+#include "bench/metrics.h"
+#include "bench/run.h"
+#include "bench/study.h"
+
+static const char *good =
+    "benchmark:\n"                                     /* 1 */
+    "  name: demo\n"                                   /* 2 */
+    "  workdir: /tmp/pd-bench-test\n"                  /* 3 */
+    "  repetitions: 2\n"                               /* 4 */
+    "  parallel: 3\n"                                  /* 5 */
+    "vars:\n"                                          /* 6 */
+    "  nodes:\n"                                       /* 7 */
+    "    type: int\n"                                  /* 8 */
+    "    sweep: {mode: range, start: 1, end: 4, step: 1}\n" /* 9 */
+    "  ppn:\n"                                         /* 10 */
+    "    type: int\n"                                  /* 11 */
+    "    sweep: {mode: list, values: [2, '4']}\n"      /* 12 */
+    "  label:\n"                                       /* 13 */
+    "    type: str\n"                                  /* 14 */
+    "    sweep: {mode: list, values: [x]}\n"           /* 15 */
+    "  ntasks:\n"                                      /* 16 */
+    "    type: int\n"                                  /* 17 */
+    "    expr: \"{{ nodes * ppn }}\"\n"                /* 18 */
+    "  block:\n"                                       /* 19 */
+    "    type: int\n"                                  /* 20 */
+    "    expr: \"1024 // ntasks\"\n"                   /* 21 */
+    "  out:\n"                                         /* 22 */
+    "    type: str\n"                                  /* 23 */
+    "    expr: \"{{ execution_dir }}/o_{{ execution_id }}_{{ repetition }}.txt\"\n" /* 24 */
+    "constraints:\n"                                   /* 25 */
+    "  - name: small\n"                                /* 26 */
+    "    rule: \"ntasks <= 8\"\n"                      /* 27 */
+    "    violation_policy: skip\n"                     /* 28 */
+    "command:\n"                                       /* 29 */
+    "  template: \"bench -n {{ ntasks }} -b {{ block }}\"\n" /* 30 */
+    "scripts:\n"                                       /* 31 */
+    "  - name: job\n"                                  /* 32 */
+    "    script_template: |\n"                         /* 33 */
+    "      #!/bin/bash\n"                              /* 34 */
+    "      #SBATCH --nodes={{ nodes }}\n"              /* 35 */
+    "\n"                                               /* 36 */
+    "      #SBATCH --ntasks={{ ntasks }}\n"            /* 37 */
+    "      {{ command.template }} > {{ out }}\n"       /* 38 */
+    "    parser:\n"                                    /* 39 */
+    "      file: \"{{ out }}\"\n"                      /* 40 */
+    "      metrics:\n"                                 /* 41 */
+    "        - name: bw\n"                             /* 42 */
+    "        - lat\n"                                  /* 43 */
+    "output:\n"
+    "  sink: {type: csv, path: \"{{ workdir }}/all.csv\"}\n";
+
+static int parse(const char *text, pd_bench_config *cfg, pd_str *errors)
+{
+    pd_str warnings = {0};
+    int rc = pd_bench_config_parse(text, "t.yaml", "/nonexistent", cfg, errors, &warnings);
+    pd_str_free(&warnings);
+    return rc;
+}
+
+static void test_good_config_fields(void **state)
+{
+    (void)state;
+    pd_bench_config cfg;
+    pd_str errors = {0};
+    assert_int_equal(parse(good, &cfg, &errors), 0);
+    assert_string_equal(cfg.name, "demo");
+    assert_string_equal(cfg.workdir, "/tmp/pd-bench-test");
+    assert_int_equal(cfg.repetitions, 2);
+    assert_int_equal(cfg.parallel, 3);
+    assert_int_equal(cfg.executor, PD_EXEC_LOCAL);
+    assert_int_equal(cfg.nvars, 6);
+    assert_int_equal(cfg.vars[0].nvalues, 4);
+    assert_int_equal(cfg.vars[1].values[1].kind, PD_VAL_INT); /* '4' cast to int */
+    assert_int_equal(cfg.vars[1].values[1].i, 4);
+    assert_int_equal(cfg.vars[3].expr.line, 18);
+    assert_string_equal(cfg.vars[3].expr.key, "vars.ntasks.expr");
+    assert_int_equal(cfg.script.script_template.line, 34);
+    assert_int_equal(cfg.script.nmetrics, 2);
+    assert_string_equal(cfg.script.metrics[1], "lat");
+    assert_false(cfg.probes.cpu);
+    assert_true(cfg.probes.interval_s == 1.0);
+    pd_bench_config_free(&cfg);
+    pd_str_free(&errors);
+}
+
+static void test_matrix_sweeps_derived_constraints(void **state)
+{
+    (void)state;
+    pd_bench_config cfg;
+    pd_str errors = {0}, warnings = {0};
+    assert_int_equal(parse(good, &cfg, &errors), 0);
+    pd_bench_matrix m;
+    assert_int_equal(pd_bench_matrix_build(&cfg, "/w/run_001", &m, &errors, &warnings), 0);
+    /* nodes 1..4 x ppn {2,4}: ntasks 2,4,4,8,6,12,8,16 -> <= 8 keeps 6 */
+    assert_int_equal(m.nexecs, 6);
+    long want[][3] = {{1, 2, 2}, {1, 4, 4}, {2, 2, 4}, {2, 4, 8}, {3, 2, 6}, {4, 2, 8}};
+    for (size_t i = 0; i < m.nexecs; i++) {
+        assert_int_equal(m.execs[i].id, (int)i + 1);
+        assert_int_equal(m.execs[i].values[0].i, want[i][0]);
+        assert_int_equal(m.execs[i].values[1].i, want[i][1]);
+        assert_int_equal(m.execs[i].values[3].i, want[i][2]);
+        assert_int_equal(m.execs[i].values[4].i, 1024 / want[i][2]);
+    }
+    assert_string_equal(m.execs[0].values[5].s, "/w/run_001/exec_0001/repetition_001/o_1_1.txt");
+
+    pd_bench_rendered r;
+    assert_int_equal(pd_bench_render(&cfg, "/w/run_001", &m.execs[3], 2, "/bin/probe", &r, &errors), 0);
+    assert_string_equal(r.command, "bench -n 8 -b 128");
+    assert_string_equal(r.script, "#!/bin/bash\n#SBATCH --nodes=2\n\n#SBATCH --ntasks=8\n"
+                                  "bench -n 8 -b 128 > /w/run_001/exec_0004/repetition_002/o_4_2.txt\n");
+    assert_string_equal(r.parser_file, "/w/run_001/exec_0004/repetition_002/o_4_2.txt");
+    assert_string_equal(r.values[5].s, "/w/run_001/exec_0004/repetition_002/o_4_2.txt");
+    pd_bench_rendered_free(&r, cfg.nvars);
+
+    char *sink = pd_bench_sink_path(&cfg, "/w/run_001", &errors);
+    assert_string_equal(sink, "/w/run_001/all.csv");
+    free(sink);
+    pd_bench_matrix_free(&m);
+    pd_bench_config_free(&cfg);
+    pd_str_free(&errors);
+    pd_str_free(&warnings);
+}
+
+/* Replaces the first occurrence of from in good by to and parses; returns the
+ * errors. */
+static char *errors_for(const char *from, const char *to, bool build_matrix)
+{
+    const char *at = strstr(good, from);
+    assert_non_null(at);
+    pd_str text = {0};
+    pd_str_appendn(&text, good, (size_t)(at - good));
+    pd_str_append(&text, to);
+    pd_str_append(&text, at + strlen(from));
+    pd_bench_config cfg;
+    pd_str errors = {0}, warnings = {0};
+    int rc = parse(text.data, &cfg, &errors);
+    if (rc == 0 && build_matrix) {
+        pd_bench_matrix m;
+        rc = pd_bench_matrix_build(&cfg, "/w/run_001", &m, &errors, &warnings);
+        if (rc == 0) {
+            pd_bench_rendered r;
+            rc = pd_bench_render(&cfg, "/w/run_001", &m.execs[0], 1, "/p", &r, &errors);
+            if (rc == 0)
+                pd_bench_rendered_free(&r, cfg.nvars);
+            pd_bench_matrix_free(&m);
+        }
+        if (rc == 0) {
+            char *sink = pd_bench_sink_path(&cfg, "/w/run_001", &errors);
+            if (!sink)
+                rc = -1;
+            free(sink);
+        }
+    }
+    if (rc == 0)
+        fail_msg("no error after replacing '%s' by '%s'", from, to);
+    pd_bench_config_free(&cfg);
+    pd_str_free(&text);
+    pd_str_free(&warnings);
+    pd_str_append(&errors, "");
+    return pd_str_take(&errors);
+}
+
+#define EXPECT_ERROR(from, to, matrix, want)                                                                           \
+    do {                                                                                                               \
+        char *e_ = errors_for(from, to, matrix);                                                                       \
+        if (!strstr(e_, want))                                                                                         \
+            fail_msg("errors:\n%s\ndo not contain: %s", e_, want);                                                     \
+        free(e_);                                                                                                      \
+    } while (0)
+
+static void test_schema_errors_name_line_and_key(void **state)
+{
+    (void)state;
+    EXPECT_ERROR("  repetitions: 2\n", "  repetitions: two\n", false,
+                 "t.yaml:4: benchmark.repetitions: must be an integer, found 'two'");
+    EXPECT_ERROR("  repetitions: 2\n", "  repetitions: 0\n", false, "t.yaml:4: benchmark.repetitions: must be at least 1");
+    EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  executor: pbs\n", false,
+                 "t.yaml:6: benchmark.executor: must be 'local' or 'slurm', found 'pbs'");
+    EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  probes:\n    resource_sampling: true\n    cpu: 1\n", false,
+                 "t.yaml:8: benchmark.probes.cpu: unknown key");
+    EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  probes:\n    io_sampling: true\n", false,
+                 "t.yaml:7: benchmark.probes.io_paths: required when io_sampling is true");
+    EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  probes:\n    io_sampling: true\n    io_paths: []\n", false,
+                 "t.yaml:8: benchmark.probes.io_paths: required when io_sampling is true");
+    EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  probes:\n    io_paths: [/tmp]\n", false,
+                 "t.yaml:7: benchmark.probes.io_paths: only valid with io_sampling: true");
+    EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  probes:\n    sampling_interval: 0\n", false,
+                 "t.yaml:7: benchmark.probes.sampling_interval: must be > 0");
+    EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  probes:\n    gpu_sampling: maybe\n", false,
+                 "t.yaml:7: benchmark.probes.gpu_sampling: must be true or false, found 'maybe'");
+    EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  search_method: bayesian\n", false,
+                 "t.yaml:6: benchmark.search_method: only 'exhaustive' is supported");
+    EXPECT_ERROR("  name: demo\n", "", false, "t.yaml:2: benchmark.name: required key is missing");
+    EXPECT_ERROR("values: [2, '4']", "values: [2, four]", false,
+                 "t.yaml:12: vars.ppn.sweep.values: 'four' is not an int (variable type is int)");
+    EXPECT_ERROR("step: 1}", "step: 0}", false, "t.yaml:9: vars.nodes.sweep.step: must not be 0");
+    EXPECT_ERROR("start: 1, end: 4", "start: 5, end: 4", false, "vars.nodes.sweep: range from 5 to 4 with step 1 is empty");
+    EXPECT_ERROR("mode: range", "mode: grid", false, "t.yaml:9: vars.nodes.sweep.mode: must be 'list' or 'range', found 'grid'");
+    EXPECT_ERROR("    type: str\n    sweep", "    type: text\n    sweep", false,
+                 "t.yaml:14: vars.label.type: must be int, float, str or bool, found 'text'");
+    EXPECT_ERROR("  ntasks:\n    type: int\n", "  ntasks:\n    type: int\n    sweep: {mode: list, values: [1]}\n", false,
+                 "t.yaml:17: vars.ntasks: has both sweep and expr");
+    EXPECT_ERROR("  ppn:\n", "  repetition:\n", false, "t.yaml:10: vars.repetition: 'repetition' is a reserved name");
+    EXPECT_ERROR("    violation_policy: skip", "    violation_policy: drop", false,
+                 "t.yaml:28: constraints[0].violation_policy: must be skip, error or warn, found 'drop'");
+    EXPECT_ERROR("  template: \"bench", "  tmpl: \"bench", false, "t.yaml:30: command.tmpl: unknown key");
+    EXPECT_ERROR("  - name: job\n", "  - name: job/x\n", false, "t.yaml:32: scripts[0].name: must be letters");
+    EXPECT_ERROR("        - name: bw\n        - lat\n", "        - name: bw\n        - bw\n", false,
+                 "t.yaml:43: scripts[0].parser.metrics: duplicate metric 'bw'");
+    EXPECT_ERROR("type: csv", "type: sqlite", false, "output.sink.type: only csv is supported, found 'sqlite'");
+    EXPECT_ERROR("output:", "outputs:", false, "t.yaml:44: outputs: unknown key (expected one of: benchmark, vars");
+    EXPECT_ERROR("  name: demo\n", "  name: demo\n   bad: [\n", false, "YAML syntax error");
+    EXPECT_ERROR("      metrics:\n", "      parser_script: /no/such/parser.py\n      metrics:\n", false,
+                 "scripts[0].parser.parser_script: cannot read file '/no/such/parser.py'");
+}
+
+static void test_evaluation_errors_name_line_and_key(void **state)
+{
+    (void)state;
+    EXPECT_ERROR("1024 // ntasks", "1024 // ntask", true,
+                 "t.yaml:21: vars.block.expr: unknown name 'ntask' (known names: nodes ppn label ntasks execution_id");
+    EXPECT_ERROR("1024 // ntasks", "1024 // (ntasks - ntasks)", true, "t.yaml:21: vars.block.expr: division by zero");
+    EXPECT_ERROR("1024 // ntasks", "{{ 1024 / ntasks }}", true,
+                 "t.yaml:21: vars.block.expr: variable is type int but the value is wrong: '512.0' is not an int (use "
+                 "// for integer division");
+    EXPECT_ERROR("ntasks <= 8", "ntasks <= limit", true, "t.yaml:27: constraints[0].rule: unknown name 'limit'");
+    EXPECT_ERROR("violation_policy: skip", "violation_policy: error", true,
+                 "t.yaml:27: constraints[0].rule: constraint 'small' violated by nodes=3, ppn=4, label=x, ntasks=12");
+    EXPECT_ERROR("ntasks <= 8", "ntasks > 100", true, "every combination was filtered out");
+    EXPECT_ERROR("      {{ command.template }}", "      {{ comand.template }}", true,
+                 "t.yaml:38: scripts[0].script_template: unknown name 'comand.template'");
+    EXPECT_ERROR("-b {{ block }}", "-b {{ block | nosuch }}", true, "t.yaml:30: command.template: unknown filter 'nosuch'");
+    EXPECT_ERROR("file: \"{{ out }}\"", "file: \"{{ outt }}\"", true, "t.yaml:40: scripts[0].parser.file: unknown name 'outt'");
+    EXPECT_ERROR("{{ workdir }}/all.csv", "{{ execution_dir }}/all.csv", true,
+                 "output.sink.path: unknown name 'execution_dir'");
+}
+
+static void test_warn_policy_keeps_and_warns(void **state)
+{
+    (void)state;
+    const char *from = "violation_policy: skip";
+    const char *at = strstr(good, from);
+    pd_str text = {0};
+    pd_str_appendn(&text, good, (size_t)(at - good));
+    pd_str_append(&text, "violation_policy: warn");
+    pd_str_append(&text, at + strlen(from));
+    pd_bench_config cfg;
+    pd_str errors = {0}, warnings = {0};
+    assert_int_equal(parse(text.data, &cfg, &errors), 0);
+    pd_bench_matrix m;
+    assert_int_equal(pd_bench_matrix_build(&cfg, "/w", &m, &errors, &warnings), 0);
+    assert_int_equal(m.nexecs, 8);
+    assert_non_null(strstr(warnings.data, "constraint 'small' violated by nodes=3, ppn=4"));
+    pd_bench_matrix_free(&m);
+    pd_bench_config_free(&cfg);
+    pd_str_free(&text);
+    pd_str_free(&errors);
+    pd_str_free(&warnings);
+}
+
+static void test_probe_enabled_reports_injection_failure_or_places_block(void **state)
+{
+    (void)state;
+    const char *from = "  parallel: 3\n";
+    const char *at = strstr(good, from);
+    pd_str text = {0};
+    pd_str_appendn(&text, good, (size_t)(at - good));
+    pd_str_append(&text, "  parallel: 3\n  probes: {resource_sampling: true, sampling_interval: 0.5}\n");
+    pd_str_append(&text, at + strlen(from));
+    pd_bench_config cfg;
+    pd_str errors = {0}, warnings = {0};
+    assert_int_equal(parse(text.data, &cfg, &errors), 0);
+    assert_true(cfg.probes.cpu);
+    assert_true(cfg.probes.interval_s == 0.5);
+    pd_bench_matrix m;
+    assert_int_equal(pd_bench_matrix_build(&cfg, "/w", &m, &errors, &warnings), 0);
+    pd_bench_rendered r;
+    int rc = pd_bench_render(&cfg, "/w", &m.execs[0], 1, "/opt/paddiser-probe", &r, &errors);
+    if (rc != 0) { /* the probe module is not built: its message is a config error */
+        assert_non_null(strstr(errors.data, "t.yaml:6: benchmark.probes: "));
+    } else { /* the block sits after the #SBATCH header, before the command */
+        const char *sb = strstr(r.script, "#SBATCH --ntasks=");
+        const char *cmd = strstr(r.script, "\nbench -n");
+        assert_non_null(sb);
+        assert_non_null(cmd);
+        assert_true(strstr(r.script, "paddiser-probe") > sb);
+        assert_true(strstr(r.script, "paddiser-probe") < cmd);
+        pd_bench_rendered_free(&r, cfg.nvars);
+    }
+    pd_bench_matrix_free(&m);
+    pd_bench_config_free(&cfg);
+    pd_str_free(&text);
+    pd_str_free(&errors);
+    pd_str_free(&warnings);
+}
+
+static void test_float_range_bool_and_template_exprs(void **state)
+{
+    (void)state;
+    const char *text = "benchmark: {name: f, workdir: w}\n"
+                       "vars:\n"
+                       "  r: {type: float, sweep: {mode: range, start: 0.5, end: 1.5, step: 0.25}}\n"
+                       "  on: {type: bool, sweep: {mode: list, values: [true, 'no']}}\n"
+                       "  tag: {type: str, expr: \"r{{ r }}-{{ on }}\"}\n"
+                       "  half: {type: int, expr: \"{{ (r * 10) | int }}\"}\n"
+                       "  down: {type: int, sweep: {mode: range, start: 3, end: 1, step: -1}}\n"
+                       "command: {template: \"x\"}\n"
+                       "scripts: [{name: s, script_template: \"{{ command.template }} {{ os_env.PD_NOPE | d('-') }}\"}]\n";
+    pd_bench_config cfg;
+    pd_str errors = {0}, warnings = {0};
+    assert_int_equal(parse(text, &cfg, &errors), 0);
+    assert_int_equal(cfg.vars[0].nvalues, 5);
+    assert_true(cfg.vars[0].values[4].f == 1.5);
+    assert_int_equal(cfg.vars[1].values[1].kind, PD_VAL_BOOL);
+    assert_false(cfg.vars[1].values[1].b);
+    assert_int_equal(cfg.vars[4].nvalues, 3);
+    assert_int_equal(cfg.vars[4].values[2].i, 1);
+    pd_bench_matrix m;
+    assert_int_equal(pd_bench_matrix_build(&cfg, "/w", &m, &errors, &warnings), 0);
+    assert_int_equal(m.nexecs, 30);
+    assert_string_equal(m.execs[3].values[2].s, "r0.5-False"); /* r=0.5, on=False, down=3 */
+    assert_int_equal(m.execs[3].values[3].i, 5);
+    assert_int_equal(m.execs[3].values[4].i, 3);
+    pd_bench_rendered r;
+    assert_int_equal(pd_bench_render(&cfg, "/w", &m.execs[0], 1, "/p", &r, &errors), 0);
+    assert_string_equal(r.script, "#!/bin/bash\nx -");
+    pd_bench_rendered_free(&r, cfg.nvars);
+    pd_bench_matrix_free(&m);
+    pd_bench_config_free(&cfg);
+    pd_str_free(&errors);
+    pd_str_free(&warnings);
+}
+
+/* With the probe module built: io_paths are rendered per repetition and
+ * handed to the probe block; the sampler binary is the one given. */
+static void test_io_probe_paths_rendered(void **state)
+{
+    (void)state;
+    const char *text = "benchmark:\n"
+                       "  name: io\n"
+                       "  workdir: w\n"
+                       "  probes:\n"
+                       "    io_sampling: true\n"
+                       "    io_paths: [\"{{ execution_dir }}/data_{{ n }}\", /scratch/in]\n"
+                       "vars:\n"
+                       "  n: {type: int, sweep: {mode: list, values: [7]}}\n"
+                       "command: {template: \"true\"}\n"
+                       "scripts: [{name: s, script_template: \"#!/bin/sh\\n#SBATCH -N 1\\n{{ command.template }}\\n\"}]\n";
+    pd_bench_config cfg;
+    pd_str errors = {0}, warnings = {0};
+    assert_int_equal(parse(text, &cfg, &errors), 0);
+    pd_bench_matrix m;
+    assert_int_equal(pd_bench_matrix_build(&cfg, "/w/run_001", &m, &errors, &warnings), 0);
+    pd_bench_rendered r;
+    int rc = pd_bench_render(&cfg, "/w/run_001", &m.execs[0], 1, "/opt/pd/paddiser-probe", &r, &errors);
+    if (rc != 0) {
+        assert_non_null(strstr(errors.data, "not built yet")); /* placeholder probe */
+    } else {
+        assert_non_null(strstr(r.script, "/w/run_001/exec_0001/repetition_001/data_7"));
+        assert_non_null(strstr(r.script, "/scratch/in"));
+        assert_non_null(strstr(r.script, "/opt/pd/paddiser-probe"));
+        assert_true(strncmp(r.script, "#!/bin/sh\n#SBATCH -N 1\n", strlen("#!/bin/sh\n#SBATCH -N 1\n")) == 0);
+        assert_true(strstr(r.script, "/opt/pd/paddiser-probe") < strstr(r.script, "\ntrue\n"));
+        pd_bench_rendered_free(&r, cfg.nvars);
+    }
+    pd_bench_matrix_free(&m);
+    pd_bench_config_free(&cfg);
+    pd_str_free(&errors);
+    pd_str_free(&warnings);
+}
+
+static void test_insert_block(void **state)
+{
+    (void)state;
+    char *s = pd_bench_insert_block("#!/bin/sh\n#SBATCH -N 1\n# comment\n#SBATCH -t 5\necho hi\n#SBATCH late\n", "BLOCK\n");
+    assert_string_equal(s, "#!/bin/sh\n#SBATCH -N 1\n# comment\n#SBATCH -t 5\nBLOCK\necho hi\n#SBATCH late\n");
+    free(s);
+    s = pd_bench_insert_block("echo hi\n", "BLOCK\n");
+    assert_string_equal(s, "#!/bin/bash\nBLOCK\necho hi\n");
+    free(s);
+    s = pd_bench_insert_block("#!/bin/bash", "B\n");
+    assert_string_equal(s, "#!/bin/bash\nB\n");
+    free(s);
+    s = pd_bench_insert_block("#!/bin/bash\n#SBATCH -N 1", "B\n");
+    assert_string_equal(s, "#!/bin/bash\n#SBATCH -N 1\nB\n");
+    free(s);
+}
+
+static void test_metrics_native_parsers(void **state)
+{
+    (void)state;
+    const char *names[] = {"bw", "lat", "nested.x", "missing"};
+    char *v[4];
+    assert_int_equal(pd_metrics_from_text("{\"bw\": 12.5, \"lat\": 3, \"nested\": {\"x\": \"ok\"}}", names, 4, v), 3);
+    assert_string_equal(v[0], "12.5");
+    assert_string_equal(v[1], "3");
+    assert_string_equal(v[2], "ok");
+    assert_null(v[3]);
+    for (int i = 0; i < 4; i++)
+        free(v[i]);
+    assert_int_equal(pd_metrics_from_text("# log\nbw = 1.0\nlat=2\nbw=7\nnoise\n", names, 4, v), 2);
+    assert_string_equal(v[0], "7");
+    assert_string_equal(v[1], "2");
+    for (int i = 0; i < 4; i++)
+        free(v[i]);
+    assert_int_equal(pd_metrics_from_text("", names, 4, v), 0);
+    char err[256];
+    assert_int_equal(pd_metrics_parse_file("/no/such/file", NULL, NULL, names, 4, v, err, sizeof err), -1);
+    assert_non_null(strstr(err, "cannot read metrics file /no/such/file"));
+}
+
+static void test_metrics_python_parser(void **state)
+{
+    (void)state;
+    char *py = pd_find_in_path("python3");
+    if (!py) {
+        skip();
+        return;
+    }
+    free(py);
+    char dir[] = "/tmp/pd-bench-metrics-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char data[256], parser[256], bad[256];
+    snprintf(data, sizeof data, "%s/out.txt", dir);
+    snprintf(parser, sizeof parser, "%s/p.py", dir);
+    snprintf(bad, sizeof bad, "%s/bad.py", dir);
+    const char *d = "bandwidth 42.5 MB/s\n";
+    const char *p = "def parse(path):\n    w = open(path).read().split()\n    return {'bw': float(w[1]), 'unit': w[2]}\n";
+    const char *b = "def parse(path):\n    raise ValueError('no bandwidth line')\n";
+    assert_int_equal(pd_write_file(data, d, strlen(d)), 0);
+    assert_int_equal(pd_write_file(parser, p, strlen(p)), 0);
+    assert_int_equal(pd_write_file(bad, b, strlen(b)), 0);
+    const char *names[] = {"bw", "unit"};
+    char *v[2], err[256];
+    assert_int_equal(pd_metrics_parse_file(data, parser, NULL, names, 2, v, err, sizeof err), 2);
+    assert_string_equal(v[0], "42.5");
+    assert_string_equal(v[1], "MB/s");
+    free(v[0]);
+    free(v[1]);
+    assert_int_equal(pd_metrics_parse_file(data, bad, NULL, names, 2, v, err, sizeof err), -1);
+    assert_non_null(strstr(err, "parser_script failed (exit 1): ValueError: no bandwidth line"));
+    unlink(data);
+    unlink(parser);
+    unlink(bad);
+    rmdir(dir);
+}
+
+static void test_slurm_helpers(void **state)
+{
+    (void)state;
+    assert_int_equal(pd_slurm_state("COMPLETED"), PD_TASK_SUCCEEDED);
+    assert_int_equal(pd_slurm_state("FAILED"), PD_TASK_FAILED);
+    assert_int_equal(pd_slurm_state("TIMEOUT"), PD_TASK_FAILED);
+    assert_int_equal(pd_slurm_state("OUT_OF_MEMORY"), PD_TASK_FAILED);
+    assert_int_equal(pd_slurm_state("CANCELLED"), PD_TASK_CANCELLED);
+    assert_int_equal(pd_slurm_state("RUNNING"), PD_TASK_PENDING);
+    assert_int_equal(pd_slurm_state("COMPLETING"), PD_TASK_PENDING);
+    pd_bench_run run = {0};
+    run.cfg.script.name = "ior";
+    snprintf(run.script_file, sizeof run.script_file, "run_ior.sh");
+    pd_bench_task t = {.exec_id = 3, .repetition = 2};
+    snprintf(t.dir, sizeof t.dir, "/w/run_001/exec_0003/repetition_002");
+    char **argv = pd_slurm_submit_argv(&run, &t);
+    const char *want[] = {"sbatch", "--parsable", "--job-name=ior_exec_0003_r2",
+                          "--chdir=/w/run_001/exec_0003/repetition_002",
+                          "--output=/w/run_001/exec_0003/repetition_002/stdout",
+                          "--error=/w/run_001/exec_0003/repetition_002/stderr",
+                          "/w/run_001/exec_0003/repetition_002/run_ior.sh", NULL};
+    for (int i = 0; want[i]; i++)
+        assert_string_equal(argv[i], want[i]);
+    assert_null(argv[7]);
+    pd_free_argv(argv);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_good_config_fields),
+        cmocka_unit_test(test_matrix_sweeps_derived_constraints),
+        cmocka_unit_test(test_schema_errors_name_line_and_key),
+        cmocka_unit_test(test_evaluation_errors_name_line_and_key),
+        cmocka_unit_test(test_warn_policy_keeps_and_warns),
+        cmocka_unit_test(test_probe_enabled_reports_injection_failure_or_places_block),
+        cmocka_unit_test(test_float_range_bool_and_template_exprs),
+        cmocka_unit_test(test_io_probe_paths_rendered),
+        cmocka_unit_test(test_insert_block),
+        cmocka_unit_test(test_metrics_native_parsers),
+        cmocka_unit_test(test_metrics_python_parser),
+        cmocka_unit_test(test_slurm_helpers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,331 @@
+/* Tests of src/bench/expr.c: the Jinja2-subset expressions and templates. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "bench/expr.h"
+
+/* a=6 b=4 f=2.5 s="ab" t=true os_env.HOME="/home/x" command.template="run" */
+static bool lookup(void *ud, const char *name, pd_val *out)
+{
+    (void)ud;
+    if (!strcmp(name, "a"))
+        return *out = pd_val_int(6), true;
+    if (!strcmp(name, "b"))
+        return *out = pd_val_int(4), true;
+    if (!strcmp(name, "neg"))
+        return *out = pd_val_int(-7), true;
+    if (!strcmp(name, "f"))
+        return *out = pd_val_float(2.5), true;
+    if (!strcmp(name, "s"))
+        return *out = pd_val_str("ab"), true;
+    if (!strcmp(name, "t"))
+        return *out = pd_val_bool(true), true;
+    if (!strcmp(name, "os_env.HOME"))
+        return *out = pd_val_str("/home/x"), true;
+    if (!strcmp(name, "command.template"))
+        return *out = pd_val_str("run"), true;
+    return false;
+}
+
+/* Evaluates and renders the result as str() would. */
+static char *eval_str(const char *src)
+{
+    pd_val v;
+    char err[256];
+    if (pd_expr_eval(src, lookup, NULL, &v, err, sizeof err) != 0) {
+        fail_msg("'%s' failed: %s", src, err);
+        return NULL;
+    }
+    pd_str s = {0};
+    pd_val_append(&s, &v);
+    pd_str_append(&s, "");
+    pd_val_free(&v);
+    return pd_str_take(&s);
+}
+
+#define EXPECT(src, want)                                                                                              \
+    do {                                                                                                               \
+        char *got_ = eval_str(src);                                                                                    \
+        assert_string_equal(got_, want);                                                                               \
+        free(got_);                                                                                                    \
+    } while (0)
+
+static void expect_error(const char *src, const char *fragment)
+{
+    pd_val v;
+    char err[256] = "";
+    int rc = pd_expr_eval(src, lookup, NULL, &v, err, sizeof err);
+    if (rc == 0 && v.kind == PD_VAL_UNDEF) { /* a bare unknown name: callers report it */
+        pd_val_free(&v);
+        assert_string_equal(fragment, "UNDEF");
+        return;
+    }
+    if (rc == 0) {
+        pd_val_free(&v);
+        fail_msg("'%s' should fail with '%s'", src, fragment);
+    }
+    if (!strstr(err, fragment))
+        fail_msg("'%s': error '%s' does not mention '%s'", src, err, fragment);
+}
+
+static void test_arithmetic_follows_python(void **state)
+{
+    (void)state;
+    EXPECT("1 + 2 * 3", "7");
+    EXPECT("(1 + 2) * 3", "9");
+    EXPECT("7 / 2", "3.5");
+    EXPECT("6 / 2", "3.0");
+    EXPECT("7 // 2", "3");
+    EXPECT("-7 // 2", "-4");
+    EXPECT("-7 % 3", "2");
+    EXPECT("7 % -3", "-2");
+    EXPECT("2 ** 10", "1024");
+    EXPECT("-2 ** 2", "-4");
+    EXPECT("2 ** -1", "0.5");
+    EXPECT("a * b", "24");
+    EXPECT("a * f", "15.0");
+    EXPECT("f / 2", "1.25");
+    EXPECT("7.5 // 2", "3.0");
+    EXPECT("1e3", "1000.0");
+    EXPECT("0.1 + 0.2", "0.30000000000000004");
+    EXPECT("1e16", "1e+16");
+    EXPECT("1.5e-5", "1.5e-05");
+    EXPECT("a * 1024 // (b * 2)", "768");
+    EXPECT("s + 'cd'", "abcd");
+    EXPECT("s ~ a ~ f", "ab62.5");
+    EXPECT("t + 1", "2");
+}
+
+static void test_comparisons_and_logic(void **state)
+{
+    (void)state;
+    EXPECT("a > b", "True");
+    EXPECT("a == 6.0", "True");
+    EXPECT("s == 'ab'", "True");
+    EXPECT("s != 'ab'", "False");
+    EXPECT("1 < b < a", "True");
+    EXPECT("1 < a < b", "False");
+    EXPECT("a % b == 0 or b > 3", "True");
+    EXPECT("not a > b", "False");
+    EXPECT("a > 1 and b", "4"); /* and/or return the deciding operand */
+    EXPECT("0 or 'x'", "x");
+    EXPECT("'big' if a > 5 else 'small'", "big");
+    EXPECT("'big' if a > 9 else 'small'", "small");
+    EXPECT("none is none", "True");
+    EXPECT("a == 'six'", "False");
+    /* short-circuit: the unknown name in the branch not taken is not evaluated */
+    EXPECT("a > 1 or missing > 0", "True");
+    EXPECT("false and missing", "False");
+    EXPECT("1 if t else missing", "1");
+}
+
+static void test_filters_and_functions(void **state)
+{
+    (void)state;
+    EXPECT("f | int", "2");
+    EXPECT("'42' | int + 1", "43");
+    EXPECT("'3.9' | int", "3");
+    EXPECT("a | float", "6.0");
+    EXPECT("2.675 | round(2)", "2.67"); /* binary floating point, like Python */
+    EXPECT("2.5 | round", "2.0");
+    EXPECT("3.5 | round | int", "4");
+    EXPECT("a | string ~ 'x'", "6x");
+    EXPECT("missing | default(5)", "5");
+    EXPECT("missing | d('x')", "x");
+    EXPECT("a | default(5)", "6");
+    EXPECT("'' | default('e', true)", "e");
+    EXPECT("s | upper", "AB");
+    EXPECT("'AbC' | lower", "abc");
+    EXPECT("neg | abs", "7");
+    EXPECT("'  x ' | trim", "x");
+    EXPECT("s | length", "2");
+    EXPECT("'a-b-c' | replace('-', '_')", "a_b_c");
+    EXPECT("min(a, b, 5)", "4");
+    EXPECT("max(a, f)", "6");
+    EXPECT("abs(-2.5)", "2.5");
+    EXPECT("round(2.5)", "2");
+    EXPECT("round(3.5)", "4");
+    EXPECT("round(2.567, 2)", "2.57");
+    EXPECT("floor(-2.5)", "-3");
+    EXPECT("ceil(2.1)", "3");
+    EXPECT("int('7') + float('0.5')", "7.5");
+    EXPECT("str(a) ~ s", "6ab");
+    EXPECT("os_env.HOME", "/home/x");
+    EXPECT("missing is defined", "False");
+    EXPECT("a is defined", "True");
+    EXPECT("missing is not defined", "True");
+    EXPECT("os_env.NOPE | default('none')", "none");
+}
+
+static void test_expression_errors(void **state)
+{
+    (void)state;
+    expect_error("missing + 1", "unknown name 'missing'");
+    expect_error("a / 0", "division by zero");
+    expect_error("a // 0", "division by zero");
+    expect_error("a % 0", "modulo by zero");
+    expect_error("s * 2", "unsupported operand types for *: str and int");
+    expect_error("s < 1", "cannot compare str < int");
+    expect_error("a +", "expected a value, found end of expression");
+    expect_error("(a + b", "expected ')'");
+    expect_error("a b", "expected end of expression, found 'b'");
+    expect_error("'abc", "unterminated string");
+    expect_error("a | nosuch", "unknown filter 'nosuch'");
+    expect_error("s | int", "cannot convert 'ab' to int");
+    expect_error("nosuch(1)", "'nosuch' is not a function");
+    expect_error("a if b", "expected 'else'");
+    expect_error("a $ b", "unexpected character '$'");
+    expect_error("", "empty expression");
+    expect_error("9223372036854775807 + 1", "integer overflow");
+    expect_error("12abc", "malformed number");
+    expect_error("missing", "UNDEF");
+    expect_error("min(-", "expected a value, found end of expression"); /* found by fuzzing: no bad free */
+    expect_error("a | round(-", "expected a value");
+}
+
+static char *render(const char *tmpl, int *line, char *err, size_t errlen)
+{
+    pd_str out = {0};
+    if (pd_template_render(tmpl, lookup, NULL, &out, err, errlen, line) != 0) {
+        pd_str_free(&out);
+        return NULL;
+    }
+    return pd_str_take(&out);
+}
+
+static void test_templates(void **state)
+{
+    (void)state;
+    char err[256];
+    int line;
+    char *r = render("n={{ a * b }} s={{s}} {# note #}home={{ os_env.HOME }}\n{{ command.template }} {{ f }}", &line,
+                     err, sizeof err);
+    assert_non_null(r);
+    assert_string_equal(r, "n=24 s=ab home=/home/x\nrun 2.5");
+    free(r);
+    r = render("a  {{- ' x ' -}}  b", &line, err, sizeof err);
+    assert_string_equal(r, "a x b");
+    free(r);
+    r = render("{{ '}}' }} { not a tag }", &line, err, sizeof err);
+    assert_string_equal(r, "}} { not a tag }");
+    free(r);
+    r = render("", &line, err, sizeof err);
+    assert_string_equal(r, "");
+    free(r);
+    r = render("plain text", &line, err, sizeof err);
+    assert_string_equal(r, "plain text");
+    free(r);
+    assert_true(pd_template_has_tags("x {{ y }}"));
+    assert_false(pd_template_has_tags("a * b"));
+}
+
+static void test_template_errors_name_line(void **state)
+{
+    (void)state;
+    char err[256];
+    int line = 0;
+    assert_null(render("#!/bin/bash\necho ok\necho {{ thread }}\n", &line, err, sizeof err));
+    assert_int_equal(line, 3);
+    assert_string_equal(err, "unknown name 'thread'");
+    assert_null(render("x\n{{ a +* }}", &line, err, sizeof err));
+    assert_int_equal(line, 2);
+    assert_non_null(strstr(err, "expected a value"));
+    assert_null(render("{{ a ", &line, err, sizeof err));
+    assert_non_null(strstr(err, "unclosed '{{'"));
+    assert_null(render("ok\n{% for x in y %}x{% endfor %}", &line, err, sizeof err));
+    assert_int_equal(line, 2);
+    assert_string_equal(err, "unsupported statement {% for %} (supported: if, elif, else, endif)");
+    assert_null(render("a\n{% if a %}\n{% if b %}x{% endif %}\n", &line, err, sizeof err));
+    assert_string_equal(err, "{% if %} without {% endif %}");
+    assert_int_equal(line, 2);
+    assert_null(render("{% endif %}", &line, err, sizeof err));
+    assert_string_equal(err, "{% endif %} without {% if %}");
+    assert_null(render("{% else %}", &line, err, sizeof err));
+    assert_string_equal(err, "{% else %} without {% if %}");
+    assert_null(render("{% if a %}{% else %}{% else %}{% endif %}", &line, err, sizeof err));
+    assert_string_equal(err, "two {% else %} in one {% if %}");
+    assert_null(render("{% if a %}{% else %}{% elif b %}{% endif %}", &line, err, sizeof err));
+    assert_string_equal(err, "{% elif %} without {% if %}");
+    assert_null(render("{% if %}x{% endif %}", &line, err, sizeof err));
+    assert_string_equal(err, "{% if %} needs a condition");
+    assert_null(render("{% if nope > 1 %}x{% endif %}", &line, err, sizeof err));
+    assert_string_equal(err, "unknown name 'nope'");
+}
+
+static void test_if_statements(void **state)
+{
+    (void)state;
+    char err[256];
+    int line;
+    char *r = render("{% if a > 5 %}big{% else %}small{% endif %}", &line, err, sizeof err);
+    assert_string_equal(r, "big");
+    free(r);
+    r = render("{% if a > 9 %}1{% elif a > 5 %}2{% elif a > 1 %}3{% else %}4{% endif %}", &line, err, sizeof err);
+    assert_string_equal(r, "2");
+    free(r);
+    /* trim_blocks + lstrip_blocks: tag-only lines disappear */
+    r = render("#!/bin/bash\n  {% if t %}\necho yes\n  {% else %}\necho no\n  {% endif %}\ndone\n", &line, err,
+               sizeof err);
+    assert_string_equal(r, "#!/bin/bash\necho yes\ndone\n");
+    free(r);
+    /* not taken: names in it are not looked up; nesting */
+    r = render("{% if false %}{{ missing }}{% if missing %}x{% endif %}{% else %}"
+               "{% if s == 'ab' %}in{% endif %}{% endif %}-ok",
+               &line, err, sizeof err);
+    assert_non_null(r);
+    assert_string_equal(r, "in-ok");
+    free(r);
+    r = render("a {% if t -%}   b   {%- endif %} c", &line, err, sizeof err);
+    assert_string_equal(r, "a b c");
+    free(r);
+    r = render("x {%+ if t +%}\ny{% endif %}", &line, err, sizeof err);
+    assert_string_equal(r, "x \ny");
+    free(r);
+}
+
+static void test_json_and_float_format(void **state)
+{
+    (void)state;
+    pd_str s = {0};
+    pd_val v = pd_val_str("a\"b\\c\n");
+    pd_val_append_json(&s, &v);
+    pd_val_free(&v);
+    v = pd_val_float(0.5);
+    pd_str_append(&s, " ");
+    pd_val_append_json(&s, &v);
+    v = pd_val_int(-3);
+    pd_str_append(&s, " ");
+    pd_val_append_json(&s, &v);
+    assert_string_equal(s.data, "\"a\\\"b\\\\c\\n\" 0.5 -3");
+    pd_str_free(&s);
+    char buf[64];
+    pd_format_float(buf, sizeof buf, 123.456);
+    assert_string_equal(buf, "123.456");
+    pd_format_float(buf, sizeof buf, 1e15);
+    assert_string_equal(buf, "1000000000000000.0");
+    pd_format_float(buf, sizeof buf, 0.0001);
+    assert_string_equal(buf, "0.0001");
+    pd_format_float(buf, sizeof buf, 0.00001);
+    assert_string_equal(buf, "1e-05");
+    pd_format_float(buf, sizeof buf, -2.0);
+    assert_string_equal(buf, "-2.0");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_arithmetic_follows_python),
+        cmocka_unit_test(test_comparisons_and_logic),
+        cmocka_unit_test(test_filters_and_functions),
+        cmocka_unit_test(test_expression_errors),
+        cmocka_unit_test(test_templates),
+        cmocka_unit_test(test_template_errors_name_line),
+        cmocka_unit_test(test_if_statements),
+        cmocka_unit_test(test_json_and_float_format),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

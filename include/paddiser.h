@@ -95,8 +95,10 @@ void *LB_HM_config(void *objects, int *sizes);
 /* ---- tasks ---------------------------------------------------------------- */
 
 /* Marks one task instance. task_id < 0 picks the default: the MPI rank when
- * running under MPI (OMPI_COMM_WORLD_RANK / PMI_RANK), else the OpenMP
- * thread number. The first complete instance of every task is the base input
+ * running under MPI (OMPI_COMM_WORLD_RANK / PMI_RANK / PMIX_RANK), else the
+ * OpenMP thread number. Begin and end may come from different OpenMP threads
+ * at once (one thread per task at a time); a task may begin and end several
+ * times in one instance (its times add up). The first complete instance of every task is the base input
  * profile; later instances are estimated, predicted and planned. */
 int pd_task_begin(int task_id);
 int pd_task_end(int task_id);
@@ -104,6 +106,21 @@ int pd_task_end(int task_id);
 /* All tasks of one instance reached the synchronisation point: the runtime
  * estimates, predicts and plans for the next instance and migrates pages. */
 int pd_sync_point(void);
+
+/* ---- planning across processes (MPI) ------------------------------------------ */
+
+/* Ranks that share one fast memory (one node) plan it together when the
+ * application gives the runtime a way to gather data: fn(ctx, send, recv,
+ * bytes) must collect `bytes` from each of the nprocs processes into recv
+ * (process p's block at recv + p * bytes, the same order everywhere) and
+ * return 0 - MPI_Allgather on a node communicator does exactly this. Then
+ * pd_sync_point is collective over those processes: every one tabulates its
+ * tasks' curves (up to 8 tasks per process), all run the same planner over all
+ * tasks with the smallest fast capacity any of them sees, and each moves its
+ * own pages. Plans then change only at pd_sync_point. fn NULL switches back to
+ * planning per process. Call after pd_init. */
+typedef int (*pd_allgather_fn)(void *ctx, const void *send, void *recv, size_t bytes);
+int pd_set_allgather(pd_allgather_fn fn, void *ctx, int nprocs);
 
 /* ---- plan query ------------------------------------------------------------ */
 
@@ -114,9 +131,47 @@ typedef struct {
     double predicted_time; /* seconds, under this plan */
 } pd_task_plan;
 
-/* Copies up to max task plans; returns the number of tasks (>= 0) or error.
- * makespan (may be NULL) receives the predicted makespan. */
+/* Copies up to max task plans of this process's tasks; returns their number
+ * (>= 0) or an error. makespan (may be NULL) receives the predicted makespan
+ * (over all processes' tasks with pd_set_allgather). */
 int pd_plan_query(pd_task_plan *out, int max, double *makespan);
+
+/* ---- profiling and runtime state queries ------------------------------------ */
+
+typedef struct {
+    int initialized;
+    int hw_counters;             /* 1: perf_event_open hardware counters feed the features */
+    char counters_note[200];     /* "hardware counters unavailable: <reason>" when hw_counters == 0 */
+    int sampling;                /* 1: page sampler installed */
+    size_t samples;              /* sampled 4 KB pages */
+    size_t region_bytes;         /* object bytes each sample stands for (2 MB or more) */
+    unsigned long long sampled_faults;
+    char backend[16];            /* "none", "sim" or "numa" */
+    char backend_note[200];      /* why AUTO ended with no backend, etc. */
+    int model_loaded;            /* 0: linear interpolation between T_dram and T_slow */
+    int instances;               /* sync points passed */
+    size_t fast_capacity;        /* bytes the planner distributes */
+    size_t pages_moved, pages_failed; /* by the last migration */
+} pd_profile_info;
+
+int pd_profile_info_get(pd_profile_info *out);
+
+typedef struct {
+    int task;
+    int instances;            /* instances this task ran in */
+    double base_time;         /* seconds, base instance */
+    double last_time;         /* seconds, last completed instance */
+    double features[8];       /* last instance: LLC_MPKI, IPC, PRF_Miss, MEM_WCY,
+                                 L2_LD_Miss, BR_MSP, VEC_INS, L3_LD_Miss (or proxies) */
+    int hw_counters;          /* features come from hardware counters */
+    double accesses;          /* last instance, sampled and scaled, all objects */
+} pd_task_profile;
+
+/* Profile of one task (task id as given to pd_task_begin). */
+int pd_task_profile_get(int task, pd_task_profile *out);
+/* Sampled, scaled accesses of an object in the last completed instance, by
+ * one task (task >= 0) or all tasks (task < 0). */
+int pd_object_accesses(int object, int task, double *out);
 
 /* ---- planners (pure functions, usable without the runtime) ------------------ */
 

@@ -115,7 +115,9 @@ touch slow.flag
 "$PD" bench slow.yaml -q >/dev/null 2>int.log &
 pid=$!
 i=0
-until grep -qs '"status": "running"' wd2/run_001/exec_0002/repetition_001/__iops_status.json; do
+# wait until the script itself has started (its first line ran), not only its status
+until grep -qs '"status": "running"' wd2/run_001/exec_0002/repetition_001/__iops_status.json &&
+    [ -s wd2/run_001/count_2 ]; do
     i=$((i + 1)); [ $i -lt 100 ] || fail "exec_0002 never started"; sleep 0.05
 done
 kill -INT $pid

@@ -26,9 +26,16 @@ cat >"$T/bin/scontrol" <<EOF
 echo "\$*" >>"$T/scontrol.args"
 printf '%s\n' \$STUB_NODES
 EOF
+# Like Slurm, the stub takes the task count from --ntasks, else from the
+# job's SLURM_NTASKS (set by sbatch --ntasks), else one per node; it logs it.
 cat >"$T/bin/srun" <<EOF
 #!/bin/sh
 echo "\$*" >>"$T/srun.args"
+tasks=\${SLURM_NTASKS:-}
+for o; do
+    case \$o in --ntasks=*) tasks=\${o#--ntasks=} ;; --nodes=*) [ -n "\$tasks" ] || tasks=\${o#--nodes=} ;; esac
+done
+echo "\$tasks" >>"$T/srun.tasks"
 exit \${STUB_SRUN_EXIT:-0}
 EOF
 cat >"$T/bin/oarsh" <<EOF
@@ -55,8 +62,8 @@ running() { # alive and not a zombie waiting for its reaper
 # Runs the launcher in a clean scheduler environment plus the given
 # assignments; waits for what it started (it prints their PIDs).
 launch() {
-    rm -f "$T"/*.args "$T/wrap.log"
-    pids=$(env -u SLURM_JOB_ID -u SLURM_JOB_NODELIST -u SLURMD_NODENAME -u OAR_NODEFILE -u PBS_NODEFILE \
+    rm -f "$T"/*.args "$T/srun.tasks" "$T/wrap.log"
+    pids=$(env -u SLURM_JOB_ID -u SLURM_JOB_NODELIST -u SLURMD_NODENAME -u SLURM_NTASKS -u OAR_NODEFILE -u PBS_NODEFILE \
         PATH="${STUB_PATH:-$T/bin}:$PATH" "$@" sh "$T/launcher.sh" "$W/wrap.sh" att 999) || fail "launcher failed: $*"
     for p in $pids; do
         i=0
@@ -70,16 +77,18 @@ expect() { # FILE EXPECTED-CONTENT
     [ "$got" = "$want" ] || fail "$(basename "$1"): got [$got] want [$want]"
 }
 
-# SLURM: three nodes, this one named by SLURMD_NODENAME.
-launch SLURM_JOB_ID=42 SLURM_JOB_NODELIST='n[1-3]' SLURMD_NODENAME=n1 STUB_NODES="n1 n2 n3"
+# SLURM: three nodes, this one named by SLURMD_NODENAME; the job was
+# submitted with --ntasks=64, which srun must not inherit for the samplers.
+launch SLURM_JOB_ID=42 SLURM_JOB_NODELIST='n[1-3]' SLURMD_NODENAME=n1 STUB_NODES="n1 n2 n3" SLURM_NTASKS=64
 expect "$T/scontrol.args" "show hostnames n[1-3]"
-expect "$T/srun.args" "--overlap --nodes=2 --ntasks-per-node=1 --nodelist=n2,n3 sh $W/wrap.sh att"
+expect "$T/srun.args" "--overlap --nodes=2 --ntasks=2 --ntasks-per-node=1 --nodelist=n2,n3 sh $W/wrap.sh att"
+expect "$T/srun.tasks" "2"
 expect "$T/wrap.log" "ran att 999"
 [ "$npids" = 2 ] || fail "slurm: $npids pids printed"
 
 # SLURM without SLURMD_NODENAME: this node recognised by its hostname.
 launch SLURM_JOB_ID=42 SLURM_JOB_NODELIST=x STUB_NODES="nodeZ $self"
-expect "$T/srun.args" "--overlap --nodes=1 --ntasks-per-node=1 --nodelist=nodeZ sh $W/wrap.sh att"
+expect "$T/srun.args" "--overlap --nodes=1 --ntasks=1 --ntasks-per-node=1 --nodelist=nodeZ sh $W/wrap.sh att"
 
 # SLURM single node: no srun at all.
 launch SLURM_JOB_ID=42 SLURM_JOB_NODELIST=x STUB_NODES="$self"

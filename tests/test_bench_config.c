@@ -452,6 +452,24 @@ static void test_metrics_python_parser(void **state)
     free(v[1]);
     assert_int_equal(pd_metrics_parse_file(data, bad, NULL, names, 2, v, err, sizeof err), -1);
     assert_non_null(strstr(err, "parser_script failed (exit 1): ValueError: no bandwidth line"));
+    /* IOPS' globals: vars, env, execution_id, ... and os_env */
+    char ctxp[256];
+    snprintf(ctxp, sizeof ctxp, "%s/ctx.py", dir);
+    const char *c = "SCALE = vars['nodes'] * 2\n"
+                    "def parse(path):\n"
+                    "    return {'bw': SCALE * float(open(path).read().split()[1]),\n"
+                    "            'unit': env['U'] + execution_id + str(repetition) + str('PATH' in os_env)}\n";
+    assert_int_equal(pd_write_file(ctxp, c, strlen(c)), 0);
+    assert_int_equal(pd_metrics_parse_file_ctx(data, ctxp, NULL,
+                                               "{\"vars\": {\"nodes\": 2}, \"env\": {\"U\": \"MB\"}, "
+                                               "\"execution_id\": \"7\", \"repetition\": 3}",
+                                               names, 2, v, err, sizeof err),
+                     2);
+    assert_string_equal(v[0], "170.0");
+    assert_string_equal(v[1], "MB73True");
+    free(v[0]);
+    free(v[1]);
+    unlink(ctxp);
     unlink(data);
     unlink(parser);
     unlink(bad);
@@ -485,6 +503,176 @@ static void test_slurm_helpers(void **state)
     pd_free_argv(argv);
 }
 
+static void test_iops_compat_errors_name_line_and_key(void **state)
+{
+    (void)state;
+    const char *label_sweep = "    sweep: {mode: list, values: [x]}\n";
+    const char *ppn_sweep = "    sweep: {mode: list, values: [2, '4']}\n";
+    EXPECT_ERROR(label_sweep, "    sweep: {mode: list, values: [x]}\n    when: \"nodes > 1\"\n", false,
+                 "t.yaml:16: vars.label.when: when needs a default");
+    EXPECT_ERROR(label_sweep, "    sweep: {mode: list, values: [x]}\n    default: y\n", false,
+                 "t.yaml:16: vars.label.default: default is only valid together with when");
+    EXPECT_ERROR("    expr: \"1024 // ntasks\"\n", "    expr: \"1024 // ntasks\"\n    when: \"true\"\n    default: 1\n",
+                 false, "t.yaml:22: vars.block.when: only swept variables can be conditional");
+    EXPECT_ERROR(ppn_sweep, "    sweep: {mode: list, values: [2, '4']}\n    when: \"nodes > 1\"\n    default: many\n", false,
+                 "t.yaml:14: vars.ppn.default: 'many' is not an int (variable type is int)");
+    EXPECT_ERROR(ppn_sweep, "    sweep: {mode: list, values: [2, '4']}\n    when: \"nodez > 1\"\n    default: 1\n", true,
+                 "t.yaml:13: vars.ppn.when: unknown name 'nodez'");
+    EXPECT_ERROR(label_sweep, "    adaptive: {initial: 1, factor: 2, stop_when: \"x\"}\n", false,
+                 "t.yaml:15: vars.label: adaptive variables (search_method: adaptive) are not supported");
+    EXPECT_ERROR("    type: str\n    sweep", "    type: list\n    sweep", false,
+                 "t.yaml:14: vars.label.type: type list is for derived variables");
+    EXPECT_ERROR("    type: int\n    expr: \"1024 // ntasks\"\n", "    type: list\n    expr: \"1024 // ntasks\"\n", true,
+                 "t.yaml:21: vars.block.expr: variable is type list but the value is wrong: 512 is not a list");
+    EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  search_method: random\n", false,
+                 "t.yaml:6: benchmark.random_config: search_method random needs random_config.n_samples or "
+                 "random_config.percentage");
+    EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  search_method: random\n  random_config: {percentage: 1.5}\n", false,
+                 "t.yaml:7: benchmark.random_config.percentage: must be a fraction in (0, 1]");
+    EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  search_method: random\n  random_config: {percentage: 0.5, n_samples: 2}\n",
+                 false, "t.yaml:7: benchmark.random_config: give n_samples or percentage, not both");
+    EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  search_method: adaptive\n", false,
+                 "t.yaml:6: benchmark.search_method: only 'exhaustive' is supported (plus 'random' sampling of it), "
+                 "found 'adaptive' (bayesian and adaptive search are not implemented");
+    EXPECT_ERROR("output:\n", "  - name: job\n    script_template: \"echo\"\noutput:\n", false,
+                 "t.yaml:44: scripts: two scripts are named 'job'");
+    EXPECT_ERROR("output:\n", "  - name: other\n    script_template: \"echo\"\n    posts: {}\noutput:\n", false,
+                 "t.yaml:46: scripts[1].posts: unknown key");
+    EXPECT_ERROR("output:\n", "  - name: other\n    script_template: \"echo\"\n    parser: {file: x, metrics: [ntasks]}\noutput:\n",
+                 false, "scripts[1].parser.metrics: metric 'ntasks' has the name of a variable");
+    EXPECT_ERROR("    parser:\n", "    inputs:\n      - {name: cfg, path: a.conf, template: x, file: y}\n    parser:\n", false,
+                 "t.yaml:40: scripts[0].inputs[0]: give exactly one of template (inline content) or file");
+    EXPECT_ERROR("    parser:\n", "    inputs:\n      - {name: cfg, path: a.conf, template: x, mode: '999'}\n    parser:\n",
+                 false, "t.yaml:40: scripts[0].inputs[0].mode: must be an octal string such as \"0644\", found '999'");
+    EXPECT_ERROR("    parser:\n", "    inputs:\n      - {name: 1cfg, path: a.conf, template: x}\n    parser:\n", false,
+                 "t.yaml:40: scripts[0].inputs[0].name: must be an identifier");
+    EXPECT_ERROR("    parser:\n", "    inputs:\n      - {name: cfg, template: x}\n    parser:\n", false,
+                 "t.yaml:40: scripts[0].inputs[0].path: required key is missing");
+    EXPECT_ERROR("    parser:\n", "    post: {}\n    parser:\n", false, "t.yaml:39: scripts[0].post.script: required key is missing");
+    EXPECT_ERROR("    parser:\n", "    post: {script: \"echo {{ nope }}\"}\n    parser:\n", true,
+                 "t.yaml:39: scripts[0].post.script: unknown name 'nope'");
+    EXPECT_ERROR("      {{ command.template }} > {{ out }}\n",
+                 "      {% for i in range(2) %}\n      {{ command.template }} > {{ out }}\n", true,
+                 "t.yaml:38: scripts[0].script_template: {% for %} without {% endfor %}");
+    EXPECT_ERROR("      {{ command.template }} > {{ out }}\n",
+                 "      {% for i in range(2) %}\n      {{ command.template }} {{ j }}\n      {% endfor %}\n", true,
+                 "t.yaml:39: scripts[0].script_template: unknown name 'j'");
+    EXPECT_ERROR("  template: \"bench", "  env: {\"A-B\": x}\n  template: \"bench", false,
+                 "t.yaml:30: command.env.A-B: environment variable names must be identifiers");
+    EXPECT_ERROR("  template: \"bench", "  env: {A: \"{{ nope }}\"}\n  template: \"bench", true,
+                 "t.yaml:30: command.env.A: unknown name 'nope'");
+}
+
+static const char *iops_study =
+    "benchmark: {name: s, workdir: /tmp/pd-s, search_method: random, random_seed: 3,\n"
+    "            random_config: {percentage: 0.5}}\n"
+    "vars:\n"
+    "  codec: {type: str, sweep: {mode: list, values: [none, lz4, zstd]}}\n"
+    "  level:\n"
+    "    type: int\n"
+    "    sweep: {mode: list, values: [1, 9]}\n"
+    "    when: \"codec != 'none'\"\n"
+    "    default: 0\n"
+    "  long:\n"
+    "    type: bool\n"
+    "    sweep: {mode: list, values: [true, false]}\n"
+    "    when: \"level > 1\"\n" /* depends on another conditional variable */
+    "    default: false\n"
+    "  sizes: {type: list, expr: \"[10, 20, 30]\"}\n"
+    "  size: {type: int, expr: \"sizes[level % 3]\"}\n"
+    "command:\n"
+    "  template: \"x {{ codec }}\"\n"
+    "  env: {LEVEL: \"{{ level }}\", CODEC: \"{{ codec | upper }}\"}\n"
+    "  labels: {team: io}\n"
+    "scripts:\n"
+    "  - name: a\n"
+    "    script_template: |\n"
+    "      {% for k, v in command_env.items() %}\n"
+    "      export {{ k }}={{ v }}\n"
+    "      {% endfor %}\n"
+    "      {{ command.template }} {{ team }} {{ command_labels.team }} {{ artifacts_dir | basename }}\n"
+    "    inputs:\n"
+    "      - {name: conf, path: c.conf, template: \"{% for s in sizes %}{{ s }};{% endfor %}\"}\n"
+    "    parser: {file: out, metrics: [m1, shared]}\n"
+    "  - name: b\n"
+    "    script_template: \"cat {{ inputs.conf.path }}\"\n"
+    "    inputs:\n"
+    "      - {name: conf, path: \"{{ execution_dir }}/b.conf\", template: \"{{ size }}\", mode: \"0640\"}\n"
+    "    post: {script: \"echo post {{ execution_id }}\"}\n"
+    "    parser: {file: out, metrics: [shared, m2]}\n";
+
+static void test_conditional_random_multi_script(void **state)
+{
+    (void)state;
+    pd_bench_config cfg;
+    pd_str errors = {0}, warnings = {0};
+    int rc = parse(iops_study, &cfg, &errors);
+    if (rc)
+        fail_msg("%s", errors.data);
+    assert_int_equal(pd_bench_nscripts(&cfg), 2);
+    assert_int_equal(cfg.nmetrics, 3); /* m1, shared, m2 */
+    assert_string_equal(cfg.metrics[2], "m2");
+    /* exhaustive first: none(0,F) lz4(1,F) lz4(9,T) lz4(9,F) zstd x3 = 7 combinations */
+    cfg.search = PD_SEARCH_EXHAUSTIVE;
+    pd_bench_matrix m;
+    assert_int_equal(pd_bench_matrix_build(&cfg, "/w", &m, &errors, &warnings), 0);
+    assert_int_equal(m.nexecs, 14); /* x 2 scripts */
+    assert_string_equal(m.execs[0].values[0].s, "none");
+    assert_int_equal(m.execs[0].values[1].i, 0);
+    assert_false(m.execs[0].values[2].b);
+    assert_int_equal(m.execs[0].script, 0);
+    assert_int_equal(m.execs[1].script, 1);
+    assert_int_equal(m.execs[1].id, 2);
+    assert_int_equal(m.execs[4].values[1].i, 9); /* lz4, 9, True */
+    assert_true(m.execs[4].values[2].b);
+    assert_int_equal(m.execs[4].values[4].i, 10); /* sizes[9 % 3] */
+
+    pd_bench_rendered r;
+    assert_int_equal(pd_bench_render(&cfg, "/w", &m.execs[4], 1, "/p", &r, &errors), 0);
+    assert_string_equal(r.script, "#!/bin/bash\nexport LEVEL=9\nexport CODEC=LZ4\nx lz4 io io images\n");
+    assert_int_equal(r.ninputs, 1);
+    assert_string_equal(r.input_paths[0], "/w/exec_0005/repetition_001/c.conf");
+    assert_string_equal(r.input_texts[0], "10;20;30;");
+    assert_int_equal(r.input_modes[0], -1);
+    assert_null(r.post);
+    assert_string_equal(r.parser_context,
+                        "{\"vars\": {\"codec\": \"lz4\", \"level\": 9, \"long\": true, \"sizes\": [10, 20, 30], "
+                        "\"size\": 10}, \"env\": {\"LEVEL\": \"9\", \"CODEC\": \"LZ4\"}, \"execution_id\": \"5\", "
+                        "\"repetition\": 1, \"repetitions\": 1, \"execution_dir\": \"/w/exec_0005/repetition_001\", "
+                        "\"workdir\": \"/w\", \"log_dir\": \"/w/logs\"}");
+    pd_bench_rendered_free(&r, cfg.nvars);
+    assert_int_equal(pd_bench_render(&cfg, "/w", &m.execs[5], 1, "/p", &r, &errors), 0);
+    assert_string_equal(r.script, "#!/bin/bash\ncat /w/exec_0006/repetition_001/b.conf");
+    assert_string_equal(r.input_texts[0], "10");
+    assert_int_equal(r.input_modes[0], 0640);
+    assert_string_equal(r.post, "echo post 6");
+    pd_bench_rendered_free(&r, cfg.nvars);
+    pd_bench_matrix_free(&m);
+
+    /* random: half of the 7 combinations (ceil: 4), seeded, in matrix order, each for both scripts */
+    cfg.search = PD_SEARCH_RANDOM;
+    pd_bench_matrix a, b;
+    assert_int_equal(pd_bench_matrix_build(&cfg, "/w", &a, &errors, &warnings), 0);
+    assert_int_equal(pd_bench_matrix_build(&cfg, "/w", &b, &errors, &warnings), 0);
+    assert_int_equal(a.nexecs, 8);
+    for (size_t i = 0; i < a.nexecs; i++) {
+        assert_int_equal(a.execs[i].id, (int)i + 1);
+        assert_string_equal(a.execs[i].values[0].s, b.execs[i].values[0].s);
+        assert_int_equal(a.execs[i].values[1].i, b.execs[i].values[1].i);
+        assert_int_equal(a.execs[i].script, i % 2);
+    }
+    pd_bench_matrix_free(&a);
+    pd_bench_matrix_free(&b);
+    cfg.random.percentage = 1.0; /* everything: a warning, not an error */
+    assert_int_equal(pd_bench_matrix_build(&cfg, "/w", &a, &errors, &warnings), 0);
+    assert_int_equal(a.nexecs, 14);
+    assert_non_null(strstr(warnings.data, "running all of them"));
+    pd_bench_matrix_free(&a);
+    pd_bench_config_free(&cfg);
+    pd_str_free(&errors);
+    pd_str_free(&warnings);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -500,6 +688,8 @@ int main(void)
         cmocka_unit_test(test_metrics_native_parsers),
         cmocka_unit_test(test_metrics_python_parser),
         cmocka_unit_test(test_slurm_helpers),
+        cmocka_unit_test(test_iops_compat_errors_name_line_and_key),
+        cmocka_unit_test(test_conditional_random_multi_script),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -236,9 +236,9 @@ static void test_template_errors_name_line(void **state)
     assert_non_null(strstr(err, "expected a value"));
     assert_null(render("{{ a ", &line, err, sizeof err));
     assert_non_null(strstr(err, "unclosed '{{'"));
-    assert_null(render("ok\n{% for x in y %}x{% endfor %}", &line, err, sizeof err));
+    assert_null(render("ok\n{% macro m() %}x{% endmacro %}", &line, err, sizeof err));
     assert_int_equal(line, 2);
-    assert_string_equal(err, "unsupported statement {% for %} (supported: if, elif, else, endif)");
+    assert_string_equal(err, "unsupported statement {% macro %} (supported: if, elif, else, endif, for, endfor)");
     assert_null(render("a\n{% if a %}\n{% if b %}x{% endif %}\n", &line, err, sizeof err));
     assert_string_equal(err, "{% if %} without {% endif %}");
     assert_int_equal(line, 2);
@@ -315,6 +315,102 @@ static void test_json_and_float_format(void **state)
     assert_string_equal(buf, "-2.0");
 }
 
+static void test_lists_methods_membership(void **state)
+{
+    (void)state;
+    EXPECT("[1, 'a', 2.5, true]", "[1, 'a', 2.5, True]");
+    EXPECT("[1, 2,][-1]", "2");
+    EXPECT("[10, 20, 30][1:]", "[20, 30]");
+    EXPECT("'abcdef'[1:3] ~ 'abcdef'[-1]", "bcf");
+    EXPECT("[100, 200, 400][b - 3]", "200");
+    EXPECT("'/beegfs/u/ior_8'.split('_')[-1]", "8");
+    EXPECT("os_env.HOME.split('/')", "['', 'home', 'x']");
+    EXPECT("' a  b '.split()", "['a', 'b']");
+    EXPECT("'a b  c '.split(None, 1)", "['a', 'b  c ']");
+    EXPECT("'a-b-c'.rsplit('-', 1)", "['a-b', 'c']");
+    EXPECT("s.upper() ~ '-' ~ '  x '.strip() ~ '-' ~ 'xxhixx'.strip('x')", "AB-x-hi");
+    EXPECT("s.startswith('a') and not s.endswith('a')", "True");
+    EXPECT("'-'.join(['a', 'b']) ~ ' ' ~ '7'.zfill(3)", "a-b 007");
+    EXPECT("'a.b'.replace('.', '/')", "a/b");
+    EXPECT("os_env.get('HOME', '')", "/home/x");
+    EXPECT("os_env.get('NOPE', 'dflt')", "dflt");
+    EXPECT("os_env.get('NOPE')", "None");
+    EXPECT("a in [1, 6] and b not in [1, 6]", "True");
+    EXPECT("'ab' in 'xaby' and 'q' not in s", "True");
+    EXPECT("range(3)", "[0, 1, 2]");
+    EXPECT("range(8, 2, -3)", "[8, 5]");
+    EXPECT("len([1, 2]) + len(s)", "4");
+    EXPECT("max([3, 9, 1]) - min([3, 9, 1])", "8");
+    EXPECT("[1, 2] + [3]", "[1, 2, 3]");
+    EXPECT("[1, 2] == [1, 2]", "True");
+    EXPECT("'/a/b/c.json' | basename", "c.json");
+    EXPECT("'/a/b/c.json' | dirname", "/a/b");
+    EXPECT("[1, 2, 3] | join(',')", "1,2,3");
+    EXPECT("[1, 2, 3] | length", "3");
+    EXPECT("[4, 5] | first ~ [4, 5] | last", "45");
+    EXPECT("'/x/ior_' + 8 | string", "/x/ior_8");
+    expect_error("[1, 2][5]", "index 5 out of range");
+    expect_error("a[0]", "int is not subscriptable");
+    expect_error("a in 5", "argument of type int is not iterable");
+    expect_error("s.nosuch()", "not a function");
+    expect_error("a.upper()", "int has no method upper()");
+    expect_error("nope.upper()", "unknown name 'nope'");
+    expect_error("[1, 2", "expected ',' or ']'");
+    expect_error("range(1, 2, 0)", "step must not be zero");
+    expect_error("a not b", "expected 'in' after 'not'");
+}
+
+static void test_for_loops(void **state)
+{
+    (void)state;
+    char err[256];
+    int line;
+    char *r = render("{% for i in range(3) %}{{ i }}{% if not loop.last %},{% endif %}{% endfor %}", &line, err,
+                     sizeof err);
+    assert_non_null(r);
+    assert_string_equal(r, "0,1,2");
+    free(r);
+    /* tag-only lines vanish (trim_blocks + lstrip_blocks), loop.* */
+    r = render("#!/bin/bash\n{% for m in ['mpi', 'ior'] %}\n  module load {{ m }} # {{ loop.index }}/{{ loop.length }}\n"
+               "  {% endfor %}\ndone\n",
+               &line, err, sizeof err);
+    assert_non_null(r);
+    assert_string_equal(r, "#!/bin/bash\n  module load mpi # 1/2\n  module load ior # 2/2\ndone\n");
+    free(r);
+    /* pairs, nesting, a loop variable shadowing a name, strings iterate chars */
+    r = render("{% for k, v in [['A', 1], ['B', a]] %}{{ k }}={{ v }};{% endfor %}"
+               "{% for a in [1, 2] %}{% for c in 'xy' %}{{ a }}{{ c }}{{ loop.index0 }} {% endfor %}{% endfor %}{{ a }}",
+               &line, err, sizeof err);
+    assert_non_null(r);
+    assert_string_equal(r, "A=1;B=6;1x0 1y1 2x0 2y1 6");
+    free(r);
+    /* in a branch not taken, nothing in the loop is evaluated */
+    r = render("{% if false %}{% for x in missing %}{{ x.nope }}{% endfor %}{% endif %}ok", &line, err, sizeof err);
+    assert_string_equal(r, "ok");
+    free(r);
+    r = render("a {% for x in [1] -%}  {{ x }}  {%- endfor %} b", &line, err, sizeof err);
+    assert_string_equal(r, "a 1 b");
+    free(r);
+    /* errors point at the template line */
+    assert_null(render("x\n{% for i in [1] %}\n{{ i }}\n{{ nope }}\n{% endfor %}", &line, err, sizeof err));
+    assert_string_equal(err, "unknown name 'nope'");
+    assert_int_equal(line, 4);
+    assert_null(render("x\n{% for i in [1] %}", &line, err, sizeof err));
+    assert_string_equal(err, "{% for %} without {% endfor %}");
+    assert_int_equal(line, 2);
+    assert_null(render("{% endfor %}", &line, err, sizeof err));
+    assert_string_equal(err, "{% endfor %} without {% for %}");
+    assert_null(render("{% for i of x %}{% endfor %}", &line, err, sizeof err));
+    assert_non_null(strstr(err, "needs 'NAME in LIST'"));
+    assert_null(render("{% for i in a %}{% endfor %}", &line, err, sizeof err));
+    assert_string_equal(err, "{% for %}: a is not a list");
+    assert_null(render("{% for k, v in [1] %}{% endfor %}", &line, err, sizeof err));
+    assert_string_equal(err, "{% for k, v %}: item 0 is not a pair");
+    assert_null(render("{% for i in range(2000) %}{% for j in range(2000) %}{% endfor %}{% endfor %}", &line, err,
+                       sizeof err));
+    assert_string_equal(err, "{% for %}: more than 1000000 loop iterations in one template");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -326,6 +422,8 @@ int main(void)
         cmocka_unit_test(test_template_errors_name_line),
         cmocka_unit_test(test_if_statements),
         cmocka_unit_test(test_json_and_float_format),
+        cmocka_unit_test(test_lists_methods_membership),
+        cmocka_unit_test(test_for_loops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

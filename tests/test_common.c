@@ -2,8 +2,10 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "common/csv.h"
@@ -35,6 +37,213 @@ static void test_csv_errors(void **state)
     assert_non_null(strstr(err, "unterminated"));
     assert_null(pd_csv_load("/nonexistent/x.csv", err, sizeof err));
     assert_non_null(strstr(err, "/nonexistent/x.csv"));
+}
+
+/* ---- streaming reader ---- */
+
+/* Writes content to a fresh temp file; returns its path (caller frees). */
+static char *temp_csv(const char *content, size_t len)
+{
+    char *path = strdup("/tmp/pd_common_csv_XXXXXX");
+    assert_non_null(path);
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, content, len), (ssize_t)len);
+    close(fd);
+    return path;
+}
+
+static void remove_temp(char *path)
+{
+    unlink(path);
+    free(path);
+}
+
+/* Reads every record of path with the given block size into one string:
+ * fields joined by '|', records ended by ';'. Returns the reader's status. */
+static int read_all(const char *path, size_t block, pd_str *out, char *err, size_t errlen)
+{
+    pd_csv_reader *r = pd_csv_reader_open(path, block, err, errlen);
+    assert_non_null(r);
+    pd_csv_row row;
+    int rc;
+    while ((rc = pd_csv_reader_next(r, &row, err, errlen)) > 0) {
+        for (size_t i = 0; i < row.nfields; i++) {
+            if (i)
+                pd_str_append(out, "|");
+            pd_str_append(out, row.fields[i]);
+        }
+        pd_str_append(out, ";");
+    }
+    pd_csv_reader_close(r);
+    return rc;
+}
+
+static void test_reader_quoted_field_spanning_lines(void **state)
+{
+    (void)state;
+    static const char text[] = "name,note\n"
+                               "a,\"line one\nline two, \"\"quoted\"\"\r\nline three\"\n"
+                               "b,plain\n";
+    char *path = temp_csv(text, sizeof text - 1);
+    char err[256];
+    /* tiny blocks put the block boundary inside the quoted field */
+    for (size_t block = 1; block <= 24; block++) {
+        pd_str s = {0};
+        assert_int_equal(read_all(path, block, &s, err, sizeof err), 0);
+        assert_string_equal(s.data, "name|note;"
+                                    "a|line one\nline two, \"quoted\"\r\nline three;"
+                                    "b|plain;");
+        pd_str_free(&s);
+    }
+    /* line numbers count the breaks inside the quoted field */
+    pd_csv_reader *r = pd_csv_reader_open(path, 4, err, sizeof err);
+    pd_csv_row row;
+    assert_int_equal(pd_csv_reader_next(r, &row, err, sizeof err), 1);
+    assert_int_equal(pd_csv_reader_line(r), 1);
+    assert_int_equal(pd_csv_reader_next(r, &row, err, sizeof err), 1);
+    assert_int_equal(pd_csv_reader_line(r), 2);
+    assert_int_equal(pd_csv_reader_next(r, &row, err, sizeof err), 1);
+    assert_string_equal(row.fields[0], "b");
+    assert_int_equal(pd_csv_reader_line(r), 5);
+    assert_int_equal(pd_csv_reader_next(r, &row, err, sizeof err), 0);
+    pd_csv_reader_close(r);
+    remove_temp(path);
+}
+
+static void test_reader_row_longer_than_block(void **state)
+{
+    (void)state;
+    /* 3000 fields of 4 characters: ~15 kB in one record, read with 64-byte
+     * and default blocks */
+    pd_str text = {0};
+    pd_str_append(&text, "h\n");
+    for (int i = 0; i < 3000; i++)
+        pd_str_printf(&text, "%s%04d", i ? "," : "", i);
+    pd_str_append(&text, "\nlast\n");
+    char *path = temp_csv(text.data, text.len);
+    size_t blocks[] = {64, 0};
+    for (size_t b = 0; b < PD_ARRAY_LEN(blocks); b++) {
+        char err[256];
+        pd_csv_reader *r = pd_csv_reader_open(path, blocks[b], err, sizeof err);
+        assert_non_null(r);
+        pd_csv_row row;
+        assert_int_equal(pd_csv_reader_next(r, &row, err, sizeof err), 1);
+        assert_int_equal(row.nfields, 1);
+        assert_int_equal(pd_csv_reader_next(r, &row, err, sizeof err), 1);
+        assert_int_equal(row.nfields, 3000);
+        assert_string_equal(row.fields[0], "0000");
+        assert_string_equal(row.fields[1234], "1234");
+        assert_string_equal(row.fields[2999], "2999");
+        assert_int_equal(pd_csv_reader_next(r, &row, err, sizeof err), 1);
+        assert_string_equal(row.fields[0], "last");
+        assert_int_equal(pd_csv_reader_next(r, &row, err, sizeof err), 0);
+        pd_csv_reader_close(r);
+    }
+    remove_temp(path);
+    pd_str_free(&text);
+}
+
+static void test_reader_no_trailing_newline_and_crlf(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"a,b\n1,2", "a|b;1|2;"},                         /* no trailing newline */
+        {"a,b\n1,\"2\"", "a|b;1|2;"},                     /* ... after a quoted field */
+        {"a,b\r\n1,2\r\n\r\n3,\"x\r\ny\"\r\n", "a|b;1|2;3|x\r\ny;"}, /* CRLF, blank CRLF line */
+        {"a\r1\r\r2", "a;1;2;"},                          /* lone CRs end records */
+        {"\xEF\xBB\xBF" "a,b\n1,2\n", "a|b;1|2;"},        /* byte order mark */
+        {"\n\na\n,\n", "a;|;"},                           /* blank lines; a row of 2 empties */
+        {"", ""},
+    };
+    for (size_t i = 0; i < PD_ARRAY_LEN(cases); i++) {
+        char *path = temp_csv(cases[i].text, strlen(cases[i].text));
+        for (size_t block = 1; block <= 8; block++) {
+            pd_str s = {0};
+            char err[256];
+            assert_int_equal(read_all(path, block, &s, err, sizeof err), 0);
+            if (strcmp(s.data ? s.data : "", cases[i].want) != 0)
+                fail_msg("case %zu, block %zu: got '%s'", i, block, s.data ? s.data : "");
+            pd_str_free(&s);
+        }
+        remove_temp(path);
+    }
+}
+
+static void test_reader_matches_table(void **state)
+{
+    (void)state;
+    /* every record the table holds, the reader yields at any block size */
+    static const char text[] = "id,\"na,me\",v\r\n"
+                               "1,\"a\"\"b\",x\n"
+                               "\n"
+                               "2,\"\",\"multi\nline\"\r\n"
+                               "3,ab\"c,\"d\"e\n"
+                               "4\n"
+                               ",,\n"
+                               "5,\"end\"";
+    char err[256];
+    pd_csv *c = pd_csv_parse(text, err, sizeof err);
+    assert_non_null(c);
+    assert_int_equal(c->nrows, 6); /* ",," is a row of three empty fields */
+    assert_string_equal(pd_csv_get(c, 1, 2), "multi\nline");
+    assert_string_equal(pd_csv_get(c, 2, 1), "ab\"c");
+    assert_string_equal(pd_csv_get(c, 2, 2), "de");
+    pd_str want = {0};
+    for (size_t r = 0; r <= c->nrows; r++) {
+        const pd_csv_row *row = r == 0 ? &c->header : &c->rows[r - 1];
+        for (size_t i = 0; i < row->nfields; i++)
+            pd_str_printf(&want, "%s%s", i ? "|" : "", row->fields[i]);
+        pd_str_append(&want, ";");
+    }
+    char *path = temp_csv(text, sizeof text - 1);
+    pd_csv *loaded = pd_csv_load(path, err, sizeof err);
+    assert_non_null(loaded);
+    assert_int_equal(loaded->nrows, c->nrows);
+    assert_string_equal(pd_csv_get(loaded, 5, 1), "end");
+    pd_csv_free(loaded);
+    for (size_t block = 1; block <= sizeof text; block++) {
+        pd_str got = {0};
+        assert_int_equal(read_all(path, block, &got, err, sizeof err), 0);
+        assert_string_equal(got.data, want.data);
+        pd_str_free(&got);
+    }
+    remove_temp(path);
+    pd_str_free(&want);
+    pd_csv_free(c);
+}
+
+static void test_reader_errors(void **state)
+{
+    (void)state;
+    char err[256];
+    assert_null(pd_csv_reader_open("/nonexistent/y.csv", 0, err, sizeof err));
+    assert_non_null(strstr(err, "/nonexistent/y.csv"));
+    assert_null(pd_csv_reader_open("/tmp", 0, err, sizeof err));
+    assert_non_null(strstr(err, "/tmp"));
+
+    static const char text[] = "a,b\n1,2\n3,\"open\n4,5\n";
+    char *path = temp_csv(text, sizeof text - 1);
+    pd_csv_reader *r = pd_csv_reader_open(path, 4, err, sizeof err);
+    pd_csv_row row;
+    assert_int_equal(pd_csv_reader_next(r, &row, err, sizeof err), 1);
+    assert_int_equal(pd_csv_reader_next(r, &row, err, sizeof err), 1);
+    assert_string_equal(row.fields[1], "2");
+    /* the quote opened on line 3 runs to the end of the file */
+    assert_int_equal(pd_csv_reader_next(r, &row, err, sizeof err), -1);
+    assert_non_null(strstr(err, path));
+    assert_non_null(strstr(err, "unterminated"));
+    assert_non_null(strstr(err, "line 3"));
+    err[0] = '\0';
+    assert_int_equal(pd_csv_reader_next(r, &row, err, sizeof err), -1); /* and stays failed */
+    assert_non_null(strstr(err, "unterminated"));
+    pd_csv_reader_close(r);
+    assert_null(pd_csv_load(path, err, sizeof err));
+    assert_non_null(strstr(err, path));
+    assert_non_null(strstr(err, "unterminated"));
+    remove_temp(path);
 }
 
 static void test_csv_put_field(void **state)
@@ -98,6 +307,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_csv_quotes_and_short_rows),
         cmocka_unit_test(test_csv_errors),
+        cmocka_unit_test(test_reader_quoted_field_spanning_lines),
+        cmocka_unit_test(test_reader_row_longer_than_block),
+        cmocka_unit_test(test_reader_no_trailing_newline_and_crlf),
+        cmocka_unit_test(test_reader_matches_table),
+        cmocka_unit_test(test_reader_errors),
         cmocka_unit_test(test_csv_put_field),
         cmocka_unit_test(test_parse_numbers),
         cmocka_unit_test(test_sysroot_override),

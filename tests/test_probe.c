@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -164,6 +167,37 @@ static void test_cpu_sequence(void **state)
     free(s1), free(s2), free(s3), free(m1), free(m2);
 }
 
+/* cpu1 goes offline and comes back with its idle counter restarted (nohz
+ * idle time reset on hotplug): it gets a new baseline, not a row where the
+ * clamped idle delta reads as 100% busy. */
+static void test_cpu_hotplug_rebaseline(void **state)
+{
+    (void)state;
+    char *m = fx("meminfo.1");
+    pd_cpu_state st = {0};
+    pd_str out = {0};
+    char err[128];
+    assert_int_equal(pd_cpu_sample(&st, "cpu0 100 0 50 500 0 0 0\ncpu1 100 0 50 5000 0 0 0\n", m, 1.0, "h", &out,
+                                   err, sizeof err),
+                     0);
+    assert_int_equal(pd_cpu_sample(&st, "cpu0 110 0 50 590 0 0 0\n", m, 2.0, "h", &out, err, sizeof err), 1);
+    assert_string_equal(out.data, "2.000,h,0,10.00,0.00,90.00,16000000,8000000\n");
+    pd_str_clear(&out);
+    assert_int_equal(pd_cpu_sample(&st, "cpu0 120 0 50 680 0 0 0\ncpu1 110 0 50 40 0 0 0\n", m, 3.0, "h", &out,
+                                   err, sizeof err),
+                     1);
+    assert_string_equal(out.data, "3.000,h,0,10.00,0.00,90.00,16000000,8000000\n");
+    pd_str_clear(&out);
+    assert_int_equal(pd_cpu_sample(&st, "cpu0 130 0 50 770 0 0 0\ncpu1 130 0 50 120 0 0 0\n", m, 4.0, "h", &out,
+                                   err, sizeof err),
+                     2);
+    assert_string_equal(out.data, "4.000,h,0,10.00,0.00,90.00,16000000,8000000\n"
+                                  "4.000,h,1,20.00,0.00,80.00,16000000,8000000\n");
+    pd_str_free(&out);
+    pd_cpu_state_free(&st);
+    free(m);
+}
+
 static void test_cpu_meminfo_fallback_and_errors(void **state)
 {
     (void)state;
@@ -255,6 +289,51 @@ static void test_io_sequence(void **state)
     pd_str_free(&out);
     pd_io_set_free(&set);
     free(d1), free(d2), free(d3), free(n1), free(n2), free(n3);
+}
+
+/* Ops come from the exact READ:/WRITE: lines only: READLINK (before READ in
+ * NFSv3's list), READDIR and READ_PLUS, WRITE_SAME do not count; bytes are
+ * the 5th and 6th numbers of bytes: (server read / written). */
+static void test_io_nfs_exact_ops(void **state)
+{
+    (void)state;
+    pd_io_set set = {0};
+    add_target(&set, PD_IO_NFS, "s:/e", "s:/e", "/m");
+    const char *fmt = "device s:/e mounted on /m with fstype nfs statvers=1.1\n"
+                      "\tbytes:\t%d %d %d %d %d %d %d %d\n"
+                      "\tper-op statistics\n"
+                      "\t    READLINK: %d 0 0 0 0 0 0 0 0\n"
+                      "\t        READ: %d 0 0 0 0 0 0 0 0\n"
+                      "\t       WRITE: %d 0 0 0 0 0 0 0 0\n"
+                      "\t     READDIR: %d 0 0 0 0 0 0 0 0\n"
+                      "\t   READ_PLUS: %d 0 0 0 0 0 0 0 0\n"
+                      "\t  WRITE_SAME: %d 0 0 0 0 0 0 0 0\n";
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, fmt, 1, 2, 3, 4, 50, 60, 7, 8, 100, 10, 20, 300, 400, 500);
+    snprintf(b, sizeof b, fmt, 11, 12, 13, 14, 55, 66, 17, 18, 200, 13, 24, 600, 800, 900);
+    pd_str out = {0};
+    assert_int_equal(pd_io_sample(&set, NULL, a, 1.0, 0, "h", &out), 0);
+    assert_int_equal(pd_io_sample(&set, NULL, b, 2.0, 1.0, "h", &out), 1);
+    assert_string_equal(out.data, "2.000,h,nfs,s:/e,/m,1.000,5,6,3,4\n");
+    pd_str_free(&out);
+    pd_io_set_free(&set);
+}
+
+/* The trace headers are the spec's, column for column. */
+static void test_headers_match_spec(void **state)
+{
+    (void)state;
+    assert_string_equal(PD_CPU_HEADER, "timestamp,hostname,core,cpu_user_pct,cpu_system_pct,cpu_idle_pct,"
+                                       "mem_total_kb,mem_available_kb\n");
+    assert_string_equal(PD_GPU_HEADER, "timestamp,hostname,gpu_index,gpu_name,utilization_gpu_pct,"
+                                       "utilization_mem_pct,memory_used_mib,memory_total_mib,temperature_c,"
+                                       "power_draw_w,clock_sm_mhz,clock_mem_mhz\n");
+    assert_string_equal(PD_IO_HEADER, "timestamp,hostname,source,device,path,interval_s,read_bytes,write_bytes,"
+                                      "read_ops,write_ops\n");
+    assert_string_equal(PD_NVIDIA_SMI_QUERY " --format=csv,noheader,nounits",
+                        "--query-gpu=index,name,utilization.gpu,utilization.memory,memory.used,memory.total,"
+                        "temperature.gpu,power.draw,clocks.current.sm,clocks.current.memory "
+                        "--format=csv,noheader,nounits");
 }
 
 /* ---------------- I/O target resolution ---------------- */
@@ -405,6 +484,89 @@ static void test_io_resolve(void **state)
     assert_string_equal(out.data, row);
     pd_str_free(&out);
     pd_io_set_free(&set);
+}
+
+/* dm on md on partitions (LVM on software RAID): down to the whole disks. */
+static void test_io_resolve_stacked(void **state)
+{
+    (void)state;
+    build_node();
+    mkdirs("data/stack");
+    put("sys/block/sdf/sdf1/partition", "1\n");
+    link_to("sys/class/block/sdf", "../../block/sdf");
+    link_to("sys/class/block/sdf1", "../../block/sdf/sdf1");
+    put("sys/block/sdg/sdg1/partition", "1\n");
+    link_to("sys/class/block/sdg", "../../block/sdg");
+    link_to("sys/class/block/sdg1", "../../block/sdg/sdg1");
+    link_to("sys/block/md1/slaves/sdf1", "../../sdf/sdf1");
+    link_to("sys/block/md1/slaves/sdg1", "../../sdg/sdg1");
+    link_to("sys/class/block/md1", "../../block/md1");
+    link_to("sys/block/dm-1/slaves/md1", "../../md1");
+    link_to("sys/class/block/dm-1", "../../block/dm-1");
+    put("dev/dm-1", "");
+    link_to("dev/mapper/vg1-lv", "../dm-1");
+    char *mi = pd_read_file(tmp_path("proc/self/mountinfo"), NULL);
+    assert_non_null(mi);
+    pd_str more = {0};
+    pd_str_printf(&more, "%s10 1 253:1 / %s/data/stack rw - ext4 /dev/mapper/vg1-lv rw\n", mi, g_tmp);
+    put("proc/self/mountinfo", more.data);
+    pd_str_free(&more);
+    free(mi);
+
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/data/stack/out", g_tmp);
+    const char *paths[] = {p};
+    pd_io_set set;
+    char err[256];
+    assert_int_equal(pd_io_resolve(&set, paths, 1, err, sizeof err), 0);
+    assert_int_equal(set.paths[0].kind, PD_IO_BLOCK);
+    assert_string_equal(set.paths[0].target, "sdf;sdg");
+    assert_int_equal(set.ntargets, 2);
+    assert_string_equal(set.targets[0].device, "sdf");
+    assert_string_equal(set.targets[1].device, "sdg");
+
+    /* Only the whole disks are read from diskstats: dm-1, md1 and the
+     * partitions (same traffic, counted below them) are not. */
+    const char *d1 = "   8 80 sdf 10 0 100 0 20 0 200 0 0 0 0\n   8 81 sdf1 10 0 100 0 20 0 200 0 0 0 0\n"
+                     "   8 96 sdg 10 0 100 0 20 0 200 0 0 0 0\n   9 1 md1 20 0 200 0 40 0 400 0 0 0 0\n"
+                     " 253 1 dm-1 20 0 200 0 40 0 400 0 0 0 0\n";
+    const char *d2 = "   8 80 sdf 11 0 108 0 22 0 216 0 0 0 0\n   8 81 sdf1 11 0 108 0 22 0 216 0 0 0 0\n"
+                     "   8 96 sdg 11 0 108 0 22 0 216 0 0 0 0\n   9 1 md1 22 0 216 0 44 0 432 0 0 0 0\n"
+                     " 253 1 dm-1 22 0 216 0 44 0 432 0 0 0 0\n";
+    pd_str out = {0};
+    assert_int_equal(pd_io_sample(&set, d1, NULL, 1.0, 0, "h", &out), 0);
+    assert_int_equal(pd_io_sample(&set, d2, NULL, 2.0, 1.0, "h", &out), 2);
+    pd_str want = {0};
+    pd_str_printf(&want, "2.000,h,block,sdf,%1$s,1.000,4096,8192,1,2\n2.000,h,block,sdg,%1$s,1.000,4096,8192,1,2\n", p);
+    assert_string_equal(out.data, want.data);
+    pd_str_free(&want);
+    pd_str_free(&out);
+    pd_io_set_free(&set);
+}
+
+/* A path that is not valid UTF-8 (jansson refuses such strings) still gets
+ * an entry with all five keys, its odd bytes shown as '?'. */
+static void test_io_targets_json_non_utf8(void **state)
+{
+    (void)state;
+    pd_io_path_result r = {.path = pd_strdup("/scratch/caf\xe9/out"), .kind = PD_IO_BLOCK,
+                           .target = pd_strdup("sda"), .mount = pd_strdup("/scratch"),
+                           .fstype = pd_strdup("ext4"), .reason = pd_strdup("")};
+    pd_io_set set = {.paths = &r, .npaths = 1};
+    char *json = pd_io_targets_json(&set, "node01");
+    assert_non_null(json);
+    assert_string_equal(json, "{\n  \"hostname\": \"node01\",\n  \"paths\": [\n"
+                              "    {\"path\": \"/scratch/caf?/out\", \"kind\": \"block\", \"target\": \"sda\", "
+                              "\"mount\": \"/scratch\", \"fstype\": \"ext4\"}\n  ]\n}\n");
+    free(json);
+    /* Valid UTF-8 is kept as it is. */
+    free(r.path);
+    r.path = pd_strdup("/scratch/caf\xc3\xa9");
+    json = pd_io_targets_json(&set, "node01");
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"path\": \"/scratch/caf\xc3\xa9\""));
+    free(json);
+    free(r.path), free(r.target), free(r.mount), free(r.fstype), free(r.reason);
 }
 
 static void test_io_resolve_without_mountinfo(void **state)
@@ -572,6 +734,35 @@ static void test_cmd_cpu_and_io_on_fixture_proc(void **state)
     assert_int_not_equal(access(tmp_path("rep/__iops_io_trace_n1_8.csv"), F_OK), 0);
 }
 
+/* A trace that cannot be written in full (here: a file size limit hit in the
+ * middle of the header) is a runtime failure, exit 1, not a silent success. */
+static void test_cmd_short_write(void **state)
+{
+    (void)state;
+    put_fixture("proc/stat", "stat.1");
+    put_fixture("proc/meminfo", "meminfo.1");
+    setenv("PADDISER_PROC_ROOT", tmp_path("proc"), 1);
+    mkdirs("rep");
+    put("rep/__iops_trace_running.9", "");
+    char rep[PATH_MAX];
+    snprintf(rep, sizeof rep, "%s", tmp_path("rep"));
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct rlimit lim = {40, 40};
+        signal(SIGXFSZ, SIG_IGN); /* writes past the limit fail with EFBIG */
+        freopen("/dev/null", "w", stderr);
+        setrlimit(RLIMIT_FSIZE, &lim);
+        const char *cpu[] = {"cpu", "--dir", rep, "--attempt", "9", "--host", "n1",
+                             "--interval", "0", "--samples", "1", NULL};
+        _exit(probe(cpu));
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 1);
+}
+
 static void test_cmd_sentinel_and_usage(void **state)
 {
     (void)state;
@@ -643,7 +834,7 @@ static void test_injection_validation(void **state)
         "\"$__iops_dir/__iops_runtime_io_sampler.sh\"",
         "exec '/opt/p d/paddiser-probe' cpu --dir '/w/it'\\''s' --attempt \"$1\" --interval 0.5 ",
         "--io-path '/scratch' --io-path '/w/it'\\''s/rel/dir'",
-        "srun --overlap --nodes=\"$n\" --ntasks-per-node=1",
+        "srun --overlap --nodes=\"$n\" --ntasks=\"$n\" --ntasks-per-node=1",
         "scontrol show hostnames \"$SLURM_JOB_NODELIST\"",
         "ssh -o BatchMode=yes",
         "oarsh",
@@ -662,13 +853,19 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cpu_sequence),
+        cmocka_unit_test(test_cpu_hotplug_rebaseline),
         cmocka_unit_test(test_cpu_meminfo_fallback_and_errors),
         cmocka_unit_test(test_gpu_format),
         cmocka_unit_test(test_io_sequence),
+        cmocka_unit_test(test_io_nfs_exact_ops),
+        cmocka_unit_test(test_headers_match_spec),
         cmocka_unit_test_setup_teardown(test_io_resolve, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_io_resolve_without_mountinfo, setup_tmp, teardown_tmp),
+        cmocka_unit_test_setup_teardown(test_io_resolve_stacked, setup_tmp, teardown_tmp),
+        cmocka_unit_test(test_io_targets_json_non_utf8),
         cmocka_unit_test_setup_teardown(test_cmd_gpu, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_cmd_cpu_and_io_on_fixture_proc, setup_tmp, teardown_tmp),
+        cmocka_unit_test_setup_teardown(test_cmd_short_write, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_cmd_sentinel_and_usage, setup_tmp, teardown_tmp),
         cmocka_unit_test(test_injection_validation),
     };

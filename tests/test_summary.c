@@ -284,6 +284,33 @@ static void test_gpu_no_rows_and_unused_na(void **state)
     rm_rf(dir);
 }
 
+static void test_trace_records_rfc4180(void **state)
+{
+    (void)state;
+    char *dir = make_tmpdir();
+    /* a quoted GPU name may hold a line break (RFC 4180): still one row */
+    const char *gpu = put(dir, "__iops_gpu_trace_a_1.csv",
+                          GPU_HDR "1.0,a,0,\"Tesla\nT4\",20,10,500,16384,40,70.0,1,1\n"
+                                  "3.0,a,0,\"Tesla\r\nT4\",40,10,700,16384,50,90.0,1,1\n");
+    pd_summary_kvs kv = {0};
+    assert_int_equal(pd_summary_gpu_metrics(&gpu, 1, &kv), 0);
+    expect_kv(&kv, "gpu_samples_collected", "2");
+    expect_kv(&kv, "gpu0_energy_j", "160.00"); /* (70+90)/2 * 2 */
+    pd_summary_kvs_free(&kv);
+
+    /* a quote left open swallows the rest of the file: the rows before it
+     * count, the file is not dropped */
+    const char *cpu = put(dir, "__iops_trace_n_1.csv",
+                          CPU_HDR "1.0,n,0,10.0,0.0,90.0,2097152,1048576\n"   /* 1 GiB, cpu 10 */
+                                  "2.0,n,\"0,20.0,0.0,80.0,2097152,1048576\n" /* open quote */
+                                  "3.0,n,0,30.0,0.0,70.0,2097152,1048576\n");
+    assert_int_equal(pd_summary_cpu_metrics(&cpu, 1, &kv), 0);
+    expect_kv(&kv, "samples_collected", "1");
+    expect_kv(&kv, "cpu_max_pct", "10.00");
+    pd_summary_kvs_free(&kv);
+    rm_rf(dir);
+}
+
 /* ---- I/O ---- */
 
 static void test_io_200mib_example(void **state)
@@ -692,6 +719,7 @@ int main(void)
         cmocka_unit_test(test_gpu_single_host),
         cmocka_unit_test(test_gpu_multi_host_labels),
         cmocka_unit_test(test_gpu_no_rows_and_unused_na),
+        cmocka_unit_test(test_trace_records_rfc4180),
         cmocka_unit_test(test_io_200mib_example),
         cmocka_unit_test(test_io_node_instants),
         cmocka_unit_test(test_py_float),

@@ -278,6 +278,7 @@ const char *pd_var_type_name(pd_var_type t)
     case PD_VT_INT: return "int";
     case PD_VT_FLOAT: return "float";
     case PD_VT_BOOL: return "bool";
+    case PD_VT_LIST: return "list";
     default: return "str";
     }
 }
@@ -288,6 +289,14 @@ int pd_val_cast(const pd_val *v, pd_var_type t, pd_val *out, char *err, size_t e
     pd_val_append(&shown, v);
     int rc = 0;
     switch (t) {
+    case PD_VT_LIST:
+        if (v->kind == PD_VAL_LIST) {
+            *out = pd_val_copy(v);
+        } else {
+            snprintf(err, errlen, "%s is not a list (e.g. [1, 2, 4])", shown.data ? shown.data : "value");
+            rc = -1;
+        }
+        break;
     case PD_VT_STR:
         *out = pd_val_str(shown.data ? shown.data : "");
         break;
@@ -378,7 +387,8 @@ static bool reserved_name(const char *s)
     static const char *r[] = {"execution_id", "execution_dir", "repetition", "repetitions", "workdir", "os_env",
                               "command", "vars", "benchmark", "and", "or", "not", "if", "else", "is", "in",
                               "true", "false", "True", "False", "none", "None", "min", "max", "abs", "round",
-                              "floor", "ceil", "int", "float", "str"};
+                              "floor", "ceil", "int", "float", "str", "len", "range", "loop", "command_env",
+                              "command_labels", "artifacts_dir", "log_dir", "inputs"};
     for (size_t i = 0; i < PD_ARRAY_LEN(r); i++)
         if (!strcmp(r[i], s))
             return true;
@@ -395,7 +405,8 @@ static void parse_probes(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
     cfg->probes.line = node_line(n);
     static const char *known[] = {"resource_sampling", "gpu_sampling", "io_sampling", "io_paths",
                                   "sampling_interval", "system_snapshot", "execution_index", NULL};
-    check_keys(c, n, P, known, NULL);
+    static const char *ignored_keys[] = {"versions", NULL};
+    check_keys(c, n, P, known, ignored_keys);
     const yaml_node_t *v;
     if ((v = map_get(c, n, "resource_sampling")))
         get_bool(c, v, "benchmark.probes.resource_sampling", &cfg->probes.cpu);
@@ -459,10 +470,10 @@ static void parse_benchmark(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
     if (!want_mapping(c, n, "benchmark"))
         return;
     static const char *known[] = {"name", "description", "workdir", "repetitions", "executor", "parallel",
-                                  "probes", "search_method", "slurm_options", NULL};
-    static const char *ignored[] = {"cache_file", "random_seed", "cache_exclude_vars", "report_vars",
-                                    "max_core_hours", "cores_expr", "estimated_time_seconds",
-                                    "create_folders_upfront", "exhaustive_vars", "track_executions", NULL};
+                                  "probes", "search_method", "slurm_options", "random_config", "random_seed", NULL};
+    static const char *ignored[] = {"cache_file", "cache_exclude_vars", "report_vars", "max_core_hours", "cores_expr",
+                                    "estimated_time_seconds", "create_folders_upfront", "exhaustive_vars",
+                                    "track_executions", "bayesian_config", NULL};
     check_keys(c, n, "benchmark", known, ignored);
     const yaml_node_t *v;
     if ((v = map_get(c, n, "name")))
@@ -500,10 +511,40 @@ static void parse_benchmark(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
     }
     if ((v = map_get(c, n, "search_method"))) {
         const char *s = scalar(v);
-        if (!s || strcmp(s, "exhaustive"))
+        if (s && !strcmp(s, "random"))
+            cfg->search = PD_SEARCH_RANDOM;
+        else if (!s || strcmp(s, "exhaustive"))
             err_at(c, node_line(v), "benchmark.search_method",
-                   "only 'exhaustive' is supported by paddiser bench, found '%s'", s ? s : type_desc(v));
+                   "only 'exhaustive' is supported (plus 'random' sampling of it), found '%s'%s", s ? s : type_desc(v),
+                   s && (!strcmp(s, "bayesian") || !strcmp(s, "adaptive"))
+                       ? " (bayesian and adaptive search are not implemented; use random with n_samples)"
+                       : "");
     }
+    cfg->random.seed = 42;
+    cfg->random.fallback_to_exhaustive = true;
+    if ((v = map_get(c, n, "random_seed")))
+        get_long(c, v, "benchmark.random_seed", LONG_MIN, &cfg->random.seed);
+    const yaml_node_t *rc = map_get(c, n, "random_config");
+    cfg->random.line = rc ? node_line(rc) : key_line(c, n, "search_method");
+    if (rc && want_mapping(c, rc, "benchmark.random_config")) {
+        static const char *rk[] = {"n_samples", "percentage", "fallback_to_exhaustive", NULL};
+        check_keys(c, rc, "benchmark.random_config", rk, NULL);
+        const yaml_node_t *ns = map_get(c, rc, "n_samples"), *pc = map_get(c, rc, "percentage"),
+                          *fb = map_get(c, rc, "fallback_to_exhaustive");
+        if (ns)
+            get_long(c, ns, "benchmark.random_config.n_samples", 1, &cfg->random.n_samples);
+        if (pc && get_double(c, pc, "benchmark.random_config.percentage", &cfg->random.percentage) &&
+            (cfg->random.percentage <= 0 || cfg->random.percentage > 1))
+            err_at(c, node_line(pc), "benchmark.random_config.percentage",
+                   "must be a fraction in (0, 1] (0.5 samples half of the space), found %g", cfg->random.percentage);
+        if (ns && pc)
+            err_at(c, node_line(pc), "benchmark.random_config", "give n_samples or percentage, not both");
+        if (fb)
+            get_bool(c, fb, "benchmark.random_config.fallback_to_exhaustive", &cfg->random.fallback_to_exhaustive);
+    }
+    if (cfg->search == PD_SEARCH_RANDOM && (!rc || (!map_get(c, rc, "n_samples") && !map_get(c, rc, "percentage"))))
+        err_at(c, rc ? node_line(rc) : key_line(c, n, "search_method"), "benchmark.random_config",
+               "search_method random needs random_config.n_samples or random_config.percentage");
     if ((v = map_get(c, n, "slurm_options")) && want_mapping(c, v, "benchmark.slurm_options")) {
         static const char *sk[] = {"poll_interval", NULL};
         static const char *si[] = {"commands", "allocation", NULL};
@@ -645,8 +686,13 @@ static void parse_vars(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
         else if (reserved_name(name))
             err_at(c, node_line(kn), vkey, "'%s' is a reserved name", name);
         else if (want_mapping(c, vn, vkey)) {
-            static const char *known[] = {"type", "sweep", "expr", "description", NULL};
-            check_keys(c, vn, vkey, known, NULL);
+            static const char *known[] = {"type", "sweep", "expr", "description", "when", "default", NULL};
+            if (map_get(c, vn, "adaptive"))
+                err_at(c, key_line(c, vn, "adaptive"), vkey,
+                       "adaptive variables (search_method: adaptive) are not supported by paddiser bench; sweep "
+                       "the values instead");
+            else
+                check_keys(c, vn, vkey, known, NULL);
             pd_bench_var *var = &cfg->vars[cfg->nvars];
             var->name = pd_strdup(name);
             var->line = node_line(kn);
@@ -665,14 +711,50 @@ static void parse_vars(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
                 var->type = PD_VT_BOOL;
             else if (ts && !strcmp(ts, "str"))
                 var->type = PD_VT_STR;
+            else if (ts && !strcmp(ts, "list"))
+                var->type = PD_VT_LIST;
             else {
                 char *tk = keypath(vkey, "type");
-                err_at(c, node_line(t), tk, "must be int, float, str or bool, found '%s'", ts ? ts : type_desc(t));
+                err_at(c, node_line(t), tk, "must be int, float, str or bool, found '%s' (or list, for a derived variable)",
+                       ts ? ts : type_desc(t));
                 free(tk);
                 type_ok = false;
             }
             const yaml_node_t *sw = map_get(c, vn, "sweep"), *ex = map_get(c, vn, "expr");
-            if (sw && ex)
+            const yaml_node_t *wh = map_get(c, vn, "when"), *df = map_get(c, vn, "default");
+            if (type_ok && var->type == PD_VT_LIST && sw) {
+                char *tk = keypath(vkey, "type");
+                err_at(c, node_line(t), tk, "type list is for derived variables (expr: \"[1, 2, 4]\"); "
+                       "sweep an index variable instead");
+                free(tk);
+                type_ok = false;
+            }
+            if (wh || df) {
+                char *wk = keypath(vkey, wh ? "when" : "default");
+                if (!sw)
+                    err_at(c, node_line(wh ? wh : df), wk, "only swept variables can be conditional");
+                else if (!wh)
+                    err_at(c, node_line(df), wk, "default is only valid together with when");
+                else if (!df)
+                    err_at(c, node_line(wh), wk, "when needs a default (the value used when the condition is false)");
+                else if (get_text(c, wh, wk, &var->when)) {
+                    if (!*pd_trim(var->when.text))
+                        err_at(c, node_line(wh), wk, "must not be empty");
+                    char *dk = keypath(vkey, "default");
+                    char e[200];
+                    pd_val raw = scalar(df) ? scalar_value(df) : pd_val_none();
+                    if (!scalar(df))
+                        err_at(c, node_line(df), dk, "must be a scalar, found %s", type_desc(df));
+                    else if (type_ok && pd_val_cast(&raw, var->type, &var->when_default, e, sizeof e) != 0)
+                        err_at(c, node_line(df), dk, "%s (variable type is %s)", e, pd_var_type_name(var->type));
+                    pd_val_free(&raw);
+                    free(dk);
+                }
+                free(wk);
+            }
+            if (map_get(c, vn, "adaptive"))
+                ; /* reported above */
+            else if (sw && ex)
                 err_at(c, node_line(vn), vkey, "has both sweep and expr; give one");
             else if (!sw && !ex)
                 err_at(c, node_line(vn), vkey, "needs either sweep (swept variable) or expr (derived variable)");
@@ -771,8 +853,9 @@ static void parse_parser(ctx *c, const yaml_node_t *n, const char *skey, pd_benc
             yaml_node_t *it = node(c, m->data.sequence.items.start[i]);
             const char *name = scalar(it);
             if (it->type == YAML_MAPPING_NODE) {
-                static const char *mkn[] = {"name", "description", "unit", NULL};
-                check_keys(c, it, mk, mkn, NULL);
+                static const char *mkn[] = {"name", "description", "unit", "type", NULL};
+                static const char *mki[] = {"path", NULL};
+                check_keys(c, it, mk, mkn, mki);
                 name = scalar(map_get(c, it, "name"));
             }
             if (!name || !*name) {
@@ -804,6 +887,149 @@ static void parse_parser(ctx *c, const yaml_node_t *n, const char *skey, pd_benc
     free(key);
 }
 
+static void parse_inputs(ctx *c, const yaml_node_t *n, const char *skey, pd_bench_script *sc)
+{
+    char *key = keypath(skey, "inputs");
+    if (n->type != YAML_SEQUENCE_NODE) {
+        err_at(c, node_line(n), key, "must be a list of {name, path, template|file, mode}, found %s", type_desc(n));
+        free(key);
+        return;
+    }
+    size_t ni = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+    sc->inputs = calloc(ni ? ni : 1, sizeof *sc->inputs);
+    for (size_t i = 0; i < ni && sc->inputs; i++) {
+        yaml_node_t *it = node(c, n->data.sequence.items.start[i]);
+        char ik[96];
+        snprintf(ik, sizeof ik, "%s[%zu]", key, i);
+        if (!want_mapping(c, it, ik))
+            continue;
+        static const char *known[] = {"name", "path", "template", "file", "mode", NULL};
+        check_keys(c, it, ik, known, NULL);
+        struct pd_bench_input *in = &sc->inputs[sc->ninputs];
+        in->mode = -1;
+        const yaml_node_t *nm = map_get(c, it, "name"), *pa = map_get(c, it, "path"), *tp = map_get(c, it, "template"),
+                          *fi = map_get(c, it, "file"), *mo = map_get(c, it, "mode");
+        char *k2 = keypath(ik, "name");
+        bool ok = true;
+        if (!nm) {
+            err_at(c, node_line(it), k2, "required key is missing");
+            ok = false;
+        } else if (!(in->name = get_str(c, nm, k2))) {
+            ok = false;
+        } else if (!valid_identifier(in->name)) {
+            err_at(c, node_line(nm), k2, "must be an identifier (it is used as inputs.%s.path)", in->name);
+            ok = false;
+        } else {
+            for (size_t k = 0; k < sc->ninputs; k++)
+                if (!strcmp(sc->inputs[k].name, in->name)) {
+                    err_at(c, node_line(nm), k2, "duplicate input '%s'", in->name);
+                    ok = false;
+                }
+        }
+        free(k2);
+        k2 = keypath(ik, "path");
+        if (!pa) {
+            err_at(c, node_line(it), k2, "required key is missing (e.g. \"{{ execution_dir }}/app.conf\")");
+            ok = false;
+        } else if (!get_text(c, pa, k2, &in->path)) {
+            ok = false;
+        }
+        free(k2);
+        if (!tp == !fi) {
+            err_at(c, node_line(it), ik, "give exactly one of template (inline content) or file");
+            ok = false;
+        } else if (tp) {
+            k2 = keypath(ik, "template");
+            ok = get_text(c, tp, k2, &in->template) && ok;
+            free(k2);
+        } else {
+            k2 = keypath(ik, "file");
+            if (get_text(c, fi, k2, &in->template))
+                ok = maybe_read_file(c, &in->template.text, node_line(fi), k2, true) && ok;
+            else
+                ok = false;
+            free(k2);
+        }
+        if (mo) {
+            const char *m = scalar(mo);
+            char *end = NULL;
+            long v = m ? strtol(m, &end, 8) : -1;
+            if (!m || !*m || *end || v < 0 || v > 07777) {
+                k2 = keypath(ik, "mode");
+                err_at(c, node_line(mo), k2, "must be an octal string such as \"0644\", found '%s'", m ? m : type_desc(mo));
+                free(k2);
+                ok = false;
+            } else {
+                in->mode = (int)v;
+            }
+        }
+        if (ok) {
+            sc->ninputs++;
+        } else {
+            free(in->name);
+            text_free(&in->path);
+            text_free(&in->template);
+            *in = (struct pd_bench_input){0};
+        }
+    }
+    free(key);
+}
+
+static void parse_one_script(ctx *c, yaml_node_t *s, size_t idx, pd_bench_script *sc)
+{
+    char K[32], key[96];
+    snprintf(K, sizeof K, "scripts[%zu]", idx);
+    if (!want_mapping(c, s, K))
+        return;
+    static const char *known[] = {"name", "submit", "script_template", "parser", "post", "inputs", NULL};
+    check_keys(c, s, K, known, NULL);
+    const yaml_node_t *v;
+    snprintf(key, sizeof key, "%s.name", K);
+    if ((v = map_get(c, s, "name"))) {
+        sc->name = get_str(c, v, key);
+        bool ok = sc->name && *sc->name;
+        for (const char *ch = sc->name; ok && *ch; ch++)
+            ok = isalnum((unsigned char)*ch) || *ch == '_' || *ch == '-' || *ch == '.';
+        if (sc->name && !ok)
+            err_at(c, node_line(v), key, "must be letters, digits, '_', '-' or '.' (it names run_<name>.sh)");
+    } else {
+        err_at(c, node_line(s), key, "required key is missing");
+    }
+    snprintf(key, sizeof key, "%s.submit", K);
+    if ((v = map_get(c, s, "submit"))) {
+        const char *sub = scalar(v);
+        if (!sub || (strcmp(sub, "bash") && strcmp(sub, "sbatch") && strcmp(sub, "sh")))
+            err_at(c, node_line(v), key, "must be bash or sbatch (the executor decides), found '%s'",
+                   sub ? sub : type_desc(v));
+    }
+    snprintf(key, sizeof key, "%s.script_template", K);
+    if ((v = map_get(c, s, "script_template"))) {
+        if (get_text(c, v, key, &sc->script_template) &&
+            !maybe_read_file(c, &sc->script_template.text, node_line(v), key, false)) {
+            text_free(&sc->script_template);
+        }
+    } else {
+        err_at(c, node_line(s), key, "required key is missing");
+    }
+    snprintf(key, sizeof key, "%s.post", K);
+    if ((v = map_get(c, s, "post")) && want_mapping(c, v, key)) {
+        static const char *pk[] = {"script", NULL};
+        check_keys(c, v, key, pk, NULL);
+        const yaml_node_t *ps = map_get(c, v, "script");
+        snprintf(key, sizeof key, "%s.post.script", K);
+        if (!ps)
+            err_at(c, node_line(v), key, "required key is missing");
+        else if (get_text(c, ps, key, &sc->post) && !maybe_read_file(c, &sc->post.text, node_line(ps), key, false))
+            text_free(&sc->post);
+        else if (sc->post.text && !*pd_trim(sc->post.text))
+            err_at(c, node_line(ps), key, "must not be empty");
+    }
+    if ((v = map_get(c, s, "inputs")))
+        parse_inputs(c, v, K, sc);
+    if ((v = map_get(c, s, "parser")))
+        parse_parser(c, v, K, sc);
+}
+
 static void parse_scripts(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
 {
     if (!n) {
@@ -814,46 +1040,43 @@ static void parse_scripts(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
         err_at(c, node_line(n), "scripts", "must be a non-empty list of scripts");
         return;
     }
-    if (n->data.sequence.items.top - n->data.sequence.items.start > 1) {
-        err_at(c, node_line(node(c, n->data.sequence.items.start[1])), "scripts[1]",
-               "paddiser bench runs one script per study; split the study or merge the scripts");
+    size_t ns = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+    if (ns > 1 && !(cfg->extra_scripts = calloc(ns - 1, sizeof *cfg->extra_scripts)))
         return;
-    }
-    yaml_node_t *s = node(c, n->data.sequence.items.start[0]);
-    const char *K = "scripts[0]";
-    if (!want_mapping(c, s, K))
-        return;
-    static const char *known[] = {"name", "submit", "script_template", "parser", NULL};
-    static const char *ignored[] = {"post", NULL};
-    check_keys(c, s, K, known, ignored);
-    pd_bench_script *sc = &cfg->script;
-    const yaml_node_t *v;
-    if ((v = map_get(c, s, "name"))) {
-        sc->name = get_str(c, v, "scripts[0].name");
-        bool ok = sc->name && *sc->name;
-        for (const char *ch = sc->name; ok && *ch; ch++)
-            ok = isalnum((unsigned char)*ch) || *ch == '_' || *ch == '-' || *ch == '.';
-        if (sc->name && !ok)
-            err_at(c, node_line(v), "scripts[0].name", "must be letters, digits, '_', '-' or '.' (it names run_<name>.sh)");
-    } else {
-        err_at(c, node_line(s), "scripts[0].name", "required key is missing");
-    }
-    if ((v = map_get(c, s, "submit"))) {
-        const char *sub = scalar(v);
-        if (!sub || (strcmp(sub, "bash") && strcmp(sub, "sbatch") && strcmp(sub, "sh")))
-            err_at(c, node_line(v), "scripts[0].submit", "must be bash or sbatch (the executor decides), found '%s'",
-                   sub ? sub : type_desc(v));
-    }
-    if ((v = map_get(c, s, "script_template"))) {
-        if (get_text(c, v, "scripts[0].script_template", &sc->script_template) &&
-            !maybe_read_file(c, &sc->script_template.text, node_line(v), "scripts[0].script_template", false)) {
-            text_free(&sc->script_template);
+    for (size_t i = 0; i < ns; i++) {
+        yaml_node_t *s = node(c, n->data.sequence.items.start[i]);
+        pd_bench_script *sc = i == 0 ? &cfg->script : &cfg->extra_scripts[i - 1];
+        parse_one_script(c, s, i, sc);
+        if (i > 0)
+            cfg->nextra_scripts++;
+        for (size_t k = 0; k < i && sc->name; k++) {
+            const pd_bench_script *o = pd_bench_script_at(cfg, k);
+            if (o->name && !strcmp(o->name, sc->name))
+                err_at(c, node_line(s), "scripts", "two scripts are named '%s' (names make run_<name>.sh)", sc->name);
         }
-    } else {
-        err_at(c, node_line(s), "scripts[0].script_template", "required key is missing");
     }
-    if ((v = map_get(c, s, "parser")))
-        parse_parser(c, v, K, sc);
+    /* results.csv columns: the union of the metrics, first appearance first */
+    size_t total = 0;
+    for (size_t i = 0; i < ns; i++)
+        total += pd_bench_script_at(cfg, i)->nmetrics;
+    cfg->metrics = calloc(total ? total : 1, sizeof *cfg->metrics);
+    for (size_t i = 0; i < ns && cfg->metrics; i++) {
+        const pd_bench_script *sc = pd_bench_script_at(cfg, i);
+        for (size_t m = 0; m < sc->nmetrics; m++) {
+            bool seen = false;
+            for (size_t k = 0; k < cfg->nmetrics && !seen; k++)
+                seen = !strcmp(cfg->metrics[k], sc->metrics[m]);
+            if (!seen)
+                cfg->metrics[cfg->nmetrics++] = pd_strdup(sc->metrics[m]);
+        }
+    }
+}
+
+size_t pd_bench_nscripts(const pd_bench_config *cfg) { return 1 + cfg->nextra_scripts; }
+
+const pd_bench_script *pd_bench_script_at(const pd_bench_config *cfg, size_t i)
+{
+    return i == 0 ? &cfg->script : &cfg->extra_scripts[i - 1];
 }
 
 static void parse_output(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
@@ -891,9 +1114,43 @@ static void parse_command(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
     }
     if (!want_mapping(c, n, "command"))
         return;
-    static const char *known[] = {"template", "labels", NULL};
-    static const char *ignored[] = {"env", NULL};
+    static const char *known[] = {"template", "labels", "env", NULL};
+    static const char *ignored[] = {"metadata", NULL};
     check_keys(c, n, "command", known, ignored);
+    const yaml_node_t *env = map_get(c, n, "env"), *labels = map_get(c, n, "labels");
+    if (env && want_mapping(c, env, "command.env")) {
+        size_t ne = (size_t)(env->data.mapping.pairs.top - env->data.mapping.pairs.start);
+        cfg->env = calloc(ne ? ne : 1, sizeof *cfg->env);
+        cfg->env_names = calloc(ne ? ne : 1, sizeof *cfg->env_names);
+        for (size_t i = 0; i < ne && cfg->env && cfg->env_names; i++) {
+            yaml_node_pair_t *pr = &env->data.mapping.pairs.start[i];
+            const char *k = scalar(node(c, pr->key));
+            char *ek = keypath("command.env", k ? k : "?");
+            if (!k || !valid_identifier(k))
+                err_at(c, node_line(node(c, pr->key)), ek, "environment variable names must be identifiers");
+            else if (get_text(c, node(c, pr->value), ek, &cfg->env[cfg->nenv]))
+                cfg->env_names[cfg->nenv++] = pd_strdup(k);
+            free(ek);
+        }
+    }
+    if (labels && want_mapping(c, labels, "command.labels")) {
+        size_t nl = (size_t)(labels->data.mapping.pairs.top - labels->data.mapping.pairs.start);
+        cfg->label_names = calloc(nl ? nl : 1, sizeof *cfg->label_names);
+        cfg->label_values = calloc(nl ? nl : 1, sizeof *cfg->label_values);
+        for (size_t i = 0; i < nl && cfg->label_names && cfg->label_values; i++) {
+            yaml_node_pair_t *pr = &labels->data.mapping.pairs.start[i];
+            const char *k = scalar(node(c, pr->key));
+            char *lk = keypath("command.labels", k ? k : "?");
+            char *v = k ? get_str(c, node(c, pr->value), lk) : NULL;
+            if (!k)
+                err_at(c, node_line(node(c, pr->key)), lk, "label names must be scalars");
+            else if (v) {
+                cfg->label_names[cfg->nlabels] = pd_strdup(k);
+                cfg->label_values[cfg->nlabels++] = v;
+            }
+            free(lk);
+        }
+    }
     const yaml_node_t *t = map_get(c, n, "template");
     if (!t)
         err_at(c, node_line(n), "command.template", "required key is missing");
@@ -937,12 +1194,17 @@ int pd_bench_config_parse(const char *text, const char *name, const char *dir, p
         parse_command(&c, map_get(&c, root, "command"), cfg);
         parse_scripts(&c, map_get(&c, root, "scripts"), cfg);
         parse_output(&c, map_get(&c, root, "output"), cfg);
-        for (size_t i = 0; i < cfg->script.nmetrics; i++)
-            for (size_t k = 0; k < cfg->nvars; k++)
-                if (!strcmp(cfg->script.metrics[i], cfg->vars[k].name))
-                    err_at(&c, cfg->vars[k].line, "scripts[0].parser.metrics",
-                           "metric '%s' has the name of a variable; results.csv needs distinct columns",
-                           cfg->script.metrics[i]);
+        for (size_t s = 0; s < pd_bench_nscripts(cfg); s++) {
+            const pd_bench_script *sc = pd_bench_script_at(cfg, s);
+            char mk[64];
+            snprintf(mk, sizeof mk, "scripts[%zu].parser.metrics", s);
+            for (size_t i = 0; i < sc->nmetrics; i++)
+                for (size_t k = 0; k < cfg->nvars; k++)
+                    if (!strcmp(sc->metrics[i], cfg->vars[k].name))
+                        err_at(&c, cfg->vars[k].line, mk,
+                               "metric '%s' has the name of a variable; results.csv needs distinct columns",
+                               sc->metrics[i]);
+        }
     }
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
@@ -969,6 +1231,24 @@ int pd_bench_config_load(const char *path, pd_bench_config *cfg, pd_str *errors,
     return rc;
 }
 
+static void script_free(pd_bench_script *sc)
+{
+    free(sc->name);
+    text_free(&sc->script_template);
+    text_free(&sc->parser_file);
+    for (size_t i = 0; i < sc->nmetrics; i++)
+        free(sc->metrics[i]);
+    free(sc->metrics);
+    free(sc->parser_script);
+    text_free(&sc->post);
+    for (size_t i = 0; i < sc->ninputs; i++) {
+        free(sc->inputs[i].name);
+        text_free(&sc->inputs[i].path);
+        text_free(&sc->inputs[i].template);
+    }
+    free(sc->inputs);
+}
+
 void pd_bench_config_free(pd_bench_config *cfg)
 {
     free(cfg->path);
@@ -984,6 +1264,8 @@ void pd_bench_config_free(pd_bench_config *cfg)
             pd_val_free(&cfg->vars[i].values[k]);
         free(cfg->vars[i].values);
         text_free(&cfg->vars[i].expr);
+        text_free(&cfg->vars[i].when);
+        pd_val_free(&cfg->vars[i].when_default);
     }
     free(cfg->vars);
     for (size_t i = 0; i < cfg->nconstraints; i++) {
@@ -992,13 +1274,25 @@ void pd_bench_config_free(pd_bench_config *cfg)
     }
     free(cfg->constraints);
     text_free(&cfg->command);
-    free(cfg->script.name);
-    text_free(&cfg->script.script_template);
-    text_free(&cfg->script.parser_file);
-    for (size_t i = 0; i < cfg->script.nmetrics; i++)
-        free(cfg->script.metrics[i]);
-    free(cfg->script.metrics);
-    free(cfg->script.parser_script);
+    for (size_t i = 0; i < cfg->nenv; i++) {
+        text_free(&cfg->env[i]);
+        free(cfg->env_names[i]);
+    }
+    free(cfg->env);
+    free(cfg->env_names);
+    for (size_t i = 0; i < cfg->nlabels; i++) {
+        free(cfg->label_names[i]);
+        free(cfg->label_values[i]);
+    }
+    free(cfg->label_names);
+    free(cfg->label_values);
+    script_free(&cfg->script);
+    for (size_t i = 0; i < cfg->nextra_scripts; i++)
+        script_free(&cfg->extra_scripts[i]);
+    free(cfg->extra_scripts);
+    for (size_t i = 0; i < cfg->nmetrics; i++)
+        free(cfg->metrics[i]);
+    free(cfg->metrics);
     text_free(&cfg->sink_path);
     *cfg = (pd_bench_config){0};
 }

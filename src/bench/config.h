@@ -11,7 +11,8 @@
 #include "bench/expr.h"
 #include "common/util.h"
 
-typedef enum { PD_VT_INT, PD_VT_FLOAT, PD_VT_STR, PD_VT_BOOL } pd_var_type;
+typedef enum { PD_VT_INT, PD_VT_FLOAT, PD_VT_STR, PD_VT_BOOL, PD_VT_LIST } pd_var_type;
+typedef enum { PD_SEARCH_EXHAUSTIVE, PD_SEARCH_RANDOM } pd_search_method;
 typedef enum { PD_EXEC_LOCAL, PD_EXEC_SLURM } pd_executor_kind;
 typedef enum { PD_POLICY_SKIP, PD_POLICY_ERROR, PD_POLICY_WARN } pd_violation_policy;
 
@@ -30,6 +31,8 @@ typedef struct {
     pd_val *values; /* swept values (already cast to type); NULL for derived */
     size_t nvalues;
     pd_cfg_text expr; /* derived variables: expr.text != NULL */
+    pd_cfg_text when; /* conditional swept variables: when.text != NULL */
+    pd_val when_default; /* the value when `when` is false (cast to type) */
 } pd_bench_var;
 
 typedef struct {
@@ -46,6 +49,14 @@ typedef struct {
     char **metrics;
     size_t nmetrics;
     char *parser_script; /* Python source (inline or read from the named file), or NULL */
+    pd_cfg_text post;    /* post.script (post_<name>.sh, run after a successful script), or text NULL */
+    struct pd_bench_input {
+        char *name;
+        pd_cfg_text path;     /* template of the destination */
+        pd_cfg_text template; /* content template (inline, or read from `file`) */
+        int mode;             /* chmod bits, or -1 */
+    } *inputs;                /* scripts[].inputs: files written next to the script */
+    size_t ninputs;
 } pd_bench_script;
 
 typedef struct {
@@ -69,8 +80,25 @@ typedef struct {
     pd_bench_constraint *constraints;
     size_t nconstraints;
     pd_cfg_text command;
-    pd_bench_script script;
+    pd_cfg_text *env;  /* command.env values (templates), names in env_names */
+    char **env_names;
+    size_t nenv;
+    char **label_names, **label_values; /* command.labels */
+    size_t nlabels;
+    pd_bench_script script;          /* scripts[0] */
+    pd_bench_script *extra_scripts;  /* scripts[1..]: each combination runs every script (own execution id) */
+    size_t nextra_scripts;
+    char **metrics;                  /* union of every script's metrics, in order: results.csv columns */
+    size_t nmetrics;
     pd_cfg_text sink_path; /* text NULL: run_dir/results.csv */
+    pd_search_method search;
+    struct {
+        long n_samples;      /* 0: use percentage */
+        double percentage;   /* 0 < p <= 1 */
+        bool fallback_to_exhaustive;
+        long seed;           /* benchmark.random_seed (default 42) */
+        int line;
+    } random;
 } pd_bench_config;
 
 /* Loads path. Relative workdir resolves against the current directory;
@@ -82,6 +110,10 @@ int pd_bench_config_load(const char *path, pd_bench_config *cfg, pd_str *errors,
 int pd_bench_config_parse(const char *text, const char *name, const char *dir, pd_bench_config *cfg,
                           pd_str *errors, pd_str *warnings);
 void pd_bench_config_free(pd_bench_config *cfg);
+
+/* Scripts: 1 + nextra_scripts of them; index 0 is cfg->script. */
+size_t pd_bench_nscripts(const pd_bench_config *cfg);
+const pd_bench_script *pd_bench_script_at(const pd_bench_config *cfg, size_t i);
 
 const char *pd_var_type_name(pd_var_type t);
 /* Casts v to type t (e.g. the string "8" to int 8). 0, or -1 with err. */

@@ -37,7 +37,7 @@ static pid_t start_task(const pd_bench_run *run, const pd_bench_task *t)
     close(in);
     close(out);
     close(err);
-    execlp("bash", "bash", run->script_file, (char *)NULL);
+    execlp("bash", "bash", pd_bench_task_script(run, t), (char *)NULL);
     dprintf(2, "paddiser bench: cannot run bash: %s\n", strerror(errno));
     _exit(127);
 }

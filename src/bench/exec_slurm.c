@@ -32,14 +32,17 @@ char **pd_slurm_submit_argv(const pd_bench_run *run, const pd_bench_task *t)
     if (!argv)
         return NULL;
     char name[128];
-    snprintf(name, sizeof name, "%s_exec_%04d_r%d", run->cfg.script.name, t->exec_id, t->repetition);
+    snprintf(name, sizeof name, "%s_exec_%04d_r%d",
+             t->script_idx < pd_bench_nscripts(&run->cfg) ? pd_bench_script_at(&run->cfg, t->script_idx)->name
+                                                          : run->cfg.script.name,
+             t->exec_id, t->repetition);
     argv[0] = pd_strdup("sbatch");
     argv[1] = pd_strdup("--parsable");
     argv[2] = fmt("--job-name=%s%s", name, "");
     argv[3] = fmt("--chdir=%s%s", t->dir, "");
     argv[4] = fmt("--output=%s/%s", t->dir, "stdout");
     argv[5] = fmt("--error=%s/%s", t->dir, "stderr");
-    argv[6] = fmt("%s/%s", t->dir, run->script_file);
+    argv[6] = fmt("%s/%s", t->dir, pd_bench_task_script(run, t));
     for (int i = 0; i < 7; i++)
         if (!argv[i]) {
             pd_free_argv(argv);

@@ -34,12 +34,26 @@ pd_val pd_val_copy(const pd_val *v)
         if (!c.s)
             return pd_val_none();
     }
+    if (v->kind == PD_VAL_LIST) {
+        c.items = calloc(v->n ? v->n : 1, sizeof *c.items);
+        if (!c.items) {
+            free(c.s);
+            return pd_val_none();
+        }
+        for (size_t i = 0; i < v->n; i++)
+            c.items[i] = pd_val_copy(&v->items[i]);
+    }
     return c;
 }
 
 void pd_val_free(pd_val *v)
 {
     free(v->s);
+    if (v->kind == PD_VAL_LIST && v->items) {
+        for (size_t i = 0; i < v->n; i++)
+            pd_val_free(&v->items[i]);
+        free(v->items);
+    }
     *v = pd_val_none();
 }
 
@@ -50,6 +64,7 @@ bool pd_val_truthy(const pd_val *v)
     case PD_VAL_INT: return v->i != 0;
     case PD_VAL_FLOAT: return v->f != 0.0;
     case PD_VAL_STR: return v->s[0] != '\0';
+    case PD_VAL_LIST: return v->n > 0;
     default: return false;
     }
 }
@@ -99,6 +114,18 @@ void pd_val_append(pd_str *out, const pd_val *v)
         break;
     case PD_VAL_STR: pd_str_append(out, v->s); break;
     case PD_VAL_NONE: pd_str_append(out, "None"); break;
+    case PD_VAL_LIST: /* Python's repr: [1, 'a'] */
+        pd_str_append(out, "[");
+        for (size_t i = 0; i < v->n; i++) {
+            if (i)
+                pd_str_append(out, ", ");
+            if (v->items[i].kind == PD_VAL_STR)
+                pd_str_printf(out, "'%s'", v->items[i].s);
+            else
+                pd_val_append(out, &v->items[i]);
+        }
+        pd_str_append(out, "]");
+        break;
     case PD_VAL_UNDEF: break;
     }
 }
@@ -134,6 +161,15 @@ void pd_val_append_json(pd_str *out, const pd_val *v)
                 pd_str_appendn(out, (const char *)c, 1);
         }
         pd_str_append(out, "\"");
+        break;
+    case PD_VAL_LIST:
+        pd_str_append(out, "[");
+        for (size_t i = 0; i < v->n; i++) {
+            if (i)
+                pd_str_append(out, ", ");
+            pd_val_append_json(out, &v->items[i]);
+        }
+        pd_str_append(out, "]");
         break;
     default: pd_str_append(out, "null"); break;
     }
@@ -282,7 +318,7 @@ static int lex(parser *p)
             p->p = s + 2;
             return 0;
         }
-    if (strchr("+-*/%~<>()|,.", *s)) {
+    if (strchr("+-*/%~<>()|,.[]:", *s)) {
         p->type = T_OP;
         p->op[0] = *s;
         p->op[1] = '\0';
@@ -327,6 +363,7 @@ static const char *kind_name(const pd_val *v)
     case PD_VAL_FLOAT: return "float";
     case PD_VAL_STR: return "str";
     case PD_VAL_NONE: return "none";
+    case PD_VAL_LIST: return "list";
     default: return "undefined";
     }
 }
@@ -356,6 +393,18 @@ static int arith(parser *p, const char *op, pd_val *a, pd_val *b, pd_val *out)
         if (!d)
             return fail(p, "out of memory");
         *out = (pd_val){.kind = PD_VAL_STR, .s = d};
+        return 0;
+    }
+    if (!strcmp(op, "+") && a->kind == PD_VAL_LIST && b->kind == PD_VAL_LIST) {
+        pd_val r = {.kind = PD_VAL_LIST, .n = a->n + b->n};
+        r.items = calloc(r.n ? r.n : 1, sizeof *r.items);
+        if (!r.items)
+            return fail(p, "out of memory");
+        for (size_t i = 0; i < a->n; i++)
+            r.items[i] = pd_val_copy(&a->items[i]);
+        for (size_t i = 0; i < b->n; i++)
+            r.items[a->n + i] = pd_val_copy(&b->items[i]);
+        *out = r;
         return 0;
     }
     if (!is_num(a) || !is_num(b))
@@ -439,6 +488,13 @@ static void compare(const pd_val *a, const pd_val *b, int *cmp, bool *comparable
         *cmp = strcmp(a->s, b->s);
     } else if (a->kind == PD_VAL_NONE && b->kind == PD_VAL_NONE) {
         *cmp = 0;
+    } else if (a->kind == PD_VAL_LIST && b->kind == PD_VAL_LIST) { /* lexicographic, as Python */
+        for (size_t i = 0; i < a->n && i < b->n; i++) {
+            compare(&a->items[i], &b->items[i], cmp, comparable);
+            if (!*comparable || *cmp)
+                return;
+        }
+        *cmp = (a->n > b->n) - (a->n < b->n);
     } else {
         *comparable = false;
         *cmp = 1;
@@ -564,25 +620,355 @@ static int parse_args(parser *p, bool live, pd_val *args, int *nargs)
     }
 }
 
+
+#define MAX_LIST_ITEMS 100000
+
+/* Appends a copy of v to list (a LIST value). */
+static int list_push(parser *p, pd_val *list, pd_val v)
+{
+    if (list->n >= MAX_LIST_ITEMS) {
+        pd_val_free(&v);
+        return fail(p, "list longer than %d items", MAX_LIST_ITEMS);
+    }
+    pd_val *grown = realloc(list->items, (list->n + 1) * sizeof *grown);
+    if (!grown) {
+        pd_val_free(&v);
+        return fail(p, "out of memory");
+    }
+    list->items = grown;
+    list->items[list->n++] = v;
+    return 0;
+}
+
+static pd_val empty_list(void) { return (pd_val){.kind = PD_VAL_LIST}; }
+
+static int str_result(parser *p, pd_str *s, pd_val *out)
+{
+    pd_str_append(s, "");
+    char *d = pd_str_take(s);
+    if (!d)
+        return fail(p, "out of memory");
+    *out = (pd_val){.kind = PD_VAL_STR, .s = d};
+    return 0;
+}
+
+/* range(stop) / range(start, stop[, step]) */
+static int make_range(parser *p, pd_val *args, int n, pd_val *out)
+{
+    if (n < 1 || n > 3)
+        return fail(p, "range() takes 1 to 3 arguments, got %d", n);
+    for (int i = 0; i < n; i++)
+        if (!is_intlike(&args[i]))
+            return fail(p, "range(): arguments must be ints, got %s", kind_name(&args[i]));
+    long long start = n == 1 ? 0 : as_int(&args[0]), stop = as_int(&args[n == 1 ? 0 : 1]),
+              step = n == 3 ? as_int(&args[2]) : 1;
+    if (step == 0)
+        return fail(p, "range(): step must not be zero");
+    *out = empty_list();
+    for (long long v = start; step > 0 ? v < stop : v > stop; v += step)
+        if (list_push(p, out, pd_val_int(v)))
+            return -1;
+    return 0;
+}
+
+static void reverse(char *s)
+{
+    for (size_t i = 0, j = strlen(s); i + 1 < j; i++, j--) {
+        char t = s[i];
+        s[i] = s[j - 1];
+        s[j - 1] = t;
+    }
+}
+
+/* Python's str.split(sep, maxsplit) (sep NULL: runs of whitespace). */
+static int split_left(parser *p, const char *s, const char *sep, long long maxsplit, pd_val *out)
+{
+    *out = empty_list();
+    if (sep && !*sep)
+        return fail(p, "split(): empty separator");
+    const char *c = s;
+    for (long long k = 0;; k++) {
+        if (!sep)
+            while (isspace((unsigned char)*c))
+                c++;
+        if (!sep && !*c)
+            return 0;
+        const char *hit = NULL;
+        if (maxsplit < 0 || k < maxsplit) {
+            if (sep)
+                hit = strstr(c, sep);
+            else
+                for (hit = c; *hit && !isspace((unsigned char)*hit); hit++)
+                    ;
+            if (hit && !*hit)
+                hit = NULL;
+        }
+        pd_str piece = {0};
+        pd_val v;
+        pd_str_appendn(&piece, c, hit ? (size_t)(hit - c) : strlen(c));
+        if (str_result(p, &piece, &v) || list_push(p, out, v))
+            return -1;
+        if (!hit)
+            return 0;
+        c = hit + (sep ? strlen(sep) : 0);
+    }
+}
+
+static int split_str(parser *p, const char *s, const char *sep, long long maxsplit, bool right, pd_val *out)
+{
+    if (!right)
+        return split_left(p, s, sep, maxsplit, out);
+    /* rsplit: split the reversed text on the reversed separator */
+    char *rs = pd_strdup(s), *rsep = sep ? pd_strdup(sep) : NULL;
+    int rc = -1;
+    if (rs && (!sep || rsep)) {
+        reverse(rs);
+        if (rsep)
+            reverse(rsep);
+        rc = split_left(p, rs, rsep, maxsplit, out);
+        for (size_t i = 0; !rc && i < out->n; i++)
+            reverse(out->items[i].s);
+        for (size_t i = 0; !rc && i < out->n / 2; i++) {
+            pd_val t = out->items[i];
+            out->items[i] = out->items[out->n - 1 - i];
+            out->items[out->n - 1 - i] = t;
+        }
+    } else {
+        fail(p, "out of memory");
+    }
+    free(rs);
+    free(rsep);
+    return rc;
+}
+
+static bool is_method(const char *name)
+{
+    static const char *m[] = {"split", "rsplit", "strip", "lstrip", "rstrip", "upper", "lower", "replace",
+                              "startswith", "endswith", "join", "zfill", "get", "items", "keys", "values"};
+    for (size_t i = 0; i < PD_ARRAY_LEN(m); i++)
+        if (!strcmp(m[i], name))
+            return true;
+    return false;
+}
+
+/* obj.name(args) for the string and list methods paddiser knows. */
+static int call_method(parser *p, pd_val *obj, const char *name, pd_val *args, int n, pd_val *out)
+{
+    if (need_defined(p, obj))
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (need_defined(p, &args[i]))
+            return -1;
+    if (obj->kind == PD_VAL_LIST && (!strcmp(name, "items") || !strcmp(name, "keys") || !strcmp(name, "values"))) {
+        /* mappings are lists of [key, value] pairs */
+        if (n)
+            return fail(p, "%s() takes no arguments", name);
+        *out = empty_list();
+        for (size_t i = 0; i < obj->n; i++) {
+            const pd_val *pr = &obj->items[i];
+            if (pr->kind != PD_VAL_LIST || pr->n != 2)
+                return fail(p, "%s(): not a mapping (item %zu is not a [key, value] pair)", name, i);
+            if (list_push(p, out, pd_val_copy(name[0] == 'i' ? pr : &pr->items[name[0] == 'k' ? 0 : 1])))
+                return -1;
+        }
+        return 0;
+    }
+    if (obj->kind != PD_VAL_STR)
+        return fail(p, "%s has no method %s() (in \"%s\")", kind_name(obj), name, p->src);
+    const char *str = obj->s;
+    if (!strcmp(name, "split") || !strcmp(name, "rsplit")) {
+        if (n > 2 || (n >= 1 && args[0].kind != PD_VAL_STR && args[0].kind != PD_VAL_NONE) ||
+            (n == 2 && !is_intlike(&args[1])))
+            return fail(p, "%s() takes an optional separator string and maxsplit int", name);
+        return split_str(p, str, n >= 1 && args[0].kind == PD_VAL_STR ? args[0].s : NULL, n == 2 ? as_int(&args[1]) : -1,
+                         name[0] == 'r', out);
+    }
+    if (!strcmp(name, "strip") || !strcmp(name, "lstrip") || !strcmp(name, "rstrip")) {
+        if (n > 1 || (n == 1 && args[0].kind != PD_VAL_STR))
+            return fail(p, "%s() takes an optional string of characters", name);
+        const char *chars = n == 1 ? args[0].s : " \t\n\r\f\v";
+        const char *b = str, *e = str + strlen(str);
+        if (name[0] != 'r')
+            while (b < e && strchr(chars, *b))
+                b++;
+        if (name[0] != 'l')
+            while (e > b && strchr(chars, e[-1]))
+                e--;
+        pd_str r = {0};
+        pd_str_appendn(&r, b, (size_t)(e - b));
+        return str_result(p, &r, out);
+    }
+    if (!strcmp(name, "upper") || !strcmp(name, "lower")) {
+        if (n)
+            return fail(p, "%s() takes no arguments", name);
+        *out = pd_val_str(str);
+        for (char *c = out->s; c && *c; c++)
+            *c = (char)(name[0] == 'u' ? toupper((unsigned char)*c) : tolower((unsigned char)*c));
+        return 0;
+    }
+    if (!strcmp(name, "startswith") || !strcmp(name, "endswith")) {
+        if (n != 1 || args[0].kind != PD_VAL_STR)
+            return fail(p, "%s() takes one string", name);
+        size_t l = strlen(str), k = strlen(args[0].s);
+        *out = pd_val_bool(k <= l && !strncmp(name[0] == 's' ? str : str + l - k, args[0].s, k));
+        return 0;
+    }
+    if (!strcmp(name, "zfill")) {
+        if (n != 1 || !is_intlike(&args[0]))
+            return fail(p, "zfill() takes one int");
+        long long w = as_int(&args[0]), l = (long long)strlen(str);
+        pd_str r = {0};
+        const char *digits = str;
+        if (*str == '-' || *str == '+')
+            pd_str_appendn(&r, digits++, 1);
+        for (long long i = l; i < w && i < 4096; i++)
+            pd_str_append(&r, "0");
+        pd_str_append(&r, digits);
+        return str_result(p, &r, out);
+    }
+    if (!strcmp(name, "replace")) {
+        if (n != 2 || args[0].kind != PD_VAL_STR || args[1].kind != PD_VAL_STR || !args[0].s[0])
+            return fail(p, "replace() takes two strings");
+        pd_str r = {0};
+        const char *c = str;
+        size_t ol = strlen(args[0].s);
+        for (const char *hit; (hit = strstr(c, args[0].s)); c = hit + ol) {
+            pd_str_appendn(&r, c, (size_t)(hit - c));
+            pd_str_append(&r, args[1].s);
+        }
+        pd_str_append(&r, c);
+        return str_result(p, &r, out);
+    }
+    if (!strcmp(name, "join")) {
+        if (n != 1 || args[0].kind != PD_VAL_LIST)
+            return fail(p, "join() takes one list");
+        pd_str r = {0};
+        for (size_t i = 0; i < args[0].n; i++) {
+            if (args[0].items[i].kind != PD_VAL_STR) {
+                pd_str_free(&r);
+                return fail(p, "join(): item %zu is %s, not str", i, kind_name(&args[0].items[i]));
+            }
+            pd_str_printf(&r, "%s%s", i ? str : "", args[0].items[i].s);
+        }
+        return str_result(p, &r, out);
+    }
+    return fail(p, "str has no method %s() (in \"%s\")", name, p->src);
+}
+
+/* obj[index] or obj[from:to] (Python semantics: negative indexes count from
+ * the end; slices clamp). */
+static int subscript(parser *p, pd_val *obj, bool is_slice, pd_val *lo, pd_val *hi, pd_val *out)
+{
+    if (need_defined(p, obj))
+        return -1;
+    if (obj->kind != PD_VAL_LIST && obj->kind != PD_VAL_STR)
+        return fail(p, "%s is not subscriptable (in \"%s\")", kind_name(obj), p->src);
+    long long len = obj->kind == PD_VAL_LIST ? (long long)obj->n : (long long)strlen(obj->s);
+    if (!is_slice) {
+        if (!is_intlike(lo))
+            return fail(p, "index must be an int, got %s (in \"%s\")", kind_name(lo), p->src);
+        long long i = as_int(lo);
+        if (i < 0)
+            i += len;
+        if (i < 0 || i >= len)
+            return fail(p, "index %lld out of range (length %lld) (in \"%s\")", as_int(lo), len, p->src);
+        if (obj->kind == PD_VAL_LIST)
+            *out = pd_val_copy(&obj->items[i]);
+        else {
+            char c[2] = {obj->s[i], 0};
+            *out = pd_val_str(c);
+        }
+        return 0;
+    }
+    long long b = 0, e = len;
+    if (lo->kind != PD_VAL_NONE) {
+        if (!is_intlike(lo))
+            return fail(p, "slice bounds must be ints (in \"%s\")", p->src);
+        b = as_int(lo) < 0 ? as_int(lo) + len : as_int(lo);
+    }
+    if (hi->kind != PD_VAL_NONE) {
+        if (!is_intlike(hi))
+            return fail(p, "slice bounds must be ints (in \"%s\")", p->src);
+        e = as_int(hi) < 0 ? as_int(hi) + len : as_int(hi);
+    }
+    b = b < 0 ? 0 : b > len ? len : b;
+    e = e < b ? b : e > len ? len : e;
+    if (obj->kind == PD_VAL_STR) {
+        pd_str r = {0};
+        pd_str_appendn(&r, obj->s + b, (size_t)(e - b));
+        return str_result(p, &r, out);
+    }
+    *out = empty_list();
+    for (long long i = b; i < e; i++)
+        if (list_push(p, out, pd_val_copy(&obj->items[i])))
+            return -1;
+    return 0;
+}
+
+/* x in container */
+static int contains(parser *p, const pd_val *x, const pd_val *c, bool *r)
+{
+    if (need_defined(p, x) || need_defined(p, c))
+        return -1;
+    if (c->kind == PD_VAL_STR) {
+        if (x->kind != PD_VAL_STR)
+            return fail(p, "'in <string>' requires a string on the left, got %s (in \"%s\")", kind_name(x), p->src);
+        *r = strstr(c->s, x->s) != NULL;
+        return 0;
+    }
+    if (c->kind != PD_VAL_LIST)
+        return fail(p, "argument of type %s is not iterable (in \"%s\")", kind_name(c), p->src);
+    *r = false;
+    for (size_t i = 0; i < c->n && !*r; i++) {
+        int cmp;
+        bool ok;
+        compare(x, &c->items[i], &cmp, &ok);
+        *r = ok && cmp == 0;
+    }
+    return 0;
+}
+
+static const char *path_base(const char *s)
+{
+    const char *e = s + strlen(s);
+    while (e > s && e[-1] != '/')
+        e--;
+    return e;
+}
+
 static int call_function(parser *p, const char *name, pd_val *args, int n, pd_val *out)
 {
     for (int i = 0; i < n; i++)
         if (need_defined(p, &args[i]))
             return -1;
+    if (!strcmp(name, "range"))
+        return make_range(p, args, n, out);
+    if (!strcmp(name, "len")) {
+        if (n != 1 || (args[0].kind != PD_VAL_STR && args[0].kind != PD_VAL_LIST))
+            return fail(p, "len() takes one string or list");
+        *out = pd_val_int(args[0].kind == PD_VAL_STR ? (long long)strlen(args[0].s) : (long long)args[0].n);
+        return 0;
+    }
     if (!strcmp(name, "min") || !strcmp(name, "max")) {
-        if (n < 1)
-            return fail(p, "%s() needs at least one argument", name);
-        int best = 0;
-        for (int i = 1; i < n; i++) {
+        const pd_val *arr = args; /* min(a, b, ...) or min(list) */
+        size_t cnt = (size_t)n;
+        if (n == 1 && args[0].kind == PD_VAL_LIST) {
+            arr = args[0].items;
+            cnt = args[0].n;
+        }
+        if (cnt < 1)
+            return fail(p, "%s() needs at least one value", name);
+        size_t best = 0;
+        for (size_t i = 1; i < cnt; i++) {
             int c;
             bool ok;
-            compare(&args[i], &args[best], &c, &ok);
+            compare(&arr[i], &arr[best], &c, &ok);
             if (!ok)
-                return fail(p, "%s(): cannot compare %s and %s", name, kind_name(&args[i]), kind_name(&args[best]));
+                return fail(p, "%s(): cannot compare %s and %s", name, kind_name(&arr[i]), kind_name(&arr[best]));
             if (name[1] == 'i' ? c < 0 : c > 0)
                 best = i;
         }
-        *out = pd_val_copy(&args[best]);
+        *out = pd_val_copy(&arr[best]);
         return 0;
     }
     if (n != 1 && !(n == 2 && !strcmp(name, "round")))
@@ -620,7 +1006,7 @@ static int call_function(parser *p, const char *name, pd_val *args, int n, pd_va
 
 static bool is_function(const char *name)
 {
-    static const char *fns[] = {"min", "max", "abs", "round", "floor", "ceil", "int", "float", "str"};
+    static const char *fns[] = {"min", "max", "abs", "round", "floor", "ceil", "int", "float", "str", "len", "range"};
     for (size_t i = 0; i < PD_ARRAY_LEN(fns); i++)
         if (!strcmp(fns[i], name))
             return true;
@@ -666,9 +1052,70 @@ static int apply_filter(parser *p, const char *name, pd_val *v, pd_val *args, in
         *out = is_intlike(v) ? pd_val_int(llabs(as_int(v))) : pd_val_float(fabs(v->f));
         return 0;
     }
+    if (!strcmp(name, "length") || !strcmp(name, "count")) {
+        if (v->kind == PD_VAL_LIST) {
+            *out = pd_val_int((long long)v->n);
+            return 0;
+        }
+    }
+    if (!strcmp(name, "join")) {
+        if (v->kind != PD_VAL_LIST)
+            return fail(p, "filter join needs a list, got %s", kind_name(v));
+        if (n > 1 || (n == 1 && args[0].kind != PD_VAL_STR))
+            return fail(p, "filter join takes an optional separator string");
+        pd_str r = {0};
+        for (size_t i = 0; i < v->n; i++) {
+            if (i && n)
+                pd_str_append(&r, args[0].s);
+            pd_val_append(&r, &v->items[i]);
+        }
+        return str_result(p, &r, out);
+    }
+    if (!strcmp(name, "first") || !strcmp(name, "last")) {
+        if (v->kind == PD_VAL_LIST) {
+            if (!v->n)
+                return fail(p, "filter %s of an empty list", name);
+            *out = pd_val_copy(&v->items[name[0] == 'f' ? 0 : v->n - 1]);
+            return 0;
+        }
+        if (v->kind != PD_VAL_STR || !v->s[0])
+            return fail(p, "filter %s needs a list or a non-empty string", name);
+        char c[2] = {name[0] == 'f' ? v->s[0] : v->s[strlen(v->s) - 1], 0};
+        *out = pd_val_str(c);
+        return 0;
+    }
+    if (!strcmp(name, "list")) {
+        if (v->kind == PD_VAL_LIST) {
+            *out = pd_val_copy(v);
+            return 0;
+        }
+        if (v->kind != PD_VAL_STR)
+            return fail(p, "filter list needs a list or string, got %s", kind_name(v));
+        *out = empty_list();
+        for (const char *c = v->s; *c; c++) {
+            char ch[2] = {*c, 0};
+            if (list_push(p, out, pd_val_str(ch)))
+                return -1;
+        }
+        return 0;
+    }
     pd_val s;
     if (to_string(p, v, &s))
         return -1;
+    if (!strcmp(name, "basename") || !strcmp(name, "dirname")) {
+        const char *base = path_base(s.s);
+        pd_str r = {0};
+        if (name[0] == 'b') {
+            pd_str_append(&r, base);
+        } else { /* os.path.dirname: up to the last '/', trailing slashes dropped unless root */
+            const char *e = base;
+            while (e > s.s + 1 && e[-1] == '/')
+                e--;
+            pd_str_appendn(&r, s.s, (size_t)(e - s.s));
+        }
+        pd_val_free(&s);
+        return str_result(p, &r, out);
+    }
     if (!strcmp(name, "upper") || !strcmp(name, "lower")) {
         for (char *c = s.s; *c; c++)
             *c = (char)(name[0] == 'u' ? toupper((unsigned char)*c) : tolower((unsigned char)*c));
@@ -681,7 +1128,7 @@ static int apply_filter(parser *p, const char *name, pd_val *v, pd_val *args, in
         *out = s;
         return 0;
     }
-    if (!strcmp(name, "length")) {
+    if (!strcmp(name, "length") || !strcmp(name, "count")) {
         *out = pd_val_int((long long)strlen(s.s));
         pd_val_free(&s);
         return 0;
@@ -708,7 +1155,9 @@ static int apply_filter(parser *p, const char *name, pd_val *v, pd_val *args, in
         return 0;
     }
     pd_val_free(&s);
-    return fail(p, "unknown filter '%s' (known: int, float, round, string, default, upper, lower, abs, trim, length, replace)",
+    return fail(p,
+                "unknown filter '%s' (known: int, float, round, string, default, upper, lower, abs, trim, length, "
+                "count, replace, basename, dirname, join, first, last, list)",
                 name);
 }
 
@@ -731,6 +1180,35 @@ static int parse_primary(parser *p, bool live, pd_val *out)
         if (lex(p) || parse_expr(p, live, out))
             return -1;
         return expect_op(p, ")");
+    }
+    if (is_op(p, "[")) { /* list literal; a trailing comma is allowed */
+        *out = empty_list();
+        if (lex(p))
+            return -1;
+        while (!is_op(p, "]")) {
+            pd_val item = pd_val_none();
+            if (parse_expr(p, live, &item)) {
+                pd_val_free(&item);
+                return -1;
+            }
+            if (live) {
+                if (need_defined(p, &item)) {
+                    pd_val_free(&item);
+                    return -1;
+                }
+                if (list_push(p, out, item)) /* takes item */
+                    return -1;
+            } else {
+                pd_val_free(&item);
+            }
+            if (is_op(p, ",")) {
+                if (lex(p))
+                    return -1;
+            } else if (!is_op(p, "]")) {
+                return unexpected(p, "',' or ']'");
+            }
+        }
+        return lex(p);
     }
     if (p->type != T_NAME)
         return unexpected(p, "a value");
@@ -768,9 +1246,48 @@ static int parse_primary(parser *p, bool live, pd_val *out)
         fail(p, "out of memory");
         goto fail;
     }
+    const char *dot = strrchr(name.data, '.');
+    if (is_op(p, "(") && !is_function(name.data) && dot && is_method(dot + 1)) {
+        /* obj.method(args): obj is the dotted name before the last dot */
+        char method[32];
+        snprintf(method, sizeof method, "%s", dot + 1);
+        name.data[dot - name.data] = '\0';
+        name.len = (size_t)(dot - name.data);
+        pd_val args[MAX_ARGS];
+        int n = 0;
+        int rc = parse_args(p, live, args, &n);
+        if (!rc && live) {
+            pd_val obj;
+            bool found = p->lookup(p->ud, name.data, &obj);
+            if (!strcmp(method, "get")) { /* mapping.get(key[, default]) over dotted names */
+                if (found)
+                    pd_val_free(&obj);
+                if (n < 1 || n > 2 || args[0].kind != PD_VAL_STR) {
+                    rc = fail(p, "%s.get() takes a key string and an optional default", name.data);
+                } else {
+                    pd_str full = {0};
+                    pd_str_printf(&full, "%s.%s", name.data, args[0].s);
+                    if (!full.data || !p->lookup(p->ud, full.data, out))
+                        *out = n == 2 ? pd_val_copy(&args[1]) : pd_val_none();
+                    pd_str_free(&full);
+                }
+            } else if (!found) {
+                rc = fail(p, "unknown name '%s'", name.data);
+            } else {
+                rc = call_method(p, &obj, method, args, n, out);
+                pd_val_free(&obj);
+            }
+        }
+        free_args(args, n);
+        if (rc)
+            goto fail;
+        pd_str_free(&name);
+        return 0;
+    }
     if (is_op(p, "(")) {
         if (!is_function(name.data)) {
-            fail(p, "'%s' is not a function (functions: min, max, abs, round, floor, ceil, int, float, str)", name.data);
+            fail(p, "'%s' is not a function (functions: min, max, abs, round, floor, ceil, int, float, str, len, range)",
+                 name.data);
             goto fail;
         }
         pd_val args[MAX_ARGS];
@@ -793,12 +1310,75 @@ fail:
     return -1;
 }
 
+/* [index] or [from:to] after a value. */
+static int parse_subscript(parser *p, bool live, pd_val *out)
+{
+    pd_val lo = pd_val_none(), hi = pd_val_none(), r = pd_val_none();
+    bool is_slice = false;
+    int rc = -1;
+    if (lex(p))
+        goto done;
+    if (!is_op(p, ":") && parse_expr(p, live, &lo))
+        goto done;
+    if (is_op(p, ":")) {
+        is_slice = true;
+        if (lex(p))
+            goto done;
+        if (!is_op(p, "]") && parse_expr(p, live, &hi))
+            goto done;
+    } else if (live && lo.kind == PD_VAL_NONE) {
+        fail(p, "empty subscript (in \"%s\")", p->src);
+        goto done;
+    }
+    if (expect_op(p, "]"))
+        goto done;
+    if (live) {
+        if (need_defined(p, &lo) || need_defined(p, &hi) || subscript(p, out, is_slice, &lo, &hi, &r))
+            goto done;
+        pd_val_free(out);
+        *out = r;
+        r = pd_val_none();
+    }
+    rc = 0;
+done:
+    pd_val_free(&lo);
+    pd_val_free(&hi);
+    pd_val_free(&r);
+    return rc;
+}
+
 static int parse_postfix(parser *p, bool live, pd_val *out)
 {
     if (parse_primary(p, live, out))
         return -1;
     for (;;) {
-        if (is_op(p, "|")) {
+        if (is_op(p, "[")) {
+            if (parse_subscript(p, live, out))
+                return -1;
+        } else if (is_op(p, ".")) { /* .method(args) on a computed value */
+            if (lex(p))
+                return -1;
+            if (p->type != T_NAME)
+                return unexpected(p, "a method name after '.'");
+            char method[32];
+            snprintf(method, sizeof method, "%s", p->text.data);
+            if (lex(p))
+                return -1;
+            if (!is_op(p, "("))
+                return fail(p, "attribute '.%s' of a computed value is not supported (in \"%s\")", method, p->src);
+            pd_val args[MAX_ARGS];
+            int n = 0;
+            int rc = parse_args(p, live, args, &n);
+            if (!rc && live) {
+                pd_val r = pd_val_none();
+                rc = call_method(p, out, method, args, n, &r);
+                pd_val_free(out);
+                *out = r;
+            }
+            free_args(args, n);
+            if (rc)
+                return -1;
+        } else if (is_op(p, "|")) {
             if (lex(p))
                 return -1;
             if (p->type != T_NAME)
@@ -987,6 +1567,19 @@ static int parse_compare(parser *p, bool live, pd_val *out)
         for (size_t i = 0; i < PD_ARRAY_LEN(ops); i++)
             if (is_op(p, ops[i]))
                 op = ops[i];
+        if (is_kw(p, "in")) {
+            op = "in";
+        } else if (is_kw(p, "not")) { /* here only "not in" can follow a value */
+            if (lex(p)) {
+                pd_val_free(&left);
+                return -1;
+            }
+            if (!is_kw(p, "in")) {
+                pd_val_free(&left);
+                return unexpected(p, "'in' after 'not'");
+            }
+            op = "not in";
+        }
         if (!op)
             break;
         any = true;
@@ -1005,8 +1598,16 @@ static int parse_compare(parser *p, bool live, pd_val *out)
             int c;
             bool comparable;
             compare(&left, &rhs, &c, &comparable);
-            bool r;
-            if (!strcmp(op, "==") || !strcmp(op, "!=")) {
+            bool r = false;
+            if (!strcmp(op, "in") || !strcmp(op, "not in")) {
+                if (contains(p, &left, &rhs, &r)) {
+                    pd_val_free(&rhs);
+                    pd_val_free(&left);
+                    return -1;
+                }
+                if (op[0] == 'n')
+                    r = !r;
+            } else if (!strcmp(op, "==") || !strcmp(op, "!=")) {
                 r = comparable && c == 0;
                 if (op[0] == '!')
                     r = !r;
@@ -1250,15 +1851,261 @@ static int statement(const char *body, size_t n, if_level *stack, int *depth, pd
         lv->taken = true;
         return 0;
     }
-    snprintf(err, errlen, "unsupported statement {%% %.*s %%} (supported: if, elif, else, endif)", (int)(kw ? kw : n),
+    snprintf(err, errlen, "unsupported statement {%% %.*s %%} (supported: if, elif, else, endif, for, endfor)",
+             (int)(kw ? kw : n),
              body);
     return -1;
 }
 
 /* Whitespace follows Jinja with trim_blocks and lstrip_blocks, as IOPS
  * configures it: a {% %} tag alone on its line leaves no blank line. */
+/* {% for %}: the loop variables and loop.* on top of the caller's names. */
+typedef struct {
+    pd_lookup_fn base;
+    void *base_ud;
+    char names[2][64];
+    const pd_val *vals[2];
+    int nnames;
+    size_t index, length;
+} loop_scope;
+
+static bool loop_lookup(void *ud, const char *name, pd_val *out)
+{
+    loop_scope *l = ud;
+    for (int i = 0; i < l->nnames; i++)
+        if (!strcmp(name, l->names[i])) {
+            *out = pd_val_copy(l->vals[i]);
+            return true;
+        }
+    if (!strncmp(name, "loop.", 5)) {
+        const char *a = name + 5;
+        if (!strcmp(a, "index"))
+            *out = pd_val_int((long long)l->index + 1);
+        else if (!strcmp(a, "index0"))
+            *out = pd_val_int((long long)l->index);
+        else if (!strcmp(a, "revindex"))
+            *out = pd_val_int((long long)(l->length - l->index));
+        else if (!strcmp(a, "revindex0"))
+            *out = pd_val_int((long long)(l->length - l->index - 1));
+        else if (!strcmp(a, "first"))
+            *out = pd_val_bool(l->index == 0);
+        else if (!strcmp(a, "last"))
+            *out = pd_val_bool(l->index + 1 == l->length);
+        else if (!strcmp(a, "length"))
+            *out = pd_val_int((long long)l->length);
+        else
+            return false;
+        return true;
+    }
+    return l->base(l->base_ud, name, out);
+}
+
+/* The keyword of a {% %} tag body (e.g. "for"), in word. */
+static void tag_word(const char *body, const char *end, char *word, size_t len)
+{
+    if (body < end && (*body == '-' || *body == '+'))
+        body++;
+    while (body < end && isspace((unsigned char)*body))
+        body++;
+    size_t n = 0;
+    while (body + n < end && (isalpha((unsigned char)body[n]) || body[n] == '_'))
+        n++;
+    snprintf(word, len, "%.*s", (int)(n < len - 1 ? n : len - 1), body);
+}
+
+/* Finds the {% endfor %} matching a {% for %} whose body starts at from:
+ * *ef_open points at its '{', *ef_close at its '%}'. */
+static int find_endfor(const char *from, const char **ef_open, const char **ef_close)
+{
+    int depth = 0;
+    for (const char *c = from; (c = strchr(c, '{'));) {
+        if (c[1] != '{' && c[1] != '%' && c[1] != '#') {
+            c++;
+            continue;
+        }
+        const char *close = c[1] == '#' ? strstr(c + 2, "#}") : find_close(c + 2, c[1] == '{' ? "}}" : "%}");
+        if (!close)
+            return -1;
+        if (c[1] == '%') {
+            char w[16];
+            tag_word(c + 2, close, w, sizeof w);
+            if (!strcmp(w, "for"))
+                depth++;
+            else if (!strcmp(w, "endfor") && depth-- == 0) {
+                *ef_open = c;
+                *ef_close = close;
+                return 0;
+            }
+        }
+        c = close + 2;
+    }
+    return -1;
+}
+
+#define MAX_FOR_DEPTH 16
+
+/* Loop iterations one render may take, all loops together (a guard against
+ * nested range()s that would never finish). */
+#define MAX_LOOP_ITERATIONS 1000000
+
+static int render_impl(const char *tmpl, bool at_line_start, int for_depth, size_t *iterations, pd_lookup_fn lookup,
+                       void *ud, pd_str *out, char *err, size_t errlen, int *err_line);
+
+/* Parses "x in expr" / "a, b in expr": names into ls, the expression's
+ * start into *expr. */
+static int for_header(const char *h, size_t n, loop_scope *ls, const char **expr, size_t *expr_len, char *err,
+                      size_t errlen)
+{
+    const char *c = h, *end = h + n;
+    ls->nnames = 0;
+    for (;;) {
+        while (c < end && isspace((unsigned char)*c))
+            c++;
+        const char *b = c;
+        while (c < end && (isalnum((unsigned char)*c) || *c == '_'))
+            c++;
+        if (c == b || isdigit((unsigned char)*b) || c - b >= 64 || ls->nnames == 2) {
+            snprintf(err, errlen, "{%% for %%} needs 'NAME in LIST' or 'A, B in LIST', found '%.*s'", (int)n, h);
+            return -1;
+        }
+        snprintf(ls->names[ls->nnames++], sizeof ls->names[0], "%.*s", (int)(c - b), b);
+        while (c < end && isspace((unsigned char)*c))
+            c++;
+        if (c < end && *c == ',') {
+            c++;
+            continue;
+        }
+        break;
+    }
+    if (end - c < 3 || strncmp(c, "in", 2) || !isspace((unsigned char)c[2])) {
+        snprintf(err, errlen, "{%% for %%} needs 'NAME in LIST', found '%.*s'", (int)n, h);
+        return -1;
+    }
+    *expr = c + 2;
+    *expr_len = (size_t)(end - *expr);
+    return 0;
+}
+
+/* Renders {% for %} ... {% endfor %}. tag_* delimit the for tag's body
+ * (without the -/+ markers); *next is set past the {% endfor %} tag. */
+static int render_for(const char *tmpl, const char *tag_body, const char *tag_end, const char *tag_close,
+                      bool trim_after, bool plus_after, bool active, int for_depth, size_t *iterations,
+                      pd_lookup_fn lookup, void *ud, pd_str *out, char *err, size_t errlen, int *err_line,
+                      const char **next, bool *trim_next, bool *eat_newline)
+{
+    const char *ef_open, *ef_close;
+    if (find_endfor(tag_close + 2, &ef_open, &ef_close)) {
+        snprintf(err, errlen, "{%% for %%} without {%% endfor %%}");
+        return -1;
+    }
+    *next = ef_close + 2;
+    *trim_next = ef_close[-1] == '-';
+    *eat_newline = !*trim_next && ef_close[-1] != '+'; /* trim_blocks */
+    if (!active)
+        return 0;
+    if (for_depth >= MAX_FOR_DEPTH) {
+        snprintf(err, errlen, "{%% for %%} nested deeper than %d", MAX_FOR_DEPTH);
+        return -1;
+    }
+    /* the loop body, with the whitespace Jinja strips around the tags */
+    const char *b = tag_close + 2, *e = ef_open;
+    if (trim_after)
+        while (b < e && isspace((unsigned char)*b))
+            b++;
+    else if (!plus_after && b < e && *b == '\n')
+        b++;
+    bool body_at_line_start = b[-1] == '\n';
+    if (ef_open[2] == '-') {
+        while (e > b && isspace((unsigned char)e[-1]))
+            e--;
+    } else if (ef_open[2] != '+') {
+        const char *t = e;
+        while (t > b && (t[-1] == ' ' || t[-1] == '\t'))
+            t--;
+        if ((t == b && body_at_line_start) || (t > b && t[-1] == '\n'))
+            e = t;
+    }
+    loop_scope ls = {.base = lookup, .base_ud = ud};
+    const char *h = tag_body;
+    while (h < tag_end && isspace((unsigned char)*h))
+        h++;
+    h += 3; /* "for" */
+    const char *expr;
+    size_t expr_len;
+    if (for_header(h, (size_t)(tag_end - h), &ls, &expr, &expr_len, err, errlen))
+        return -1;
+    pd_val seq;
+    if (eval_tag(expr, expr_len, lookup, ud, &seq, err, errlen))
+        return -1;
+    if (seq.kind == PD_VAL_STR) { /* iterating a string yields its characters */
+        pd_val chars = {.kind = PD_VAL_LIST};
+        size_t len = strlen(seq.s);
+        chars.items = calloc(len ? len : 1, sizeof *chars.items);
+        for (size_t i = 0; chars.items && i < len; i++) {
+            char ch[2] = {seq.s[i], 0};
+            chars.items[chars.n++] = pd_val_str(ch);
+        }
+        pd_val_free(&seq);
+        seq = chars;
+    }
+    while (expr_len && isspace((unsigned char)*expr))
+        expr++, expr_len--;
+    while (expr_len && isspace((unsigned char)expr[expr_len - 1]))
+        expr_len--;
+    if (seq.kind != PD_VAL_LIST) {
+        snprintf(err, errlen, "{%% for %%}: %.*s is not a list", (int)expr_len, expr);
+        pd_val_free(&seq);
+        return -1;
+    }
+    char *body = malloc((size_t)(e - b) + 1);
+    if (!body) {
+        pd_val_free(&seq);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    memcpy(body, b, (size_t)(e - b));
+    body[e - b] = '\0';
+    int rc = 0;
+    ls.length = seq.n;
+    for (size_t i = 0; i < seq.n && rc == 0; i++) {
+        if (++*iterations > MAX_LOOP_ITERATIONS) {
+            snprintf(err, errlen, "{%% for %%}: more than %d loop iterations in one template", MAX_LOOP_ITERATIONS);
+            rc = -1;
+            break;
+        }
+        ls.index = i;
+        const pd_val *item = &seq.items[i];
+        if (ls.nnames == 2) {
+            if (item->kind != PD_VAL_LIST || item->n != 2) {
+                snprintf(err, errlen, "{%% for %s, %s %%}: item %zu is not a pair", ls.names[0], ls.names[1], i);
+                rc = -1;
+                break;
+            }
+            ls.vals[0] = &item->items[0];
+            ls.vals[1] = &item->items[1];
+        } else {
+            ls.vals[0] = item;
+        }
+        int line;
+        rc = render_impl(body, body_at_line_start, for_depth + 1, iterations, loop_lookup, &ls, out, err, errlen,
+                         &line);
+        if (rc)
+            *err_line = line_of(tmpl, b) + (line > 1 ? line - 1 : 0);
+    }
+    free(body);
+    pd_val_free(&seq);
+    return rc;
+}
+
 int pd_template_render(const char *tmpl, pd_lookup_fn lookup, void *ud, pd_str *out, char *err,
                        size_t errlen, int *err_line)
+{
+    size_t iterations = 0;
+    return render_impl(tmpl, true, 0, &iterations, lookup, ud, out, err, errlen, err_line);
+}
+
+static int render_impl(const char *tmpl, bool at_line_start, int for_depth, size_t *iterations, pd_lookup_fn lookup,
+                       void *ud, pd_str *out, char *err, size_t errlen, int *err_line)
 {
     const char *s = tmpl;
     bool trim_next = false, eat_newline = false;
@@ -1287,7 +2134,7 @@ int pd_template_render(const char *tmpl, pd_lookup_fn lookup, void *ud, pd_str *
             const char *b = te;
             while (b > text && (b[-1] == ' ' || b[-1] == '\t'))
                 b--;
-            if (b == tmpl || b[-1] == '\n')
+            if ((b == tmpl && at_line_start) || (b > tmpl && b[-1] == '\n'))
                 te = b;
         }
         bool active = depth == 0 || stack[depth - 1].active;
@@ -1312,6 +2159,21 @@ int pd_template_render(const char *tmpl, pd_lookup_fn lookup, void *ud, pd_str *
             trim_next = body_end[-1] == '-';
             plus_end = body_end[-1] == '+';
             body_end--;
+        }
+        char word[16] = "";
+        if (kind == '%')
+            tag_word(body, body_end, word, sizeof word);
+        if (!strcmp(word, "for")) {
+            const char *next; /* errors in the loop body set *err_line to their own line */
+            if (render_for(tmpl, body, body_end, close, trim_next, plus_end, active, for_depth, iterations, lookup, ud,
+                           out, err, errlen, err_line, &next, &trim_next, &eat_newline))
+                return -1;
+            s = next;
+            continue;
+        }
+        if (!strcmp(word, "endfor")) {
+            snprintf(err, errlen, "{%% endfor %%} without {%% for %%}");
+            return -1;
         }
         if (kind == '%') {
             int before = depth;

@@ -1,18 +1,25 @@
 /* The Jinja2 subset paddiser bench understands, shared by vars.expr,
  * constraints and every {{ }} template of a study:
- *   literals     42, 1.5, 1e3, "str", 'str', true/false/True/False, none/None
+ *   literals     42, 1.5, 1e3, "str", 'str', true/false/True/False, none/None,
+ *                lists [1, 'a']
  *   names        var, dotted names such as os_env.HOME or command.template
  *                (resolved by the caller's lookup function)
- *   operators    + - * / // % ** ~, == != < <= > >= (chained), and or not,
- *                x if cond else y, parentheses
+ *   operators    + - * / // % ** ~, == != < <= > >= (chained), in, not in,
+ *                and or not, x if cond else y, parentheses, x[i], x[a:b]
  *   filters      int float round(n) string default(v)/d(v) upper lower abs
- *                trim length replace(a, b)
+ *                trim length/count replace(a, b) basename dirname join(sep)
+ *                first last list
  *   tests        x is defined, x is not defined, x is none
- *   functions    min max abs round floor ceil int float str
+ *   functions    min max abs round floor ceil int float str len range
+ *   methods      str: split rsplit strip lstrip rstrip upper lower replace
+ *                startswith endswith join zfill; NAME.get(key, default) on
+ *                dotted names (os_env.get('X', ''))
  * Arithmetic follows Python (/ is true division, // floors, % takes the sign
  * of the divisor); values render like Python's str() (True, 2.0).
  * Templates: {{ expr }}, {# comment #}, {% if %}/{% elif %}/{% else %}/
- * {% endif %} (other statements are errors), {{- / -}} trim whitespace;
+ * {% endif %}, {% for x in seq %}/{% for a, b in pairs %} ... {% endfor %}
+ * with loop.index/index0/first/last/length (other statements are errors),
+ * {{- / -}} trim whitespace;
  * block tags follow Jinja's trim_blocks + lstrip_blocks, as IOPS sets them. */
 #ifndef PD_BENCH_EXPR_H
 #define PD_BENCH_EXPR_H
@@ -29,14 +36,17 @@ typedef enum {
     PD_VAL_INT,
     PD_VAL_FLOAT,
     PD_VAL_STR,
+    PD_VAL_LIST, /* items[0..n) */
 } pd_val_kind;
 
-typedef struct {
+typedef struct pd_val {
     pd_val_kind kind;
     bool b;
     long long i;
     double f;
     char *s; /* owned; STR text or UNDEF name */
+    struct pd_val *items; /* owned; LIST elements */
+    size_t n;
 } pd_val;
 
 /* Resolves a (possibly dotted) name. Fills out (an owned value) and returns

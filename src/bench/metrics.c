@@ -94,9 +94,12 @@ size_t pd_metrics_from_text(const char *text, const char *const *names, size_t n
 }
 
 static const char *py_wrapper =
-    "import importlib.util, json, sys\n"
+    "import importlib.util, json, os, sys\n"
     "spec = importlib.util.spec_from_file_location('paddiser_parser', sys.argv[1])\n"
     "mod = importlib.util.module_from_spec(spec)\n"
+    "mod.os_env = dict(os.environ)\n"
+    "for k, v in json.loads(sys.argv[3] if len(sys.argv) > 3 else '{}').items():\n"
+    "    setattr(mod, k, v)\n"
     "spec.loader.exec_module(mod)\n"
     "res = mod.parse(sys.argv[2])\n"
     "if not isinstance(res, dict):\n"
@@ -105,6 +108,13 @@ static const char *py_wrapper =
 
 int pd_metrics_parse_file(const char *path, const char *python_parser, const char *log_path,
                           const char *const *names, size_t n, char **values, char *err, size_t errlen)
+{
+    return pd_metrics_parse_file_ctx(path, python_parser, log_path, NULL, names, n, values, err, errlen);
+}
+
+int pd_metrics_parse_file_ctx(const char *path, const char *python_parser, const char *log_path,
+                              const char *context_json, const char *const *names, size_t n, char **values, char *err,
+                              size_t errlen)
 {
     for (size_t i = 0; i < n; i++)
         values[i] = NULL;
@@ -115,7 +125,8 @@ int pd_metrics_parse_file(const char *path, const char *python_parser, const cha
     if (python_parser) {
         char *py = pd_find_in_path("python3");
         if (py) {
-            char *argv[] = {py, "-c", (char *)py_wrapper, (char *)python_parser, (char *)path, NULL};
+            char *argv[] = {py, "-c", (char *)py_wrapper, (char *)python_parser, (char *)path,
+                            (char *)(context_json ? context_json : "{}"), NULL};
             pd_str out = {0}, errout = {0};
             int st = pd_proc_run(argv, &out, &errout, err, errlen);
             free(py);

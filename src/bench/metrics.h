@@ -19,6 +19,13 @@ size_t pd_metrics_from_text(const char *text, const char *const *names, size_t n
  * the number of metrics found, or -1 with err (file missing, parser failed). */
 int pd_metrics_parse_file(const char *path, const char *python_parser, const char *log_path,
                           const char *const *names, size_t n, char **values, char *err, size_t errlen);
+/* Same; context_json (or NULL) is a JSON object whose keys become globals of
+ * the parser script before it is loaded, as IOPS provides them (vars, env,
+ * execution_id, execution_dir, workdir, log_dir, repetition, repetitions);
+ * os_env is always set from the environment. */
+int pd_metrics_parse_file_ctx(const char *path, const char *python_parser, const char *log_path,
+                              const char *context_json, const char *const *names, size_t n, char **values, char *err,
+                              size_t errlen);
 
 /* Path of an executable found on PATH (heap), or NULL. */
 char *pd_find_in_path(const char *prog);

@@ -68,9 +68,9 @@ static void results_text(const pd_bench_run *run, pd_str *out)
         pd_str_append(out, ",");
         pd_csv_put_field(out, cfg->vars[i].name);
     }
-    for (size_t i = 0; i < cfg->script.nmetrics; i++) {
+    for (size_t i = 0; i < cfg->nmetrics; i++) {
         pd_str_append(out, ",");
-        pd_csv_put_field(out, cfg->script.metrics[i]);
+        pd_csv_put_field(out, cfg->metrics[i]);
     }
     pd_str_append(out, "\n");
     for (size_t k = 0; k < run->ntasks; k++) {
@@ -85,7 +85,7 @@ static void results_text(const pd_bench_run *run, pd_str *out)
             pd_csv_put_field(out, v.data ? v.data : "");
             pd_str_free(&v);
         }
-        for (size_t i = 0; i < cfg->script.nmetrics; i++) {
+        for (size_t i = 0; i < cfg->nmetrics; i++) {
             pd_str_append(out, ",");
             pd_csv_put_field(out, t->metrics && t->metrics[i] ? t->metrics[i] : "");
         }
@@ -143,29 +143,78 @@ static void write_sink(const pd_bench_run *run, const char *sink)
 
 /* ----------------------------------------------------------- callbacks */
 
+const char *pd_bench_task_script(const pd_bench_run *run, const pd_bench_task *t)
+{
+    return t->script_file[0] ? t->script_file : run->script_file;
+}
+
 static void parse_task_metrics(pd_bench_run *run, pd_bench_task *t)
 {
-    const pd_bench_script *sc = &run->cfg.script;
+    const pd_bench_config *cfg = &run->cfg;
+    const pd_bench_script *sc = pd_bench_script_at(cfg, t->script_idx);
     if (!sc->has_parser || !t->parser_file)
         return;
     if (!t->metrics)
-        t->metrics = calloc(sc->nmetrics, sizeof *t->metrics);
-    if (!t->metrics)
+        t->metrics = calloc(cfg->nmetrics ? cfg->nmetrics : 1, sizeof *t->metrics);
+    char **mine = calloc(sc->nmetrics ? sc->nmetrics : 1, sizeof *mine);
+    if (!t->metrics || !mine) {
+        free(mine);
         return;
+    }
     char err[512], log[PATH_MAX + 32];
     snprintf(log, sizeof log, "%s/__iops_parser.log", t->dir);
-    int found = pd_metrics_parse_file(t->parser_file, run->python_parser, log, (const char *const *)sc->metrics,
-                                      sc->nmetrics, t->metrics, err, sizeof err);
+    const char *py = t->script_idx == 0 ? run->python_parser
+                     : run->extra_python_parsers ? run->extra_python_parsers[t->script_idx - 1]
+                                                 : NULL;
+    int found = pd_metrics_parse_file_ctx(t->parser_file, py, log, t->parser_context,
+                                          (const char *const *)sc->metrics, sc->nmetrics, mine, err, sizeof err);
     if (found < 0)
         fprintf(stderr, "paddiser bench: warning: exec_%04d rep %d: %s\n", t->exec_id, t->repetition, err);
     else if ((size_t)found < sc->nmetrics) {
         pd_str missing = {0};
         for (size_t i = 0; i < sc->nmetrics; i++)
-            if (!t->metrics[i])
+            if (!mine[i])
                 pd_str_printf(&missing, " %s", sc->metrics[i]);
         fprintf(stderr, "paddiser bench: warning: exec_%04d rep %d: metrics not found in %s:%s\n", t->exec_id,
                 t->repetition, t->parser_file, missing.data ? missing.data : "");
         pd_str_free(&missing);
+    }
+    /* this script's metrics into their results.csv columns */
+    for (size_t i = 0; i < sc->nmetrics; i++) {
+        for (size_t k = 0; k < cfg->nmetrics && mine[i]; k++)
+            if (!strcmp(cfg->metrics[k], sc->metrics[i])) {
+                free(t->metrics[k]);
+                t->metrics[k] = mine[i];
+                mine[i] = NULL;
+            }
+        free(mine[i]);
+    }
+    free(mine);
+}
+
+/* post.script: `bash post_<script>.sh` in the repetition directory once the
+ * script succeeded (output in post_stdout/post_stderr); its failure fails
+ * the repetition, as in IOPS. */
+static void run_post(pd_bench_run *run, pd_bench_task *t)
+{
+    const pd_bench_script *sc = pd_bench_script_at(&run->cfg, t->script_idx);
+    char file[NAME_MAX + 16], path[PATH_MAX + 32];
+    snprintf(file, sizeof file, "post_%s.sh", sc->name);
+    char *const argv[] = {"bash", "-c", "cd \"$1\" && exec bash \"$2\"", "post", t->dir, file, NULL};
+    pd_str out = {0}, errout = {0};
+    char err[256] = "";
+    int rc = pd_proc_run(argv, &out, &errout, err, sizeof err);
+    snprintf(path, sizeof path, "%s/post_stdout", t->dir);
+    pd_write_file_atomic(path, out.data ? out.data : "", out.len);
+    snprintf(path, sizeof path, "%s/post_stderr", t->dir);
+    pd_write_file_atomic(path, errout.data ? errout.data : "", errout.len);
+    pd_str_free(&out);
+    pd_str_free(&errout);
+    if (rc != 0) {
+        fprintf(stderr, "paddiser bench: exec_%04d rep %d: %s failed (%s%d, see %s/post_stderr)\n", t->exec_id,
+                t->repetition, file, rc < 0 ? err : "exit ", rc < 0 ? 0 : rc, t->dir);
+        t->state = PD_TASK_FAILED;
+        t->exit_code = rc < 0 ? 127 : rc;
     }
 }
 
@@ -182,6 +231,8 @@ void pd_bench_task_finished(pd_bench_run *run, pd_bench_task *t)
 {
     if (t->end <= 0)
         t->end = pd_now();
+    if (t->state == PD_TASK_SUCCEEDED && t->has_post)
+        run_post(run, t);
     pd_bench_write_status(t, run->executor_name);
     if (t->state == PD_TASK_SUCCEEDED)
         parse_task_metrics(run, t);
@@ -366,13 +417,17 @@ static void free_run(pd_bench_run *run)
                 pd_val_free(&t->values[k]);
         free(t->values);
         free(t->parser_file);
+        free(t->parser_context);
         if (t->metrics)
-            for (size_t k = 0; k < run->cfg.script.nmetrics; k++)
+            for (size_t k = 0; k < run->cfg.nmetrics; k++)
                 free(t->metrics[k]);
         free(t->metrics);
     }
     free(run->tasks);
     free(run->python_parser);
+    for (size_t i = 0; run->extra_python_parsers && i < run->cfg.nextra_scripts; i++)
+        free(run->extra_python_parsers[i]);
+    free(run->extra_python_parsers);
     pd_bench_matrix_free(&run->matrix);
     pd_bench_config_free(&run->cfg);
 }
@@ -391,10 +446,11 @@ static int copy_config(const pd_bench_run *run)
 int pd_bench_main(const pd_bench_options *opt)
 {
     pd_bench_run run_s = {0}, *run = &run_s;
+    size_t cfg_nvars = 0;
     pd_str errors = {0}, warnings = {0};
     int status = 2;
     bool created_dir = false;
-    char **scripts = NULL;
+    pd_bench_rendered *rendered = NULL; /* per task: script, post script, input files */
     char *sink = NULL;
 
     int lrc = pd_bench_config_load(opt->config_path, &run->cfg, &errors, &warnings);
@@ -406,6 +462,7 @@ int pd_bench_main(const pd_bench_options *opt)
         goto out;
     }
     pd_bench_config *cfg = &run->cfg;
+    cfg_nvars = cfg->nvars;
     if (opt->workdir) {
         char cwd[PATH_MAX];
         free(cfg->workdir);
@@ -488,8 +545,8 @@ int pd_bench_main(const pd_bench_options *opt)
     probe_binary(probe_bin, sizeof probe_bin);
     run->ntasks = run->matrix.nexecs * (size_t)cfg->repetitions;
     run->tasks = calloc(run->ntasks ? run->ntasks : 1, sizeof *run->tasks);
-    scripts = calloc(run->ntasks ? run->ntasks : 1, sizeof *scripts);
-    if (!run->tasks || !scripts) {
+    rendered = calloc(run->ntasks ? run->ntasks : 1, sizeof *rendered);
+    if (!run->tasks || !rendered) {
         fprintf(stderr, "paddiser bench: out of memory\n");
         goto out;
     }
@@ -498,7 +555,11 @@ int pd_bench_main(const pd_bench_options *opt)
         for (int r = 1; r <= cfg->repetitions; r++, k++) {
             pd_bench_task *t = &run->tasks[k];
             const pd_bench_exec *ex = &run->matrix.execs[e];
-            *t = (pd_bench_task){.exec_idx = e, .exec_id = ex->id, .repetition = r, .exit_code = -1};
+            *t = (pd_bench_task){.exec_idx = e, .exec_id = ex->id, .repetition = r, .exit_code = -1,
+                                 .script_idx = ex->script};
+            const pd_bench_script *sc = pd_bench_script_at(cfg, ex->script);
+            snprintf(t->script_file, sizeof t->script_file, "run_%s.sh", sc->name);
+            t->has_post = sc->post.text != NULL;
             pd_bench_rep_dir(t->dir, sizeof t->dir, run->run_dir, ex->id, r);
             if (render_errors)
                 continue; /* the same template fails the same way for every repetition */
@@ -509,8 +570,13 @@ int pd_bench_main(const pd_bench_options *opt)
             }
             t->values = rd.values;
             t->parser_file = rd.parser_file;
-            scripts[k] = rd.script;
+            t->parser_context = rd.parser_context;
+            rd.values = NULL;
+            rd.parser_file = NULL;
+            rd.parser_context = NULL;
             free(rd.command);
+            rd.command = NULL;
+            rendered[k] = rd;
         }
     sink = pd_bench_sink_path(cfg, run->run_dir, &errors);
     if (render_errors || (cfg->sink_path.text && !sink)) {
@@ -529,7 +595,11 @@ int pd_bench_main(const pd_bench_options *opt)
                 pd_str_printf(&d, " %s=", cfg->vars[i].name);
                 pd_val_append(&d, &run->matrix.execs[e].values[i]);
             }
-            printf("exec_%04d:%s\n", run->matrix.execs[e].id, d.data ? d.data : "");
+            if (pd_bench_nscripts(cfg) > 1)
+                printf("exec_%04d [%s]:%s\n", run->matrix.execs[e].id,
+                       pd_bench_script_at(cfg, run->matrix.execs[e].script)->name, d.data ? d.data : "");
+            else
+                printf("exec_%04d:%s\n", run->matrix.execs[e].id, d.data ? d.data : "");
             pd_str_free(&d);
         }
         status = 0;
@@ -538,15 +608,32 @@ int pd_bench_main(const pd_bench_options *opt)
 
     /* Lay out the run directory */
     size_t skipped = 0;
-    if (cfg->script.parser_script) {
+    if (cfg->nextra_scripts && !(run->extra_python_parsers = calloc(cfg->nextra_scripts, sizeof(char *)))) {
+        fprintf(stderr, "paddiser bench: out of memory\n");
+        goto out;
+    }
+    bool any_parser_script = false;
+    for (size_t i = 0; i < pd_bench_nscripts(cfg); i++) {
+        const pd_bench_script *sc = pd_bench_script_at(cfg, i);
+        if (!sc->parser_script)
+            continue;
+        any_parser_script = true;
         pd_str p = {0};
-        pd_str_printf(&p, "%s/__iops_parser.py", run->run_dir);
-        run->python_parser = pd_str_take(&p);
-        if (!run->python_parser ||
-            pd_write_file_atomic(run->python_parser, cfg->script.parser_script, strlen(cfg->script.parser_script))) {
+        if (i == 0)
+            pd_str_printf(&p, "%s/__iops_parser.py", run->run_dir);
+        else
+            pd_str_printf(&p, "%s/__iops_parser_%s.py", run->run_dir, sc->name);
+        char *file = pd_str_take(&p);
+        if (i == 0)
+            run->python_parser = file;
+        else
+            run->extra_python_parsers[i - 1] = file;
+        if (!file || pd_write_file_atomic(file, sc->parser_script, strlen(sc->parser_script))) {
             fprintf(stderr, "paddiser bench: cannot write the parser script into %s\n", run->run_dir);
             goto out;
         }
+    }
+    if (any_parser_script) {
         char *py = pd_find_in_path("python3");
         if (!py)
             fprintf(stderr, "paddiser bench: warning: python3 not found; parser_script ignored, metrics are read "
@@ -577,11 +664,33 @@ int pd_bench_main(const pd_bench_options *opt)
         if (opt->resume)
             set_aside_previous_attempt(t->dir);
         char path[PATH_MAX + NAME_MAX + 2];
-        snprintf(path, sizeof path, "%s/%s", t->dir, run->script_file);
-        if (pd_mkdir_p(t->dir, 0755) != 0 || pd_write_file_atomic(path, scripts[k], strlen(scripts[k])) != 0 ||
+        const pd_bench_rendered *rd = &rendered[k];
+        snprintf(path, sizeof path, "%s/%s", t->dir, pd_bench_task_script(run, t));
+        if (pd_mkdir_p(t->dir, 0755) != 0 || pd_write_file_atomic(path, rd->script, strlen(rd->script)) != 0 ||
             chmod(path, 0755) != 0 || pd_bench_write_status(t, run->executor_name) != 0) {
             fprintf(stderr, "paddiser bench: cannot prepare %s: %s\n", t->dir, strerror(errno));
             goto out;
+        }
+        if (rd->post) {
+            snprintf(path, sizeof path, "%s/post_%s.sh", t->dir, pd_bench_script_at(cfg, t->script_idx)->name);
+            if (pd_write_file_atomic(path, rd->post, strlen(rd->post)) != 0 || chmod(path, 0755) != 0) {
+                fprintf(stderr, "paddiser bench: cannot write %s: %s\n", path, strerror(errno));
+                goto out;
+            }
+        }
+        for (size_t i = 0; i < rd->ninputs; i++) { /* scripts[].inputs, rewritten for every repetition */
+            char *dir = pd_strdup(rd->input_paths[i]);
+            char *slash = dir ? strrchr(dir, '/') : NULL;
+            if (slash && slash != dir) {
+                *slash = '\0';
+                pd_mkdir_p(dir, 0755);
+            }
+            free(dir);
+            if (pd_write_file_atomic(rd->input_paths[i], rd->input_texts[i], strlen(rd->input_texts[i])) != 0 ||
+                (rd->input_modes[i] >= 0 && chmod(rd->input_paths[i], (mode_t)rd->input_modes[i]) != 0)) {
+                fprintf(stderr, "paddiser bench: cannot write input %s: %s\n", rd->input_paths[i], strerror(errno));
+                goto out;
+            }
         }
     }
     run->done = skipped;
@@ -642,10 +751,10 @@ int pd_bench_main(const pd_bench_options *opt)
 out:
     if (status == 2 && created_dir)
         rmdir(run->run_dir); /* empty: nothing was run */
-    if (scripts)
+    if (rendered)
         for (size_t k = 0; k < run->ntasks; k++)
-            free(scripts[k]);
-    free(scripts);
+            pd_bench_rendered_free(&rendered[k], cfg_nvars);
+    free(rendered);
     free(sink);
     free_run(run);
     pd_str_free(&errors);

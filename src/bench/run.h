@@ -26,7 +26,11 @@ typedef struct {
     int unknown_polls;    /* slurm: polls in a row where no tool knew the job */
     pd_val *values;       /* variables of this repetition */
     char *parser_file;
-    char **metrics;       /* cfg->script.nmetrics values (NULL = missing) */
+    char **metrics;       /* cfg->nmetrics values, the union of all scripts' (NULL = missing) */
+    size_t script_idx;    /* which script (pd_bench_script_at) */
+    char script_file[NAME_MAX + 1]; /* run_<script>.sh; "" means run->script_file */
+    bool has_post;        /* post_<script>.sh runs after a successful script */
+    char *parser_context; /* JSON globals for the parser_script */
 } pd_bench_task;
 
 typedef struct {
@@ -46,6 +50,7 @@ typedef struct pd_bench_run {
     char run_dir[PATH_MAX];
     char script_file[NAME_MAX + 1]; /* run_<script>.sh */
     char *python_parser;            /* run_dir/__iops_parser.py when a parser_script is set */
+    char **extra_python_parsers;    /* scripts[1..]: run_dir/__iops_parser_<name>.py, or NULL */
     pd_bench_task *tasks;
     size_t ntasks;
     size_t done;    /* finished (this invocation + skipped) */
@@ -61,6 +66,9 @@ int pd_bench_main(const pd_bench_options *opt);
 /* Executor callbacks into the run. */
 void pd_bench_task_started(pd_bench_run *run, pd_bench_task *t);
 void pd_bench_task_finished(pd_bench_run *run, pd_bench_task *t);
+
+/* The script file a task runs (t->script_file, else run->script_file). */
+const char *pd_bench_task_script(const pd_bench_run *run, const pd_bench_task *t);
 
 /* Writes the repetition's __iops_status.json. */
 int pd_bench_write_status(const pd_bench_task *t, const char *executor);

@@ -2,6 +2,8 @@
 #include "bench/study.h"
 
 #include <limits.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +33,77 @@ typedef struct {
     size_t nknown;
     const char *command; /* rendered command.template, when available */
     char rep_dir[PATH_MAX];
+    char **env;          /* rendered command.env values (cfg->nenv), when available */
+    const pd_bench_script *script; /* for inputs.NAME.path */
+    char **input_paths;  /* rendered so far: ninputs */
+    size_t ninputs;
 } scope;
+
+/* A list of [name, value] pairs: how mappings (command_env, vars) appear in
+ * expressions; .items()/.keys()/.values() and {% for k, v in ... %} work on it. */
+static pd_val pairs(char *const *names, size_t n, const pd_val *vals, char *const *strs)
+{
+    pd_val l = {.kind = PD_VAL_LIST, .n = n};
+    l.items = calloc(n ? n : 1, sizeof *l.items);
+    if (!l.items)
+        return pd_val_none();
+    for (size_t i = 0; i < n; i++) {
+        pd_val *pr = &l.items[i];
+        *pr = (pd_val){.kind = PD_VAL_LIST, .n = 2, .items = calloc(2, sizeof(pd_val))};
+        if (!pr->items) {
+            pr->n = 0;
+            continue;
+        }
+        pr->items[0] = pd_val_str(names[i]);
+        pr->items[1] = vals ? pd_val_copy(&vals[i]) : pd_val_str(strs[i]);
+    }
+    return l;
+}
 
 static bool lookup(void *ud, const char *name, pd_val *out)
 {
     scope *s = ud;
+    const pd_bench_config *cfg = s->cfg;
+    if (!strcmp(name, "vars")) {
+        char **names = calloc(s->nknown ? s->nknown : 1, sizeof *names);
+        if (!names)
+            return false;
+        for (size_t i = 0; i < s->nknown; i++)
+            names[i] = cfg->vars[i].name;
+        *out = pairs(names, s->nknown, s->values, NULL);
+        free(names);
+        return true;
+    }
+    if (s->env) {
+        if (!strcmp(name, "command_env")) {
+            *out = pairs(cfg->env_names, cfg->nenv, NULL, s->env);
+            return true;
+        }
+        for (size_t i = 0; i < cfg->nenv && !strncmp(name, "command_env.", 12); i++)
+            if (!strcmp(name + 12, cfg->env_names[i])) {
+                *out = pd_val_str(s->env[i]);
+                return true;
+            }
+    }
+    if (!strcmp(name, "command_labels")) {
+        *out = pairs(cfg->label_names, cfg->nlabels, NULL, cfg->label_values);
+        return true;
+    }
+    for (size_t i = 0; i < cfg->nlabels && !strncmp(name, "command_labels.", 15); i++)
+        if (!strcmp(name + 15, cfg->label_names[i])) {
+            *out = pd_val_str(cfg->label_values[i]);
+            return true;
+        }
+    if (!strncmp(name, "inputs.", 7) && s->script) {
+        for (size_t i = 0; i < s->ninputs; i++) {
+            const char *in = s->script->inputs[i].name;
+            size_t l = strlen(in);
+            if (!strncmp(name + 7, in, l) && !strcmp(name + 7 + l, ".path")) {
+                *out = pd_val_str(s->input_paths[i]);
+                return true;
+            }
+        }
+    }
     if (!strncmp(name, "vars.", 5))
         name += 5;
     for (size_t i = 0; i < s->nknown; i++)
@@ -79,11 +147,30 @@ static bool lookup(void *ud, const char *name, pd_val *out)
             *out = pd_val_str(s->rep_dir);
             return true;
         }
+        if (!strcmp(name, "artifacts_dir")) { /* IOPS: <execution_dir>/<gallery.folder>, default images */
+            pd_str a = {0};
+            pd_str_printf(&a, "%s/images", s->rep_dir);
+            *out = pd_val_str(a.data);
+            pd_str_free(&a);
+            return true;
+        }
+    }
+    if (!strcmp(name, "log_dir")) {
+        pd_str a = {0};
+        pd_str_printf(&a, "%s/logs", s->run_dir);
+        *out = pd_val_str(a.data);
+        pd_str_free(&a);
+        return true;
     }
     if (s->command && !strcmp(name, "command.template")) {
         *out = pd_val_str(s->command);
         return true;
     }
+    for (size_t i = 0; i < cfg->nlabels; i++) /* IOPS puts label keys in scope too */
+        if (!strcmp(name, cfg->label_names[i])) {
+            *out = pd_val_str(cfg->label_values[i]);
+            return true;
+        }
     return false;
 }
 
@@ -103,8 +190,12 @@ static void append_known(pd_str *errors, const scope *s)
     for (size_t i = 0; i < s->nknown; i++)
         pd_str_printf(errors, " %s", s->cfg->vars[i].name);
     if (s->exec_id > 0)
-        pd_str_append(errors, " execution_id repetition execution_dir");
-    pd_str_append(errors, " repetitions workdir os_env.NAME");
+        pd_str_append(errors, " execution_id repetition execution_dir artifacts_dir");
+    pd_str_append(errors, " repetitions workdir log_dir os_env.NAME");
+    if (s->env)
+        pd_str_append(errors, " command_env");
+    for (size_t i = 0; i < s->ninputs; i++)
+        pd_str_printf(errors, " inputs.%s.path", s->script->inputs[i].name);
     if (s->command)
         pd_str_append(errors, " command.template");
     pd_str_append(errors, ")");
@@ -204,28 +295,211 @@ static void describe(pd_str *out, const pd_bench_config *cfg, const pd_val *valu
     }
 }
 
+static bool same_values(const pd_val *a, const pd_val *b, size_t n)
+{
+    bool same = true;
+    for (size_t i = 0; i < n && same; i++) {
+        pd_str x = {0}, y = {0};
+        pd_val_append(&x, &a[i]);
+        pd_val_append(&y, &b[i]);
+        same = a[i].kind == b[i].kind && !strcmp(x.data ? x.data : "", y.data ? y.data : "");
+        pd_str_free(&x);
+        pd_str_free(&y);
+    }
+    return same;
+}
+
+/* Conditional variables: where a `when` is false the variable takes its
+ * default. Conditions may depend on other conditional variables, so this
+ * repeats until nothing changes. 0, or -1 with the error reported. */
+static int apply_when(const pd_bench_config *cfg, const char *run_dir, pd_val *values, pd_str *errors)
+{
+    size_t n = cfg->nvars;
+    pd_val *orig = calloc(n ? n : 1, sizeof *orig), *next = calloc(n ? n : 1, sizeof *next);
+    int rc = orig && next ? 0 : -1;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        orig[i] = pd_val_copy(&values[i]);
+    for (size_t pass = 0; pass <= n && rc == 0; pass++) {
+        for (size_t i = 0; i < n; i++)
+            next[i] = pd_val_copy(&orig[i]);
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            const pd_bench_var *v = &cfg->vars[i];
+            if (!v->when.text)
+                continue;
+            scope sc;
+            scope_init(&sc, cfg, run_dir, 0, 0, values, n);
+            pd_val r;
+            if (evaluate(cfg, &v->when, &sc, false, &r, errors)) {
+                rc = -1;
+                break;
+            }
+            bool on = r.kind == PD_VAL_STR ? (!strcmp(pd_trim(r.s), "True") || !strcmp(r.s, "true")) : pd_val_truthy(&r);
+            pd_val_free(&r);
+            if (!on) {
+                pd_val_free(&next[i]);
+                next[i] = pd_val_copy(&v->when_default);
+            }
+        }
+        bool stable = rc == 0 && same_values(next, values, n);
+        for (size_t i = 0; i < n; i++) {
+            pd_val_free(&values[i]);
+            values[i] = next[i];
+            next[i] = pd_val_none();
+        }
+        if (stable)
+            break;
+    }
+    for (size_t i = 0; orig && i < n; i++)
+        pd_val_free(&orig[i]);
+    free(orig);
+    free(next);
+    return rc;
+}
+
+typedef struct {
+    char *key;
+    size_t idx;
+} combo_key;
+
+static int cmp_combo_key(const void *a, const void *b)
+{
+    const combo_key *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Drops combinations equal to an earlier one (conditional variables make
+ * them), keeping the order. */
+static size_t dedupe(const pd_bench_config *cfg, pd_val **combos, size_t n)
+{
+    combo_key *keys = calloc(n ? n : 1, sizeof *keys);
+    bool *drop = calloc(n ? n : 1, sizeof *drop);
+    if (!keys || !drop) {
+        free(keys);
+        free(drop);
+        return n;
+    }
+    for (size_t k = 0; k < n; k++) {
+        pd_str s = {0};
+        for (size_t i = 0; i < cfg->nvars; i++) {
+            pd_str_printf(&s, "%d:", (int)combos[k][i].kind);
+            pd_val_append(&s, &combos[k][i]);
+            pd_str_append(&s, "\x1f");
+        }
+        pd_str_append(&s, "");
+        keys[k] = (combo_key){.key = pd_str_take(&s), .idx = k};
+    }
+    bool ok = true;
+    for (size_t k = 0; k < n; k++)
+        ok = ok && keys[k].key;
+    if (ok) {
+        qsort(keys, n, sizeof *keys, cmp_combo_key);
+        for (size_t k = 1; k < n; k++)
+            if (!strcmp(keys[k].key, keys[k - 1].key))
+                drop[keys[k].idx] = true; /* sorted by index within equal keys: the first one stays */
+    }
+    size_t kept = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (drop[k])
+            free_values(combos[k], cfg->nvars);
+        else
+            combos[kept++] = combos[k];
+    }
+    for (size_t k = 0; k < n; k++)
+        free(keys[k].key);
+    free(keys);
+    free(drop);
+    return kept;
+}
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* search_method random: keeps a seeded sample of the combinations, in
+ * matrix order. Returns the new count. */
+static size_t sample(const pd_bench_config *cfg, pd_val **combos, size_t n, pd_str *warnings)
+{
+    size_t want = cfg->random.n_samples > 0 ? (size_t)cfg->random.n_samples
+                                            : (size_t)ceil(cfg->random.percentage * (double)n);
+    if (want == 0)
+        want = 1;
+    if (want >= n) {
+        pd_str_printf(warnings, "%s:%d: benchmark.random_config: %zu samples of %zu combinations: running all of them%s\n",
+                      cfg->path, cfg->random.line, want, n,
+                      cfg->random.fallback_to_exhaustive ? " (fallback_to_exhaustive)" : "");
+        return n;
+    }
+    size_t *idx = calloc(n, sizeof *idx);
+    if (!idx)
+        return n;
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    uint64_t st = (uint64_t)cfg->random.seed;
+    for (size_t i = 0; i < want; i++) { /* partial Fisher-Yates */
+        size_t j = i + (size_t)(splitmix64(&st) % (uint64_t)(n - i));
+        size_t t = idx[i];
+        idx[i] = idx[j];
+        idx[j] = t;
+    }
+    qsort(idx, want, sizeof *idx, cmp_size);
+    bool *keep = calloc(n, sizeof *keep);
+    if (!keep) {
+        free(idx);
+        return n;
+    }
+    for (size_t i = 0; i < want; i++)
+        keep[idx[i]] = true;
+    size_t kept = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (keep[k])
+            combos[kept++] = combos[k];
+        else
+            free_values(combos[k], cfg->nvars);
+    }
+    free(keep);
+    free(idx);
+    return kept;
+}
+
 int pd_bench_matrix_build(const pd_bench_config *cfg, const char *run_dir, pd_bench_matrix *m, pd_str *errors,
                           pd_str *warnings)
 {
     *m = (pd_bench_matrix){.nvars = cfg->nvars};
-    size_t total = 1;
-    for (size_t i = 0; i < cfg->nvars; i++)
+    size_t total = 1, nscripts = pd_bench_nscripts(cfg);
+    bool conditional = false;
+    for (size_t i = 0; i < cfg->nvars; i++) {
+        conditional = conditional || cfg->vars[i].when.text;
         if (!cfg->vars[i].expr.text) {
             total *= cfg->vars[i].nvalues;
-            if (total > MAX_EXECUTIONS) {
+            if (total * nscripts > MAX_EXECUTIONS) {
                 pd_str_printf(errors, "%s:%d: vars: the sweep has more than %d combinations\n", cfg->path,
                               cfg->vars[i].line, MAX_EXECUTIONS);
                 return -1;
             }
         }
+    }
     size_t *idx = calloc(cfg->nvars ? cfg->nvars : 1, sizeof *idx);
-    m->execs = calloc(total ? total : 1, sizeof *m->execs);
-    if (!idx || !m->execs) {
+    pd_val **combos = calloc(total ? total : 1, sizeof *combos);
+    m->execs = calloc(total > 0 ? total * nscripts : 1, sizeof *m->execs);
+    if (!idx || !combos || !m->execs) {
         free(idx);
+        free(combos);
         pd_str_append(errors, "out of memory building the execution matrix\n");
         return -1;
     }
     int rc = 0;
+    size_t ncombos = 0;
     for (size_t k = 0; k < total && rc == 0; k++) {
         pd_val *values = calloc(cfg->nvars ? cfg->nvars : 1, sizeof *values);
         if (!values) {
@@ -234,49 +508,9 @@ int pd_bench_matrix_build(const pd_bench_config *cfg, const char *run_dir, pd_be
         }
         for (size_t i = 0; i < cfg->nvars; i++)
             values[i] = cfg->vars[i].expr.text ? pd_val_none() : pd_val_copy(&cfg->vars[i].values[idx[i]]);
-        int id = (int)m->nexecs + 1;
-        bool keep = true;
-        if (derive(cfg, run_dir, id, 1, values, errors) != 0) {
+        combos[ncombos++] = values;
+        if (conditional && apply_when(cfg, run_dir, values, errors))
             rc = -1;
-            keep = false;
-        }
-        for (size_t c = 0; c < cfg->nconstraints && keep; c++) {
-            const pd_bench_constraint *con = &cfg->constraints[c];
-            scope s;
-            scope_init(&s, cfg, run_dir, id, 1, values, cfg->nvars);
-            pd_val r;
-            if (evaluate(cfg, &con->rule, &s, false, &r, errors)) {
-                rc = -1;
-                keep = false;
-                break;
-            }
-            bool ok = r.kind == PD_VAL_STR ? (!strcmp(pd_trim(r.s), "True") || !strcmp(r.s, "true") || !strcmp(r.s, "1"))
-                                           : pd_val_truthy(&r);
-            pd_val_free(&r);
-            if (ok)
-                continue;
-            pd_str d = {0};
-            describe(&d, cfg, values);
-            if (con->policy == PD_POLICY_ERROR) {
-                pd_str_printf(errors, "%s:%d: %s: constraint '%s' violated by %s\n", cfg->path, con->rule.line,
-                              con->rule.key, con->name, d.data ? d.data : "");
-                rc = -1;
-                keep = false;
-            } else if (con->policy == PD_POLICY_WARN) {
-                pd_str_printf(warnings, "%s:%d: %s: constraint '%s' violated by %s (kept: violation_policy warn)\n",
-                              cfg->path, con->rule.line, con->rule.key, con->name, d.data ? d.data : "");
-            } else {
-                keep = false;
-            }
-            pd_str_free(&d);
-        }
-        if (keep) {
-            m->execs[m->nexecs].id = id;
-            m->execs[m->nexecs].values = values;
-            m->nexecs++;
-        } else {
-            free_values(values, cfg->nvars);
-        }
         /* odometer: last variable varies fastest */
         for (size_t i = cfg->nvars; i-- > 0;) {
             if (cfg->vars[i].expr.text)
@@ -287,6 +521,70 @@ int pd_bench_matrix_build(const pd_bench_config *cfg, const char *run_dir, pd_be
         }
     }
     free(idx);
+    if (rc == 0 && conditional)
+        ncombos = dedupe(cfg, combos, ncombos);
+    if (rc == 0 && cfg->search == PD_SEARCH_RANDOM)
+        ncombos = sample(cfg, combos, ncombos, warnings);
+    for (size_t k = 0; k < ncombos && rc == 0; k++) {
+        for (size_t sc = 0; sc < nscripts && rc == 0; sc++) {
+            pd_val *values = calloc(cfg->nvars ? cfg->nvars : 1, sizeof *values);
+            if (!values) {
+                rc = -1;
+                break;
+            }
+            for (size_t i = 0; i < cfg->nvars; i++)
+                values[i] = pd_val_copy(&combos[k][i]);
+            int id = (int)m->nexecs + 1;
+            bool keep = true;
+            if (derive(cfg, run_dir, id, 1, values, errors) != 0) {
+                rc = -1;
+                keep = false;
+            }
+            for (size_t c = 0; c < cfg->nconstraints && keep; c++) {
+                const pd_bench_constraint *con = &cfg->constraints[c];
+                scope s;
+                scope_init(&s, cfg, run_dir, id, 1, values, cfg->nvars);
+                pd_val r;
+                if (evaluate(cfg, &con->rule, &s, false, &r, errors)) {
+                    rc = -1;
+                    keep = false;
+                    break;
+                }
+                bool ok = r.kind == PD_VAL_STR
+                              ? (!strcmp(pd_trim(r.s), "True") || !strcmp(r.s, "true") || !strcmp(r.s, "1"))
+                              : pd_val_truthy(&r);
+                pd_val_free(&r);
+                if (ok)
+                    continue;
+                pd_str d = {0};
+                describe(&d, cfg, values);
+                if (con->policy == PD_POLICY_ERROR) {
+                    pd_str_printf(errors, "%s:%d: %s: constraint '%s' violated by %s\n", cfg->path, con->rule.line,
+                                  con->rule.key, con->name, d.data ? d.data : "");
+                    rc = -1;
+                    keep = false;
+                } else if (con->policy == PD_POLICY_WARN) {
+                    pd_str_printf(warnings,
+                                  "%s:%d: %s: constraint '%s' violated by %s (kept: violation_policy warn)\n",
+                                  cfg->path, con->rule.line, con->rule.key, con->name, d.data ? d.data : "");
+                } else {
+                    keep = false;
+                }
+                pd_str_free(&d);
+            }
+            if (keep) {
+                m->execs[m->nexecs].id = id;
+                m->execs[m->nexecs].values = values;
+                m->execs[m->nexecs].script = sc;
+                m->nexecs++;
+            } else {
+                free_values(values, cfg->nvars);
+            }
+        }
+    }
+    for (size_t k = 0; k < ncombos; k++)
+        free_values(combos[k], cfg->nvars);
+    free(combos);
     if (rc == 0 && m->nexecs == 0) {
         pd_str_printf(errors, "%s: constraints: every combination was filtered out; nothing to run\n", cfg->path);
         rc = -1;
@@ -352,12 +650,94 @@ int pd_bench_render(const pd_bench_config *cfg, const char *run_dir, const pd_be
         out->values[i] = cfg->vars[i].expr.text ? pd_val_none() : pd_val_copy(&ex->values[i]);
     if (derive(cfg, run_dir, ex->id, repetition, out->values, errors))
         goto fail;
+    const pd_bench_script *script = pd_bench_script_at(cfg, ex->script);
     scope s;
     scope_init(&s, cfg, run_dir, ex->id, repetition, out->values, cfg->nvars);
-    if (!(out->command = render(cfg, &cfg->command, &s, errors)))
+    char **env = calloc(cfg->nenv + 1, sizeof *env);
+    out->input_paths = calloc(script->ninputs + 1, sizeof *out->input_paths);
+    out->input_texts = calloc(script->ninputs + 1, sizeof *out->input_texts);
+    out->input_modes = calloc(script->ninputs + 1, sizeof *out->input_modes);
+    if (!env || !out->input_paths || !out->input_texts || !out->input_modes) {
+        free(env);
         goto fail;
-    s.command = pd_trim(out->command);
-    char *body = render(cfg, &cfg->script.script_template, &s, errors);
+    }
+    bool env_ok = true;
+    for (size_t i = 0; i < cfg->nenv && env_ok; i++)
+        env_ok = (env[i] = render(cfg, &cfg->env[i], &s, errors)) != NULL;
+    s.env = env;
+    s.script = script;
+    s.input_paths = out->input_paths;
+    for (size_t i = 0; i < script->ninputs && env_ok; i++) { /* paths first: templates may name any of them */
+        char *p = render(cfg, &script->inputs[i].path, &s, errors);
+        if (!(env_ok = p != NULL))
+            break;
+        pd_trim(p);
+        if (p[0] != '/') { /* relative to where the script runs */
+            pd_str abs = {0};
+            pd_str_printf(&abs, "%s/%s", s.rep_dir, p);
+            free(p);
+            p = pd_str_take(&abs);
+        }
+        out->input_paths[i] = p;
+        out->input_modes[i] = script->inputs[i].mode;
+        s.ninputs = ++out->ninputs;
+    }
+    char *body = NULL;
+    if (env_ok && (out->command = render(cfg, &cfg->command, &s, errors)) != NULL) {
+        s.command = pd_trim(out->command);
+        body = render(cfg, &script->script_template, &s, errors);
+    }
+    for (size_t i = 0; body && i < out->ninputs; i++)
+        if (!(out->input_texts[i] = render(cfg, &script->inputs[i].template, &s, errors))) {
+            free(body);
+            body = NULL;
+        }
+    if (body && script->post.text && !(out->post = render(cfg, &script->post, &s, errors))) {
+        free(body);
+        body = NULL;
+    }
+    if (body) { /* what IOPS hands a parser_script as globals */
+        pd_str c = {0};
+        pd_str_append(&c, "{\"vars\": {");
+        for (size_t i = 0; i < cfg->nvars; i++) {
+            pd_val k = pd_val_str(cfg->vars[i].name);
+            pd_str_append(&c, i ? ", " : "");
+            pd_val_append_json(&c, &k);
+            pd_str_append(&c, ": ");
+            pd_val_append_json(&c, &out->values[i]);
+            pd_val_free(&k);
+        }
+        pd_str_append(&c, "}, \"env\": {");
+        for (size_t i = 0; i < cfg->nenv; i++) {
+            pd_val k = pd_val_str(cfg->env_names[i]), v = pd_val_str(env[i]);
+            pd_str_append(&c, i ? ", " : "");
+            pd_val_append_json(&c, &k);
+            pd_str_append(&c, ": ");
+            pd_val_append_json(&c, &v);
+            pd_val_free(&k);
+            pd_val_free(&v);
+        }
+        pd_str ld = {0};
+        pd_str_printf(&ld, "%s/logs", run_dir);
+        pd_val ed = pd_val_str(s.rep_dir), wd = pd_val_str(run_dir), lg = pd_val_str(ld.data);
+        pd_str_printf(&c, "}, \"execution_id\": \"%d\", \"repetition\": %d, \"repetitions\": %d, \"execution_dir\": ",
+                      ex->id, repetition, cfg->repetitions);
+        pd_val_append_json(&c, &ed);
+        pd_str_append(&c, ", \"workdir\": ");
+        pd_val_append_json(&c, &wd);
+        pd_str_append(&c, ", \"log_dir\": ");
+        pd_val_append_json(&c, &lg);
+        pd_str_append(&c, "}");
+        pd_val_free(&ed);
+        pd_val_free(&wd);
+        pd_val_free(&lg);
+        pd_str_free(&ld);
+        out->parser_context = pd_str_take(&c);
+    }
+    for (size_t i = 0; i < cfg->nenv; i++)
+        free(env[i]);
+    free(env);
+    s.env = NULL;
     if (!body)
         goto fail;
     pd_str block = {0};
@@ -399,8 +779,8 @@ int pd_bench_render(const pd_bench_config *cfg, const char *run_dir, const pd_be
     free(body);
     if (rc)
         goto fail;
-    if (cfg->script.has_parser) {
-        char *f = render(cfg, &cfg->script.parser_file, &s, errors);
+    if (script->has_parser) {
+        char *f = render(cfg, &script->parser_file, &s, errors);
         if (!f)
             goto fail;
         pd_trim(f);
@@ -424,6 +804,15 @@ void pd_bench_rendered_free(pd_bench_rendered *r, size_t nvars)
     free(r->command);
     free(r->script);
     free(r->parser_file);
+    free(r->post);
+    for (size_t i = 0; i < r->ninputs; i++) {
+        free(r->input_paths[i]);
+        free(r->input_texts[i]);
+    }
+    free(r->input_paths);
+    free(r->input_texts);
+    free(r->input_modes);
+    free(r->parser_context);
     *r = (pd_bench_rendered){0};
 }
 

@@ -1,5 +1,8 @@
 /* The execution matrix of a study (cartesian product of swept variables in
- * config order, the last varying fastest; derived variables; constraints)
+ * config order, the last varying fastest; conditional variables (when:) set
+ * to their default where the condition is false, duplicates dropped;
+ * search_method random samples that space; each combination runs every
+ * script, each as its own execution; derived variables; constraints)
  * and the per-repetition rendering of its templates. Everything that can be
  * wrong with a study is found here, before anything runs. */
 #ifndef PD_BENCH_STUDY_H
@@ -12,6 +15,7 @@
 typedef struct {
     int id;          /* 1-based: exec_%04d */
     pd_val *values;  /* one per cfg->vars, derived ones evaluated for repetition 1 */
+    size_t script;   /* index of the script it runs (pd_bench_script_at) */
 } pd_bench_exec;
 
 typedef struct {
@@ -32,6 +36,11 @@ typedef struct {
     char *command;     /* rendered command.template */
     char *script;      /* run_<script>.sh contents, probe block included */
     char *parser_file; /* rendered parser.file (absolute), or NULL */
+    char *post;        /* rendered post.script, or NULL */
+    char **input_paths, **input_texts; /* scripts[].inputs: absolute path and content */
+    int *input_modes;  /* chmod bits or -1 */
+    size_t ninputs;
+    char *parser_context; /* JSON globals for a parser_script (vars, env, execution_id, ...) */
 } pd_bench_rendered;
 
 /* probe_bin: path of paddiser-probe (used when a probe is enabled). */

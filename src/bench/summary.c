@@ -1,8 +1,8 @@
 /* Run summary (shared/spec/summary-metrics.md): one row per repetition with
  * the execution's variables and the CPU/memory, GPU and I/O metrics of its
  * trace files. Traces can be large (one row per core per sample, hundreds of
- * repetitions), so they are split in place line by line instead of going
- * through pd_csv_load, numbers take a correctly rounded fast path before
+ * repetitions), so they are streamed through pd_csv_reader instead of being
+ * loaded as tables, numbers take a correctly rounded fast path before
  * strtod, and repetitions are summarised in parallel. */
 #include "bench/summary.h"
 
@@ -179,82 +179,10 @@ static void host_set_free(host_set *h)
 }
 
 /* ------------------------------------------------------------------ */
-/* Trace files: in-place CSV records and strict numbers               */
+/* Trace files: streamed CSV records and strict numbers               */
 /* ------------------------------------------------------------------ */
 
-#define MAX_FIELDS 64
 #define MAX_COLS 8
-
-/* Unquotes one record that contains '"' (RFC 4180 within one line). */
-static int split_quoted(char *p, char **fields, int max)
-{
-    char *r = p, *w = p;
-    int n = 0;
-    fields[n++] = w;
-    for (;;) {
-        if (*r == '"' && w == fields[n - 1]) {
-            r++;
-            for (;;) {
-                if (*r == '\0')
-                    return -1; /* unterminated quote: a record never spans lines here */
-                if (*r == '"') {
-                    if (r[1] != '"')
-                        break;
-                    r++;
-                }
-                *w++ = *r++;
-            }
-            r++;
-            continue;
-        }
-        if (*r == '\0') {
-            *w = '\0';
-            return n;
-        }
-        if (*r == ',') {
-            *w++ = '\0';
-            r++;
-            if (n == max)
-                return -1;
-            fields[n++] = w;
-            continue;
-        }
-        *w++ = *r++;
-    }
-}
-
-/* Splits the next non-blank line of [*pp, end) into fields, in place.
- * Returns the field count, 0 at the end, -1 for a malformed record (it is
- * consumed; the caller skips it). *end must be writable (the NUL). */
-static int next_record(char **pp, char *end, char **fields, int max)
-{
-    for (;;) {
-        char *p = *pp;
-        if (p >= end)
-            return 0;
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        char *le = nl ? nl : end;
-        *pp = nl ? nl + 1 : end;
-        if (le > p && le[-1] == '\r')
-            le--;
-        if (le == p)
-            continue;
-        *le = '\0';
-        if (memchr(p, '"', (size_t)(le - p)))
-            return split_quoted(p, fields, max);
-        int n = 0;
-        fields[n++] = p;
-        for (char *q = p; q < le; q++) {
-            if (*q != ',')
-                continue;
-            *q = '\0';
-            if (n == max)
-                return -1;
-            fields[n++] = q + 1;
-        }
-        return n;
-    }
-}
 
 /* Plain decimals ("-12.345") whose digits fit 2^53 and scale fits 10^22
  * convert exactly with one correctly rounded division, i.e. to the same
@@ -296,56 +224,57 @@ static bool parse_num(const char *s, double *out)
     return true;
 }
 
-/* One trace file being read: the wanted columns are looked up by header
- * name; rows whose field count differs from the header's are skipped. */
+/* One trace file being read through the shared streaming reader: the wanted
+ * columns are looked up by header name; rows whose field count differs from
+ * the header's are skipped. */
 typedef struct {
-    char *buf, *p, *end;
-    char *fields[MAX_FIELDS];
-    int nhdr;
-    int col[MAX_COLS];
+    pd_csv_reader *csv;
+    pd_csv_row row;
+    size_t nhdr;
+    size_t col[MAX_COLS];
 } trace_reader;
 
 /* false when the file cannot be read, has no header, or lacks a column. */
 static bool trace_open(trace_reader *t, const char *path, const char *const *cols, int ncols)
 {
-    size_t len;
+    char err[512];
     *t = (trace_reader){0};
-    t->buf = pd_read_file(path, &len);
-    if (!t->buf)
+    t->csv = pd_csv_reader_open(path, 0, err, sizeof err);
+    if (!t->csv)
         return false;
-    t->p = t->buf;
-    t->end = t->buf + len;
-    if (len >= 3 && memcmp(t->p, "\xEF\xBB\xBF", 3) == 0) /* UTF-8 BOM from spreadsheet edits */
-        t->p += 3;
-    t->nhdr = next_record(&t->p, t->end, t->fields, MAX_FIELDS);
-    if (t->nhdr <= 0)
+    pd_csv_row hdr;
+    if (pd_csv_reader_next(t->csv, &hdr, err, sizeof err) <= 0)
         goto fail;
+    t->nhdr = hdr.nfields;
+    for (size_t i = 0; i < hdr.nfields; i++)
+        pd_trim(hdr.fields[i]);
     for (int c = 0; c < ncols; c++) {
-        t->col[c] = -1;
-        for (int i = 0; i < t->nhdr; i++)
-            if (strcmp(pd_trim(t->fields[i]), cols[c]) == 0)
-                t->col[c] = i;
-        if (t->col[c] < 0)
+        size_t i = hdr.nfields;
+        while (i > 0 && strcmp(hdr.fields[i - 1], cols[c]) != 0)
+            i--; /* a repeated name: the last one counts */
+        if (i == 0)
             goto fail;
+        t->col[c] = i - 1;
     }
     return true;
 fail:
-    free(t->buf);
-    t->buf = NULL;
+    pd_csv_reader_close(t->csv);
+    t->csv = NULL;
     return false;
 }
 
-/* Advances to the next well-formed row: true, or false at the end. */
+/* Advances to the next well-formed row: true, or false at the end. A read
+ * error or a quote left open also ends the file: the rows before it count. */
 static bool trace_next(trace_reader *t)
 {
-    int n;
-    while ((n = next_record(&t->p, t->end, t->fields, MAX_FIELDS)) != 0)
-        if (n == t->nhdr)
+    char err[512];
+    while (pd_csv_reader_next(t->csv, &t->row, err, sizeof err) > 0)
+        if (t->row.nfields == t->nhdr)
             return true;
     return false;
 }
 
-static const char *trace_get(const trace_reader *t, int c) { return t->fields[t->col[c]]; }
+static const char *trace_get(const trace_reader *t, int c) { return t->row.fields[t->col[c]]; }
 
 /* Parses columns [from, to) of the current row into v; false if any is bad. */
 static bool trace_nums(const trace_reader *t, int from, int to, double *v)
@@ -358,8 +287,8 @@ static bool trace_nums(const trace_reader *t, int from, int to, double *v)
 
 static void trace_close(trace_reader *t)
 {
-    free(t->buf);
-    t->buf = NULL;
+    pd_csv_reader_close(t->csv);
+    t->csv = NULL;
 }
 
 /* ------------------------------------------------------------------ */

@@ -2,41 +2,20 @@
  * previous sample, plus MemTotal/MemAvailable. Hand-parsed, no allocation
  * once the core table has its size. */
 #include "probe/sample.h"
+#include "probe/scan.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Parses an unsigned decimal at *p (after blanks); false when there is none. */
-static bool next_u64(const char **p, unsigned long long *out)
-{
-    const char *s = *p;
-    while (*s == ' ' || *s == '\t')
-        s++;
-    if (*s < '0' || *s > '9')
-        return false;
-    unsigned long long v = 0;
-    while (*s >= '0' && *s <= '9')
-        v = v * 10 + (unsigned long long)(*s++ - '0');
-    *p = s;
-    *out = v;
-    return true;
-}
-
-static const char *next_line(const char *p)
-{
-    const char *nl = strchr(p, '\n');
-    return nl ? nl + 1 : p + strlen(p);
-}
-
 /* Value in kB of "Key:   123 kB" in meminfo, or false. */
 static bool meminfo_value(const char *meminfo, const char *key, unsigned long long *out)
 {
     size_t klen = strlen(key);
-    for (const char *p = meminfo; *p; p = next_line(p)) {
+    for (const char *p = meminfo; *p; p = pd_next_line(p)) {
         if (strncmp(p, key, klen) == 0 && p[klen] == ':') {
             const char *v = p + klen + 1;
-            return next_u64(&v, out);
+            return pd_scan_u64(&v, out);
         }
     }
     return false;
@@ -76,15 +55,17 @@ int pd_cpu_sample(pd_cpu_state *st, const char *stat, const char *meminfo, doubl
     }
     int rows = 0, lines = 0;
     char row[256];
-    for (const char *p = stat ? stat : ""; *p; p = next_line(p)) {
+    for (size_t i = 0; i < st->ncores; i++)
+        st->cores[i].seen = false;
+    for (const char *p = stat ? stat : ""; *p; p = pd_next_line(p)) {
         if (strncmp(p, "cpu", 3) != 0 || p[3] < '0' || p[3] > '9')
             continue;
         const char *q = p + 3;
         unsigned long long core, cur[7] = {0};
-        if (!next_u64(&q, &core) || core > 1u << 20)
+        if (!pd_scan_u64(&q, &core) || core > 1u << 20)
             continue;
         for (int i = 0; i < 7; i++)
-            if (!next_u64(&q, &cur[i]))
+            if (!pd_scan_u64(&q, &cur[i]))
                 break; /* very old kernels print fewer fields: the rest stay 0 */
         lines++;
         if (!grow_cores(st, (size_t)core)) {
@@ -113,11 +94,18 @@ int pd_cpu_sample(pd_cpu_state *st, const char *stat, const char *meminfo, doubl
         }
         memcpy(c->v, cur, sizeof cur);
         c->valid = true;
+        c->seen = true;
     }
     if (lines == 0) {
         snprintf(err, errlen, "stat has no cpuN lines");
         return -1;
     }
+    /* A core that went offline may come back with its idle counter restarted
+     * (some kernels reset the nohz idle time on hotplug): give it a fresh
+     * baseline rather than a clamped delta that would read as 100% busy. */
+    for (size_t i = 0; i < st->ncores; i++)
+        if (!st->cores[i].seen)
+            st->cores[i].valid = false;
     return rows;
 }
 

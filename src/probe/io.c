@@ -2,38 +2,18 @@
  * from /proc/diskstats (sectors are 512 bytes whatever the device), NFS mounts
  * from /proc/self/mountstats (server-side bytes, READ/WRITE op counts). */
 #include "probe/sample.h"
+#include "probe/scan.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "common/csv.h"
 
-static bool next_u64(const char **p, unsigned long long *out)
-{
-    const char *s = *p;
-    while (*s == ' ' || *s == '\t')
-        s++;
-    if (*s < '0' || *s > '9')
-        return false;
-    unsigned long long v = 0;
-    while (*s >= '0' && *s <= '9')
-        v = v * 10 + (unsigned long long)(*s++ - '0');
-    *p = s;
-    *out = v;
-    return true;
-}
-
 static const char *skip_blanks(const char *s)
 {
     while (*s == ' ' || *s == '\t')
         s++;
     return s;
-}
-
-static const char *next_line(const char *p)
-{
-    const char *nl = strchr(p, '\n');
-    return nl ? nl + 1 : p + strlen(p);
 }
 
 /* Target of the given kind whose printed name is the n bytes at name. */
@@ -49,10 +29,10 @@ static pd_io_target *find(pd_io_set *set, pd_io_kind kind, const char *name, siz
 
 static void scan_diskstats(pd_io_set *set, const char *text)
 {
-    for (const char *p = text; *p; p = next_line(p)) {
+    for (const char *p = text; *p; p = pd_next_line(p)) {
         unsigned long long major, minor, f[7];
         const char *q = p;
-        if (!next_u64(&q, &major) || !next_u64(&q, &minor))
+        if (!pd_scan_u64(&q, &major) || !pd_scan_u64(&q, &minor))
             continue;
         q = skip_blanks(q);
         const char *name = q;
@@ -63,7 +43,7 @@ static void scan_diskstats(pd_io_set *set, const char *text)
             continue;
         /* rd_ios rd_merges rd_sectors rd_ticks wr_ios wr_merges wr_sectors */
         int i = 0;
-        while (i < 7 && next_u64(&q, &f[i]))
+        while (i < 7 && pd_scan_u64(&q, &f[i]))
             i++;
         if (i < 7)
             continue;
@@ -79,7 +59,7 @@ static void scan_mountstats(pd_io_set *set, const char *text)
 {
     pd_io_target *t = NULL;
     bool have_bytes = false;
-    for (const char *p = text; *p; p = next_line(p)) {
+    for (const char *p = text; *p; p = pd_next_line(p)) {
         if (strncmp(p, "device ", 7) == 0) {
             if (t)
                 t->seen = have_bytes;
@@ -100,7 +80,7 @@ static void scan_mountstats(pd_io_set *set, const char *text)
             unsigned long long f[6];
             q += 6;
             int i = 0;
-            while (i < 6 && next_u64(&q, &f[i]))
+            while (i < 6 && pd_scan_u64(&q, &f[i]))
                 i++;
             if (i == 6) {
                 t->cur[0] = f[4];
@@ -109,10 +89,10 @@ static void scan_mountstats(pd_io_set *set, const char *text)
             }
         } else if (strncmp(q, "READ:", 5) == 0) {
             q += 5;
-            next_u64(&q, &t->cur[2]);
+            pd_scan_u64(&q, &t->cur[2]);
         } else if (strncmp(q, "WRITE:", 6) == 0) {
             q += 6;
-            next_u64(&q, &t->cur[3]);
+            pd_scan_u64(&q, &t->cur[3]);
         }
     }
     if (t)

@@ -143,6 +143,7 @@ static int mounts_load(mount_table *t, char *err, size_t errlen)
     return 0;
 oom:
     free(text);
+    mounts_free(t);
     snprintf(err, errlen, "out of memory reading %s", path);
     return -1;
 }
@@ -478,11 +479,30 @@ static const char *kind_name(pd_io_kind k)
     return k == PD_IO_BLOCK ? "block" : k == PD_IO_NFS ? "nfs" : "none";
 }
 
+/* JSON string of s. Paths and mount fields are bytes, not necessarily UTF-8,
+ * and json_string() refuses invalid UTF-8: then every non-ASCII byte becomes
+ * '?', so the entry keeps all its keys rather than silently losing one. */
+static json_t *json_text(const char *s)
+{
+    json_t *j = json_string(s);
+    if (j)
+        return j;
+    char *ascii = pd_strdup(s);
+    if (!ascii)
+        return NULL;
+    for (char *p = ascii; *p; p++)
+        if ((unsigned char)*p >= 0x80)
+            *p = '?';
+    j = json_string(ascii);
+    free(ascii);
+    return j;
+}
+
 /* Laid out like the spec's example: one line per path entry. */
 char *pd_io_targets_json(const pd_io_set *set, const char *host)
 {
     pd_str out = {0};
-    json_t *h = json_string(host);
+    json_t *h = json_text(host);
     char *hs = h ? json_dumps(h, JSON_ENCODE_ANY) : NULL;
     json_decref(h);
     if (!hs)
@@ -496,12 +516,12 @@ char *pd_io_targets_json(const pd_io_set *set, const char *host)
             pd_str_free(&out);
             return NULL;
         }
-        json_object_set_new(o, "path", json_string(r->path));
-        json_object_set_new(o, "kind", json_string(kind_name(r->kind)));
-        json_object_set_new(o, "target", json_string(r->target));
-        json_object_set_new(o, "mount", json_string(r->mount));
-        json_object_set_new(o, "fstype", json_string(r->fstype));
-        char *line = json_dumps(o, JSON_PRESERVE_ORDER);
+        bool ok = json_object_set_new(o, "path", json_text(r->path)) == 0 &&
+                  json_object_set_new(o, "kind", json_text(kind_name(r->kind))) == 0 &&
+                  json_object_set_new(o, "target", json_text(r->target)) == 0 &&
+                  json_object_set_new(o, "mount", json_text(r->mount)) == 0 &&
+                  json_object_set_new(o, "fstype", json_text(r->fstype)) == 0;
+        char *line = ok ? json_dumps(o, JSON_PRESERVE_ORDER) : NULL;
         json_decref(o);
         if (!line) {
             pd_str_free(&out);

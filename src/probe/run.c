@@ -222,6 +222,21 @@ typedef struct {
     int fd;
 } trace_file;
 
+/* All of data to fd, retrying short writes and EINTR; 0 or -1 with errno. */
+static int write_all(int fd, const char *data, size_t len)
+{
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = write(fd, data + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        off += (size_t)n;
+    }
+    return 0;
+}
+
 /* 0 ok, 1 another sampler of this host/attempt holds the file, -1 error. */
 static int trace_open(trace_file *t)
 {
@@ -239,7 +254,7 @@ static int trace_open(trace_file *t)
         return 1;
     }
     struct stat st;
-    if (fstat(fd, &st) == 0 && st.st_size == 0 && write(fd, t->header, strlen(t->header)) < 0) {
+    if (fstat(fd, &st) == 0 && st.st_size == 0 && write_all(fd, t->header, strlen(t->header)) != 0) {
         fprintf(stderr, PROG ": cannot write %s: %s\n", t->path, strerror(errno));
         close(fd);
         return -1;
@@ -250,16 +265,9 @@ static int trace_open(trace_file *t)
 
 static int trace_write(trace_file *t, const pd_str *rows)
 {
-    size_t off = 0;
-    while (off < rows->len) {
-        ssize_t n = write(t->fd, rows->data + off, rows->len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            fprintf(stderr, PROG ": cannot write %s: %s\n", t->path, strerror(errno));
-            return -1;
-        }
-        off += (size_t)n;
+    if (write_all(t->fd, rows->data, rows->len) != 0) {
+        fprintf(stderr, PROG ": cannot write %s: %s\n", t->path, strerror(errno));
+        return -1;
     }
     return 0;
 }

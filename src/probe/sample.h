@@ -28,6 +28,7 @@
 typedef struct {
     unsigned long long v[7];
     bool valid;
+    bool seen; /* listed in the current sample */
 } pd_cpu_core;
 
 typedef struct {
@@ -36,8 +37,10 @@ typedef struct {
 } pd_cpu_state;
 
 /* stat and meminfo are the texts of /proc/stat and /proc/meminfo. Appends one
- * row per cpuN line that has a baseline. Returns the number of rows, or -1 with
- * err filled when a text is unusable (no cpuN line, no MemTotal). */
+ * row per cpuN line that has a baseline. A core missing from stat (offline)
+ * loses its baseline, so it restarts with one when it comes back. Returns the
+ * number of rows, or -1 with err filled when a text is unusable (no cpuN line,
+ * no MemTotal). */
 int pd_cpu_sample(pd_cpu_state *st, const char *stat, const char *meminfo, double ts, const char *host,
                   pd_str *out, char *err, size_t errlen);
 void pd_cpu_state_free(pd_cpu_state *st);

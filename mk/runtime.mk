@@ -1,0 +1,37 @@
+# Runtime (issue #4): examples, the MPI integration test, sampler overhead.
+#   make runtime-examples        OpenMP + MPI examples in $(BUILD)/examples/runtime
+#   make check-runtime-mpi       installs OpenMPI if missing, runs tests/runtime_mpi.sh
+#   make bench-runtime-sampler   page-sampling overhead (timings; not a test)
+
+RT_EX_DIR      := $(BUILD)/examples/runtime
+RT_OMP_EXAMPLE := $(RT_EX_DIR)/omp_example
+RT_MPI_EXAMPLE := $(RT_EX_DIR)/mpi_example
+RT_OVERHEAD    := $(RT_EX_DIR)/sampler_overhead
+MPICC          ?= mpicc
+RT_HAVE_MPICC  := $(shell command -v $(MPICC) 2>/dev/null)
+
+.PHONY: runtime-examples check-runtime-mpi bench-runtime-sampler
+
+$(RT_EX_DIR)/%: examples/runtime/%.c $(BUILD)/libpaddiser.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libpaddiser.a $(LDFLAGS) $(LDLIBS)
+
+# mpicc wraps $(CC) with OpenMPI's include and library flags.
+$(RT_MPI_EXAMPLE): examples/runtime/mpi_example.c $(BUILD)/libpaddiser.a
+	@mkdir -p $(dir $@)
+	OMPI_CC=$(CC) $(MPICC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libpaddiser.a $(LDFLAGS) $(LDLIBS)
+
+runtime-examples: $(RT_OMP_EXAMPLE) $(if $(RT_HAVE_MPICC),$(RT_MPI_EXAMPLE))
+
+# The shell tests (tests/runtime_*.sh) run the examples: build them first.
+check-unit: runtime-examples
+
+check-runtime-mpi:
+	@scripts/install-deps.sh openmpi-bin libopenmpi-dev
+	$(MAKE) runtime-examples
+	BUILD=$(BUILD) RUNTIME_MPI_REQUIRED=1 sh tests/runtime_mpi.sh
+
+CHECK_EXTRA += check-runtime-mpi
+
+bench-runtime-sampler: $(RT_OVERHEAD)
+	$(RT_OVERHEAD) 256 10

@@ -1,0 +1,199 @@
+/* Simulated two-tier memory: remembers a tier per page (keyed by page
+ * address) and enforces the fast-tier capacity, so the runtime's placement
+ * decisions can be checked on machines without a slow tier. No page is
+ * really moved. Thread-safe (one mutex). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "lib/backend.h"
+
+typedef struct {
+    uintptr_t *keys; /* page address + 1 (0 = empty slot) */
+    unsigned char *tier;
+    size_t cap, used; /* slots; cap is a power of two */
+    size_t fast_pages;
+    size_t capacity_pages;
+    size_t page;
+    pthread_mutex_t lock;
+} sim_state;
+
+static size_t hash_page(uintptr_t key, size_t mask)
+{
+    uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 17) & mask;
+}
+
+/* Slot of page key, or the empty slot where it would go. */
+static size_t find_slot(const sim_state *s, uintptr_t key)
+{
+    size_t mask = s->cap - 1, i = hash_page(key, mask);
+    while (s->keys[i] && s->keys[i] != key)
+        i = (i + 1) & mask;
+    return i;
+}
+
+static int grow(sim_state *s)
+{
+    size_t ncap = s->cap ? s->cap * 2 : 1024;
+    uintptr_t *nk = calloc(ncap, sizeof *nk);
+    unsigned char *nt = calloc(ncap, 1);
+    if (!nk || !nt) {
+        free(nk);
+        free(nt);
+        return -1;
+    }
+    sim_state old = *s;
+    s->keys = nk;
+    s->tier = nt;
+    s->cap = ncap;
+    for (size_t i = 0; i < old.cap; i++) {
+        if (!old.keys[i])
+            continue;
+        size_t j = find_slot(s, old.keys[i]);
+        s->keys[j] = old.keys[i];
+        s->tier[j] = old.tier[i];
+    }
+    free(old.keys);
+    free(old.tier);
+    return 0;
+}
+
+/* Sets one page's tier; counts the outcome in st. Caller holds the lock. */
+static void set_page(sim_state *s, uintptr_t page, int tier, pd_migrate_stats *st)
+{
+    st->pages_requested++;
+    if ((s->used + 1) * 2 > s->cap && grow(s) != 0) {
+        st->pages_failed++;
+        st->enomem++;
+        return;
+    }
+    uintptr_t key = page + 1;
+    size_t i = find_slot(s, key);
+    int known = s->keys[i] != 0;
+    int cur = known ? s->tier[i] : -1;
+    if (cur == tier) {
+        st->pages_moved++;
+        return;
+    }
+    if (tier == PD_TIER_FAST && s->fast_pages >= s->capacity_pages) {
+        st->pages_failed++;
+        st->enomem++;
+        if (!known) { /* a new page that does not fit starts on the slow tier */
+            s->keys[i] = key;
+            s->tier[i] = PD_TIER_SLOW;
+            s->used++;
+        }
+        return;
+    }
+    if (!known) {
+        s->keys[i] = key;
+        s->used++;
+    }
+    if (cur == PD_TIER_FAST)
+        s->fast_pages--;
+    if (tier == PD_TIER_FAST)
+        s->fast_pages++;
+    s->tier[i] = (unsigned char)tier;
+    st->pages_moved++;
+    st->bytes_moved += s->page;
+}
+
+static int sim_place(pd_backend *b, void *addr, size_t len, int tier, pd_migrate_stats *st)
+{
+    sim_state *s = b->state;
+    if ((tier != PD_TIER_FAST && tier != PD_TIER_SLOW) || !st || ((uintptr_t)addr % s->page) != 0)
+        return -EINVAL;
+    pthread_mutex_lock(&s->lock);
+    for (size_t off = 0; off < len; off += s->page)
+        set_page(s, (uintptr_t)addr + off, tier, st);
+    pthread_mutex_unlock(&s->lock);
+    return st->pages_failed ? -ENOMEM : 0;
+}
+
+static int sim_move(pd_backend *b, void **pages, size_t n, int tier, pd_migrate_stats *st)
+{
+    sim_state *s = b->state;
+    if ((tier != PD_TIER_FAST && tier != PD_TIER_SLOW) || !st || (n && !pages))
+        return -EINVAL;
+    size_t failed0 = st->pages_failed;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t p = (uintptr_t)pages[i];
+        if (p % s->page) {
+            st->pages_requested++;
+            st->pages_failed++;
+            st->efault++;
+            continue;
+        }
+        set_page(s, p, tier, st);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return st->pages_failed > failed0 ? -ENOMEM : 0;
+}
+
+static int sim_query(pd_backend *b, void **pages, size_t n, int *tier_out)
+{
+    sim_state *s = b->state;
+    if (n && (!pages || !tier_out))
+        return -EINVAL;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t p = (uintptr_t)pages[i] & ~(uintptr_t)(s->page - 1);
+        if (!s->cap) {
+            tier_out[i] = -ENOENT;
+            continue;
+        }
+        size_t j = find_slot(s, p + 1);
+        tier_out[i] = s->keys[j] ? s->tier[j] : -ENOENT; /* never placed */
+    }
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+static size_t sim_fast_free(pd_backend *b)
+{
+    sim_state *s = b->state;
+    pthread_mutex_lock(&s->lock);
+    size_t free_pages = s->capacity_pages - s->fast_pages;
+    pthread_mutex_unlock(&s->lock);
+    return free_pages * s->page;
+}
+
+static void sim_destroy(pd_backend *b)
+{
+    if (!b)
+        return;
+    sim_state *s = b->state;
+    pthread_mutex_destroy(&s->lock);
+    free(s->keys);
+    free(s->tier);
+    free(s);
+    free(b);
+}
+
+pd_backend *pd_backend_sim_create(size_t fast_capacity)
+{
+    pd_backend *b = calloc(1, sizeof *b);
+    sim_state *s = calloc(1, sizeof *s);
+    if (!b || !s) {
+        free(b);
+        free(s);
+        errno = ENOMEM;
+        return NULL;
+    }
+    long pg = sysconf(_SC_PAGESIZE);
+    s->page = pg > 0 ? (size_t)pg : 4096;
+    s->capacity_pages = fast_capacity / s->page;
+    pthread_mutex_init(&s->lock, NULL);
+    b->name = "sim";
+    b->place = sim_place;
+    b->move = sim_move;
+    b->query = sim_query;
+    b->fast_free = sim_fast_free;
+    b->destroy = sim_destroy;
+    b->state = s;
+    return b;
+}

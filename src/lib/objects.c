@@ -1,0 +1,244 @@
+/* Data-object registry: the typed API and the paper's LB_HM_config. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "lib/page_sampler.h"
+#include "lib/runtime_internal.h"
+
+static int hint_valid(const pd_access_hint *h)
+{
+    return (unsigned)h->pattern <= PD_PATTERN_RANDOM && (h->input_dependent == 0 || h->input_dependent == 1);
+}
+
+static int overlaps(const void *addr, size_t size, int skip)
+{
+    uintptr_t lo = (uintptr_t)addr, hi = lo + size;
+    for (size_t i = 0; i < rt.nobjects; i++) {
+        const rt_object *o = &rt.objects[i];
+        if (!o->used || (int)i == skip)
+            continue;
+        uintptr_t olo = (uintptr_t)o->addr, ohi = olo + o->size;
+        if (lo < ohi && olo < hi)
+            return 1;
+    }
+    return 0;
+}
+
+/* The backend starts every managed page on the slow tier: the base instance
+ * is profiled slow-only, and later plans promote pages from there. */
+static void place_slow(void *addr, size_t size)
+{
+    if (!rt.backend || !size)
+        return;
+    uintptr_t lo = (uintptr_t)addr & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
+    uintptr_t hi = ((uintptr_t)addr + size + PD_SAMPLE_PAGE - 1) & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
+    pd_migrate_stats st = {0};
+    rt.backend->place(rt.backend, (void *)lo, (size_t)(hi - lo), PD_TIER_SLOW, &st);
+}
+
+static int register_locked(const char *name, void *addr, size_t size, const pd_access_hint *hint)
+{
+    if (!addr || size == 0 || (uintptr_t)addr + size < (uintptr_t)addr)
+        return PD_EINVAL;
+    if (hint && !hint_valid(hint))
+        return PD_EINVAL;
+    if (overlaps(addr, size, -1))
+        return PD_EINVAL;
+    if (rt.nobjects == rt.cap_objects) {
+        size_t ncap = rt.cap_objects ? rt.cap_objects * 2 : 16;
+        rt_object *n = realloc(rt.objects, ncap * sizeof *n);
+        if (!n)
+            return PD_ENOMEM;
+        rt.objects = n;
+        rt.cap_objects = ncap;
+    }
+    char fallback[48];
+    if (!name) {
+        snprintf(fallback, sizeof fallback, "object%zu", rt.nobjects);
+        name = fallback;
+    }
+    char *copy = pd_strdup(name);
+    if (!copy)
+        return PD_ENOMEM;
+    rt_object *o = &rt.objects[rt.nobjects];
+    memset(o, 0, sizeof *o);
+    o->used = 1;
+    o->name = copy;
+    o->addr = addr;
+    o->size = size;
+    pd_access_hint h = {PD_PATTERN_UNKNOWN, 0, 0, 0};
+    if (hint)
+        h = *hint;
+    pd_alpha_init(&o->alpha, &h);
+    o->alpha0 = o->alpha.alpha;
+    place_slow(addr, size);
+    rt.ranges_dirty = 1;
+    rt.plan_stale = 1;
+    return (int)rt.nobjects++;
+}
+
+int pd_object_register(const char *name, void *addr, size_t size, const pd_access_hint *hint)
+{
+    pthread_mutex_lock(&rt.lock);
+    int rc = rt.initialized ? register_locked(name, addr, size, hint) : PD_ESTATE;
+    pthread_mutex_unlock(&rt.lock);
+    return rc;
+}
+
+static int update_locked(int id, void *addr, size_t size)
+{
+    if (id < 0 || !addr || size == 0 || (uintptr_t)addr + size < (uintptr_t)addr)
+        return id < 0 ? PD_ENOTFOUND : PD_EINVAL;
+    if ((size_t)id >= rt.nobjects || !rt.objects[id].used)
+        return PD_ENOTFOUND;
+    if (overlaps(addr, size, id))
+        return PD_EINVAL;
+    rt_object *o = &rt.objects[id];
+    if (o->addr == addr && o->size == size)
+        return PD_OK;
+    if (rt.sampling)
+        pd_sampler_drop_object(id); /* the old range may be freed now */
+    o->addr = addr;
+    o->size = size;
+    place_slow(addr, size);
+    rt.ranges_dirty = 1;
+    rt.plan_stale = 1;
+    return PD_OK;
+}
+
+int pd_object_update(int id, void *addr, size_t size)
+{
+    pthread_mutex_lock(&rt.lock);
+    int rc = rt.initialized ? update_locked(id, addr, size) : PD_ESTATE;
+    pthread_mutex_unlock(&rt.lock);
+    return rc;
+}
+
+int pd_object_unregister(int id)
+{
+    pthread_mutex_lock(&rt.lock);
+    int rc = PD_OK;
+    if (!rt.initialized)
+        rc = PD_ESTATE;
+    else if (id < 0 || (size_t)id >= rt.nobjects || !rt.objects[id].used)
+        rc = PD_ENOTFOUND;
+    else {
+        rt_object *o = &rt.objects[id];
+        if (rt.sampling)
+            pd_sampler_drop_object(id);
+        free(o->name);
+        o->name = NULL;
+        o->used = 0;
+        rt.ranges_dirty = 1;
+        rt.plan_stale = 1;
+    }
+    pthread_mutex_unlock(&rt.lock);
+    return rc;
+}
+
+/* The paper's API has no finalize call: when LB_HM_config started the
+ * runtime, it is finalized at exit (per-task CSV, handler restored). */
+static void finalize_at_exit(void)
+{
+    rt_exiting = 1;
+    pd_finalize();
+}
+
+void *LB_HM_config(void *objects, int *sizes)
+{
+    void **objs = objects;
+    if (!objs || !sizes) {
+        errno = EINVAL;
+        return NULL;
+    }
+    size_t n = 0;
+    while (objs[n]) {
+        if (sizes[n] <= 0) {
+            errno = EINVAL;
+            return NULL;
+        }
+        n++;
+    }
+    /* The paper's API needs no separate init call. */
+    int irc = pd_init(NULL);
+    if (irc != PD_OK && irc != PD_ESTATE) {
+        errno = irc == PD_ENOMEM ? ENOMEM : EINVAL;
+        return NULL;
+    }
+    static int exit_hook;
+    if (irc == PD_OK && !exit_hook && atexit(finalize_at_exit) == 0)
+        exit_hook = 1;
+    pthread_mutex_lock(&rt.lock);
+    int rc = rt.initialized ? PD_OK : PD_ESTATE;
+    for (size_t i = 0; i < n && rc == PD_OK; i++) {
+        /* Called again before a new instance: same base pointer means the same
+         * object with a new size. */
+        int found = -1;
+        for (size_t k = 0; k < rt.nobjects; k++)
+            if (rt.objects[k].used && rt.objects[k].addr == objs[i])
+                found = (int)k;
+        if (found >= 0)
+            rc = update_locked(found, objs[i], (size_t)sizes[i]);
+        else {
+            char name[48];
+            snprintf(name, sizeof name, "LB_HM_object%zu", i);
+            int id = register_locked(name, objs[i], (size_t)sizes[i], NULL);
+            rc = id < 0 ? id : PD_OK;
+        }
+    }
+    pthread_mutex_unlock(&rt.lock);
+    if (rc != PD_OK) {
+        errno = rc == PD_ENOMEM ? ENOMEM : EINVAL;
+        return NULL;
+    }
+    return objects;
+}
+
+size_t rt_objects_total_bytes(void)
+{
+    size_t sum = 0;
+    for (size_t i = 0; i < rt.nobjects; i++)
+        if (rt.objects[i].used)
+            sum += rt.objects[i].size;
+    return sum;
+}
+
+int rt_sampler_sync_ranges(void)
+{
+    /* The sizes this instance runs with (the base of Eq. 1 when it is the
+     * first), with or without sampling. Unchanged objects keep their values,
+     * changed ones (ranges_dirty) get a new sample table below. */
+    for (size_t i = 0; i < rt.nobjects; i++)
+        if (rt.objects[i].used) {
+            rt.objects[i].sampled_addr = rt.objects[i].addr;
+            rt.objects[i].sampled_size = rt.objects[i].size;
+        }
+    if (!rt.sampling || !rt.ranges_dirty)
+        return PD_OK;
+    pd_sampler_range *r = calloc(rt.nobjects ? rt.nobjects : 1, sizeof *r);
+    if (!r)
+        return PD_ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < rt.nobjects; i++)
+        if (rt.objects[i].used)
+            r[n++] = (pd_sampler_range){rt.objects[i].addr, rt.objects[i].size, (int)i};
+    int rc = pd_sampler_set_ranges(r, n);
+    free(r);
+    if (rc != 0)
+        return rc == -ENOMEM ? PD_ENOMEM : PD_EIO;
+    rt.ranges_dirty = 0;
+    return PD_OK;
+}
+
+void rt_objects_free(void)
+{
+    for (size_t i = 0; i < rt.nobjects; i++)
+        free(rt.objects[i].name);
+    free(rt.objects);
+    rt.objects = NULL;
+    rt.nobjects = rt.cap_objects = 0;
+}

@@ -1,0 +1,608 @@
+/* Thermostat-style page sampling (see page_sampler.h). */
+#include "lib/page_sampler.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#define TLS_IE __attribute__((tls_model("initial-exec")))
+
+typedef struct {
+    size_t n;
+    uintptr_t *page; /* sorted, for the handler's binary search */
+    int *object;
+    uintptr_t *region;
+    size_t *region_len;
+    atomic_uchar *armed;     /* 1 = protected (or a handler is restoring it) */
+    unsigned char *disabled; /* mprotect failed: never armed again */
+    /* (sample, task) -> count, open addressing, keys claimed with CAS. */
+    size_t hcap;
+    _Atomic uint64_t *hkey;
+    _Atomic uint64_t *hcount;
+} sample_table;
+
+static struct {
+    int running;
+    pthread_mutex_t lock; /* table swaps, arm/disarm, re-arm passes */
+    pthread_cond_t wake;
+    pthread_t ticker;
+    int stop_ticker;
+    unsigned period_ms;
+    unsigned seed;
+    size_t max_samples;
+    size_t region_bytes;
+    double budget;
+    double next_due;   /* monotonic seconds: earliest budgeted re-arm */
+    double last_pass;  /* seconds the last re-arm pass took */
+    struct sigaction previous;
+    _Atomic(sample_table *) table;
+    atomic_int armed;
+    atomic_int inflight; /* handlers running: a table is freed only at 0 */
+    _Atomic uint64_t faults, rearms, passes, skipped, lost, mprotect_failures, chained;
+} S = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+
+static __thread int thread_task TLS_IE = PD_SAMPLER_NO_TASK;
+
+void pd_sampler_set_thread_task(int slot) { thread_task = slot; }
+int pd_sampler_thread_task(void) { return thread_task; }
+
+/* ---- counting (signal context) --------------------------------------------- */
+
+static uint64_t count_key(size_t sample, int slot)
+{
+    uint64_t code = (slot < 0 || slot >= PD_SAMPLER_MAX_TASKS) ? PD_SAMPLER_MAX_TASKS : (uint64_t)slot;
+    return (uint64_t)sample * (PD_SAMPLER_MAX_TASKS + 1) + code + 1;
+}
+
+static size_t key_hash(uint64_t key, size_t mask)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+}
+
+static void count_add(sample_table *t, size_t sample, int slot)
+{
+    uint64_t key = count_key(sample, slot);
+    size_t mask = t->hcap - 1, i = key_hash(key, mask);
+    for (size_t probes = 0; probes < t->hcap; probes++, i = (i + 1) & mask) {
+        uint64_t k = atomic_load_explicit(&t->hkey[i], memory_order_acquire);
+        if (k == 0) {
+            uint64_t zero = 0;
+            if (atomic_compare_exchange_strong(&t->hkey[i], &zero, key))
+                k = key;
+            else
+                k = zero; /* someone claimed it: maybe for our key */
+        }
+        if (k == key) {
+            atomic_fetch_add_explicit(&t->hcount[i], 1, memory_order_relaxed);
+            return;
+        }
+    }
+    atomic_fetch_add_explicit(&S.lost, 1, memory_order_relaxed);
+}
+
+static long find_sample(const sample_table *t, uintptr_t page)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->page[mid] < page)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->n && t->page[lo] == page ? (long)lo : -1;
+}
+
+/* Hands a fault that is not ours to whoever handled SIGSEGV before us. */
+static void chain(int sig, siginfo_t *si, void *uc)
+{
+    atomic_fetch_add_explicit(&S.chained, 1, memory_order_relaxed);
+    const struct sigaction *p = &S.previous;
+    if ((p->sa_flags & SA_SIGINFO) && p->sa_sigaction) {
+        p->sa_sigaction(sig, si, uc);
+        return;
+    }
+    if (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
+        p->sa_handler(sig);
+        return;
+    }
+    /* Default action: reinstate it; the faulting instruction runs again and
+     * the process dies of SIGSEGV as it would have without us. A SIGSEGV sent
+     * with kill() does not repeat, so send it again. */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    if (si->si_code <= 0)
+        raise(sig);
+}
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+    int saved_errno = errno;
+    atomic_fetch_add(&S.inflight, 1);
+    sample_table *t = atomic_load(&S.table);
+    if (t && si->si_code == SEGV_ACCERR) {
+        uintptr_t page = (uintptr_t)si->si_addr & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
+        long idx = find_sample(t, page);
+        if (idx >= 0) {
+            /* Restore first, then clear armed (the re-arm pass relies on
+             * armed == 0 meaning the page is read-write). */
+            mprotect((void *)page, PD_SAMPLE_PAGE, PROT_READ | PROT_WRITE);
+            unsigned char one = 1;
+            if (atomic_compare_exchange_strong(&t->armed[idx], &one, 0)) {
+                count_add(t, (size_t)idx, thread_task);
+                atomic_fetch_add_explicit(&S.faults, 1, memory_order_relaxed);
+            }
+            atomic_fetch_sub(&S.inflight, 1);
+            errno = saved_errno;
+            return;
+        }
+    }
+    atomic_fetch_sub(&S.inflight, 1);
+    errno = saved_errno;
+    chain(sig, si, uc);
+}
+
+/* ---- arming ------------------------------------------------------------------ */
+
+static void protect_sample(sample_table *t, size_t i)
+{
+    if (mprotect((void *)t->page[i], PD_SAMPLE_PAGE, PROT_NONE) != 0) {
+        /* e.g. ENOMEM when the VMA count limit is reached: give this one up */
+        atomic_store(&t->armed[i], 0);
+        t->disabled[i] = 1;
+        atomic_fetch_add(&S.mprotect_failures, 1);
+    }
+}
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void rearm_locked(void)
+{
+    sample_table *t = atomic_load(&S.table);
+    if (!t || !atomic_load(&S.armed))
+        return;
+    double t0 = mono();
+    for (size_t i = 0; i < t->n; i++) {
+        unsigned char zero = 0;
+        if (t->disabled[i] || !atomic_compare_exchange_strong(&t->armed[i], &zero, 1))
+            continue;
+        protect_sample(t, i);
+        atomic_fetch_add_explicit(&S.rearms, 1, memory_order_relaxed);
+    }
+    double t1 = mono();
+    S.last_pass = t1 - t0;
+    S.next_due = t1 + S.last_pass / S.budget;
+    atomic_fetch_add_explicit(&S.passes, 1, memory_order_relaxed);
+}
+
+static void disarm_locked(void)
+{
+    atomic_store(&S.armed, 0);
+    sample_table *t = atomic_load(&S.table);
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n; i++) {
+        if (atomic_load(&t->armed[i])) {
+            mprotect((void *)t->page[i], PD_SAMPLE_PAGE, PROT_READ | PROT_WRITE);
+            atomic_store(&t->armed[i], 0);
+        }
+    }
+}
+
+void pd_sampler_drop_object(int object)
+{
+    pthread_mutex_lock(&S.lock);
+    sample_table *t = atomic_load(&S.table);
+    for (size_t i = 0; t && i < t->n; i++) {
+        if (t->object[i] != object)
+            continue;
+        t->disabled[i] = 1; /* re-arm passes skip it from now on */
+        unsigned char one = 1;
+        if (atomic_compare_exchange_strong(&t->armed[i], &one, 0))
+            mprotect((void *)t->page[i], PD_SAMPLE_PAGE, PROT_READ | PROT_WRITE);
+    }
+    pthread_mutex_unlock(&S.lock);
+}
+
+void pd_sampler_arm(void)
+{
+    pthread_mutex_lock(&S.lock);
+    if (S.running) {
+        atomic_store(&S.armed, 1);
+        rearm_locked();
+        pthread_cond_signal(&S.wake);
+    }
+    pthread_mutex_unlock(&S.lock);
+}
+
+void pd_sampler_disarm(void)
+{
+    pthread_mutex_lock(&S.lock);
+    disarm_locked();
+    pthread_mutex_unlock(&S.lock);
+}
+
+int pd_sampler_armed(void) { return atomic_load(&S.armed); }
+
+void pd_sampler_rearm(void)
+{
+    pthread_mutex_lock(&S.lock);
+    rearm_locked();
+    pthread_mutex_unlock(&S.lock);
+}
+
+void pd_sampler_rearm_if_due(void)
+{
+    pthread_mutex_lock(&S.lock);
+    if (mono() >= S.next_due)
+        rearm_locked();
+    else
+        atomic_fetch_add_explicit(&S.skipped, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&S.lock);
+}
+
+static void *ticker_main(void *arg)
+{
+    (void)arg;
+    /* The ticker never takes faults on sampled pages itself: no task. */
+    sigset_t all;
+    sigfillset(&all);
+    sigdelset(&all, SIGSEGV);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    pthread_mutex_lock(&S.lock);
+    while (!S.stop_ticker) {
+        if (!atomic_load(&S.armed)) {
+            pthread_cond_wait(&S.wake, &S.lock);
+            continue;
+        }
+        /* Sleep the period, or longer when the last pass was expensive. */
+        double wait = (double)S.period_ms * 1e-3;
+        double budgeted = S.next_due - mono();
+        if (budgeted > wait)
+            wait = budgeted;
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        long ns = (long)(wait * 1e9);
+        until.tv_sec += ns / 1000000000L;
+        until.tv_nsec += ns % 1000000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        if (pthread_cond_timedwait(&S.wake, &S.lock, &until) == ETIMEDOUT && mono() >= S.next_due)
+            rearm_locked();
+    }
+    pthread_mutex_unlock(&S.lock);
+    return NULL;
+}
+
+/* ---- table ---------------------------------------------------------------------- */
+
+static void table_free(sample_table *t)
+{
+    if (!t)
+        return;
+    free(t->page);
+    free(t->object);
+    free(t->region);
+    free(t->region_len);
+    free(t->armed);
+    free(t->disabled);
+    free(t->hkey);
+    free(t->hcount);
+    free(t);
+}
+
+static uint64_t next_random(uint64_t *state)
+{
+    /* xorshift64*: page choice only, not security */
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+typedef struct {
+    uintptr_t page, region;
+    size_t region_len;
+    int object;
+} sample_tmp;
+
+static int cmp_sample(const void *a, const void *b)
+{
+    uintptr_t x = ((const sample_tmp *)a)->page, y = ((const sample_tmp *)b)->page;
+    return x < y ? -1 : x > y;
+}
+
+static size_t count_candidates(const pd_sampler_range *r, size_t n, size_t region)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += (r[i].len + region - 1) / region;
+    return total;
+}
+
+static sample_table *table_build(const pd_sampler_range *r, size_t n, size_t *region_out)
+{
+    size_t region = PD_SAMPLE_REGION;
+    while (count_candidates(r, n, region) > S.max_samples)
+        region *= 2;
+    *region_out = region;
+    size_t cap = count_candidates(r, n, region);
+    sample_tmp *tmp = calloc(cap ? cap : 1, sizeof *tmp);
+    sample_table *t = calloc(1, sizeof *t);
+    if (!tmp || !t) {
+        free(tmp);
+        free(t);
+        return NULL;
+    }
+    uint64_t rng = S.seed ? S.seed : 1;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t lo = (uintptr_t)r[i].addr, hi = lo + r[i].len;
+        for (uintptr_t rs = lo; rs < hi; rs += region) {
+            uintptr_t re = rs + region < hi ? rs + region : hi;
+            /* Only pages entirely inside the object: a page shared with
+             * other data would count (and trap) foreign accesses. */
+            uintptr_t first = (rs + PD_SAMPLE_PAGE - 1) & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
+            if (re < PD_SAMPLE_PAGE || first > re - PD_SAMPLE_PAGE)
+                continue;
+            size_t npages = (size_t)((re - PD_SAMPLE_PAGE - first) / PD_SAMPLE_PAGE) + 1;
+            tmp[k].page = first + (uintptr_t)(next_random(&rng) % npages) * PD_SAMPLE_PAGE;
+            tmp[k].region = rs;
+            tmp[k].region_len = (size_t)(re - rs);
+            tmp[k].object = r[i].object;
+            k++;
+        }
+    }
+    qsort(tmp, k, sizeof *tmp, cmp_sample);
+    t->n = k;
+    size_t m = k ? k : 1;
+    t->page = calloc(m, sizeof *t->page);
+    t->object = calloc(m, sizeof *t->object);
+    t->region = calloc(m, sizeof *t->region);
+    t->region_len = calloc(m, sizeof *t->region_len);
+    t->armed = calloc(m, sizeof *t->armed);
+    t->disabled = calloc(m, 1);
+    /* Room for a few tasks per sample before counts are dropped. */
+    t->hcap = 1024;
+    while (t->hcap < 8 * k)
+        t->hcap *= 2;
+    t->hkey = calloc(t->hcap, sizeof *t->hkey);
+    t->hcount = calloc(t->hcap, sizeof *t->hcount);
+    if (!t->page || !t->object || !t->region || !t->region_len || !t->armed || !t->disabled || !t->hkey ||
+        !t->hcount) {
+        free(tmp);
+        table_free(t);
+        return NULL;
+    }
+    for (size_t i = 0; i < k; i++) {
+        t->page[i] = tmp[i].page;
+        t->object[i] = tmp[i].object;
+        t->region[i] = tmp[i].region;
+        t->region_len[i] = tmp[i].region_len;
+    }
+    free(tmp);
+    return t;
+}
+
+int pd_sampler_set_ranges(const pd_sampler_range *ranges, size_t n)
+{
+    if (n && !ranges)
+        return -EINVAL;
+    pthread_mutex_lock(&S.lock);
+    if (!S.running) {
+        pthread_mutex_unlock(&S.lock);
+        return -ENODEV;
+    }
+    int was_armed = atomic_load(&S.armed);
+    disarm_locked();
+    size_t region = PD_SAMPLE_REGION;
+    sample_table *t = table_build(ranges, n, &region);
+    if (!t) {
+        pthread_mutex_unlock(&S.lock);
+        return -ENOMEM;
+    }
+    sample_table *old = atomic_exchange(&S.table, t);
+    S.region_bytes = region;
+    /* A handler that loaded the old table may still be reading it. */
+    while (atomic_load(&S.inflight) > 0)
+        sched_yield();
+    table_free(old);
+    if (was_armed) {
+        atomic_store(&S.armed, 1);
+        rearm_locked();
+    }
+    pthread_mutex_unlock(&S.lock);
+    return 0;
+}
+
+/* ---- lifecycle -------------------------------------------------------------------- */
+
+int pd_sampler_start(const pd_sampler_config *cfg)
+{
+    pthread_mutex_lock(&S.lock);
+    if (S.running) {
+        pthread_mutex_unlock(&S.lock);
+        return -EALREADY;
+    }
+    S.seed = cfg && cfg->seed ? cfg->seed : 1;
+    S.max_samples = cfg && cfg->max_samples ? cfg->max_samples : 16384;
+    S.period_ms = cfg ? cfg->period_ms : 10;
+    S.region_bytes = PD_SAMPLE_REGION;
+    S.budget = cfg && cfg->budget > 0 && cfg->budget <= 1 ? cfg->budget : 0.02;
+    S.next_due = 0;
+    S.last_pass = 0;
+    atomic_store(&S.passes, 0);
+    atomic_store(&S.skipped, 0);
+    atomic_store(&S.faults, 0);
+    atomic_store(&S.rearms, 0);
+    atomic_store(&S.lost, 0);
+    atomic_store(&S.mprotect_failures, 0);
+    atomic_store(&S.chained, 0);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSEGV, &sa, &S.previous) != 0) {
+        int e = errno;
+        pthread_mutex_unlock(&S.lock);
+        return -e;
+    }
+    S.stop_ticker = 0;
+    S.running = 1;
+    if (S.period_ms > 0) {
+        int rc = pthread_create(&S.ticker, NULL, ticker_main, NULL);
+        if (rc != 0) {
+            sigaction(SIGSEGV, &S.previous, NULL);
+            S.running = 0;
+            pthread_mutex_unlock(&S.lock);
+            return -rc;
+        }
+    }
+    pthread_mutex_unlock(&S.lock);
+    return 0;
+}
+
+void pd_sampler_stop(void)
+{
+    pthread_mutex_lock(&S.lock);
+    if (!S.running) {
+        pthread_mutex_unlock(&S.lock);
+        return;
+    }
+    disarm_locked();
+    S.stop_ticker = 1;
+    pthread_cond_broadcast(&S.wake);
+    int had_ticker = S.period_ms > 0;
+    pthread_mutex_unlock(&S.lock);
+    if (had_ticker)
+        pthread_join(S.ticker, NULL);
+
+    pthread_mutex_lock(&S.lock);
+    sigaction(SIGSEGV, &S.previous, NULL);
+    sample_table *old = atomic_exchange(&S.table, NULL);
+    while (atomic_load(&S.inflight) > 0)
+        sched_yield();
+    table_free(old);
+    S.running = 0;
+    pthread_mutex_unlock(&S.lock);
+}
+
+int pd_sampler_running(void)
+{
+    pthread_mutex_lock(&S.lock);
+    int r = S.running;
+    pthread_mutex_unlock(&S.lock);
+    return r;
+}
+
+/* ---- queries ------------------------------------------------------------------------ */
+
+size_t pd_sampler_nsamples(void)
+{
+    pthread_mutex_lock(&S.lock);
+    sample_table *t = atomic_load(&S.table);
+    size_t n = t ? t->n : 0;
+    pthread_mutex_unlock(&S.lock);
+    return n;
+}
+
+size_t pd_sampler_region_bytes(void)
+{
+    pthread_mutex_lock(&S.lock);
+    size_t r = S.region_bytes;
+    pthread_mutex_unlock(&S.lock);
+    return r;
+}
+
+int pd_sampler_sample(size_t i, pd_sample_info *out)
+{
+    pthread_mutex_lock(&S.lock);
+    sample_table *t = atomic_load(&S.table);
+    if (!t || i >= t->n || !out) {
+        pthread_mutex_unlock(&S.lock);
+        return -EINVAL;
+    }
+    out->page = (void *)t->page[i];
+    out->object = t->object[i];
+    out->region = (void *)t->region[i];
+    out->region_len = t->region_len[i];
+    pthread_mutex_unlock(&S.lock);
+    return 0;
+}
+
+uint64_t pd_sampler_count(size_t i, int slot)
+{
+    uint64_t c = 0;
+    pthread_mutex_lock(&S.lock);
+    sample_table *t = atomic_load(&S.table);
+    if (t && i < t->n) {
+        uint64_t key = count_key(i, slot);
+        size_t mask = t->hcap - 1, h = key_hash(key, mask);
+        for (size_t p = 0; p < t->hcap; p++, h = (h + 1) & mask) {
+            uint64_t k = atomic_load(&t->hkey[h]);
+            if (k == 0)
+                break;
+            if (k == key) {
+                c = atomic_load(&t->hcount[h]);
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&S.lock);
+    return c;
+}
+
+void pd_sampler_foreach(void (*fn)(void *ctx, size_t sample, int slot, uint64_t count), void *ctx)
+{
+    pthread_mutex_lock(&S.lock);
+    sample_table *t = atomic_load(&S.table);
+    for (size_t h = 0; t && h < t->hcap; h++) {
+        uint64_t k = atomic_load(&t->hkey[h]);
+        uint64_t c = atomic_load(&t->hcount[h]);
+        if (!k || !c)
+            continue;
+        uint64_t code = (k - 1) % (PD_SAMPLER_MAX_TASKS + 1);
+        size_t sample = (size_t)((k - 1) / (PD_SAMPLER_MAX_TASKS + 1));
+        fn(ctx, sample, code == PD_SAMPLER_MAX_TASKS ? PD_SAMPLER_NO_TASK : (int)code, c);
+    }
+    pthread_mutex_unlock(&S.lock);
+}
+
+void pd_sampler_reset_counts(void)
+{
+    pthread_mutex_lock(&S.lock);
+    sample_table *t = atomic_load(&S.table);
+    for (size_t h = 0; t && h < t->hcap; h++) {
+        atomic_store(&t->hcount[h], 0);
+        atomic_store(&t->hkey[h], 0);
+    }
+    pthread_mutex_unlock(&S.lock);
+}
+
+void pd_sampler_get_stats(pd_sampler_stats *st)
+{
+    st->faults = atomic_load(&S.faults);
+    st->rearms = atomic_load(&S.rearms);
+    st->passes = atomic_load(&S.passes);
+    st->skipped = atomic_load(&S.skipped);
+    st->lost = atomic_load(&S.lost);
+    st->mprotect_failures = atomic_load(&S.mprotect_failures);
+    st->chained = atomic_load(&S.chained);
+}

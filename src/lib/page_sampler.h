@@ -1,0 +1,95 @@
+/* Thermostat-style page sampling in user space.
+ *
+ * For every registered range, one 4 KB page per region (2 MB, larger when the
+ * sample budget would be exceeded) is chosen at a seeded random offset and
+ * protected PROT_NONE. The first access to it raises SIGSEGV; the handler
+ * (async-signal-safe: atomics and a preallocated sorted table) counts it for
+ * the faulting thread's current task, restores read-write and leaves the page
+ * open until the next re-arm (a periodic tick, or a task boundary). A sample
+ * count is therefore "intervals in which the page was touched"; scaled by the
+ * pages its region holds it estimates the region's accesses.
+ *
+ * Faults that are not on a sampled page are passed to the previous SIGSEGV
+ * handler (or the default action), so real crashes still crash.
+ *
+ * Caveat: while armed, a system call that reads or writes a sampled page
+ * (read(2) into a registered buffer, MPI shared-memory copies) gets EFAULT
+ * instead of a signal. The runtime arms only while a task instance runs. */
+#ifndef PD_LIB_PAGE_SAMPLER_H
+#define PD_LIB_PAGE_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PD_SAMPLE_PAGE 4096u
+#define PD_SAMPLE_REGION (2u << 20)
+#define PD_SAMPLER_MAX_TASKS 4096 /* task slots that get their own counts */
+#define PD_SAMPLER_NO_TASK (-1)
+
+typedef struct {
+    void *addr;
+    size_t len;
+    int object;
+} pd_sampler_range;
+
+typedef struct {
+    void *page;        /* the sampled 4 KB page */
+    int object;
+    void *region;      /* the part of the object this page stands for */
+    size_t region_len;
+} pd_sample_info;
+
+typedef struct {
+    unsigned seed;       /* page choice; 0 = 1 */
+    size_t max_samples;  /* budget over all ranges; 0 = 16384 */
+    unsigned period_ms;  /* re-arm tick; 0 = no tick (re-arm at task boundaries only) */
+    double budget;       /* overhead bound: after a re-arm pass that took d seconds,
+                            the next periodic/boundary pass waits >= d / budget;
+                            0 = 0.02 (the faults that follow cost about as much again) */
+} pd_sampler_config;
+
+/* Installs the SIGSEGV handler and starts the re-arm thread. */
+int pd_sampler_start(const pd_sampler_config *cfg);
+/* Disarms, restores the previous handler, frees everything. */
+void pd_sampler_stop(void);
+int pd_sampler_running(void);
+
+/* Replaces the sampled ranges (disarms first). 0, or -errno. */
+int pd_sampler_set_ranges(const pd_sampler_range *ranges, size_t n);
+/* Stops sampling one range at once (unregistered, moved or freed memory must
+ * not stay protected): its samples are unprotected and never re-armed. */
+void pd_sampler_drop_object(int object);
+/* Protect every sample (start counting) / unprotect all (stop counting). */
+void pd_sampler_arm(void);
+void pd_sampler_disarm(void);
+int pd_sampler_armed(void);
+/* Re-protect the samples that fired since the last re-arm. */
+void pd_sampler_rearm(void);
+/* Same, unless the overhead budget says it is too soon (task boundaries). */
+void pd_sampler_rearm_if_due(void);
+
+/* The calling thread's task slot (faults are counted for it). */
+void pd_sampler_set_thread_task(int slot);
+int pd_sampler_thread_task(void);
+
+size_t pd_sampler_nsamples(void);
+size_t pd_sampler_region_bytes(void);
+int pd_sampler_sample(size_t i, pd_sample_info *out);
+/* Count of sample i for task slot (PD_SAMPLER_NO_TASK: faults outside tasks). */
+uint64_t pd_sampler_count(size_t i, int slot);
+/* Calls fn for every (sample, task slot, count > 0). */
+void pd_sampler_foreach(void (*fn)(void *ctx, size_t sample, int slot, uint64_t count), void *ctx);
+void pd_sampler_reset_counts(void);
+
+typedef struct {
+    uint64_t faults;        /* sampled faults counted */
+    uint64_t rearms;        /* pages re-protected */
+    uint64_t passes;        /* re-arm passes */
+    uint64_t skipped;       /* boundary re-arms skipped by the budget */
+    uint64_t lost;          /* counts dropped (count table full) */
+    uint64_t mprotect_failures;
+    uint64_t chained;       /* foreign faults passed on */
+} pd_sampler_stats;
+void pd_sampler_get_stats(pd_sampler_stats *st);
+
+#endif

@@ -1,0 +1,230 @@
+/* Sync point, planning: per process (pd_plan over this process's tasks) or
+ * across processes (pd_set_allgather: every process's curves gathered, the
+ * same plan computed everywhere), then this process's pages are moved. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "lib/page_sampler.h"
+#include "lib/placement.h"
+#include "lib/runtime_internal.h"
+
+typedef struct {
+    const double *t;   /* [RT_GRID + 1] */
+    const uint64_t *b; /* [RT_GRID + 1] */
+} grid_task;
+
+static double grid_time(void *vctx, int task, double r)
+{
+    const grid_task *g = &((const grid_task *)vctx)[task];
+    if (r <= 0)
+        return g->t[0];
+    if (r >= 1)
+        return g->t[RT_GRID];
+    double x = r * RT_GRID;
+    int k = (int)x;
+    return g->t[k] + (g->t[k + 1] - g->t[k]) * (x - k);
+}
+
+/* Bytes at the next grid share: a step function at or above the curve, the
+ * same on every process. */
+static size_t grid_bytes(void *vctx, int task, double r)
+{
+    const grid_task *g = &((const grid_task *)vctx)[task];
+    if (r <= 0)
+        return 0;
+    int k = (int)ceil(r * RT_GRID - 1e-9);
+    return (size_t)g->b[k > RT_GRID ? RT_GRID : k];
+}
+
+/* Gathers every process's curves and plans all tasks; fills share/bytes/
+ * times for this process's n tasks (p order). PD_EUNSUPPORTED when this
+ * process cannot take part (it then plans alone). */
+static int plan_across(task_pred *p, int n, plan_ctx *ctx, double *share, size_t *bytes, double *times,
+                       double *makespan)
+{
+    size_t np = (size_t)rt.nprocs;
+    rt_xchg *mine = calloc(1, sizeof *mine);
+    rt_xchg *all = calloc(np, sizeof *all);
+    if (!mine || !all) {
+        free(mine);
+        free(all);
+        return PD_ENOMEM;
+    }
+    mine->nonce = rt.nonce;
+    mine->capacity = rt.capacity;
+    mine->ntasks = n <= RT_XCHG_TASKS ? n : -1;
+    for (int i = 0; i < n && mine->ntasks >= 0; i++) {
+        mine->task[i].id = p[i].task->id;
+        for (int k = 0; k <= RT_GRID; k++) {
+            mine->task[i].t[k] = p[i].curve[k];
+            mine->task[i].b[k] = k ? rt_bytes_cb(ctx, i, (double)k / RT_GRID) : 0;
+        }
+    }
+    /* Even a process that cannot take part must join the collective call. */
+    int rc = rt.allgather(rt.allgather_ctx, mine, all, sizeof *mine) == 0 ? PD_OK : PD_EIO;
+    int self = -1, total = 0;
+    uint64_t cap = UINT64_MAX;
+    for (size_t q = 0; q < np && rc == PD_OK; q++) {
+        if (all[q].nonce == rt.nonce && all[q].ntasks == mine->ntasks)
+            self = (int)q;
+        if (all[q].ntasks < 0)
+            continue;
+        if (all[q].ntasks > RT_XCHG_TASKS) {
+            rc = PD_EINVAL;
+            break;
+        }
+        total += all[q].ntasks;
+        if (all[q].capacity < cap)
+            cap = all[q].capacity;
+    }
+    if (rc == PD_OK && (self < 0 || mine->ntasks < 0))
+        rc = PD_EUNSUPPORTED;
+    grid_task *g = NULL;
+    double *gs = NULL, *gt = NULL;
+    size_t *gb = NULL;
+    if (rc == PD_OK && total > 0) {
+        g = calloc((size_t)total, sizeof *g);
+        gs = calloc((size_t)total, sizeof *gs);
+        gt = calloc((size_t)total, sizeof *gt);
+        gb = calloc((size_t)total, sizeof *gb);
+        if (!g || !gs || !gt || !gb)
+            rc = PD_ENOMEM;
+    }
+    int first_mine = 0;
+    if (rc == PD_OK && total > 0) {
+        int k = 0;
+        for (size_t q = 0; q < np; q++) {
+            if ((int)q == self)
+                first_mine = k;
+            for (int i = 0; i < all[q].ntasks; i++, k++)
+                g[k] = (grid_task){all[q].task[i].t, all[q].task[i].b};
+        }
+        rt.capacity = (size_t)cap;
+        pd_plan_problem prob = {total, grid_time, grid_bytes, g, (size_t)cap};
+        pd_plan_result res = {gs, gb, gt, 0, 0};
+        rc = pd_plan(rt.opt.planner, &prob, 0.0, &res);
+        if (rc == PD_OK) {
+            for (int i = 0; i < n; i++) {
+                share[i] = gs[first_mine + i];
+                bytes[i] = gb[first_mine + i];
+                times[i] = gt[first_mine + i];
+            }
+            *makespan = res.makespan;
+        }
+    }
+    free(g);
+    free(gs);
+    free(gt);
+    free(gb);
+    free(mine);
+    free(all);
+    return rc;
+}
+
+int pd_set_allgather(pd_allgather_fn fn, void *ctx, int nprocs)
+{
+    if (fn && nprocs < 1)
+        return PD_EINVAL;
+    pthread_mutex_lock(&rt.lock);
+    int rc = PD_OK;
+    if (!rt.initialized) {
+        rc = PD_ESTATE;
+    } else {
+        rt.allgather = fn;
+        rt.allgather_ctx = fn ? ctx : NULL;
+        rt.nprocs = fn ? nprocs : 0;
+    }
+    pthread_mutex_unlock(&rt.lock);
+    return rc;
+}
+
+int rt_replan_locked(int collective)
+{
+    if (rt.allgather && !collective)
+        return PD_OK; /* cross-process plans change only at sync points */
+    rt.plan_stale = 0;
+    int n = 0;
+    for (int s = 0; s < rt.ntasks; s++)
+        if (rt.tasks[s]->have_base)
+            n++;
+    if (n == 0 && !rt.allgather)
+        return PD_OK;
+    size_t m = n ? (size_t)n : 1;
+    task_pred *p = calloc(m, sizeof *p);
+    double *share = calloc(m, sizeof *share);
+    size_t *bytes = calloc(m, sizeof *bytes);
+    double *times = calloc(m, sizeof *times);
+    int rc = p && share && bytes && times ? PD_OK : PD_ENOMEM;
+    int k = 0;
+    for (int s = 0; s < rt.ntasks && rc == PD_OK; s++) {
+        rt_task *t = rt.tasks[s];
+        if (!t->have_base)
+            continue;
+        if (rt_task_grow_arrays(t) != PD_OK || !(p[k].factor = calloc(t->nacc, sizeof(double)))) {
+            rc = PD_ENOMEM;
+            break;
+        }
+        p[k].task = t;
+        rt_predict_times(&p[k]);
+        if (rt_build_bytes_curve(&p[k]) != PD_OK) {
+            rc = PD_ENOMEM;
+            break;
+        }
+        k++;
+    }
+    if (rc == PD_OK && n > 0)
+        rc = rt_tabulate_curves(p, n);
+    if (rc != PD_OK && rt.allgather) {
+        /* Keep the collective call matched: take part with nothing. */
+        n = 0;
+        rc = PD_OK;
+    }
+    if (rc == PD_OK) {
+        plan_ctx ctx = {p, n, n ? (double)rt_objects_total_bytes() / n : 0};
+        rt.capacity = rt_plan_capacity();
+        pd_plan_result res = {share, bytes, times, 0, 0};
+        int prc = PD_EUNSUPPORTED;
+        if (rt.allgather) {
+            prc = plan_across(p, n, &ctx, share, bytes, times, &res.makespan);
+            if (prc != PD_OK && prc != PD_EUNSUPPORTED)
+                rt_message("planning across %d processes failed (%s): planning this process alone", rt.nprocs,
+                           pd_strerror(prc));
+            else if (prc == PD_EUNSUPPORTED && n > RT_XCHG_TASKS)
+                rt_message("%d tasks in this process, at most %d take part in a plan across processes: planning alone",
+                           n, RT_XCHG_TASKS);
+        }
+        if (prc != PD_OK && n > 0) {
+            rt.capacity = rt_plan_capacity();
+            pd_plan_problem prob = {n, rt_time_cb, rt_bytes_cb, &ctx, rt.capacity};
+            prc = pd_plan(rt.opt.planner, &prob, 0.0, &res);
+            if (prc != PD_OK)
+                rt_message("planner failed: %s", pd_strerror(prc));
+        } else if (n == 0) {
+            prc = PD_OK;
+        }
+        rc = prc;
+        if (rc == PD_OK && n > 0) {
+            for (int i = 0; i < n; i++) {
+                p[i].task->planned = 1;
+                p[i].task->plan_share = share[i];
+                p[i].task->plan_bytes = bytes[i];
+                p[i].task->plan_time = times[i];
+            }
+            rt.makespan = res.makespan;
+            if (rt.backend)
+                rc = rt_migrate(p, n, bytes);
+        }
+    }
+    for (size_t i = 0; p && i < m; i++) {
+        free(p[i].factor);
+        pd_bytes_curve_free(&p[i].bytes);
+    }
+    free(p);
+    free(share);
+    free(bytes);
+    free(times);
+    return rc;
+}

@@ -1,0 +1,47 @@
+/* Internal interface between the sync-point modules:
+ *   profile.c    the instance that ended -> per-task profile (rt_sync_locked)
+ *   predict.c    per-task estimate, T(r) and bytes(r) curves
+ *   migrate.c    hottest regions up to the planned bytes -> backend moves
+ *   placement.c  planning (per process or across processes: rt_replan_locked)
+ * All run with rt.lock held. */
+#ifndef PD_LIB_PLACEMENT_H
+#define PD_LIB_PLACEMENT_H
+
+#include <stddef.h>
+
+#include "lib/page_sampler.h"
+#include "lib/page_select.h"
+#include "lib/runtime_internal.h"
+
+#define RT_PAGE ((size_t)PD_SAMPLE_PAGE)
+
+/* One task's prediction for the next instance. */
+typedef struct {
+    rt_task *task;
+    double t_dram, t_slow;
+    double curve[RT_GRID + 1]; /* non-increasing T(k / RT_GRID) */
+    double *factor;            /* per object: estimated / last measured accesses */
+    pd_bytes_curve bytes;      /* hottest-first bytes(r) */
+} task_pred;
+
+/* pd_plan_problem context of a per-process plan. */
+typedef struct {
+    task_pred *p;
+    int n;
+    double fallback_bytes; /* bytes(r=1) of a task with no sampled accesses */
+} plan_ctx;
+
+/* predict.c */
+void rt_predict_times(task_pred *tp);        /* t_dram, t_slow, est_acc, factor */
+int rt_build_bytes_curve(task_pred *tp);
+int rt_tabulate_curves(task_pred *p, int n); /* curve[] of all, one model call */
+double rt_hot_weight(const task_pred *tp, const rt_hot *h);
+double rt_time_cb(void *plan_ctx, int task, double r);
+size_t rt_bytes_cb(void *plan_ctx, int task, double r);
+
+/* migrate.c */
+int rt_migrate(task_pred *p, int n, const size_t *bytes);
+void rt_migrate_reset(void); /* forget the fast pages of earlier plans */
+size_t rt_plan_capacity(void);
+
+#endif

@@ -1,0 +1,200 @@
+/* Sync point, first half: the instance that just ended becomes a profile
+ * per task (time, features, sampled accesses per object, sampled regions
+ * hottest first), the base of tasks and objects seen for the first time, and
+ * an alpha refinement for objects whose alpha is learnt online. Then the
+ * next instance is planned (placement.c). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "lib/page_sampler.h"
+#include "lib/placement.h"
+#include "lib/runtime_internal.h"
+
+typedef struct {
+    size_t sample;
+    int slot;
+    uint64_t count;
+} raw_count;
+
+typedef struct {
+    raw_count *v;
+    size_t n, cap;
+    int oom;
+} raw_list;
+
+static void collect_cb(void *ctx, size_t sample, int slot, uint64_t count)
+{
+    raw_list *l = ctx;
+    if (slot < 0 || l->oom)
+        return;
+    if (l->n == l->cap) {
+        size_t ncap = l->cap ? l->cap * 2 : 256;
+        raw_count *p = realloc(l->v, ncap * sizeof *p);
+        if (!p) {
+            l->oom = 1;
+            return;
+        }
+        l->v = p;
+        l->cap = ncap;
+    }
+    l->v[l->n++] = (raw_count){sample, slot, count};
+}
+
+static int cmp_hot_desc(const void *a, const void *b)
+{
+    double x = ((const rt_hot *)a)->accesses, y = ((const rt_hot *)b)->accesses;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int add_hot(rt_task *t, size_t *cap, rt_hot h)
+{
+    if (t->nhot == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 64;
+        rt_hot *p = realloc(t->hot, ncap * sizeof *p);
+        if (!p)
+            return -1;
+        t->hot = p;
+        *cap = ncap;
+    }
+    t->hot[t->nhot++] = h;
+    return 0;
+}
+
+/* Fast-tier share of the task's sampled accesses under the current placement. */
+static double measured_share(const rt_task *t, const raw_list *l, int slot)
+{
+    if (!rt.backend)
+        return 1.0; /* one memory: everything is served by DRAM */
+    double fast = 0, all = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        if (l->v[i].slot != slot)
+            continue;
+        pd_sample_info info;
+        int tier;
+        if (pd_sampler_sample(l->v[i].sample, &info) != 0)
+            continue;
+        if (rt.backend->query(rt.backend, &info.page, 1, &tier) != 0)
+            continue;
+        double a = (double)l->v[i].count * (double)((info.region_len + RT_PAGE - 1) / RT_PAGE);
+        all += a;
+        if (tier == PD_TIER_FAST)
+            fast += a;
+    }
+    (void)t;
+    if (all > 0)
+        return fast / all;
+    size_t total = rt_objects_total_bytes();
+    return total ? (double)rt.fast_bytes / (double)total : 0.0;
+}
+
+int rt_sync_locked(int plan)
+{
+    if (!rt.instance_open)
+        return PD_ESTATE; /* no task ran since the last sync point */
+    raw_list l = {0};
+    if (rt.sampling)
+        pd_sampler_foreach(collect_cb, &l);
+    if (l.oom) {
+        free(l.v);
+        return PD_ENOMEM;
+    }
+    int rc = PD_OK;
+    for (int slot = 0; slot < rt.ntasks; slot++) {
+        rt_task *t = rt.tasks[slot];
+        if (!t->ran)
+            continue;
+        if (rt_task_grow_arrays(t) != PD_OK) {
+            rc = PD_ENOMEM;
+            break;
+        }
+        memset(t->last_acc, 0, t->nacc * sizeof *t->last_acc);
+        t->nhot = 0;
+        size_t cap = 0;
+        free(t->hot);
+        t->hot = NULL;
+        for (size_t i = 0; i < l.n; i++) {
+            if (l.v[i].slot != slot)
+                continue;
+            pd_sample_info info;
+            if (pd_sampler_sample(l.v[i].sample, &info) != 0 || info.object < 0 ||
+                (size_t)info.object >= rt.nobjects)
+                continue;
+            const rt_object *o = &rt.objects[info.object];
+            if (!o->used || !o->sampled_size)
+                continue;
+            /* The sample stands for every page of its region. */
+            double acc = (double)l.v[i].count * (double)((info.region_len + RT_PAGE - 1) / RT_PAGE);
+            t->last_acc[info.object] += acc;
+            rt_hot h = {info.object,
+                        (double)((uintptr_t)info.region - (uintptr_t)o->sampled_addr) / (double)o->sampled_size,
+                        (double)info.region_len / (double)o->sampled_size, l.v[i].count, acc};
+            if (add_hot(t, &cap, h) != 0) {
+                rc = PD_ENOMEM;
+                break;
+            }
+        }
+        if (t->nhot)
+            qsort(t->hot, t->nhot, sizeof *t->hot, cmp_hot_desc);
+
+        double total_acc = 0, touched = 0;
+        for (size_t o = 0; o < t->nacc; o++)
+            total_acc += t->last_acc[o];
+        for (size_t i = 0; i < t->nhot; i++)
+            touched += t->hot[i].len_frac * (double)rt.objects[t->hot[i].object].sampled_size;
+        t->last_time = t->cur.wall_s;
+        pd_perf_features(&t->cur, total_acc, t->last_feat);
+        t->last_hw = t->cur.hw_used;
+        t->last_r0 = measured_share(t, &l, slot);
+        if (t->planned) {
+            t->ran_share = t->plan_share;
+            t->ran_bytes = t->plan_bytes;
+        } else {
+            t->ran_share = t->last_r0;
+            /* the share r0 of the task's touched regions, about */
+            t->ran_bytes = (size_t)(t->last_r0 * touched) / RT_PAGE * RT_PAGE;
+        }
+        if (!t->have_base) {
+            t->have_base = 1;
+            t->base_time = t->last_time;
+            t->base_r0 = t->last_r0;
+            memcpy(t->base_feat, t->last_feat, sizeof t->base_feat);
+            pd_perf_model_inputs(&t->cur, t->base_model_in);
+            memcpy(t->base_acc, t->last_acc, t->nacc * sizeof *t->base_acc);
+        }
+        t->instances++;
+    }
+    /* Objects seen for the first time: this instance is their base. Objects
+     * with input-dependent alpha: refine from estimate vs measurement. */
+    for (size_t o = 0; o < rt.nobjects && rc == PD_OK; o++) {
+        rt_object *ob = &rt.objects[o];
+        if (!ob->used || !ob->sampled_size)
+            continue;
+        double est = 0, meas = 0;
+        for (int s = 0; s < rt.ntasks; s++) {
+            rt_task *t = rt.tasks[s];
+            if (!t->ran || o >= t->nacc)
+                continue;
+            if (!ob->base_size)
+                t->base_acc[o] = t->last_acc[o];
+            est += t->est_acc[o];
+            meas += t->last_acc[o];
+        }
+        if (!ob->base_size)
+            ob->base_size = ob->sampled_size;
+        else if (pd_alpha_is_online(&ob->alpha.hint) && est > 0 && meas > 0)
+            pd_alpha_refine(&ob->alpha, est, meas);
+    }
+    for (int s = 0; s < rt.ntasks; s++)
+        rt.tasks[s]->ran = 0;
+    free(l.v);
+    if (rt.sampling)
+        pd_sampler_reset_counts();
+    rt.instance_open = 0;
+    rt.instances++;
+    if (rc != PD_OK || !plan)
+        return rc;
+    return rt_replan_locked(1);
+}

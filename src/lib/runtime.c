@@ -1,0 +1,402 @@
+/* Runtime lifecycle, options, queries and the per-task CSV. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/csv.h"
+#include "common/util.h"
+#include "lib/page_sampler.h"
+#include "lib/placement.h"
+#include "lib/runtime_internal.h"
+
+rt_state rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
+int rt_exiting;
+
+void rt_message(const char *fmt, ...)
+{
+    const char *quiet = getenv("PADDISER_QUIET");
+    if (quiet && *quiet && strcmp(quiet, "0") != 0)
+        return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "paddiser: %s\n", line);
+}
+
+void pd_options_default(pd_options *opt)
+{
+    if (!opt)
+        return;
+    memset(opt, 0, sizeof *opt);
+    opt->backend = PD_BACKEND_AUTO;
+    opt->planner = PD_PLANNER_EXACT;
+    opt->fast_capacity = 0;
+    opt->fast_node = -1;
+    opt->slow_node = -1;
+    opt->model_path = NULL;
+    opt->sampling = 1;
+}
+
+/* Environment overrides, so unmodified applications can be studied under
+ * several policies: PADDISER_BACKEND, PADDISER_PLANNER, PADDISER_FAST_CAPACITY,
+ * PADDISER_SAMPLING. A bad value is reported and ignored. */
+static void apply_env(pd_options *o)
+{
+    const char *v;
+    if ((v = getenv("PADDISER_BACKEND")) && *v) {
+        if (!strcmp(v, "auto")) o->backend = PD_BACKEND_AUTO;
+        else if (!strcmp(v, "none")) o->backend = PD_BACKEND_NONE;
+        else if (!strcmp(v, "sim")) o->backend = PD_BACKEND_SIM;
+        else if (!strcmp(v, "numa")) o->backend = PD_BACKEND_NUMA;
+        else rt_message("PADDISER_BACKEND=%s ignored (expected auto, none, sim or numa)", v);
+    }
+    if ((v = getenv("PADDISER_PLANNER")) && *v) {
+        if (!strcmp(v, "exact")) o->planner = PD_PLANNER_EXACT;
+        else if (!strcmp(v, "greedy")) o->planner = PD_PLANNER_GREEDY;
+        else rt_message("PADDISER_PLANNER=%s ignored (expected exact or greedy)", v);
+    }
+    if ((v = getenv("PADDISER_FAST_CAPACITY")) && *v) {
+        unsigned long long n;
+        if (pd_parse_u64(v, &n)) o->fast_capacity = (size_t)n;
+        else rt_message("PADDISER_FAST_CAPACITY=%s ignored (expected bytes)", v);
+    }
+    if ((v = getenv("PADDISER_SAMPLING")) && *v) {
+        if (!strcmp(v, "0") || !strcmp(v, "off")) o->sampling = 0;
+        else if (!strcmp(v, "1") || !strcmp(v, "on")) o->sampling = 1;
+        else rt_message("PADDISER_SAMPLING=%s ignored (expected on or off)", v);
+    }
+}
+
+static unsigned env_unsigned(const char *name, unsigned dflt)
+{
+    const char *v = getenv(name);
+    unsigned long long n;
+    if (v && *v && pd_parse_u64(v, &n) && n <= 0xffffffffull)
+        return (unsigned)n;
+    return dflt;
+}
+
+static int open_backend(void)
+{
+    const pd_options *o = &rt.opt;
+    rt.backend = NULL;
+    rt.backend_note[0] = '\0';
+    switch (o->backend) {
+    case PD_BACKEND_NONE:
+        snprintf(rt.backend_name, sizeof rt.backend_name, "none");
+        return PD_OK;
+    case PD_BACKEND_SIM: {
+        /* Capacity 0 means "all": every registered byte fits. */
+        rt.backend = pd_backend_sim_create(o->fast_capacity ? o->fast_capacity : (size_t)-1 / 2);
+        if (!rt.backend)
+            return PD_ENOMEM;
+        snprintf(rt.backend_name, sizeof rt.backend_name, "sim");
+        return PD_OK;
+    }
+    case PD_BACKEND_AUTO:
+    case PD_BACKEND_NUMA:
+        errno = 0;
+        rt.backend = pd_backend_numa_create(o->fast_node, o->slow_node, o->fast_capacity);
+        if (rt.backend) {
+            snprintf(rt.backend_name, sizeof rt.backend_name, "numa");
+            return PD_OK;
+        }
+        snprintf(rt.backend_name, sizeof rt.backend_name, "none");
+        snprintf(rt.backend_note, sizeof rt.backend_note, "no slow memory tier (%s): planning only, pages are not moved",
+                 errno == ENODEV || errno == 0 ? "no NUMA node besides the fast one" : strerror(errno));
+        if (o->backend == PD_BACKEND_NUMA)
+            return errno == ENODEV || errno == 0 ? PD_EUNSUPPORTED : PD_EIO;
+        rt_message("%s", rt.backend_note);
+        return PD_OK;
+    }
+    return PD_EINVAL;
+}
+
+int pd_init(const pd_options *opt)
+{
+    pthread_mutex_lock(&rt.lock);
+    if (rt.initialized) {
+        pthread_mutex_unlock(&rt.lock);
+        return PD_ESTATE;
+    }
+    pd_options o;
+    if (opt)
+        o = *opt;
+    else
+        pd_options_default(&o);
+    if ((unsigned)o.backend > PD_BACKEND_NUMA || (unsigned)o.planner > PD_PLANNER_GREEDY ||
+        (o.sampling != 0 && o.sampling != 1) || o.fast_node < -1 || o.slow_node < -1) {
+        pthread_mutex_unlock(&rt.lock);
+        return PD_EINVAL;
+    }
+    apply_env(&o);
+    rt.opt = o;
+    rt.opt.model_path = NULL; /* not kept: the caller owns the string */
+
+    int rc = open_backend();
+    if (rc != PD_OK) {
+        pthread_mutex_unlock(&rt.lock);
+        return rc;
+    }
+    if (!pd_perf_hw_available())
+        rt_message("%s; using software features (CPU time, page faults, context switches, sampled accesses)",
+                   pd_perf_reason());
+
+    /* A NULL path always gives a model (the f = 1 fallback at worst, with
+     * its own notice); an explicit path that does not load is an error. */
+    char err[256] = "";
+    rt.model = pd_model_load(o.model_path, err, sizeof err);
+    if (!rt.model) {
+        rt_message("performance model %s: %s", o.model_path ? o.model_path : "(default)", err[0] ? err : "out of memory");
+        if (rt.backend)
+            rt.backend->destroy(rt.backend);
+        rt.backend = NULL;
+        pthread_mutex_unlock(&rt.lock);
+        return o.model_path ? PD_EIO : PD_ENOMEM;
+    }
+
+    rt.sampling = 0;
+    if (o.sampling) {
+        pd_sampler_config cfg = {
+            .seed = env_unsigned("PADDISER_SAMPLE_SEED", 12345),
+            .max_samples = env_unsigned("PADDISER_SAMPLE_MAX", 16384),
+            .period_ms = env_unsigned("PADDISER_SAMPLE_PERIOD_MS", 10),
+            .budget = env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1) / 100.0,
+        };
+        int src = pd_sampler_start(&cfg);
+        if (src == 0)
+            rt.sampling = 1;
+        else
+            rt_message("page sampling unavailable (%s): per-object accesses not measured", strerror(-src));
+    }
+    rt.allgather = NULL;
+    rt.allgather_ctx = NULL;
+    rt.nprocs = 0;
+    rt.nonce = ((uint64_t)getpid() << 32) ^ (uint64_t)(pd_now() * 1e6) ^ (uint64_t)(uintptr_t)&o;
+    rt.ntasks = 0;
+    rt.active = 0;
+    rt.instance_open = 0;
+    rt.instances = 0;
+    rt.makespan = 0;
+    rt.capacity = 0;
+    rt.fast_bytes = 0;
+    rt.ranges_dirty = 1;
+    rt.plan_stale = 0;
+    memset(&rt.last_migration, 0, sizeof rt.last_migration);
+    rt.initialized = 1;
+    pthread_mutex_unlock(&rt.lock);
+    return PD_OK;
+}
+
+/* Appends rows to $PADDISER_TASKS_CSV (several MPI ranks may share the file:
+ * one locked append per process, header only into an empty file). */
+static int write_tasks_csv(const char *path)
+{
+    const char *policy = getenv("PADDISER_POLICY");
+    if (!policy)
+        policy = rt.opt.planner == PD_PLANNER_GREEDY ? "greedy" : "exact";
+    pd_str rows = {0};
+    for (int i = 0; i < rt.ntasks; i++) {
+        rt_task *t = rt.tasks[i];
+        if (!t->instances)
+            continue;
+        pd_csv_put_field(&rows, policy);
+        pd_str_printf(&rows, ",%d,%.9g,%.6g,%zu\n", t->id, t->last_time, t->ran_share, t->ran_bytes);
+    }
+    if (rows.oom) {
+        pd_str_free(&rows);
+        return PD_ENOMEM;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        rt_message("cannot write PADDISER_TASKS_CSV %s: %s", path, strerror(errno));
+        pd_str_free(&rows);
+        return PD_EIO;
+    }
+    int rc = PD_OK;
+    flock(fd, LOCK_EX);
+    struct stat st;
+    pd_str out = {0};
+    if (fstat(fd, &st) == 0 && st.st_size == 0)
+        pd_str_append(&out, "policy,task,time_s,dram_share,dram_bytes\n");
+    if (rows.data)
+        pd_str_append(&out, rows.data);
+    if (out.oom) {
+        rc = PD_ENOMEM;
+    } else if (out.len && write(fd, out.data, out.len) != (ssize_t)out.len) {
+        rt_message("cannot write PADDISER_TASKS_CSV %s: %s", path, strerror(errno));
+        rc = PD_EIO;
+    }
+    flock(fd, LOCK_UN);
+    close(fd);
+    pd_str_free(&out);
+    pd_str_free(&rows);
+    return rc;
+}
+
+int pd_finalize(void)
+{
+    pthread_mutex_lock(&rt.lock);
+    if (!rt.initialized) {
+        pthread_mutex_unlock(&rt.lock);
+        return PD_ESTATE;
+    }
+    int rc = PD_OK;
+    if (rt.active > 0) {
+        rt_message("pd_finalize with %d task(s) still running: their instance is dropped", rt.active);
+        rc = PD_ESTATE;
+    } else if (rt.instance_open) {
+        /* The last instance ended without a sync point: keep its profile
+         * (for the CSV and queries); no plan is needed any more. */
+        rt_sync_locked(0);
+    }
+    const char *csv = getenv("PADDISER_TASKS_CSV");
+    if (csv && *csv) {
+        int wrc = write_tasks_csv(csv);
+        if (rc == PD_OK)
+            rc = wrc;
+    }
+    if (rt.sampling)
+        pd_sampler_stop();
+    rt.sampling = 0;
+    for (int i = 0; i < rt.ntasks; i++)
+        if (rt.tasks[i]->active && rt.tasks[i]->session.hw) {
+            /* counters opened by a task that never ended */
+            pd_perf_sample tmp;
+            pd_perf_end(&rt.tasks[i]->session, &tmp);
+        }
+    rt_tasks_free();
+    rt_objects_free();
+    rt_migrate_reset();
+    if (rt.backend)
+        rt.backend->destroy(rt.backend);
+    rt.backend = NULL;
+    if (!rt_exiting) /* XGBoosterFree after exit's TLS destructors double-frees */
+        pd_model_free(rt.model);
+    rt.model = NULL;
+    rt.initialized = 0;
+    pthread_mutex_unlock(&rt.lock);
+    return rc;
+}
+
+int pd_plan_query(pd_task_plan *out, int max, double *makespan)
+{
+    if (max < 0 || (max > 0 && !out))
+        return PD_EINVAL;
+    pthread_mutex_lock(&rt.lock);
+    if (!rt.initialized) {
+        pthread_mutex_unlock(&rt.lock);
+        return PD_ESTATE;
+    }
+    if (rt.plan_stale && rt.active == 0)
+        rt_replan_locked(0);
+    int n = 0;
+    for (int i = 0; i < rt.ntasks; i++) {
+        rt_task *t = rt.tasks[i];
+        if (!t->planned)
+            continue;
+        if (n < max)
+            out[n] = (pd_task_plan){t->id, t->plan_share, t->plan_bytes, t->plan_time};
+        n++;
+    }
+    if (makespan)
+        *makespan = rt.makespan;
+    pthread_mutex_unlock(&rt.lock);
+    return n;
+}
+
+int pd_profile_info_get(pd_profile_info *out)
+{
+    if (!out)
+        return PD_EINVAL;
+    memset(out, 0, sizeof *out);
+    int hw = pd_perf_hw_available();
+    out->hw_counters = hw;
+    snprintf(out->counters_note, sizeof out->counters_note, "%s", pd_perf_reason());
+    pthread_mutex_lock(&rt.lock);
+    out->initialized = rt.initialized;
+    if (rt.initialized) {
+        out->sampling = rt.sampling;
+        if (rt.sampling) {
+            pd_sampler_stats st;
+            pd_sampler_get_stats(&st);
+            out->samples = pd_sampler_nsamples();
+            out->region_bytes = pd_sampler_region_bytes();
+            out->sampled_faults = st.faults;
+        }
+        snprintf(out->backend, sizeof out->backend, "%s", rt.backend_name);
+        snprintf(out->backend_note, sizeof out->backend_note, "%s", rt.backend_note);
+        out->model_loaded = rt.model && !pd_model_is_fallback(rt.model);
+        out->instances = rt.instances;
+        out->fast_capacity = rt.capacity;
+        out->pages_moved = rt.last_migration.pages_moved;
+        out->pages_failed = rt.last_migration.pages_failed;
+    }
+    pthread_mutex_unlock(&rt.lock);
+    return PD_OK;
+}
+
+int pd_task_profile_get(int task, pd_task_profile *out)
+{
+    if (!out || task < 0)
+        return PD_EINVAL;
+    pthread_mutex_lock(&rt.lock);
+    int rc = PD_OK;
+    rt_task *t = rt.initialized ? rt_task_find(task) : NULL;
+    if (!rt.initialized) {
+        rc = PD_ESTATE;
+    } else if (!t) {
+        rc = PD_ENOTFOUND;
+    } else {
+        memset(out, 0, sizeof *out);
+        out->task = t->id;
+        out->instances = t->instances;
+        out->base_time = t->base_time;
+        out->last_time = t->last_time;
+        memcpy(out->features, t->last_feat, sizeof out->features);
+        out->hw_counters = t->last_hw;
+        for (size_t o = 0; o < t->nacc; o++)
+            out->accesses += t->last_acc[o];
+    }
+    pthread_mutex_unlock(&rt.lock);
+    return rc;
+}
+
+int pd_object_accesses(int object, int task, double *out)
+{
+    if (!out || object < 0)
+        return PD_EINVAL;
+    pthread_mutex_lock(&rt.lock);
+    int rc = PD_OK;
+    if (!rt.initialized) {
+        rc = PD_ESTATE;
+    } else if ((size_t)object >= rt.nobjects || !rt.objects[object].used) {
+        rc = PD_ENOTFOUND;
+    } else {
+        double sum = 0;
+        int found = task < 0;
+        for (int i = 0; i < rt.ntasks; i++) {
+            rt_task *t = rt.tasks[i];
+            if (task >= 0 && t->id != task)
+                continue;
+            found = 1;
+            if ((size_t)object < t->nacc)
+                sum += t->last_acc[object];
+        }
+        if (!found)
+            rc = PD_ENOTFOUND;
+        *out = sum;
+    }
+    pthread_mutex_unlock(&rt.lock);
+    return rc;
+}
+

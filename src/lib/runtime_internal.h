@@ -1,0 +1,152 @@
+/* Process-global state of the placement runtime, shared by its modules:
+ *   runtime.c    init/finalize, options, queries, per-task CSV
+ *   objects.c    data-object registry (typed API and LB_HM_config)
+ *   tasks.c      task slots, task instance begin/end, default task id
+ *   profile.c, predict.c, placement.c, migrate.c (placement.h): the sync
+ *                point: profile, estimate and predict, plan, move pages
+ * Everything is guarded by rt.lock except what the SIGSEGV handler touches
+ * (page_sampler.c keeps that lock-free). */
+#ifndef PD_LIB_RUNTIME_INTERNAL_H
+#define PD_LIB_RUNTIME_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/backend.h"
+#include "lib/estimate.h"
+#include "lib/model.h"
+#include "lib/perf.h"
+#include "paddiser.h"
+
+#define RT_MAX_TASKS 4096 /* == PD_SAMPLER_MAX_TASKS */
+#define RT_GRID 50        /* time curves are tabulated at r = k / RT_GRID */
+#define RT_XCHG_TASKS 8   /* tasks per process in a cross-process plan */
+
+/* What every process contributes to a cross-process plan (pd_set_allgather):
+ * its tasks' time and bytes curves on the grid. All processes run the same
+ * planner on the gathered blocks (in gather order), so they agree. */
+typedef struct {
+    uint64_t nonce;   /* finds this process's own block */
+    int32_t ntasks;   /* -1: not taking part this time (plans alone) */
+    int32_t pad;
+    uint64_t capacity; /* fast bytes this process sees; the plan uses the minimum */
+    struct {
+        int32_t id;
+        int32_t pad;
+        double t[RT_GRID + 1];
+        uint64_t b[RT_GRID + 1];
+    } task[RT_XCHG_TASKS];
+} rt_xchg;
+
+typedef struct {
+    int used;
+    char *name;
+    void *addr;
+    size_t size;
+    pd_alpha_state alpha;
+    double alpha0;        /* alpha at registration (see placement.c) */
+    size_t base_size;     /* size during the base instance (0: no base yet) */
+    void *sampled_addr;   /* range of the current/last instance (the sample */
+    size_t sampled_size;  /* table's, when sampling) */
+} rt_object;
+
+/* A sampled region's accesses for one task, as fractions of its object's
+ * size, so the hotness survives reallocation and resizing. */
+typedef struct {
+    int object;
+    double off_frac, len_frac;
+    uint64_t count;   /* sampled intervals of the region's page */
+    double accesses;  /* count * pages of the region */
+} rt_hot;
+
+typedef struct {
+    int id;
+    int active;
+    pd_perf_session session;
+    pd_perf_sample cur;   /* this instance so far */
+    int ran;              /* ran in the current instance */
+    int instances;
+
+    int have_base;
+    double base_time, base_r0;
+    double base_feat[PD_NFEATURES];
+    double base_model_in[PD_NFEATURES]; /* NaN = not measured */
+    size_t nacc;          /* length of the per-object arrays below */
+    double *base_acc;     /* [nacc] */
+
+    double last_time, last_r0;
+    double last_feat[PD_NFEATURES];
+    int last_hw;
+    double *last_acc;     /* [nacc] */
+    double *est_acc;      /* [nacc] estimate for the planned instance */
+    rt_hot *hot;          /* last instance, hottest first */
+    size_t nhot;
+
+    /* plan in effect for the next / current instance */
+    int planned;
+    double plan_share, plan_time;
+    size_t plan_bytes;
+    /* what the last completed instance ran under (for the CSV) */
+    double ran_share;
+    size_t ran_bytes;
+} rt_task;
+
+typedef struct {
+    pthread_mutex_t lock;
+    int initialized;
+    pd_options opt;
+    pd_backend *backend;
+    char backend_name[16];
+    char backend_note[200];
+    pd_model *model;
+    int sampling;
+
+    rt_object *objects;
+    size_t nobjects, cap_objects;
+    int ranges_dirty; /* sampler table must be rebuilt before arming */
+    int plan_stale;   /* objects changed since the last plan */
+
+    rt_task *tasks[RT_MAX_TASKS];
+    int ntasks;
+    int active;       /* tasks currently between begin and end */
+    int instance_open; /* a task began since the last sync point */
+    int instances;
+
+    pd_allgather_fn allgather; /* cross-process planning, NULL = this process alone */
+    void *allgather_ctx;
+    int nprocs;
+    uint64_t nonce;
+
+    double makespan;
+    size_t capacity;
+    size_t fast_bytes; /* registered bytes placed on the fast tier */
+    pd_migrate_stats last_migration;
+} rt_state;
+
+extern rt_state rt;
+
+/* pd_finalize runs from an exit handler: the main thread's C++ thread-locals
+ * (xgboost's per-thread buffers) are gone, so the model is not freed. */
+extern int rt_exiting;
+
+/* objects.c */
+void rt_objects_free(void);
+size_t rt_objects_total_bytes(void);
+int rt_sampler_sync_ranges(void); /* instance start: object sizes, sample table */
+
+/* tasks.c */
+rt_task *rt_task_find(int id);
+void rt_tasks_free(void);
+int rt_task_grow_arrays(rt_task *t); /* per-object arrays to rt.nobjects */
+
+/* placement.c */
+int rt_sync_locked(int plan); /* plan: also re-plan and migrate */
+/* collective: called by every process at once (pd_sync_point), so a
+ * cross-process plan may be exchanged; otherwise such a plan is kept. */
+int rt_replan_locked(int collective);
+
+/* runtime.c */
+void rt_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

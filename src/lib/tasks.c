@@ -1,0 +1,176 @@
+/* Task instances: begin/end from any thread (OpenMP threads concurrently),
+ * per-task perf measurement, sampler arming, default task ids. */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "lib/page_sampler.h"
+#include "lib/runtime_internal.h"
+
+/* One task per MPI rank when launched by an MPI starter, else one per
+ * OpenMP thread. */
+static int default_task_id(void)
+{
+    static const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"};
+    for (size_t i = 0; i < PD_ARRAY_LEN(vars); i++) {
+        const char *v = getenv(vars[i]);
+        long rank;
+        if (v && pd_parse_long(v, &rank) && rank >= 0 && rank <= 0x7fffffffL)
+            return (int)rank;
+    }
+    return omp_get_thread_num();
+}
+
+rt_task *rt_task_find(int id)
+{
+    for (int i = 0; i < rt.ntasks; i++)
+        if (rt.tasks[i]->id == id)
+            return rt.tasks[i];
+    return NULL;
+}
+
+static int task_slot(const rt_task *t)
+{
+    for (int i = 0; i < rt.ntasks; i++)
+        if (rt.tasks[i] == t)
+            return i;
+    return -1;
+}
+
+static int grow_one(double **a, size_t old, size_t n)
+{
+    double *p = realloc(*a, n * sizeof *p);
+    if (!p)
+        return -1;
+    for (size_t i = old; i < n; i++)
+        p[i] = 0;
+    *a = p;
+    return 0;
+}
+
+int rt_task_grow_arrays(rt_task *t)
+{
+    size_t n = rt.nobjects ? rt.nobjects : 1;
+    if (t->nacc >= n)
+        return PD_OK;
+    if (grow_one(&t->base_acc, t->nacc, n) || grow_one(&t->last_acc, t->nacc, n) ||
+        grow_one(&t->est_acc, t->nacc, n))
+        return PD_ENOMEM;
+    t->nacc = n;
+    return PD_OK;
+}
+
+static rt_task *task_new(int id)
+{
+    if (rt.ntasks >= RT_MAX_TASKS)
+        return NULL;
+    rt_task *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->id = id;
+    t->ran_share = 0;
+    rt.tasks[rt.ntasks++] = t;
+    return t;
+}
+
+int pd_task_begin(int task_id)
+{
+    int id = task_id < 0 ? default_task_id() : task_id;
+    pthread_mutex_lock(&rt.lock);
+    if (!rt.initialized) {
+        pthread_mutex_unlock(&rt.lock);
+        return PD_ESTATE;
+    }
+    rt_task *t = rt_task_find(id);
+    if (!t && !(t = task_new(id))) {
+        pthread_mutex_unlock(&rt.lock);
+        return rt.ntasks >= RT_MAX_TASKS ? PD_EINVAL : PD_ENOMEM;
+    }
+    if (t->active) {
+        pthread_mutex_unlock(&rt.lock);
+        return PD_ESTATE;
+    }
+    if (!rt.instance_open) {
+        /* First task of an instance: objects may have changed since the last
+         * sync point; re-plan and rebuild the sample table now. */
+        if (rt.plan_stale)
+            rt_replan_locked(0);
+        rt_sampler_sync_ranges();
+        rt.instance_open = 1;
+    }
+    t->active = 1;
+    if (!t->ran)
+        memset(&t->cur, 0, sizeof t->cur);
+    t->ran = 1;
+    rt.active++;
+    int slot = task_slot(t);
+    if (rt.sampling) {
+        if (rt.active == 1)
+            pd_sampler_arm();
+        else
+            pd_sampler_rearm_if_due(); /* task boundary: a new counting interval */
+    }
+    pthread_mutex_unlock(&rt.lock);
+
+    /* Counters open on this thread, outside the lock. */
+    pd_sampler_set_thread_task(slot);
+    pd_perf_begin(&t->session);
+    return PD_OK;
+}
+
+int pd_task_end(int task_id)
+{
+    int id = task_id < 0 ? default_task_id() : task_id;
+    pthread_mutex_lock(&rt.lock);
+    if (!rt.initialized) {
+        pthread_mutex_unlock(&rt.lock);
+        return PD_ESTATE;
+    }
+    rt_task *t = rt_task_find(id);
+    if (!t) {
+        pthread_mutex_unlock(&rt.lock);
+        return PD_ENOTFOUND;
+    }
+    if (!t->active) {
+        pthread_mutex_unlock(&rt.lock);
+        return PD_ESTATE;
+    }
+    /* The session belongs to this task and only its owner ends it. */
+    pd_perf_sample s;
+    pd_perf_end(&t->session, &s);
+    pd_perf_sample_add(&t->cur, &s);
+    t->active = 0;
+    rt.active--;
+    if (rt.sampling && rt.active == 0)
+        pd_sampler_disarm(); /* nothing protected between instances (MPI copies) */
+    pthread_mutex_unlock(&rt.lock);
+    pd_sampler_set_thread_task(PD_SAMPLER_NO_TASK);
+    return PD_OK;
+}
+
+int pd_sync_point(void)
+{
+    pthread_mutex_lock(&rt.lock);
+    int rc;
+    if (!rt.initialized || rt.active > 0)
+        rc = PD_ESTATE;
+    else
+        rc = rt_sync_locked(1);
+    pthread_mutex_unlock(&rt.lock);
+    return rc;
+}
+
+void rt_tasks_free(void)
+{
+    for (int i = 0; i < rt.ntasks; i++) {
+        rt_task *t = rt.tasks[i];
+        free(t->base_acc);
+        free(t->last_acc);
+        free(t->est_acc);
+        free(t->hot);
+        free(t);
+        rt.tasks[i] = NULL;
+    }
+    rt.ntasks = 0;
+}

@@ -1,0 +1,362 @@
+/* Tests of the public runtime API (include/paddiser.h): argument and order
+ * errors, LB_HM_config, concurrent task instances from OpenMP threads with
+ * per-task page-sample attribution, and profile queries.
+ * The runtime is initialised inside each test body: cmocka swaps its own
+ * SIGSEGV handler around every body, and the sampler must sit on top. */
+#include <errno.h>
+#include <unistd.h>
+#include <omp.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "paddiser.h"
+
+#define MB (1024ul * 1024ul)
+
+static int teardown(void **state)
+{
+    (void)state;
+    pd_finalize(); /* after a failed assertion */
+    return 0;
+}
+
+static void init_none(int sampling)
+{
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_NONE;
+    o.sampling = sampling;
+    assert_int_equal(pd_init(&o), PD_OK);
+}
+
+static void test_order_errors_before_init(void **state)
+{
+    (void)state;
+    char buf[64];
+    pd_task_plan plan[2];
+    pd_profile_info info;
+    assert_int_equal(pd_object_register("x", buf, sizeof buf, NULL), PD_ESTATE);
+    assert_int_equal(pd_object_update(0, buf, sizeof buf), PD_ESTATE);
+    assert_int_equal(pd_object_unregister(0), PD_ESTATE);
+    assert_int_equal(pd_task_begin(0), PD_ESTATE);
+    assert_int_equal(pd_task_end(0), PD_ESTATE);
+    assert_int_equal(pd_sync_point(), PD_ESTATE);
+    assert_int_equal(pd_plan_query(plan, 2, NULL), PD_ESTATE);
+    assert_int_equal(pd_finalize(), PD_ESTATE);
+    assert_int_equal(pd_profile_info_get(&info), PD_OK);
+    assert_int_equal(info.initialized, 0);
+}
+
+static void test_init_twice_and_bad_options(void **state)
+{
+    (void)state;
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = (pd_backend_kind)42;
+    assert_int_equal(pd_init(&o), PD_EINVAL);
+    pd_options_default(&o);
+    o.sampling = 7;
+    assert_int_equal(pd_init(&o), PD_EINVAL);
+    pd_options_default(&o);
+    o.model_path = "/nonexistent/model.json";
+    assert_int_equal(pd_init(&o), PD_EIO); /* an explicit model must load */
+    pd_profile_info info;
+    pd_profile_info_get(&info);
+    assert_int_equal(info.initialized, 0);
+    init_none(1);
+    pd_profile_info_get(&info);
+    assert_int_equal(info.model_loaded, 1); /* the shipped default */
+    assert_int_equal(pd_init(NULL), PD_ESTATE);
+    assert_int_equal(pd_finalize(), PD_OK);
+    assert_int_equal(pd_finalize(), PD_ESTATE);
+}
+
+static void test_object_errors(void **state)
+{
+    (void)state;
+    static char buf[3 * 4096];
+    init_none(0);
+    pd_access_hint bad = {(pd_pattern)99, 8, 1, 0};
+    pd_access_hint good = {PD_PATTERN_STRIDE, 8, 4, 0};
+    assert_int_equal(pd_object_register("a", NULL, 10, NULL), PD_EINVAL);
+    assert_int_equal(pd_object_register("a", buf, 0, NULL), PD_EINVAL);
+    assert_int_equal(pd_object_register("a", buf, 10, &bad), PD_EINVAL);
+    assert_int_equal(pd_object_register("a", (void *)UINTPTR_MAX, 10, NULL), PD_EINVAL); /* wraps */
+    int a = pd_object_register("a", buf, 4096, &good);
+    assert_int_equal(a, 0);
+    assert_int_equal(pd_object_register("b", buf + 100, 10, NULL), PD_EINVAL); /* overlaps a */
+    int b = pd_object_register(NULL, buf + 4096, 4096, NULL);
+    assert_int_equal(b, 1);
+    assert_int_equal(pd_object_update(b, buf, 8192), PD_EINVAL); /* would overlap a */
+    assert_int_equal(pd_object_update(b, buf + 4096, 8192), PD_OK);
+    assert_int_equal(pd_object_update(7, buf, 10), PD_ENOTFOUND);
+    assert_int_equal(pd_object_update(-1, buf, 10), PD_ENOTFOUND);
+    assert_int_equal(pd_object_update(a, buf, 0), PD_EINVAL);
+    assert_int_equal(pd_object_unregister(9), PD_ENOTFOUND);
+    assert_int_equal(pd_object_unregister(a), PD_OK);
+    assert_int_equal(pd_object_unregister(a), PD_ENOTFOUND);
+    double acc;
+    assert_int_equal(pd_object_accesses(a, -1, &acc), PD_ENOTFOUND);
+    assert_int_equal(pd_object_accesses(b, -1, NULL), PD_EINVAL);
+    assert_int_equal(pd_finalize(), PD_OK);
+}
+
+static void test_task_errors(void **state)
+{
+    (void)state;
+    init_none(0);
+    pd_task_plan plan[1];
+    assert_int_equal(pd_sync_point(), PD_ESTATE); /* no task ran */
+    assert_int_equal(pd_task_end(3), PD_ENOTFOUND);
+    assert_int_equal(pd_task_begin(3), PD_OK);
+    assert_int_equal(pd_task_begin(3), PD_ESTATE);
+    assert_int_equal(pd_sync_point(), PD_ESTATE); /* task 3 still running */
+    assert_int_equal(pd_task_end(3), PD_OK);
+    assert_int_equal(pd_task_end(3), PD_ESTATE);
+    assert_int_equal(pd_plan_query(NULL, 1, NULL), PD_EINVAL);
+    assert_int_equal(pd_plan_query(plan, -1, NULL), PD_EINVAL);
+    assert_int_equal(pd_sync_point(), PD_OK);
+    assert_int_equal(pd_sync_point(), PD_ESTATE); /* nothing ran since */
+    pd_task_profile tp;
+    assert_int_equal(pd_task_profile_get(3, &tp), PD_OK);
+    assert_int_equal(tp.instances, 1);
+    assert_int_equal(pd_task_profile_get(4, &tp), PD_ENOTFOUND);
+    assert_int_equal(pd_task_profile_get(3, NULL), PD_EINVAL);
+    /* Finalize with a running task: reported, still cleaned up. */
+    assert_int_equal(pd_task_begin(3), PD_OK);
+    assert_int_equal(pd_finalize(), PD_ESTATE);
+    assert_int_equal(pd_init(NULL), PD_OK);
+    assert_int_equal(pd_finalize(), PD_OK);
+}
+
+static void test_strerror(void **state)
+{
+    (void)state;
+    const int codes[] = {PD_OK, PD_EINVAL, PD_ENOMEM, PD_ESTATE, PD_ENOTFOUND, PD_EUNSUPPORTED, PD_EIO};
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        assert_true(strlen(pd_strerror(codes[i])) > 0);
+        for (size_t j = 0; j < i; j++)
+            assert_string_not_equal(pd_strerror(codes[i]), pd_strerror(codes[j]));
+    }
+    assert_string_equal(pd_strerror(-1000), "unknown paddiser status code");
+}
+
+static void test_lb_hm_config(void **state)
+{
+    (void)state;
+    static char a[8192], b[4096], c[100];
+    void *objs[] = {a, b, c, NULL};
+    int sizes[] = {8192, 4096, 100};
+    int bad_sizes[] = {8192, 0, 100};
+    errno = 0;
+    assert_null(LB_HM_config(NULL, sizes));
+    assert_int_equal(errno, EINVAL);
+    errno = 0;
+    assert_null(LB_HM_config(objs, NULL));
+    assert_int_equal(errno, EINVAL);
+    errno = 0;
+    assert_null(LB_HM_config(objs, bad_sizes));
+    assert_int_equal(errno, EINVAL);
+
+    /* Initialises the runtime itself (paper API), registers all three. */
+    assert_ptr_equal(LB_HM_config(objs, sizes), objs);
+    pd_profile_info info;
+    pd_profile_info_get(&info);
+    assert_int_equal(info.initialized, 1);
+    double acc;
+    for (int id = 0; id < 3; id++)
+        assert_int_equal(pd_object_accesses(id, -1, &acc), PD_OK);
+    assert_int_equal(pd_object_accesses(3, -1, &acc), PD_ENOTFOUND);
+    /* Again with new sizes: same objects updated, nothing new registered. */
+    int smaller[] = {4096, 2048, 50};
+    assert_ptr_equal(LB_HM_config(objs, smaller), objs);
+    assert_int_equal(pd_object_accesses(3, -1, &acc), PD_ENOTFOUND);
+    /* Empty list is fine. */
+    void *none[] = {NULL};
+    assert_ptr_equal(LB_HM_config(none, sizes), none);
+    assert_int_equal(pd_finalize(), PD_OK);
+}
+
+/* The child of test_lb_hm_config_finalizes_at_exit, in a fresh process
+ * (exec, not just fork: libgomp's thread pool, which xgboost's model loading
+ * uses, does not survive a fork). */
+static int lbhm_child(const char *path)
+{
+    static char a[8192];
+    void *objs[] = {a, NULL};
+    int sizes[] = {sizeof a};
+    setenv("PADDISER_TASKS_CSV", path, 1);
+    if (!LB_HM_config(objs, sizes) || pd_task_begin(5) != PD_OK || pd_task_end(5) != PD_OK)
+        return 3;
+    exit(0); /* no pd_finalize, no sync point */
+}
+
+/* Paper-API programs never call pd_finalize: the runtime finalizes at exit,
+ * so the per-task CSV is still written. */
+static void test_lb_hm_config_finalizes_at_exit(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/paddiser_lbhm_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* The model is deliberately not freed at exit (see rt_exiting). */
+        setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+        execl("/proc/self/exe", "test_runtime_api", "--lbhm-child", path, (char *)NULL);
+        _exit(4);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[256];
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_string_equal(line, "policy,task,time_s,dram_share,dram_bytes\n");
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_true(strncmp(line, "exact,5,", 8) == 0);
+    fclose(f);
+    unlink(path);
+}
+
+static void test_concurrent_tasks_openmp(void **state)
+{
+    (void)state;
+    const int nthreads = 4;
+    const size_t part = 4 * MB; /* two sampled regions per thread */
+    unsigned char *buf = aligned_alloc(2 * MB, nthreads * part);
+    assert_non_null(buf);
+    memset(buf, 0, nthreads * part);
+    init_none(1);
+    int obj = pd_object_register("parts", buf, nthreads * part, NULL);
+    assert_true(obj >= 0);
+    int errors = 0;
+#pragma omp parallel num_threads(nthreads) reduction(+ : errors)
+    {
+        int me = omp_get_thread_num();
+        for (int rep = 0; rep < 20; rep++) {
+            if (pd_task_begin(-1) != PD_OK) /* default id: the thread number */
+                errors++;
+            volatile unsigned char *p = buf + (size_t)me * part;
+            for (size_t i = 0; i < part; i += 4096)
+                p[i]++;
+            if (pd_task_end(-1) != PD_OK)
+                errors++;
+        }
+    }
+    assert_int_equal(errors, 0);
+    assert_int_equal(pd_sync_point(), PD_OK);
+    pd_profile_info info;
+    assert_int_equal(pd_profile_info_get(&info), PD_OK);
+    assert_int_equal(info.instances, 1);
+    assert_int_equal(info.sampling, 1);
+    assert_int_equal(info.samples, nthreads * 2);
+    assert_int_equal(info.region_bytes, 2 * MB);
+    assert_true(info.sampled_faults >= (unsigned long long)nthreads * 2);
+    assert_string_equal(info.backend, "none");
+    double total = 0;
+    for (int t = 0; t < nthreads; t++) {
+        pd_task_profile tp;
+        assert_int_equal(pd_task_profile_get(t, &tp), PD_OK);
+        assert_int_equal(tp.instances, 1);
+        assert_true(tp.last_time > 0);
+        /* Each thread's two regions were touched: >= 2 samples x 512 pages. */
+        double acc;
+        assert_int_equal(pd_object_accesses(obj, t, &acc), PD_OK);
+        assert_true(acc >= 2 * 512);
+        assert_true(tp.accesses == acc);
+        total += acc;
+    }
+    double all;
+    assert_int_equal(pd_object_accesses(obj, -1, &all), PD_OK);
+    assert_true(all == total);
+    /* No backend: every task's share of DRAM is 1 and the plan gives it all. */
+    pd_task_plan plan[8];
+    double makespan = 0;
+    assert_int_equal(pd_plan_query(plan, 8, &makespan), nthreads);
+    assert_true(makespan > 0);
+    assert_int_equal(pd_finalize(), PD_OK);
+    free(buf);
+}
+
+/* While a task runs, a system call on a sampled page sees EFAULT (the
+ * documented caveat); unregistering the object unprotects it at once. */
+static void test_unregister_unprotects(void **state)
+{
+    (void)state;
+    unsigned char *buf = aligned_alloc(2 * MB, 2 * MB);
+    assert_non_null(buf);
+    memset(buf, 1, 2 * MB);
+    setenv("PADDISER_SAMPLE_PERIOD_MS", "0", 1);
+    init_none(1);
+    int obj = pd_object_register("b", buf, 2 * MB, NULL);
+    assert_true(obj >= 0);
+    assert_int_equal(pd_task_begin(0), PD_OK);
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0); /* a pipe copies from the buffer (/dev/null would not) */
+    int fd = pfd[1];
+    /* One of the 512 pages is the armed sample. */
+    int efaults = 0;
+    for (size_t off = 0; off < 2 * MB; off += 4096)
+        if (write(fd, buf + off, 16) < 0 && errno == EFAULT)
+            efaults++;
+    assert_int_equal(efaults, 1);
+    assert_int_equal(pd_object_unregister(obj), PD_OK);
+    for (size_t off = 0; off < 2 * MB; off += 4096)
+        assert_int_equal(write(fd, buf + off, 16), 16);
+    close(pfd[0]);
+    close(pfd[1]);
+    assert_int_equal(pd_task_end(0), PD_OK);
+    unsetenv("PADDISER_SAMPLE_PERIOD_MS");
+    assert_int_equal(pd_finalize(), PD_OK);
+    free(buf);
+}
+
+static void test_sampling_off_and_env_overrides(void **state)
+{
+    (void)state;
+    setenv("PADDISER_SAMPLING", "off", 1);
+    setenv("PADDISER_PLANNER", "bogus", 1); /* reported and ignored */
+    assert_int_equal(pd_init(NULL), PD_OK);
+    unsetenv("PADDISER_SAMPLING");
+    unsetenv("PADDISER_PLANNER");
+    pd_profile_info info;
+    pd_profile_info_get(&info);
+    assert_int_equal(info.sampling, 0);
+    assert_string_equal(info.backend, "none"); /* AUTO without a slow tier */
+    assert_non_null(strstr(info.backend_note, "no slow memory tier"));
+    if (!info.hw_counters)
+        assert_non_null(strstr(info.counters_note, "hardware counters unavailable: "));
+    assert_int_equal(pd_finalize(), PD_OK);
+}
+
+int main(int argc, char **argv)
+{
+    setenv("PADDISER_QUIET", "1", 1);
+    if (argc == 3 && strcmp(argv[1], "--lbhm-child") == 0)
+        return lbhm_child(argv[2]);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_order_errors_before_init, teardown),
+        cmocka_unit_test_teardown(test_init_twice_and_bad_options, teardown),
+        cmocka_unit_test_teardown(test_object_errors, teardown),
+        cmocka_unit_test_teardown(test_task_errors, teardown),
+        cmocka_unit_test_teardown(test_strerror, teardown),
+        cmocka_unit_test_teardown(test_lb_hm_config, teardown),
+        cmocka_unit_test_teardown(test_lb_hm_config_finalizes_at_exit, teardown),
+        cmocka_unit_test_teardown(test_concurrent_tasks_openmp, teardown),
+        cmocka_unit_test_teardown(test_unregister_unprotects, teardown),
+        cmocka_unit_test_teardown(test_sampling_off_and_env_overrides, teardown),
+    };
+    return cmocka_run_group_tests_name("runtime_api", tests, NULL, NULL);
+}

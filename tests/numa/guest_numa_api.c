@@ -119,6 +119,18 @@ int main(void)
               t1->dram_bytes);
         CHECK(fgap == 0, "untouched gap on node 0: %ld pages", fgap);
     }
+    pd_profile_info info;
+    rc = pd_profile_info_get(&info);
+    CHECK(rc == PD_OK, "profile info: %s", pd_strerror(rc));
+    if (rc == PD_OK) {
+        printf("guest_numa_api: runtime: backend %s, fast capacity %zu B, last migration moved %zu pages, "
+               "failed %zu, model %s\n",
+               info.backend, info.fast_capacity, info.pages_moved, info.pages_failed,
+               info.model_loaded ? "loaded" : "linear");
+        CHECK(!strcmp(info.backend, "numa"), "backend '%s' (%s)", info.backend, info.backend_note);
+        CHECK(info.pages_failed == 0, "pages failed %zu", info.pages_failed);
+        CHECK(info.pages_moved >= 6 * MB / PAGE, "pages moved %zu", info.pages_moved);
+    }
     rc = pd_finalize();
     CHECK(rc == PD_OK, "finalize: %s", pd_strerror(rc));
     munmap(buf, len);

@@ -457,6 +457,31 @@ static void test_runtime_sampling_check(void **state)
     pd_wl_sampling_free(&s);
 }
 
+/* libpaddiser's own placement through the simulated backend: within the
+ * capacity, and nothing placed without capacity. */
+static void test_runtime_placement(void **state)
+{
+    (void)state;
+    char err[256] = "";
+    setenv("PADDISER_QUIET", "1", 1);
+    pd_sim_profile *p = pd_wl_profile(&pd_wl_stencil, "tiny", 1, err, sizeof err);
+    assert_non_null(p);
+    double *fast = malloc(p->npages * sizeof *fast), pred = -1;
+    size_t cap = p->npages / 2 * PD_SIM_PAGE;
+    if (pd_wl_runtime_placement(&pd_wl_stencil, "tiny", cap, PD_PLANNER_EXACT, p, fast, &pred, err, sizeof err) != 0)
+        fail_msg("runtime placement: %s", err);
+    size_t n = 0;
+    for (size_t g = 0; g < p->npages; g++)
+        n += fast[g] > 0;
+    assert_true(n * PD_SIM_PAGE <= cap);
+    assert_true(pred >= 0);
+    assert_int_equal(pd_wl_runtime_placement(&pd_wl_stencil, "tiny", 100, PD_PLANNER_GREEDY, p, fast, &pred, err, sizeof err), 0);
+    for (size_t g = 0; g < p->npages; g++)
+        assert_true(fast[g] == 0);
+    free(fast);
+    pd_sim_profile_free(p);
+}
+
 static void test_gen_training(void **state)
 {
     (void)state;
@@ -513,6 +538,7 @@ int main(void)
         cmocka_unit_test(test_count_range_pages),
         cmocka_unit_test(test_workloads_tiny),
         cmocka_unit_test(test_runtime_sampling_check),
+        cmocka_unit_test(test_runtime_placement),
         cmocka_unit_test(test_gen_training),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

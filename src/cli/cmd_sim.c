@@ -28,7 +28,8 @@ static void usage(FILE *f)
             "  study [-o docs/results.md]     capacity sweep over workloads, inputs and tiers\n"
             "  gen-training -o FILE           Eq. 2 model-training CSV from the profiles\n"
             "  verify [-w LIST] [-i LIST]     run kernels and check their results\n"
-            "  sampling [-w LIST] [-i LIST]   libpaddiser's sampled accesses vs the exact counts\n\n"
+            "  sampling [-w LIST] [-i LIST]   libpaddiser's sampled accesses vs the exact counts\n"
+            "  runtime [-w LIST] [-c LIST]    libpaddiser's own placement (sim backend) vs the policies\n\n"
             "common options:\n"
             "  -w, --workload LIST   spgemm,bfs,stencil,dmrg (study/gen-training: comma list; default all)\n"
             "  -i, --input LIST      tiny,base,in1,in2,in3 (default base; study: base,in1,in2,in3)\n"
@@ -431,7 +432,7 @@ static int sim_study(sim_args *a, int argc, char **argv)
         .caps = a->caps, .ncaps = a->ncaps,
         .profile_dir = a->profile_dir, .refresh = a->refresh, .reps = a->reps ? a->reps : a->quick ? 1 : 3,
         .opts = a->opts, .md_path = a->output, .csv_path = a->csv, .command = cmd.data,
-        .verbose = a->verbose, .coarse_step = a->quick ? 0 : 0.2, .eq2 = !a->quick,
+        .verbose = a->verbose, .coarse_step = a->quick ? 0 : 0.2, .eq2 = !a->quick, .runtime = !a->quick,
         .model_path = a->model,
     };
     char err[512] = "";
@@ -494,6 +495,70 @@ static int sim_sampling(sim_args *a)
             }
             pd_wl_sampling_free(&s);
         }
+    return rc;
+}
+
+static int sim_runtime(sim_args *a)
+{
+    set_default_list(&a->workloads, "spgemm,bfs,stencil,dmrg");
+    set_default_list(&a->inputs, "base");
+    set_default_list(&a->tiers, "optane");
+    if (a->ncaps == 0)
+        parse_caps("0.1,0.3,0.5,0.7", &a->caps, &a->ncaps);
+    pd_sim_machine m;
+    pd_sim_machine_preset(a->tiers.v[0], &m);
+    int rc = 0;
+    printf("%-8s %-6s %5s %10s %10s %10s %10s %10s %10s\n", "workload", "input", "cap",
+           "rt-exact", "rt-greedy", "rt-pred", "sim-exact", "hot-first", "mem-mode");
+    for (int w = 0; w < a->workloads.n; w++)
+        for (int i = 0; i < a->inputs.n; i++) {
+            char err[512] = "";
+            pd_sim_profile *p = pd_sim_get_profile(a->workloads.v[w], a->inputs.v[i], a->profile_dir,
+                                                   a->refresh, a->reps ? a->reps : 3, err, sizeof err);
+            double *fast = p ? malloc(p->npages * sizeof *fast) : NULL;
+            if (!p || !fast) {
+                fprintf(stderr, "paddiser sim runtime: %s\n", p ? "out of memory" : err);
+                pd_sim_profile_free(p);
+                free(fast);
+                rc = 1;
+                continue;
+            }
+            for (int c = 0; c < a->ncaps && rc == 0; c++) {
+                pd_sim_result res[PD_SIM_NPOLICIES];
+                double rt_ms[2] = {0}, pred = 0;
+                if (pd_sim_compare(&m, p, a->caps[c], &a->opts, res, err, sizeof err) != 0) {
+                    fprintf(stderr, "paddiser sim runtime: %s\n", err);
+                    rc = 1;
+                    break;
+                }
+                size_t cap = (size_t)(a->caps[c] * (double)pd_sim_footprint(p));
+                for (int q = 0; q < 2 && rc == 0; q++) {
+                    pd_sim_placement pl = {.fast = fast};
+                    pd_sim_outcome out;
+                    if (pd_wl_runtime_placement(pd_workload_find(p->workload), p->input, cap,
+                                                q ? PD_PLANNER_GREEDY : PD_PLANNER_EXACT, p, fast,
+                                                q ? &(double){0} : &pred, err, sizeof err) != 0 ||
+                        pd_sim_evaluate(&m, p, &pl, &out) != 0) {
+                        fprintf(stderr, "paddiser sim runtime: %s/%s: %s\n", p->workload, p->input, err);
+                        rc = 1;
+                        break;
+                    }
+                    rt_ms[q] = out.makespan * 1e3;
+                    pd_sim_outcome_free(&out);
+                }
+                if (rc == 0)
+                    printf("%-8s %-6s %4.0f%% %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n", p->workload,
+                           p->input, 100 * a->caps[c], rt_ms[0], rt_ms[1], pred * 1e3,
+                           res[PD_SIM_EXACT].out.makespan * 1e3, res[PD_SIM_HOT_FIRST].out.makespan * 1e3,
+                           res[PD_SIM_MEMORY_MODE].out.makespan * 1e3);
+                pd_sim_results_free(res);
+            }
+            free(fast);
+            pd_sim_profile_free(p);
+        }
+    if (rc == 0)
+        printf("(ms of the execution model; rt-* = libpaddiser's placement with the sim backend,\n"
+               " rt-pred = the runtime's own predicted makespan, on this machine's measured times)\n");
     return rc;
 }
 
@@ -560,6 +625,8 @@ int cmd_sim(int argc, char **argv)
             rc = sim_run(&a);
         else if (!strcmp(sub, "study"))
             rc = sim_study(&a, argc, argv);
+        else if (!strcmp(sub, "runtime"))
+            rc = sim_runtime(&a);
         else if (!strcmp(sub, "sampling"))
             rc = sim_sampling(&a);
         else if (!strcmp(sub, "verify"))

@@ -46,6 +46,7 @@ typedef struct {
     const char *command;   /* shown in the markdown as how to regenerate */
     double coarse_step;    /* > 0: also plan at this share step (first tier) */
     int eq2;               /* 1: also plan on Eq. 2 curves (first tier) */
+    int runtime;           /* 1: also run libpaddiser end to end (first tier, base input) */
     const char *model_path;/* Eq. 2 model; NULL = the shipped default */
     int verbose;
 } pd_sim_study_cfg;

@@ -43,9 +43,9 @@ static void *bfs_setup(pd_wl_ctx *ctx, const char *input, char *err, size_t errl
     g->n = n;
     src = malloc(m * sizeof(int));
     dst = malloc(m * sizeof(int));
-    g->rp = calloc((size_t)n + 1, sizeof(int));
-    g->adj = malloc(2 * m * sizeof(int));
-    g->level = malloc((size_t)n * sizeof(int));
+    g->rp = pd_wl_zalloc(((size_t)n + 1) * sizeof(int));
+    g->adj = pd_wl_alloc(2 * m * sizeof(int));
+    g->level = pd_wl_alloc((size_t)n * sizeof(int));
     if (!src || !dst || !g->rp || !g->adj || !g->level)
         goto oom;
     for (size_t e = 0; e < m; e++) {

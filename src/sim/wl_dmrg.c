@@ -66,11 +66,11 @@ static void *dmrg_setup(pd_wl_ctx *ctx, const char *input, char *err, size_t err
             d->x_off[d->nblk++] = xs;
             xs += (size_t)d->dim[q] * d->dim[q2];
         }
-    d->L = malloc(env * sizeof(double));
-    d->R = malloc(env * sizeof(double));
-    d->X = malloc(xs * sizeof(double));
-    d->Y = malloc(xs * sizeof(double));
-    d->T = malloc(xs * sizeof(double));
+    d->L = pd_wl_alloc(env * sizeof(double));
+    d->R = pd_wl_alloc(env * sizeof(double));
+    d->X = pd_wl_alloc(xs * sizeof(double));
+    d->Y = pd_wl_alloc(xs * sizeof(double));
+    d->T = pd_wl_alloc(xs * sizeof(double));
     if (!d->L || !d->R || !d->X || !d->Y || !d->T)
         goto oom;
     uint64_t seed = 41 + (uint64_t)ii;

@@ -35,7 +35,7 @@ typedef struct {
 static int gen_csr(csr *m, int n, double alpha, int cap, double local, uint64_t *seed)
 {
     m->n = n;
-    m->rp = malloc(((size_t)n + 1) * sizeof(int));
+    m->rp = pd_wl_alloc(((size_t)n + 1) * sizeof(int));
     if (!m->rp)
         return -1;
     m->rp[0] = 0;
@@ -50,8 +50,8 @@ static int gen_csr(csr *m, int n, double alpha, int cap, double local, uint64_t 
         m->rp[i + 1] = m->rp[i] + k;
     }
     size_t nnz = (size_t)m->rp[n];
-    m->ci = malloc(nnz * sizeof(int));
-    m->v = malloc(nnz * sizeof(double));
+    m->ci = pd_wl_alloc(nnz * sizeof(int));
+    m->v = pd_wl_alloc(nnz * sizeof(double));
     if (!m->ci || !m->v)
         return -1;
     for (int i = 0; i < n; i++)
@@ -119,7 +119,7 @@ static void *spgemm_setup(pd_wl_ctx *ctx, const char *input, char *err, size_t e
                     s->rows[t][s->nrows[t]++] = i;
     }
     /* exact size of C (the run recomputes it in its symbolic phase) */
-    s->crp = calloc((size_t)n + 1, sizeof(int));
+    s->crp = pd_wl_zalloc(((size_t)n + 1) * sizeof(int));
     if (!s->crp)
         goto oom;
     int *mk = s->marker[0];
@@ -136,8 +136,8 @@ static void *spgemm_setup(pd_wl_ctx *ctx, const char *input, char *err, size_t e
         s->crp[i + 1] = s->crp[i] + c;
     }
     s->cnnz = (size_t)s->crp[n];
-    s->cci = malloc(s->cnnz * sizeof(int));
-    s->cv = malloc(s->cnnz * sizeof(double));
+    s->cci = pd_wl_alloc(s->cnnz * sizeof(int));
+    s->cv = pd_wl_alloc(s->cnnz * sizeof(double));
     if (!s->cci || !s->cv)
         goto oom;
     size_t annz = (size_t)s->A.rp[n], bnnz = (size_t)s->B.rp[n];

@@ -45,9 +45,9 @@ static void *stencil_setup(pd_wl_ctx *ctx, const char *input, char *err, size_t 
         s->z0[t + 1] = s->z0[t] + in[ii].thick[t];
     s->nz = s->z0[NTASKS];
     size_t cells = (size_t)s->nx * s->ny * s->nz;
-    s->u = malloc(cells * sizeof(double));
-    s->v = malloc(cells * sizeof(double));
-    s->k = malloc(cells * sizeof(double));
+    s->u = pd_wl_alloc(cells * sizeof(double));
+    s->v = pd_wl_alloc(cells * sizeof(double));
+    s->k = pd_wl_alloc(cells * sizeof(double));
     if (!s->u || !s->v || !s->k)
         goto oom;
     uint64_t seed = 31 + (uint64_t)ii;

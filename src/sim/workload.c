@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "common/util.h"
+#include "lib/runtime_internal.h"
 #include "paddiser.h"
 
 #include "sim/exec_model.h"
@@ -29,6 +30,20 @@ int pd_wl_input_index(const char *input)
         if (!strcmp(pd_wl_inputs[i], input))
             return i;
     return -1;
+}
+
+void *pd_wl_alloc(size_t bytes)
+{
+    void *p = NULL;
+    return posix_memalign(&p, PD_SIM_PAGE, bytes ? bytes : 1) == 0 ? p : NULL;
+}
+
+void *pd_wl_zalloc(size_t bytes)
+{
+    void *p = pd_wl_alloc(bytes);
+    if (p)
+        memset(p, 0, bytes);
+    return p;
 }
 
 int pd_wl_tasks(pd_wl_ctx *ctx, const char *workload, const char *input, int ntasks)
@@ -292,6 +307,86 @@ done:
         pd_wl_sampling_free(out);
     pd_sim_profile_free(ctx.prof);
     pd_sim_profile_free(exact);
+    free(ctx.task_cpu);
+    free(ctx.obj_addr);
+    free(ctx.rt_id);
+    return rc;
+}
+
+int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capacity,
+                            pd_planner_kind planner, const pd_sim_profile *layout, double *fast,
+                            double *predicted, char *err, size_t errlen)
+{
+    for (size_t g = 0; g < layout->npages; g++)
+        fast[g] = 0;
+    *predicted = 0;
+    if (capacity < PD_SIM_PAGE)
+        return 0; /* the runtime reads 0 as "all": nothing to place */
+    pd_options opt;
+    pd_options_default(&opt);
+    opt.backend = PD_BACKEND_SIM;
+    opt.planner = planner;
+    opt.fast_capacity = capacity;
+    opt.sampling = 1;
+    int st = pd_init(&opt);
+    if (st != PD_OK) {
+        snprintf(err, errlen, "pd_init: %s", pd_strerror(st));
+        return -1;
+    }
+    pd_wl_ctx ctx = {.runtime = 1};
+    int rc = -1;
+    void **pages = NULL;
+    int *tiers = NULL;
+    void *state = w->setup(&ctx, input, err, errlen);
+    if (!state)
+        goto done;
+    if (ctx.prof->nobjects != layout->nobjects || ctx.prof->npages != layout->npages) {
+        snprintf(err, errlen, "%s/%s: the profile's objects differ from this run's", w->name, input);
+        goto done;
+    }
+    w->run(state, &ctx);
+    if (ctx.rt_errors) {
+        snprintf(err, errlen, "%s: %d pd_task_begin/end calls failed", w->name, ctx.rt_errors);
+        goto done;
+    }
+    if ((st = pd_sync_point()) != PD_OK) {
+        snprintf(err, errlen, "pd_sync_point: %s", pd_strerror(st));
+        goto done;
+    }
+    if (pd_plan_query(NULL, 0, predicted) < 0)
+        *predicted = 0;
+    /* The public API reports shares and bytes per task, not pages: read the
+     * simulated backend's page tiers through the runtime's internal state
+     * (no task runs now; the lock keeps the runtime still). */
+    pages = malloc(layout->npages * sizeof *pages);
+    tiers = malloc(layout->npages * sizeof *tiers);
+    if (!pages || !tiers) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    pthread_mutex_lock(&rt.lock);
+    int qrc = -1;
+    if (rt.backend && rt.backend->query) {
+        for (int o = 0; o < layout->nobjects; o++)
+            for (size_t k = 0; k < layout->objects[o].npages; k++)
+                pages[layout->objects[o].page_base + k] = (char *)ctx.obj_addr[o] + k * PD_SIM_PAGE;
+        qrc = rt.backend->query(rt.backend, pages, layout->npages, tiers);
+    }
+    pthread_mutex_unlock(&rt.lock);
+    if (qrc != 0) {
+        snprintf(err, errlen, "the runtime's backend cannot say where pages are");
+        goto done;
+    }
+    for (size_t g = 0; g < layout->npages; g++)
+        fast[g] = tiers[g] == PD_TIER_FAST;
+    rc = 0;
+done:
+    pd_finalize();
+    if (state)
+        w->teardown(state);
+    free(pages);
+    free(tiers);
+    pd_sim_profile_free(ctx.prof);
     free(ctx.task_cpu);
     free(ctx.obj_addr);
     free(ctx.rt_id);

@@ -48,6 +48,11 @@ extern const char *const pd_wl_inputs[];
 int pd_wl_input_index(const char *input);
 
 /* ---- called by kernels during setup -------------------------------------- */
+/* Page-aligned allocations for the registered objects, so that profile page
+ * k of an object is the k-th real page of it (the runtime and its backends
+ * work on real pages). pd_wl_zalloc zeroes. Free with free(). */
+void *pd_wl_alloc(size_t bytes);
+void *pd_wl_zalloc(size_t bytes);
 int pd_wl_tasks(pd_wl_ctx *ctx, const char *workload, const char *input, int ntasks);
 /* Returns the object id (>= 0) or -1. */
 int pd_wl_object(pd_wl_ctx *ctx, const char *name, void *addr, size_t bytes, pd_pattern pat,
@@ -113,6 +118,16 @@ typedef struct {
 int pd_wl_sampling_check(const pd_workload *w, const char *input, pd_wl_sampling *out, char *err,
                          size_t errlen);
 void pd_wl_sampling_free(pd_wl_sampling *s);
+
+/* The runtime's own placement, end to end: runs w on input under
+ * libpaddiser with the simulated backend of `capacity` bytes and the given
+ * planner (page sampling, Eq. 1/2 prediction, plan, page moves at the sync
+ * point after the first instance), then reads which pages the backend holds
+ * in fast memory: fast[layout->npages] (layout: the exact profile of the same
+ * workload and input). *predicted: the runtime's predicted makespan. */
+int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capacity,
+                            pd_planner_kind planner, const pd_sim_profile *layout, double *fast,
+                            double *predicted, char *err, size_t errlen);
 
 /* Deterministic per-workload random numbers (splitmix64). */
 static inline uint64_t pd_wl_rand(uint64_t *s)

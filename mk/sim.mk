@@ -9,7 +9,7 @@ SIM_PROFILES ?= $(BUILD)/sim/profiles
 
 sim-results: $(BUILD)/paddiser
 	@mkdir -p $(BUILD)/sim
-	$(BUILD)/paddiser sim study --refresh --profile-dir $(SIM_PROFILES) -o docs/results.md --csv $(BUILD)/sim/results.csv
+	PADDISER_QUIET=1 $(BUILD)/paddiser sim study --refresh --profile-dir $(SIM_PROFILES) -o docs/results.md --csv $(BUILD)/sim/results.csv
 
 sim-training: $(BUILD)/paddiser
 	@mkdir -p $(BUILD)/sim

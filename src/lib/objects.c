@@ -1,5 +1,6 @@
 /* Data-object registry: the typed API and the paper's LB_HM_config. */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,6 +233,49 @@ int rt_sampler_sync_ranges(void)
         return rc == -ENOMEM ? PD_ENOMEM : PD_EIO;
     rt.ranges_dirty = 0;
     return PD_OK;
+}
+
+int pd_object_page_tiers(int object, int *tier_out, size_t max_pages)
+{
+    if (max_pages && !tier_out)
+        return PD_EINVAL;
+    pthread_mutex_lock(&rt.lock);
+    int rc = PD_OK;
+    if (!rt.initialized)
+        rc = PD_ESTATE;
+    else if (object < 0 || (size_t)object >= rt.nobjects || !rt.objects[object].used)
+        rc = PD_ENOTFOUND;
+    else if (!rt.backend || !rt.backend->query)
+        rc = PD_EUNSUPPORTED;
+    if (rc != PD_OK) {
+        pthread_mutex_unlock(&rt.lock);
+        return rc;
+    }
+    const rt_object *o = &rt.objects[object];
+    uintptr_t lo = (uintptr_t)o->addr & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
+    size_t pages = (size_t)(((uintptr_t)o->addr + o->size - lo + PD_SAMPLE_PAGE - 1) / PD_SAMPLE_PAGE);
+    size_t want = pages < max_pages ? pages : max_pages;
+    /* The backend takes page lists: ask in chunks. */
+    enum { CHUNK = 1024 };
+    void *addr[CHUNK];
+    int tier[CHUNK];
+    for (size_t k = 0; k < want && rc == PD_OK; k += CHUNK) {
+        size_t n = want - k < CHUNK ? want - k : CHUNK;
+        for (size_t i = 0; i < n; i++)
+            addr[i] = (void *)(lo + (k + i) * PD_SAMPLE_PAGE);
+        if (rt.backend->query(rt.backend, addr, n, tier) != 0) {
+            rc = PD_EIO;
+            break;
+        }
+        for (size_t i = 0; i < n; i++)
+            tier_out[k + i] = tier[i] == PD_TIER_FAST   ? PD_PAGE_FAST
+                             : tier[i] == PD_TIER_SLOW ? PD_PAGE_SLOW
+                                                       : PD_PAGE_UNKNOWN;
+    }
+    pthread_mutex_unlock(&rt.lock);
+    if (rc != PD_OK)
+        return rc;
+    return pages > (size_t)INT_MAX ? INT_MAX : (int)pages;
 }
 
 void rt_objects_free(void)

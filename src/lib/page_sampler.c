@@ -35,10 +35,12 @@ static struct {
     unsigned period_ms;
     unsigned seed;
     size_t max_samples;
+    size_t min_per_object;
     size_t region_bytes;
     double budget;
     double next_due;   /* monotonic seconds: earliest budgeted re-arm */
     double last_pass;  /* seconds the last re-arm pass took */
+    uint64_t mprotect_calls; /* arming and disarming calls (under lock) */
     struct sigaction previous;
     _Atomic(sample_table *) table;
     atomic_int armed;
@@ -162,11 +164,27 @@ static void protect_sample(sample_table *t, size_t i)
     }
 }
 
+/* Samples [a, b) are adjacent pages that this pass marked armed: one
+ * mprotect for the run (dense samples of small objects are adjacent, and a
+ * call costs about as much for one page as for many). */
+static void protect_run(sample_table *t, size_t a, size_t b)
+{
+    if (b - a == 1 || mprotect((void *)t->page[a], (b - a) * PD_SAMPLE_PAGE, PROT_NONE) != 0)
+        for (size_t i = a; i < b; i++)
+            protect_sample(t, i);
+    S.mprotect_calls++;
+}
+
 static double mono(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int adjacent(const sample_table *t, size_t i)
+{
+    return i > 0 && t->page[i] == t->page[i - 1] + PD_SAMPLE_PAGE;
 }
 
 static void rearm_locked(void)
@@ -175,29 +193,54 @@ static void rearm_locked(void)
     if (!t || !atomic_load(&S.armed))
         return;
     double t0 = mono();
+    size_t run = 0, run_len = 0;
     for (size_t i = 0; i < t->n; i++) {
         unsigned char zero = 0;
-        if (t->disabled[i] || !atomic_compare_exchange_strong(&t->armed[i], &zero, 1))
+        if (t->disabled[i] || !atomic_compare_exchange_strong(&t->armed[i], &zero, 1)) {
+            if (run_len)
+                protect_run(t, run, run + run_len);
+            run_len = 0;
             continue;
-        protect_sample(t, i);
+        }
+        if (run_len && !adjacent(t, i)) {
+            protect_run(t, run, run + run_len);
+            run_len = 0;
+        }
+        if (!run_len)
+            run = i;
+        run_len++;
         atomic_fetch_add_explicit(&S.rearms, 1, memory_order_relaxed);
     }
+    if (run_len)
+        protect_run(t, run, run + run_len);
     double t1 = mono();
     S.last_pass = t1 - t0;
     S.next_due = t1 + S.last_pass / S.budget;
     atomic_fetch_add_explicit(&S.passes, 1, memory_order_relaxed);
 }
 
+/* Unprotects the armed samples, adjacent ones with one call. A handler may
+ * be restoring one of them at the same time: both make it read-write. */
 static void disarm_locked(void)
 {
     atomic_store(&S.armed, 0);
     sample_table *t = atomic_load(&S.table);
     if (!t)
         return;
-    for (size_t i = 0; i < t->n; i++) {
-        if (atomic_load(&t->armed[i])) {
-            mprotect((void *)t->page[i], PD_SAMPLE_PAGE, PROT_READ | PROT_WRITE);
-            atomic_store(&t->armed[i], 0);
+    size_t run = 0, run_len = 0;
+    for (size_t i = 0; i <= t->n; i++) {
+        int armed = i < t->n && atomic_load(&t->armed[i]);
+        if (run_len && (!armed || !adjacent(t, i))) {
+            mprotect((void *)t->page[run], run_len * PD_SAMPLE_PAGE, PROT_READ | PROT_WRITE);
+            for (size_t k = run; k < run + run_len; k++)
+                atomic_store(&t->armed[k], 0);
+            S.mprotect_calls++;
+            run_len = 0;
+        }
+        if (armed) {
+            if (!run_len)
+                run = i;
+            run_len++;
         }
     }
 }
@@ -327,21 +370,54 @@ static int cmp_sample(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static size_t count_candidates(const pd_sampler_range *r, size_t n, size_t region)
+/* Whole pages inside a range: only they can be sampled (a page shared with
+ * other data would count, and trap, foreign accesses). */
+static size_t range_pages(const pd_sampler_range *r, uintptr_t *first)
+{
+    uintptr_t lo = (uintptr_t)r->addr, hi = lo + r->len;
+    uintptr_t f = (lo + PD_SAMPLE_PAGE - 1) & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
+    uintptr_t l = hi & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
+    if (first)
+        *first = f;
+    return l > f ? (size_t)((l - f) / PD_SAMPLE_PAGE) : 0;
+}
+
+/* Samples of one range: one per region, but at least min_per (all pages of
+ * a smaller range), at most one per page. */
+static size_t range_samples(const pd_sampler_range *r, size_t region, size_t min_per)
+{
+    size_t pages = range_pages(r, NULL);
+    size_t by_region = r->len / region + (r->len % region != 0);
+    size_t n = by_region > min_per ? by_region : min_per;
+    return n < pages ? n : pages;
+}
+
+static size_t total_samples(const pd_sampler_range *r, size_t n, size_t region, size_t min_per)
 {
     size_t total = 0;
     for (size_t i = 0; i < n; i++)
-        total += (r[i].len + region - 1) / region;
+        total += range_samples(&r[i], region, min_per);
     return total;
+}
+
+/* Fits the budget: first fewer samples per small object (the floor), then
+ * larger regions for big ones. */
+static void fit_budget(const pd_sampler_range *r, size_t n, size_t *region, size_t *min_per)
+{
+    while (*min_per > 1 && total_samples(r, n, SIZE_MAX, *min_per) > S.max_samples / 2)
+        *min_per /= 2;
+    while (total_samples(r, n, *region, *min_per) > S.max_samples && *region < SIZE_MAX / 4)
+        *region *= 2;
 }
 
 static sample_table *table_build(const pd_sampler_range *r, size_t n, size_t *region_out)
 {
-    size_t region = PD_SAMPLE_REGION;
-    while (count_candidates(r, n, region) > S.max_samples)
-        region *= 2;
+    size_t region = PD_SAMPLE_REGION, min_per = S.min_per_object;
+    fit_budget(r, n, &region, &min_per);
     *region_out = region;
-    size_t cap = count_candidates(r, n, region);
+    size_t cap = total_samples(r, n, region, min_per);
+    if (cap > S.max_samples)
+        cap = S.max_samples; /* more objects than samples: the later get none */
     sample_tmp *tmp = calloc(cap ? cap : 1, sizeof *tmp);
     sample_table *t = calloc(1, sizeof *t);
     if (!tmp || !t) {
@@ -351,17 +427,21 @@ static sample_table *table_build(const pd_sampler_range *r, size_t n, size_t *re
     }
     uint64_t rng = S.seed ? S.seed : 1;
     size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        uintptr_t lo = (uintptr_t)r[i].addr, hi = lo + r[i].len;
-        for (uintptr_t rs = lo; rs < hi; rs += region) {
-            uintptr_t re = rs + region < hi ? rs + region : hi;
-            /* Only pages entirely inside the object: a page shared with
-             * other data would count (and trap) foreign accesses. */
-            uintptr_t first = (rs + PD_SAMPLE_PAGE - 1) & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
-            if (re < PD_SAMPLE_PAGE || first > re - PD_SAMPLE_PAGE)
-                continue;
-            size_t npages = (size_t)((re - PD_SAMPLE_PAGE - first) / PD_SAMPLE_PAGE) + 1;
-            tmp[k].page = first + (uintptr_t)(next_random(&rng) % npages) * PD_SAMPLE_PAGE;
+    for (size_t i = 0; i < n && k < cap; i++) {
+        uintptr_t first, lo = (uintptr_t)r[i].addr, hi = lo + r[i].len;
+        size_t pages = range_pages(&r[i], &first);
+        size_t ns = range_samples(&r[i], region, min_per);
+        if (ns > cap - k)
+            ns = cap - k;
+        /* Stratified: the whole pages are cut into ns strata of (almost)
+         * equal page counts, one random page in each; a stratum's region
+         * stands for its pages (the first and last also for the object's
+         * partial head and tail pages). */
+        for (size_t j = 0; j < ns; j++) {
+            size_t p0 = j * pages / ns, p1 = (j + 1) * pages / ns;
+            tmp[k].page = first + (uintptr_t)(p0 + next_random(&rng) % (p1 - p0)) * PD_SAMPLE_PAGE;
+            uintptr_t rs = j == 0 ? lo : first + (uintptr_t)p0 * PD_SAMPLE_PAGE;
+            uintptr_t re = j + 1 == ns ? hi : first + (uintptr_t)p1 * PD_SAMPLE_PAGE;
             tmp[k].region = rs;
             tmp[k].region_len = (size_t)(re - rs);
             tmp[k].object = r[i].object;
@@ -441,6 +521,7 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     }
     S.seed = cfg && cfg->seed ? cfg->seed : 1;
     S.max_samples = cfg && cfg->max_samples ? cfg->max_samples : 16384;
+    S.min_per_object = cfg && cfg->min_per_object ? cfg->min_per_object : PD_SAMPLE_MIN_PER_OBJECT;
     S.period_ms = cfg ? cfg->period_ms : 10;
     S.region_bytes = PD_SAMPLE_REGION;
     S.budget = cfg && cfg->budget > 0 && cfg->budget <= 1 ? cfg->budget : 0.02;
@@ -453,6 +534,7 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     atomic_store(&S.lost, 0);
     atomic_store(&S.mprotect_failures, 0);
     atomic_store(&S.chained, 0);
+    S.mprotect_calls = 0;
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -605,4 +687,7 @@ void pd_sampler_get_stats(pd_sampler_stats *st)
     st->lost = atomic_load(&S.lost);
     st->mprotect_failures = atomic_load(&S.mprotect_failures);
     st->chained = atomic_load(&S.chained);
+    pthread_mutex_lock(&S.lock);
+    st->protect_calls = S.mprotect_calls;
+    pthread_mutex_unlock(&S.lock);
 }

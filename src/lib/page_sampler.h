@@ -23,6 +23,7 @@
 
 #define PD_SAMPLE_PAGE 4096u
 #define PD_SAMPLE_REGION (2u << 20)
+#define PD_SAMPLE_MIN_PER_OBJECT 64
 #define PD_SAMPLER_MAX_TASKS 4096 /* task slots that get their own counts */
 #define PD_SAMPLER_NO_TASK (-1)
 
@@ -42,6 +43,8 @@ typedef struct {
 typedef struct {
     unsigned seed;       /* page choice; 0 = 1 */
     size_t max_samples;  /* budget over all ranges; 0 = 16384 */
+    size_t min_per_object; /* samples of an object at least (all its pages when
+                              it has fewer); 0 = PD_SAMPLE_MIN_PER_OBJECT */
     unsigned period_ms;  /* re-arm tick; 0 = no tick (re-arm at task boundaries only) */
     double budget;       /* overhead bound: after a re-arm pass that took d seconds,
                             the next periodic/boundary pass waits >= d / budget;
@@ -89,6 +92,7 @@ typedef struct {
     uint64_t lost;          /* counts dropped (count table full) */
     uint64_t mprotect_failures;
     uint64_t chained;       /* foreign faults passed on */
+    uint64_t protect_calls; /* mprotect calls arming/disarming (adjacent samples share one) */
 } pd_sampler_stats;
 void pd_sampler_get_stats(pd_sampler_stats *st);
 

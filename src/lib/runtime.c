@@ -169,6 +169,7 @@ int pd_init(const pd_options *opt)
         pd_sampler_config cfg = {
             .seed = env_unsigned("PADDISER_SAMPLE_SEED", 12345),
             .max_samples = env_unsigned("PADDISER_SAMPLE_MAX", 16384),
+            .min_per_object = env_unsigned("PADDISER_SAMPLE_MIN_PER_OBJECT", PD_SAMPLE_MIN_PER_OBJECT),
             .period_ms = env_unsigned("PADDISER_SAMPLE_PERIOD_MS", 10),
             .budget = env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1) / 100.0,
         };

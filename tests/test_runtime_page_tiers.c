@@ -68,6 +68,7 @@ static void test_hot_object_ranked_and_placed(void **state)
 {
     (void)state;
     setenv("PADDISER_SAMPLE_PERIOD_MS", "0", 1); /* intervals = task boundaries only */
+    setenv("PADDISER_SAMPLE_RATE", "off", 1);    /* touched intervals, no rate weight */
     setenv("PADDISER_QUIET", "1", 1);
     pd_perf_set_clock(fake_clock);
     unsigned char *hot = aligned_alloc(PG, 16 * PG), *cold = aligned_alloc(PG, 16 * PG),
@@ -136,9 +137,47 @@ static void test_hot_object_ranked_and_placed(void **state)
         assert_int_equal(fh, 16);
     pd_finalize();
     pd_perf_set_clock(NULL);
+    unsetenv("PADDISER_SAMPLE_RATE");
     free(hot);
     free(cold);
     free(other);
+}
+
+/* With the rate weight (default), a random object's touched intervals are
+ * multiplied by the estimated touches per interval: never below the
+ * interval counts, and still per task. */
+static void test_rate_weight_never_below_intervals(void **state)
+{
+    (void)state;
+    setenv("PADDISER_SAMPLE_PERIOD_MS", "0", 1);
+    unsetenv("PADDISER_SAMPLE_RATE");
+    pd_perf_set_clock(fake_clock);
+    unsigned char *buf = aligned_alloc(PG, 8 * PG);
+    assert_non_null(buf);
+    memset(buf, 0, 8 * PG);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_NONE;
+    assert_int_equal(pd_init(&o), PD_OK);
+    pd_access_hint rnd = {PD_PATTERN_RANDOM, 8, 1, 0};
+    int id = pd_object_register("r", buf, 8 * PG, &rnd);
+    assert_true(id >= 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(pd_task_begin(0), PD_OK);
+        for (int rep = 0; rep < 50; rep++)
+            touch_pages(buf, 8);
+        fake_now += 0.001;
+        assert_int_equal(pd_task_end(0), PD_OK);
+    }
+    assert_int_equal(pd_sync_point(), PD_OK);
+    double a0, a1;
+    assert_int_equal(pd_object_accesses(id, 0, &a0), PD_OK);
+    assert_true(a0 >= 3 * 8);
+    assert_true(a0 <= 3 * 8 * 1024.0); /* the weight is capped */
+    assert_int_equal(pd_object_accesses(id, 1, &a1), PD_ENOTFOUND);
+    pd_finalize();
+    pd_perf_set_clock(NULL);
+    free(buf);
 }
 
 int main(void)
@@ -146,6 +185,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_errors_and_no_backend),
         cmocka_unit_test(test_hot_object_ranked_and_placed),
+        cmocka_unit_test(test_rate_weight_never_below_intervals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -298,6 +298,21 @@ static void touch_pages(unsigned char *buf, size_t first, size_t n)
         ((volatile unsigned char *)buf)[p * 4096] += 1;
 }
 
+struct waits {
+    size_t n, negative;
+    uint64_t total;
+};
+
+static void collect_waits(void *ctx, size_t sample, int slot, uint64_t count, double wait_s)
+{
+    struct waits *w = ctx;
+    (void)sample;
+    assert_true(slot == 1 || slot == 2);
+    w->n++;
+    w->total += count;
+    w->negative += !(wait_s >= 0);
+}
+
 /* Known pages at known frequencies from known tasks: the counts (intervals
  * touched) rank them, per task, and adjacent samples are armed together. */
 static void test_frequency_ranks_pages_per_task(void **state)
@@ -333,6 +348,12 @@ static void test_frequency_ranks_pages_per_task(void **state)
     pd_sampler_stats st;
     pd_sampler_get_stats(&st);
     assert_int_equal(st.faults - st0.faults, 5 * 16 + 2 * 16 + 3 * 16);
+    /* the same counts come with their summed times to first touch */
+    struct waits w = {0};
+    pd_sampler_foreach_wait(collect_waits, &w);
+    assert_int_equal(w.n, 16 + 16 + 16);
+    assert_int_equal(w.total, 5 * 16 + 2 * 16 + 3 * 16);
+    assert_true(w.negative == 0);
     /* 64 adjacent pages: one call to arm them all, one per touched run to
      * re-arm, far fewer than one per page */
     assert_true(st.protect_calls - st0.protect_calls <= 1 + 5 * 2 + 1);

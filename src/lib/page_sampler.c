@@ -24,6 +24,8 @@ typedef struct {
     size_t hcap;
     _Atomic uint64_t *hkey;
     _Atomic uint64_t *hcount;
+    _Atomic uint64_t *hwait;  /* summed ns from arming (or task start) to the fault */
+    _Atomic uint64_t *armed_ns; /* per sample: when the last pass armed it */
 } sample_table;
 
 static struct {
@@ -49,8 +51,20 @@ static struct {
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 
 static __thread int thread_task TLS_IE = PD_SAMPLER_NO_TASK;
+static __thread uint64_t thread_task_since TLS_IE; /* ns: the task began on this thread */
 
-void pd_sampler_set_thread_task(int slot) { thread_task = slot; }
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void pd_sampler_set_thread_task(int slot)
+{
+    thread_task = slot;
+    thread_task_since = mono_ns();
+}
 int pd_sampler_thread_task(void) { return thread_task; }
 
 /* ---- counting (signal context) --------------------------------------------- */
@@ -66,7 +80,7 @@ static size_t key_hash(uint64_t key, size_t mask)
     return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & mask;
 }
 
-static void count_add(sample_table *t, size_t sample, int slot)
+static void count_add(sample_table *t, size_t sample, int slot, uint64_t wait_ns)
 {
     uint64_t key = count_key(sample, slot);
     size_t mask = t->hcap - 1, i = key_hash(key, mask);
@@ -81,6 +95,7 @@ static void count_add(sample_table *t, size_t sample, int slot)
         }
         if (k == key) {
             atomic_fetch_add_explicit(&t->hcount[i], 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&t->hwait[i], wait_ns, memory_order_relaxed);
             return;
         }
     }
@@ -139,7 +154,12 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
             mprotect((void *)page, PD_SAMPLE_PAGE, PROT_READ | PROT_WRITE);
             unsigned char one = 1;
             if (atomic_compare_exchange_strong(&t->armed[idx], &one, 0)) {
-                count_add(t, (size_t)idx, thread_task);
+                /* Time to first touch since the page (or the task) was
+                 * armed: short for a page the task touches often. */
+                uint64_t now = mono_ns(), since = atomic_load_explicit(&t->armed_ns[idx], memory_order_relaxed);
+                if (thread_task_since > since)
+                    since = thread_task_since;
+                count_add(t, (size_t)idx, thread_task, now > since ? now - since : 0);
                 atomic_fetch_add_explicit(&S.faults, 1, memory_order_relaxed);
             }
             atomic_fetch_sub(&S.inflight, 1);
@@ -193,6 +213,7 @@ static void rearm_locked(void)
     if (!t || !atomic_load(&S.armed))
         return;
     double t0 = mono();
+    uint64_t now_ns = mono_ns();
     size_t run = 0, run_len = 0;
     for (size_t i = 0; i < t->n; i++) {
         unsigned char zero = 0;
@@ -209,6 +230,7 @@ static void rearm_locked(void)
         if (!run_len)
             run = i;
         run_len++;
+        atomic_store_explicit(&t->armed_ns[i], now_ns, memory_order_relaxed);
         atomic_fetch_add_explicit(&S.rearms, 1, memory_order_relaxed);
     }
     if (run_len)
@@ -344,6 +366,8 @@ static void table_free(sample_table *t)
     free(t->disabled);
     free(t->hkey);
     free(t->hcount);
+    free(t->hwait);
+    free(t->armed_ns);
     free(t);
 }
 
@@ -463,8 +487,10 @@ static sample_table *table_build(const pd_sampler_range *r, size_t n, size_t *re
         t->hcap *= 2;
     t->hkey = calloc(t->hcap, sizeof *t->hkey);
     t->hcount = calloc(t->hcap, sizeof *t->hcount);
+    t->hwait = calloc(t->hcap, sizeof *t->hwait);
+    t->armed_ns = calloc(m, sizeof *t->armed_ns);
     if (!t->page || !t->object || !t->region || !t->region_len || !t->armed || !t->disabled || !t->hkey ||
-        !t->hcount) {
+        !t->hcount || !t->hwait || !t->armed_ns) {
         free(tmp);
         table_free(t);
         return NULL;
@@ -667,12 +693,31 @@ void pd_sampler_foreach(void (*fn)(void *ctx, size_t sample, int slot, uint64_t 
     pthread_mutex_unlock(&S.lock);
 }
 
+void pd_sampler_foreach_wait(void (*fn)(void *ctx, size_t sample, int slot, uint64_t count, double wait_s),
+                             void *ctx)
+{
+    pthread_mutex_lock(&S.lock);
+    sample_table *t = atomic_load(&S.table);
+    for (size_t h = 0; t && h < t->hcap; h++) {
+        uint64_t k = atomic_load(&t->hkey[h]);
+        uint64_t c = atomic_load(&t->hcount[h]);
+        if (!k || !c)
+            continue;
+        uint64_t code = (k - 1) % (PD_SAMPLER_MAX_TASKS + 1);
+        size_t sample = (size_t)((k - 1) / (PD_SAMPLER_MAX_TASKS + 1));
+        fn(ctx, sample, code == PD_SAMPLER_MAX_TASKS ? PD_SAMPLER_NO_TASK : (int)code, c,
+           (double)atomic_load(&t->hwait[h]) * 1e-9);
+    }
+    pthread_mutex_unlock(&S.lock);
+}
+
 void pd_sampler_reset_counts(void)
 {
     pthread_mutex_lock(&S.lock);
     sample_table *t = atomic_load(&S.table);
     for (size_t h = 0; t && h < t->hcap; h++) {
         atomic_store(&t->hcount[h], 0);
+        atomic_store(&t->hwait[h], 0);
         atomic_store(&t->hkey[h], 0);
     }
     pthread_mutex_unlock(&S.lock);

@@ -82,6 +82,11 @@ int pd_sampler_sample(size_t i, pd_sample_info *out);
 uint64_t pd_sampler_count(size_t i, int slot);
 /* Calls fn for every (sample, task slot, count > 0). */
 void pd_sampler_foreach(void (*fn)(void *ctx, size_t sample, int slot, uint64_t count), void *ctx);
+/* Same, with the summed time from arming (or from the task's start on the
+ * faulting thread, if later) to each counted fault: count / wait estimates
+ * how often the task touches the page while it runs. */
+void pd_sampler_foreach_wait(void (*fn)(void *ctx, size_t sample, int slot, uint64_t count, double wait_s),
+                             void *ctx);
 void pd_sampler_reset_counts(void);
 
 typedef struct {

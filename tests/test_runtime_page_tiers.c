@@ -69,6 +69,7 @@ static void test_hot_object_ranked_and_placed(void **state)
     (void)state;
     setenv("PADDISER_SAMPLE_PERIOD_MS", "0", 1); /* intervals = task boundaries only */
     setenv("PADDISER_SAMPLE_RATE", "off", 1);    /* touched intervals, no rate weight */
+    setenv("PADDISER_SAMPLE_BUDGET_PCT", "0", 1); /* every task boundary re-arms */
     setenv("PADDISER_QUIET", "1", 1);
     pd_perf_set_clock(fake_clock);
     unsigned char *hot = aligned_alloc(PG, 16 * PG), *cold = aligned_alloc(PG, 16 * PG),
@@ -138,6 +139,7 @@ static void test_hot_object_ranked_and_placed(void **state)
     pd_finalize();
     pd_perf_set_clock(NULL);
     unsetenv("PADDISER_SAMPLE_RATE");
+    unsetenv("PADDISER_SAMPLE_BUDGET_PCT");
     free(hot);
     free(cold);
     free(other);
@@ -150,6 +152,7 @@ static void test_rate_weight_never_below_intervals(void **state)
 {
     (void)state;
     setenv("PADDISER_SAMPLE_PERIOD_MS", "0", 1);
+    setenv("PADDISER_SAMPLE_BUDGET_PCT", "0", 1);
     unsetenv("PADDISER_SAMPLE_RATE");
     pd_perf_set_clock(fake_clock);
     unsigned char *buf = aligned_alloc(PG, 8 * PG);
@@ -177,6 +180,44 @@ static void test_rate_weight_never_below_intervals(void **state)
     assert_int_equal(pd_object_accesses(id, 1, &a1), PD_ENOTFOUND);
     pd_finalize();
     pd_perf_set_clock(NULL);
+    unsetenv("PADDISER_SAMPLE_BUDGET_PCT");
+    free(buf);
+}
+
+/* With the default budget, later spells may go unsampled, but every task's
+ * first begin in an instance arms: tasks that run one after another, each
+ * alone, all get their accesses. */
+static void test_every_task_sampled_under_budget(void **state)
+{
+    (void)state;
+    setenv("PADDISER_SAMPLE_PERIOD_MS", "0", 1);
+    setenv("PADDISER_SAMPLE_RATE", "off", 1);
+    unsetenv("PADDISER_SAMPLE_BUDGET_PCT");
+    unsigned char *buf = aligned_alloc(PG, 24 * PG);
+    assert_non_null(buf);
+    memset(buf, 0, 24 * PG);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_NONE;
+    assert_int_equal(pd_init(&o), PD_OK);
+    int id[3];
+    for (int k = 0; k < 3; k++)
+        assert_true((id[k] = pd_object_register(NULL, buf + (size_t)k * 8 * PG, 8 * PG, NULL)) >= 0);
+    for (int spell = 0; spell < 3; spell++)
+        for (int k = 0; k < 3; k++) {
+            assert_int_equal(pd_task_begin(k), PD_OK);
+            touch_pages(buf + (size_t)k * 8 * PG, 8);
+            assert_int_equal(pd_task_end(k), PD_OK);
+        }
+    assert_int_equal(pd_sync_point(), PD_OK);
+    for (int k = 0; k < 3; k++) {
+        double a;
+        assert_int_equal(pd_object_accesses(id[k], k, &a), PD_OK);
+        assert_true(a >= 8); /* at least its first spell, every page */
+        assert_true(a <= 3 * 8);
+    }
+    pd_finalize();
+    unsetenv("PADDISER_SAMPLE_RATE");
     free(buf);
 }
 
@@ -186,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_errors_and_no_backend),
         cmocka_unit_test(test_hot_object_ranked_and_placed),
         cmocka_unit_test(test_rate_weight_never_below_intervals),
+        cmocka_unit_test(test_every_task_sampled_under_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -220,6 +220,14 @@ static void test_budget_skips_early_rearm(void **state)
     pd_sampler_get_stats(&st);
     assert_int_equal(st.skipped, 1);
     assert_int_equal(st.faults, 4); /* one interval for each of the 4 samples */
+    /* a new spell of activity is not armed either until the budget allows */
+    pd_sampler_arm_if_due();
+    assert_true(pd_sampler_armed());
+    touch_region(buf, 0, 8 * MB);
+    pd_sampler_disarm();
+    pd_sampler_get_stats(&st);
+    assert_int_equal(st.skipped, 2);
+    assert_int_equal(st.faults, 4);
     munmap(buf, 8 * MB);
 }
 

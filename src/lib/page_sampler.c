@@ -40,8 +40,11 @@ static struct {
     size_t min_per_object;
     size_t region_bytes;
     double budget;
-    double next_due;   /* monotonic seconds: earliest budgeted re-arm */
+    double last_end;   /* monotonic seconds: the last re-arm pass ended */
     double last_pass;  /* seconds the last re-arm pass took */
+    uint64_t faults_at_pass; /* S.faults when it ended */
+    double fault_cost; /* seconds per sampled fault (arm, trap, handler, restore), calibrated */
+    _Atomic uintptr_t scratch; /* calibration page: the handler only restores it */
     uint64_t mprotect_calls; /* arming and disarming calls (under lock) */
     struct sigaction previous;
     _Atomic(sample_table *) table;
@@ -145,8 +148,14 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     int saved_errno = errno;
     atomic_fetch_add(&S.inflight, 1);
     sample_table *t = atomic_load(&S.table);
+    uintptr_t page = (uintptr_t)si->si_addr & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
+    if (si->si_code == SEGV_ACCERR && page && page == atomic_load(&S.scratch)) {
+        mprotect((void *)page, PD_SAMPLE_PAGE, PROT_READ | PROT_WRITE);
+        atomic_fetch_sub(&S.inflight, 1);
+        errno = saved_errno;
+        return;
+    }
     if (t && si->si_code == SEGV_ACCERR) {
-        uintptr_t page = (uintptr_t)si->si_addr & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
         long idx = find_sample(t, page);
         if (idx >= 0) {
             /* Restore first, then clear armed (the re-arm pass relies on
@@ -202,6 +211,17 @@ static double mono(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Earliest time the next budgeted pass may start: the last pass and the
+ * faults since it (each also costs its arming and restore) must stay
+ * within the budget's share of the time elapsed. */
+static double due_time(void)
+{
+    if (S.budget < 0)
+        return 0; /* unlimited: always due */
+    double faults = (double)(atomic_load(&S.faults) - S.faults_at_pass);
+    return S.last_end + (S.last_pass + faults * S.fault_cost) / S.budget;
+}
+
 static int adjacent(const sample_table *t, size_t i)
 {
     return i > 0 && t->page[i] == t->page[i - 1] + PD_SAMPLE_PAGE;
@@ -237,7 +257,8 @@ static void rearm_locked(void)
         protect_run(t, run, run + run_len);
     double t1 = mono();
     S.last_pass = t1 - t0;
-    S.next_due = t1 + S.last_pass / S.budget;
+    S.last_end = t1;
+    S.faults_at_pass = atomic_load(&S.faults);
     atomic_fetch_add_explicit(&S.passes, 1, memory_order_relaxed);
 }
 
@@ -300,6 +321,20 @@ void pd_sampler_disarm(void)
     pthread_mutex_unlock(&S.lock);
 }
 
+void pd_sampler_arm_if_due(void)
+{
+    pthread_mutex_lock(&S.lock);
+    if (S.running) {
+        atomic_store(&S.armed, 1);
+        if (mono() >= due_time())
+            rearm_locked();
+        else
+            atomic_fetch_add_explicit(&S.skipped, 1, memory_order_relaxed);
+        pthread_cond_signal(&S.wake);
+    }
+    pthread_mutex_unlock(&S.lock);
+}
+
 int pd_sampler_armed(void) { return atomic_load(&S.armed); }
 
 void pd_sampler_rearm(void)
@@ -312,7 +347,7 @@ void pd_sampler_rearm(void)
 void pd_sampler_rearm_if_due(void)
 {
     pthread_mutex_lock(&S.lock);
-    if (mono() >= S.next_due)
+    if (mono() >= due_time())
         rearm_locked();
     else
         atomic_fetch_add_explicit(&S.skipped, 1, memory_order_relaxed);
@@ -335,7 +370,7 @@ static void *ticker_main(void *arg)
         }
         /* Sleep the period, or longer when the last pass was expensive. */
         double wait = (double)S.period_ms * 1e-3;
-        double budgeted = S.next_due - mono();
+        double budgeted = due_time() - mono();
         if (budgeted > wait)
             wait = budgeted;
         struct timespec until;
@@ -345,7 +380,7 @@ static void *ticker_main(void *arg)
         until.tv_nsec += ns % 1000000000L;
         until.tv_sec += until.tv_nsec / 1000000000L;
         until.tv_nsec %= 1000000000L;
-        if (pthread_cond_timedwait(&S.wake, &S.lock, &until) == ETIMEDOUT && mono() >= S.next_due)
+        if (pthread_cond_timedwait(&S.wake, &S.lock, &until) == ETIMEDOUT && mono() >= due_time())
             rearm_locked();
     }
     pthread_mutex_unlock(&S.lock);
@@ -538,6 +573,30 @@ int pd_sampler_set_ranges(const pd_sampler_range *ranges, size_t n)
 
 /* ---- lifecycle -------------------------------------------------------------------- */
 
+/* Seconds one sampled fault costs the application: protect a page, trap on
+ * it, restore it in the handler. The least of a few rounds (others' load
+ * only adds). A fallback of 10 us when no page can be had. */
+static double calibrate_fault_cost(void)
+{
+    void *p = mmap(NULL, PD_SAMPLE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return 10e-6;
+    ((volatile char *)p)[0] = 0;
+    atomic_store(&S.scratch, (uintptr_t)p);
+    double best = 1;
+    for (int i = 0; i < 8; i++) {
+        double t0 = mono();
+        if (mprotect(p, PD_SAMPLE_PAGE, PROT_NONE) != 0)
+            break;
+        ((volatile char *)p)[0] += 1;
+        double d = mono() - t0;
+        best = d < best ? d : best;
+    }
+    atomic_store(&S.scratch, 0);
+    munmap(p, PD_SAMPLE_PAGE);
+    return best < 1 ? best : 10e-6;
+}
+
 int pd_sampler_start(const pd_sampler_config *cfg)
 {
     pthread_mutex_lock(&S.lock);
@@ -550,9 +609,10 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     S.min_per_object = cfg && cfg->min_per_object ? cfg->min_per_object : PD_SAMPLE_MIN_PER_OBJECT;
     S.period_ms = cfg ? cfg->period_ms : 10;
     S.region_bytes = PD_SAMPLE_REGION;
-    S.budget = cfg && cfg->budget > 0 && cfg->budget <= 1 ? cfg->budget : 0.02;
-    S.next_due = 0;
+    S.budget = cfg && cfg->budget < 0 ? -1 : cfg && cfg->budget > 0 && cfg->budget <= 1 ? cfg->budget : 0.02;
+    S.last_end = 0;
     S.last_pass = 0;
+    S.faults_at_pass = 0;
     atomic_store(&S.passes, 0);
     atomic_store(&S.skipped, 0);
     atomic_store(&S.faults, 0);
@@ -572,6 +632,7 @@ int pd_sampler_start(const pd_sampler_config *cfg)
         pthread_mutex_unlock(&S.lock);
         return -e;
     }
+    S.fault_cost = calibrate_fault_cost();
     S.stop_ticker = 0;
     S.running = 1;
     if (S.period_ms > 0) {

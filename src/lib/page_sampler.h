@@ -46,9 +46,11 @@ typedef struct {
     size_t min_per_object; /* samples of an object at least (all its pages when
                               it has fewer); 0 = PD_SAMPLE_MIN_PER_OBJECT */
     unsigned period_ms;  /* re-arm tick; 0 = no tick (re-arm at task boundaries only) */
-    double budget;       /* overhead bound: after a re-arm pass that took d seconds,
-                            the next periodic/boundary pass waits >= d / budget;
-                            0 = 0.02 (the faults that follow cost about as much again) */
+    double budget;       /* overhead bound: after a re-arm pass that took d seconds
+                            and was followed by F sampled faults of c seconds each
+                            (calibrated at start), the next budgeted pass waits
+                            until (d + F c) / budget after it; 0 = 0.02;
+                            < 0 = unlimited (every pass is due) */
 } pd_sampler_config;
 
 /* Installs the SIGSEGV handler and starts the re-arm thread. */
@@ -66,6 +68,9 @@ void pd_sampler_drop_object(int object);
 void pd_sampler_arm(void);
 void pd_sampler_disarm(void);
 int pd_sampler_armed(void);
+/* Same as arm, unless the overhead budget says it is too soon: then the
+ * sampler counts as armed but pages stay open until a due re-arm. */
+void pd_sampler_arm_if_due(void);
 /* Re-protect the samples that fired since the last re-arm. */
 void pd_sampler_rearm(void);
 /* Same, unless the overhead budget says it is too soon (task boundaries). */

@@ -205,7 +205,7 @@ static void test_budget_skips_early_rearm(void **state)
     (void)state;
     pd_sampler_stop();
     /* Budget 1e-9: after a pass of d > 0 s the next is due d * 1e9 s later. */
-    pd_sampler_config cfg = {.seed = 7, .period_ms = 0, .budget = 1e-9, .min_per_object = 1};
+    pd_sampler_config cfg = {.seed = 7, .period_ms = 0, .budget = 1e-9, .min_per_object = 1, .allowance_s = -1};
     assert_int_equal(pd_sampler_start(&cfg), 0);
     unsigned char *buf = map_buf(8 * MB);
     pd_sampler_range r = {buf, 8 * MB, 0};
@@ -368,6 +368,33 @@ static void test_frequency_ranks_pages_per_task(void **state)
     munmap(buf, 64 * 4096);
 }
 
+/* Within an instance's allowance every re-arm is due, whatever the budget;
+ * reset_counts starts a new instance (and allowance). */
+static void test_allowance_before_budget(void **state)
+{
+    (void)state;
+    pd_sampler_stop();
+    pd_sampler_config cfg = {.seed = 7, .period_ms = 0, .budget = 1e-9, .min_per_object = 1, .allowance_s = 10};
+    assert_int_equal(pd_sampler_start(&cfg), 0);
+    unsigned char *buf = map_buf(2 * MB);
+    pd_sampler_range r = {buf, 2 * MB, 0};
+    assert_int_equal(pd_sampler_set_ranges(&r, 1), 0);
+    pd_sampler_set_thread_task(0);
+    pd_sampler_arm();
+    for (int i = 0; i < 3; i++) {
+        touch_region(buf, 0, 2 * MB);
+        pd_sampler_rearm_if_due();
+    }
+    pd_sampler_disarm();
+    assert_int_equal(pd_sampler_count(0, 0), 3);
+    pd_sampler_stats st;
+    pd_sampler_get_stats(&st);
+    assert_int_equal(st.skipped, 0);
+    pd_sampler_reset_counts();
+    assert_int_equal(pd_sampler_count(0, 0), 0);
+    munmap(buf, 2 * MB);
+}
+
 /* A pointer into a PROT_NONE page that the sampler does not own. */
 static volatile int *bad_pointer(void)
 {
@@ -451,6 +478,7 @@ int main(void)
         cmocka_unit_test_teardown(test_ticker_rearms, teardown),
         cmocka_unit_test_teardown(test_drop_object_unprotects_at_once, teardown),
         cmocka_unit_test_teardown(test_budget_skips_early_rearm, teardown),
+        cmocka_unit_test_teardown(test_allowance_before_budget, teardown),
         cmocka_unit_test_teardown(test_small_objects_get_every_page, teardown),
         cmocka_unit_test_teardown(test_dense_budget_shrinks_floor, teardown),
         cmocka_unit_test_teardown(test_frequency_ranks_pages_per_task, teardown),

@@ -44,6 +44,9 @@ static struct {
     double last_pass;  /* seconds the last re-arm pass took */
     uint64_t faults_at_pass; /* S.faults when it ended */
     double fault_cost; /* seconds per sampled fault (arm, trap, handler, restore), calibrated */
+    double allowance;  /* seconds of sampling cost per instance before the budget applies */
+    double inst_passes; /* this instance (since the counts were reset): pass seconds */
+    uint64_t inst_faults_base; /* S.faults when it began */
     _Atomic uintptr_t scratch; /* calibration page: the handler only restores it */
     uint64_t mprotect_calls; /* arming and disarming calls (under lock) */
     struct sigaction previous;
@@ -218,6 +221,10 @@ static double due_time(void)
 {
     if (S.budget < 0)
         return 0; /* unlimited: always due */
+    /* Within an instance's allowance every pass is due. */
+    double inst = S.inst_passes + (double)(atomic_load(&S.faults) - S.inst_faults_base) * S.fault_cost;
+    if (inst < S.allowance)
+        return 0;
     double faults = (double)(atomic_load(&S.faults) - S.faults_at_pass);
     return S.last_end + (S.last_pass + faults * S.fault_cost) / S.budget;
 }
@@ -257,6 +264,7 @@ static void rearm_locked(void)
         protect_run(t, run, run + run_len);
     double t1 = mono();
     S.last_pass = t1 - t0;
+    S.inst_passes += S.last_pass;
     S.last_end = t1;
     S.faults_at_pass = atomic_load(&S.faults);
     atomic_fetch_add_explicit(&S.passes, 1, memory_order_relaxed);
@@ -613,6 +621,9 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     S.last_end = 0;
     S.last_pass = 0;
     S.faults_at_pass = 0;
+    S.allowance = cfg && cfg->allowance_s < 0 ? 0 : cfg && cfg->allowance_s > 0 ? cfg->allowance_s : 0.02;
+    S.inst_passes = 0;
+    S.inst_faults_base = 0;
     atomic_store(&S.passes, 0);
     atomic_store(&S.skipped, 0);
     atomic_store(&S.faults, 0);
@@ -781,6 +792,9 @@ void pd_sampler_reset_counts(void)
         atomic_store(&t->hwait[h], 0);
         atomic_store(&t->hkey[h], 0);
     }
+    /* A new instance: a new allowance. */
+    S.inst_passes = 0;
+    S.inst_faults_base = atomic_load(&S.faults);
     pthread_mutex_unlock(&S.lock);
 }
 

@@ -51,6 +51,10 @@ typedef struct {
                             (calibrated at start), the next budgeted pass waits
                             until (d + F c) / budget after it; 0 = 0.02;
                             < 0 = unlimited (every pass is due) */
+    double allowance_s;  /* sampling cost (passes + faults) per instance, from
+                            pd_sampler_reset_counts to the next, before the budget
+                            applies: short instances are still sampled in every
+                            phase; 0 = 0.02 s, < 0 = none */
 } pd_sampler_config;
 
 /* Installs the SIGSEGV handler and starts the re-arm thread. */

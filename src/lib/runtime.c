@@ -173,6 +173,7 @@ int pd_init(const pd_options *opt)
             .period_ms = env_unsigned("PADDISER_SAMPLE_PERIOD_MS", 10),
             /* 0 = unlimited */
             .budget = env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1) ? env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1) / 100.0 : -1,
+            .allowance_s = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 20) ? env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 20) / 1000.0 : -1,
         };
         int src = pd_sampler_start(&cfg);
         if (src == 0)

@@ -809,5 +809,6 @@ void pd_sampler_get_stats(pd_sampler_stats *st)
     st->chained = atomic_load(&S.chained);
     pthread_mutex_lock(&S.lock);
     st->protect_calls = S.mprotect_calls;
+    st->fault_cost_s = S.fault_cost;
     pthread_mutex_unlock(&S.lock);
 }

@@ -107,6 +107,7 @@ typedef struct {
     uint64_t mprotect_failures;
     uint64_t chained;       /* foreign faults passed on */
     uint64_t protect_calls; /* mprotect calls arming/disarming (adjacent samples share one) */
+    double fault_cost_s;    /* calibrated cost of one sampled fault */
 } pd_sampler_stats;
 void pd_sampler_get_stats(pd_sampler_stats *st);
 

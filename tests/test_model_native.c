@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -243,6 +244,52 @@ static void test_trained_models_match_xgboost(void **state)
         pd_model_free(m);
     }
     pd_model_data_free(&d);
+}
+
+/* A loaded model is read-only: threads predicting at once get the serial
+ * results (run under ASan/UBSan by make check-asan; no lock involved). */
+typedef struct {
+    const pd_model *m;
+    const float *rows;
+    size_t n;
+    double *out;
+} predict_job;
+
+static void *predict_thread(void *arg)
+{
+    predict_job *j = arg;
+    for (int rep = 0; rep < 5; rep++)
+        pd_model_raw_predict(j->m, j->rows, j->n, j->out);
+    return NULL;
+}
+
+static void test_concurrent_predictions(void **state)
+{
+    (void)state;
+    char err[512];
+    pd_model *m = pd_model_load(PD_SOURCE_DIR "/models/default_model.json", err, sizeof err);
+    if (!m)
+        fail_msg("%s", err);
+    const size_t n = 500;
+    float *rows = random_rows(m, n);
+    double *serial = malloc(n * sizeof *serial), *par = malloc(4 * n * sizeof *par);
+    assert_non_null(serial);
+    assert_non_null(par);
+    assert_int_equal(pd_model_raw_predict(m, rows, n, serial), PD_OK);
+    pthread_t th[4];
+    predict_job jobs[4];
+    for (int t = 0; t < 4; t++) {
+        jobs[t] = (predict_job){m, rows, n, par + (size_t)t * n};
+        assert_int_equal(pthread_create(&th[t], NULL, predict_thread, &jobs[t]), 0);
+    }
+    for (int t = 0; t < 4; t++)
+        assert_int_equal(pthread_join(th[t], NULL), 0);
+    for (int t = 0; t < 4; t++)
+        assert_memory_equal(par + (size_t)t * n, serial, n * sizeof *serial);
+    free(serial);
+    free(par);
+    free(rows);
+    pd_model_free(m);
 }
 
 /* A child process after fork(): xgboost's OpenMP pool was running in the
@@ -540,7 +587,7 @@ static void test_damaged_files_never_crash(void **state)
     assert_non_null(buf);
     int loaded = 0, refused = 0;
     for (int s = 0; s < 2; s++)
-        for (int it = 0; it < 400; it++) {
+        for (int it = 0; it < 1500; it++) {
             size_t len = lens[s];
             memcpy(buf, srcs[s], len);
             int edits = 1 + (int)(uni() * 4);
@@ -550,7 +597,11 @@ static void test_damaged_files_never_crash(void **state)
             }
             if (uni() < 0.2)
                 len = 1 + (size_t)(uni() * (double)(len - 1)); /* truncated */
-            m = pd_model_load_buffer(buf, len, "damaged", err, sizeof err);
+            char *exact = malloc(len); /* so that ASan sees any overread */
+            assert_non_null(exact);
+            memcpy(exact, buf, len);
+            m = pd_model_load_buffer(exact, len, "damaged", err, sizeof err);
+            free(exact);
             if (m) {
                 float row[PD_MODEL_NINPUTS] = {0};
                 double f;
@@ -571,6 +622,20 @@ static void test_damaged_files_never_crash(void **state)
                                                'L', 0x7f, 0, 0, 0, 0, 0, 0, 0};
     assert_null(pd_model_load_buffer(huge_count, sizeof huge_count, "huge.ubj", err, sizeof err));
     assert_non_null(strstr(err, "exceeds"));
+    /* lengths count from after the length itself: 3 bytes claimed, 2 left
+     * (an exact heap copy, so that ASan sees any overread) */
+    static const unsigned char short_str[] = {'{', 'i', 1, 'a', 'S', 'i', 3, 'x', 'y'};
+    static const unsigned char short_key[] = {'{', 'i', 4, 'a', 'b'};
+    const unsigned char *shorts[] = {short_str, short_key};
+    size_t short_len[] = {sizeof short_str, sizeof short_key};
+    for (int k = 0; k < 2; k++) {
+        unsigned char *copy = malloc(short_len[k]);
+        assert_non_null(copy);
+        memcpy(copy, shorts[k], short_len[k]);
+        assert_null(pd_model_load_buffer(copy, short_len[k], "short.ubj", err, sizeof err));
+        assert_non_null(strstr(err, "exceeds"));
+        free(copy);
+    }
     unsigned char deep[400];
     deep[0] = '{';
     deep[1] = 'i';
@@ -607,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_split_semantics),
         cmocka_unit_test(test_default_model_matches_xgboost),
         cmocka_unit_test(test_trained_models_match_xgboost),
+        cmocka_unit_test(test_concurrent_predictions),
         cmocka_unit_test(test_fork_child_loads_and_predicts),
         cmocka_unit_test(test_load_free_in_exit_handler),
         cmocka_unit_test(test_malformed_models_rejected),

@@ -83,15 +83,17 @@ static int read_int(ubj_reader *r, unsigned char marker, int64_t *out)
     return 1;
 }
 
-/* A length: an integer marker and value, non-negative and at most max. */
-static int read_length(ubj_reader *r, size_t max, size_t *out)
+/* A length or count: an integer marker and value, non-negative, and at most
+ * what the bytes left after it can hold at `unit` bytes per item. */
+static int read_length(ubj_reader *r, size_t unit, size_t *out)
 {
     unsigned char m;
     int64_t v;
     if (!byte(r, &m) || !read_int(r, m, &v))
         return 0;
+    size_t max = left(r) / (unit ? unit : 1);
     if (v < 0 || (uint64_t)v > max) {
-        ubj_fail(r, "length %lld exceeds the %zu bytes left", (long long)v, max);
+        ubj_fail(r, "length %lld exceeds the %zu bytes left", (long long)v, left(r));
         return 0;
     }
     *out = (size_t)v;
@@ -115,7 +117,7 @@ static json_t *read_value(ubj_reader *r, unsigned char marker, int depth);
 static json_t *read_string(ubj_reader *r, size_t *len_out)
 {
     size_t n;
-    if (!read_length(r, left(r), &n))
+    if (!read_length(r, 1, &n))
         return NULL;
     json_t *s = json_stringn((const char *)r->p, n);
     if (!s)
@@ -143,12 +145,8 @@ static int container_header(ubj_reader *r, unsigned char *type, size_t *count)
     }
     if (left(r) > 0 && *r->p == '#') {
         r->p++;
-        size_t max = left(r);
-        if (*type) {
-            size_t w = fixed_size(*type);
-            max = left(r) / (w ? w : 1); /* null/true/false arrays: bounded too */
-        }
-        if (!read_length(r, max, count))
+        /* null/true/false items take no bytes: bounded like 1-byte ones */
+        if (!read_length(r, *type ? fixed_size(*type) : 1, count))
             return 0;
     }
     return 1;
@@ -203,7 +201,7 @@ static json_t *read_object(ubj_reader *r, int depth)
             break;
         }
         size_t n;
-        if (!read_length(r, left(r), &n))
+        if (!read_length(r, 1, &n))
             goto bad;
         char *key = malloc(n + 1);
         if (!key)

@@ -1,12 +1,80 @@
-/* Placeholder until issue #6 lands; replaced by the real command. */
+/* paddiser tiers: what the tier discovery of libpaddiser sees on this machine
+ * (nodes, CPU-less nodes, memory tiers, HMAT access0 values) and which
+ * fast/slow node pair the numa backend would use. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/commands.h"
+#include "paddiser_tiers.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: paddiser tiers\n\n"
+                 "Lists the NUMA nodes with memory, their kernel memory tier and HMAT\n"
+                 "access0 latency (ns) / bandwidth (MB/s), and the fast/slow pair libpaddiser\n"
+                 "migrates between. PADDISER_SYS_ROOT replaces /sys (fixtures).\n");
+}
+
+static void put_num(char *buf, size_t len, unsigned long v)
+{
+    if (v)
+        snprintf(buf, len, "%lu", v);
+    else
+        snprintf(buf, len, "-");
+}
+
+static void put_bytes(char *buf, size_t len, unsigned long long v)
+{
+    if (v)
+        snprintf(buf, len, "%.1f GiB", (double)v / (1024.0 * 1024.0 * 1024.0));
+    else
+        snprintf(buf, len, "-");
+}
 
 int cmd_tiers(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "paddiser tiers: not built yet (issue #6)\n");
-    return 2;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        }
+        fprintf(stderr, "paddiser tiers: unknown argument '%s'\n", argv[i]);
+        usage(stderr);
+        return 2;
+    }
+    pd_tiers t;
+    char err[512];
+    if (pd_tiers_discover(&t, err, sizeof err)) {
+        fprintf(stderr, "paddiser tiers: %s\n", err);
+        return 1;
+    }
+    printf("%-5s %-5s %-10s %-10s %-5s %-8s %-9s %-8s %-8s %s\n", "node", "cpus", "memory", "free", "tier",
+           "rd_lat", "wr_lat", "rd_bw", "wr_bw", "role");
+    for (int i = 0; i < t.nnodes; i++) {
+        const pd_tier_node *n = &t.node[i];
+        char mem[32], fr[32], tier[16], rl[24], wl[24], rb[24], wb[24];
+        put_bytes(mem, sizeof mem, n->mem_total);
+        put_bytes(fr, sizeof fr, n->mem_free);
+        if (n->tier >= 0)
+            snprintf(tier, sizeof tier, "%d", n->tier);
+        else
+            snprintf(tier, sizeof tier, "-");
+        put_num(rl, sizeof rl, n->read_latency_ns);
+        put_num(wl, sizeof wl, n->write_latency_ns);
+        put_num(rb, sizeof rb, n->read_bw_mbps);
+        put_num(wb, sizeof wb, n->write_bw_mbps);
+        const char *role = n->id == t.fast_node ? "fast" : n->id == t.slow_node ? "slow" : "";
+        char cpus[16];
+        if (n->cpuless)
+            snprintf(cpus, sizeof cpus, "none");
+        else
+            snprintf(cpus, sizeof cpus, "%d", n->ncpus);
+        printf("%-5d %-5s %-10s %-10s %-5s %-8s %-9s %-8s %-8s %s\n", n->id, cpus, mem, fr, tier, rl, wl, rb, wb,
+               role);
+    }
+    if (t.slow_node >= 0)
+        printf("fast node %d, slow node %d: %s\n", t.fast_node, t.slow_node, t.reason);
+    else
+        printf("%s\n", t.reason);
+    return 0;
 }

@@ -1,0 +1,520 @@
+/* numa backend: pages move between a fast and a slow NUMA node with mbind(2)
+ * and move_pages(2) (libnuma). See backend_numa.h for the conventions.
+ *
+ * The kernel's move_pages aborts a call at the first group of pages it cannot
+ * migrate and leaves the later status slots untouched, so every status slot
+ * starts as a sentinel, and pages still holding it are queried again to learn
+ * where they are. */
+#include "lib/backend_numa.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <numaif.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/sysroot.h"
+#include "common/util.h"
+#include "paddiser_tiers.h"
+
+#define STATUS_UNSET INT_MIN
+#define MASK_WORDS 16 /* nodemask for mbind: node ids below 1023 */
+
+typedef struct {
+    int fast_node, slow_node;
+    size_t capacity;   /* fast-memory budget in bytes; 0 = none (kernel decides) */
+    size_t fast_used;  /* bytes this backend brought to / took from the fast node */
+    size_t page_size;
+    pd_numa_syscalls sys;
+} numa_state;
+
+static const char backend_name[] = "numa";
+
+static long sys_move_pages(void *ctx, unsigned long count, void **pages, const int *nodes, int *status, int flags)
+{
+    (void)ctx;
+    return move_pages(0, count, pages, nodes, status, flags);
+}
+
+static long sys_mbind(void *ctx, void *addr, unsigned long len, int mode, const unsigned long *nodemask,
+                      unsigned long maxnode, unsigned flags)
+{
+    (void)ctx;
+    return mbind(addr, len, mode, nodemask, maxnode, flags);
+}
+
+static const pd_numa_syscalls real_syscalls = {sys_move_pages, sys_mbind, NULL};
+
+static numa_state *state_of(pd_backend *b) { return (numa_state *)b->state; }
+
+static int tier_node(const numa_state *s, int tier)
+{
+    return tier == PD_TIER_FAST ? s->fast_node : tier == PD_TIER_SLOW ? s->slow_node : -1;
+}
+
+/* Current node of each page (or -errno), in batches. 0 or -1 with errno. */
+static int query_nodes(numa_state *s, void **pages, size_t n, int *where)
+{
+    for (size_t off = 0; off < n; off += PD_NUMA_BATCH) {
+        size_t cnt = n - off < PD_NUMA_BATCH ? n - off : PD_NUMA_BATCH;
+        for (size_t i = 0; i < cnt; i++)
+            where[off + i] = STATUS_UNSET;
+        if (s->sys.move_pages(s->sys.ctx, cnt, pages + off, NULL, where + off, 0) < 0)
+            return -1;
+        for (size_t i = 0; i < cnt; i++)
+            if (where[off + i] == STATUS_UNSET)
+                where[off + i] = -EFAULT; /* the kernel said nothing: treat as unmapped */
+    }
+    return 0;
+}
+
+static void account(numa_state *s, int from, int to)
+{
+    if (to == s->fast_node && from != s->fast_node)
+        s->fast_used += s->page_size;
+    else if (from == s->fast_node && to != s->fast_node)
+        s->fast_used = s->fast_used > s->page_size ? s->fast_used - s->page_size : 0;
+}
+
+static size_t budget_pages(const numa_state *s)
+{
+    if (!s->capacity)
+        return SIZE_MAX;
+    return s->capacity > s->fast_used ? (s->capacity - s->fast_used) / s->page_size : 0;
+}
+
+/* Moves up to PD_NUMA_BATCH pages to node. outcome[i]: 1 = migrated now,
+ * 0 = already there, -errno = final failure. 0 or -1 (hard error, errno). */
+static int move_batch(numa_state *s, void **pages, size_t n, int node, int *outcome)
+{
+    int where[PD_NUMA_BATCH], status[PD_NUMA_BATCH], nodes[PD_NUMA_BATCH];
+    void *todo[PD_NUMA_BATCH];
+    size_t idx[PD_NUMA_BATCH], ntodo = 0;
+
+    if (query_nodes(s, pages, n, where))
+        return -1;
+    size_t allowed = node == s->fast_node ? budget_pages(s) : SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (where[i] == node)
+            outcome[i] = 0;
+        else if (where[i] < 0)
+            outcome[i] = where[i] == -ENOENT ? -EFAULT : where[i];
+        else if (allowed == 0)
+            outcome[i] = -ENOMEM; /* the fast-memory budget is spent */
+        else {
+            if (allowed != SIZE_MAX)
+                allowed--;
+            idx[ntodo++] = i;
+        }
+    }
+
+    for (int attempt = 0; ntodo > 0; attempt++) {
+        for (size_t k = 0; k < ntodo; k++) {
+            todo[k] = pages[idx[k]];
+            nodes[k] = node;
+            status[k] = STATUS_UNSET;
+        }
+        long r = s->sys.move_pages(s->sys.ctx, ntodo, todo, nodes, status, MPOL_MF_MOVE);
+        int call_errno = r < 0 ? errno : 0;
+        if (r < 0 && call_errno != ENOMEM && call_errno != EBUSY && call_errno != EAGAIN)
+            return -1; /* refused as a whole: EPERM, EINVAL, ENODEV, ENOSYS */
+
+        /* Pages the kernel did not report on: ask where they are now. */
+        size_t nunset = 0;
+        void *unset_pages[PD_NUMA_BATCH];
+        size_t unset_k[PD_NUMA_BATCH];
+        for (size_t k = 0; k < ntodo; k++)
+            if (status[k] == STATUS_UNSET) {
+                unset_k[nunset] = k;
+                unset_pages[nunset++] = todo[k];
+            }
+        if (nunset) {
+            int now[PD_NUMA_BATCH];
+            if (query_nodes(s, unset_pages, nunset, now))
+                return -1;
+            for (size_t u = 0; u < nunset; u++) {
+                int st = now[u];
+                if (st >= 0 && st != node)
+                    st = call_errno == ENOMEM ? -ENOMEM : -EBUSY; /* not attempted or transient */
+                status[unset_k[u]] = st;
+            }
+        }
+
+        size_t nretry = 0;
+        int last = attempt >= PD_NUMA_EBUSY_RETRIES;
+        for (size_t k = 0; k < ntodo; k++) {
+            size_t i = idx[k];
+            int st = status[k];
+            if (st == node) {
+                outcome[i] = 1;
+                account(s, where[i], node);
+            } else if ((st == -EBUSY || st == -EAGAIN || st >= 0) && !last) {
+                idx[nretry++] = i;
+            } else if (st == -EBUSY || st == -EAGAIN) {
+                outcome[i] = -EBUSY;
+            } else if (st >= 0) {
+                outcome[i] = -EIO; /* the kernel left it elsewhere without a reason */
+            } else {
+                outcome[i] = st == -ENOENT ? -EFAULT : st;
+            }
+        }
+        ntodo = nretry;
+    }
+    return 0;
+}
+
+/* Moves n pages to node in batches; outcome as in move_batch. */
+static int move_all(numa_state *s, void **pages, size_t n, int node, int *outcome)
+{
+    for (size_t off = 0; off < n; off += PD_NUMA_BATCH) {
+        size_t cnt = n - off < PD_NUMA_BATCH ? n - off : PD_NUMA_BATCH;
+        if (move_batch(s, pages + off, cnt, node, outcome + off))
+            return -1;
+    }
+    return 0;
+}
+
+static void tally(const numa_state *s, const int *outcome, size_t n, pd_migrate_stats *st)
+{
+    if (!st)
+        return;
+    st->pages_requested += n;
+    for (size_t i = 0; i < n; i++) {
+        int o = outcome[i];
+        if (o >= 0) {
+            st->pages_moved++;
+            if (o == 1)
+                st->bytes_moved += s->page_size;
+            continue;
+        }
+        st->pages_failed++;
+        if (o == -EBUSY)
+            st->ebusy++;
+        else if (o == -ENOMEM)
+            st->enomem++;
+        else if (o == -EFAULT)
+            st->efault++;
+        else
+            st->other_errors++;
+    }
+}
+
+static int numa_move(pd_backend *b, void **pages, size_t n, int tier, pd_migrate_stats *st)
+{
+    numa_state *s = state_of(b);
+    int node = tier_node(s, tier);
+    if (node < 0 || (n && !pages)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (n == 0)
+        return 0;
+    int *outcome = malloc(n * sizeof *outcome);
+    if (!outcome)
+        return -1;
+    int rc = move_all(s, pages, n, node, outcome);
+    if (rc == 0)
+        tally(s, outcome, n, st);
+    free(outcome);
+    return rc;
+}
+
+/* Addresses of the pages of [addr, addr+len) from page `first`, at most max. */
+static size_t range_pages(const numa_state *s, void *addr, size_t npages, size_t first, void **out, size_t max)
+{
+    size_t cnt = npages - first < max ? npages - first : max;
+    for (size_t i = 0; i < cnt; i++)
+        out[i] = (char *)addr + (first + i) * s->page_size;
+    return cnt;
+}
+
+/* Pages of the range resident on node. -1 on error. */
+static long count_on_node(numa_state *s, void *addr, size_t npages, int node, int *where_scratch)
+{
+    void *pages[PD_NUMA_BATCH];
+    long on = 0;
+    for (size_t off = 0; off < npages; off += PD_NUMA_BATCH) {
+        size_t cnt = range_pages(s, addr, npages, off, pages, PD_NUMA_BATCH);
+        if (query_nodes(s, pages, cnt, where_scratch))
+            return -1;
+        for (size_t i = 0; i < cnt; i++)
+            on += where_scratch[i] == node;
+    }
+    return on;
+}
+
+/* Initial placement: a preferred-node policy on the range (pages not yet
+ * touched fault in on that node, or fall back when it is full) and migration
+ * of the pages already present. Pages not yet present are neither moved nor
+ * failed. The fast-memory budget is accounted, not enforced, here. */
+static int numa_place(pd_backend *b, void *addr, size_t len, int tier, pd_migrate_stats *st)
+{
+    numa_state *s = state_of(b);
+    int node = tier_node(s, tier);
+    if (node < 0 || node >= MASK_WORDS * 64 - 1 || !addr || (uintptr_t)addr % s->page_size) {
+        errno = EINVAL;
+        return -1;
+    }
+    size_t npages = (len + s->page_size - 1) / s->page_size;
+    if (npages == 0)
+        return 0;
+    int where[PD_NUMA_BATCH];
+    long fast_before = count_on_node(s, addr, npages, s->fast_node, where);
+    long on_before = node == s->fast_node ? fast_before : count_on_node(s, addr, npages, node, where);
+    if (fast_before < 0 || on_before < 0)
+        return -1;
+
+    unsigned long mask[MASK_WORDS] = {0};
+    mask[node / 64] |= 1UL << (node % 64);
+    if (s->sys.mbind(s->sys.ctx, addr, npages * s->page_size, MPOL_PREFERRED, mask, (unsigned long)node + 2,
+                     MPOL_MF_MOVE) < 0)
+        return -1;
+
+    pd_migrate_stats local = {0};
+    void *pages[PD_NUMA_BATCH];
+    long fast_after = 0;
+    local.pages_requested = npages;
+    for (size_t off = 0; off < npages; off += PD_NUMA_BATCH) {
+        size_t cnt = range_pages(s, addr, npages, off, pages, PD_NUMA_BATCH);
+        if (query_nodes(s, pages, cnt, where))
+            return -1;
+        for (size_t i = 0; i < cnt; i++) {
+            fast_after += where[i] == s->fast_node;
+            if (where[i] == node)
+                local.pages_moved++;
+            else if (where[i] >= 0) {
+                local.pages_failed++; /* MPOL_MF_MOVE could not move it (busy, or shared) */
+                local.other_errors++;
+            }
+        }
+    }
+    if (local.pages_moved > (size_t)on_before)
+        local.bytes_moved = (local.pages_moved - (size_t)on_before) * s->page_size;
+    if (fast_after > fast_before)
+        s->fast_used += (size_t)(fast_after - fast_before) * s->page_size;
+    else {
+        size_t drop = (size_t)(fast_before - fast_after) * s->page_size;
+        s->fast_used = s->fast_used > drop ? s->fast_used - drop : 0;
+    }
+    if (st) {
+        st->pages_requested += local.pages_requested;
+        st->pages_moved += local.pages_moved;
+        st->pages_failed += local.pages_failed;
+        st->bytes_moved += local.bytes_moved;
+        st->other_errors += local.other_errors;
+    }
+    return 0;
+}
+
+static int numa_query(pd_backend *b, void **pages, size_t n, int *tier_out)
+{
+    numa_state *s = state_of(b);
+    if (n && (!pages || !tier_out)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (query_nodes(s, pages, n, tier_out))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        int w = tier_out[i];
+        tier_out[i] = w == s->fast_node ? PD_TIER_FAST : w == s->slow_node ? PD_TIER_SLOW : w < 0 ? w : -EXDEV;
+    }
+    return 0;
+}
+
+static size_t node_mem_free(int node)
+{
+    char rel[64], path[4096];
+    snprintf(rel, sizeof rel, "devices/system/node/node%d/meminfo", node);
+    char *text = pd_read_file(pd_sys_path(path, sizeof path, rel), NULL);
+    if (!text)
+        return 0;
+    size_t bytes = 0;
+    const char *p = strstr(text, "MemFree:");
+    unsigned long long kb;
+    if (p && sscanf(p, "MemFree: %llu", &kb) == 1)
+        bytes = (size_t)(kb * 1024ULL);
+    free(text);
+    return bytes;
+}
+
+static size_t numa_fast_free(pd_backend *b)
+{
+    numa_state *s = state_of(b);
+    if (s->capacity)
+        return s->capacity > s->fast_used ? s->capacity - s->fast_used : 0;
+    return node_mem_free(s->fast_node);
+}
+
+static void numa_destroy(pd_backend *b)
+{
+    if (!b)
+        return;
+    free(b->state);
+    free(b);
+}
+
+static int is_numa(const pd_backend *b) { return b && b->name == backend_name; }
+
+int pd_backend_numa_set_syscalls(pd_backend *b, const pd_numa_syscalls *sys)
+{
+    if (!is_numa(b) || (sys && (!sys->move_pages || !sys->mbind))) {
+        errno = EINVAL;
+        return -1;
+    }
+    state_of(b)->sys = sys ? *sys : real_syscalls;
+    return 0;
+}
+
+int pd_backend_numa_nodes(const pd_backend *b, int *fast_node, int *slow_node)
+{
+    if (!is_numa(b)) {
+        errno = EINVAL;
+        return -1;
+    }
+    const numa_state *s = b->state;
+    if (fast_node)
+        *fast_node = s->fast_node;
+    if (slow_node)
+        *slow_node = s->slow_node;
+    return 0;
+}
+
+int pd_backend_numa_promote(pd_backend *b, void **promote, size_t n, void **demote, size_t m,
+                            pd_migrate_stats *st, pd_migrate_stats *demoted)
+{
+    if (!is_numa(b) || (n && !promote) || (m && !demote)) {
+        errno = EINVAL;
+        return -1;
+    }
+    numa_state *s = state_of(b);
+    if (n == 0)
+        return 0;
+    int *outcome = malloc(n * sizeof *outcome);
+    void **refused = malloc(n * sizeof *refused);
+    size_t *refused_at = malloc(n * sizeof *refused_at);
+    int *scratch = malloc(n * sizeof *scratch);
+    int rc = -1;
+    if (!outcome || !refused || !refused_at || !scratch)
+        goto out;
+    if (move_all(s, promote, n, s->fast_node, outcome))
+        goto out;
+
+    size_t cursor = 0; /* next demotion candidate, coldest first */
+    for (int round = 0; round < PD_NUMA_DEMOTE_ROUNDS; round++) {
+        size_t nref = 0;
+        for (size_t i = 0; i < n; i++)
+            if (outcome[i] == -ENOMEM) {
+                refused_at[nref] = i;
+                refused[nref++] = promote[i];
+            }
+        if (nref == 0 || cursor >= m)
+            break;
+
+        /* Pick candidates that really sit on the fast node: as many as pages
+         * were refused, doubling each round, since a kernel that refused keeps
+         * more free than that (its watermarks rise after fallbacks). */
+        void *victims[PD_NUMA_BATCH];
+        int where[PD_NUMA_BATCH], vout[PD_NUMA_BATCH];
+        size_t freed = 0, want = nref << round;
+        while (freed < want && cursor < m) {
+            size_t cnt = m - cursor < PD_NUMA_BATCH ? m - cursor : PD_NUMA_BATCH;
+            if (query_nodes(s, demote + cursor, cnt, where))
+                goto out;
+            size_t nv = 0, used = 0;
+            for (; used < cnt && freed + nv < want; used++)
+                if (where[used] == s->fast_node)
+                    victims[nv++] = demote[cursor + used];
+            cursor += used;
+            if (nv == 0)
+                continue;
+            if (move_batch(s, victims, nv, s->slow_node, vout))
+                goto out;
+            tally(s, vout, nv, demoted);
+            for (size_t v = 0; v < nv; v++)
+                freed += vout[v] == 1;
+        }
+        if (freed == 0)
+            break; /* nothing could be made room for */
+
+        if (move_all(s, refused, nref, s->fast_node, scratch))
+            goto out;
+        for (size_t r = 0; r < nref; r++)
+            outcome[refused_at[r]] = scratch[r];
+    }
+    tally(s, outcome, n, st);
+    rc = 0;
+out:
+    free(outcome);
+    free(refused);
+    free(refused_at);
+    free(scratch);
+    return rc;
+}
+
+/* Node entry with memory, or NULL. */
+static const pd_tier_node *memory_node(const pd_tiers *t, int id)
+{
+    const pd_tier_node *n = pd_tiers_node(t, id);
+    return n && n->mem_total ? n : NULL;
+}
+
+pd_backend *pd_backend_numa_create(int fast_node, int slow_node, size_t fast_capacity)
+{
+    pd_tiers *t = malloc(sizeof *t);
+    if (!t)
+        return NULL;
+    char err[256];
+    if (pd_tiers_discover(t, err, sizeof err)) {
+        free(t);
+        errno = EIO; /* unreadable sysfs: the caller may retry with the sim backend */
+        return NULL;
+    }
+    int fast = fast_node >= 0 ? fast_node : t->fast_node;
+    int slow = slow_node;
+    if (slow < 0) {
+        if (fast == t->fast_node)
+            slow = t->slow_node;
+        else {
+            /* An explicit fast node: the first memory node slower than it. */
+            const pd_tier_node *f = memory_node(t, fast);
+            for (int i = 0; f && i < t->nnodes && slow < 0; i++)
+                if (&t->node[i] != f && t->node[i].mem_total && pd_tiers_is_slower(&t->node[i], f))
+                    slow = t->node[i].id;
+        }
+    }
+    int ok = slow >= 0 && fast != slow && memory_node(t, fast) && memory_node(t, slow) &&
+             fast < MASK_WORDS * 64 - 1 && slow < MASK_WORDS * 64 - 1;
+    int same = slow >= 0 && fast == slow;
+    free(t);
+    if (!ok) {
+        errno = same ? EINVAL : ENODEV;
+        return NULL;
+    }
+
+    pd_backend *b = calloc(1, sizeof *b);
+    numa_state *s = calloc(1, sizeof *s);
+    if (!b || !s) {
+        free(b);
+        free(s);
+        errno = ENOMEM;
+        return NULL;
+    }
+    long ps = sysconf(_SC_PAGESIZE);
+    s->page_size = ps > 0 ? (size_t)ps : 4096;
+    s->fast_node = fast;
+    s->slow_node = slow;
+    s->capacity = fast_capacity;
+    s->sys = real_syscalls;
+    b->name = backend_name;
+    b->place = numa_place;
+    b->move = numa_move;
+    b->query = numa_query;
+    b->fast_free = numa_fast_free;
+    b->destroy = numa_destroy;
+    b->state = s;
+    return b;
+}

@@ -1,0 +1,55 @@
+/* The numa backend's extras beyond the pd_backend interface (backend.h):
+ * promotion with demotion of cold pages, and a seam for the two system calls
+ * so that tests can inject per-page outcomes without a tiered machine.
+ *
+ * Conventions of the numa backend's place/move/query: they return 0 when the
+ * call went through (per-page outcomes are in pd_migrate_stats: a page that
+ * cannot be moved is counted, never fatal) and -1 with errno on a hard
+ * failure (bad tier, the kernel refused the call as a whole: EPERM, ENOSYS).
+ * Statistics: pages_moved counts pages now on the requested tier (already
+ * there included); bytes_moved counts only pages that were migrated by this
+ * call. ebusy / enomem / efault / other_errors count pages by their final
+ * outcome (EBUSY after PD_NUMA_EBUSY_RETRIES retries; efault also counts
+ * -ENOENT, a page not present); pages_failed is their sum.
+ * query() gives PD_TIER_FAST / PD_TIER_SLOW, -ENOENT/-EFAULT for pages not
+ * present/mapped, or -EXDEV for a page on a third node.
+ * One caller at a time: a backend's state (budget use) is not locked. */
+#ifndef PD_LIB_BACKEND_NUMA_H
+#define PD_LIB_BACKEND_NUMA_H
+
+#include <stddef.h>
+
+#include "lib/backend.h"
+
+#define PD_NUMA_BATCH 1024        /* pages per move_pages call */
+#define PD_NUMA_EBUSY_RETRIES 3   /* extra attempts for busy pages */
+#define PD_NUMA_DEMOTE_ROUNDS 4   /* demote-then-retry rounds of a promotion */
+
+typedef struct {
+    /* Same contract as move_pages(2) for the calling process (pid 0):
+     * nodes == NULL queries. Returns < 0 with errno, or pages not migrated. */
+    long (*move_pages)(void *ctx, unsigned long count, void **pages, const int *nodes, int *status, int flags);
+    /* Same contract as mbind(2). */
+    long (*mbind)(void *ctx, void *addr, unsigned long len, int mode, const unsigned long *nodemask,
+                  unsigned long maxnode, unsigned flags);
+    void *ctx;
+} pd_numa_syscalls;
+
+/* Replaces a numa backend's system calls (tests); NULL restores libnuma's.
+ * Returns -1 (EINVAL) when b is not a numa backend. */
+int pd_backend_numa_set_syscalls(pd_backend *b, const pd_numa_syscalls *sys);
+
+/* The node pair a numa backend moves between. */
+int pd_backend_numa_nodes(const pd_backend *b, int *fast_node, int *slow_node);
+
+/* Moves n pages to fast memory. Where the fast node is full (per-page ENOMEM
+ * from the kernel, or the fast_capacity budget given at creation is spent),
+ * demotes candidates to slow memory, coldest first (demote[0] is the coldest;
+ * pages not on the fast node are skipped), as many as pages were refused
+ * (twice that in the next round, and so on), then retries those pages; at
+ * most PD_NUMA_DEMOTE_ROUNDS rounds. Promotion
+ * outcomes go to st, demotions to demoted (either may be NULL). */
+int pd_backend_numa_promote(pd_backend *b, void **promote, size_t n, void **demote, size_t m,
+                            pd_migrate_stats *st, pd_migrate_stats *demoted);
+
+#endif

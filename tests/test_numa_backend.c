@@ -1,0 +1,510 @@
+/* numa backend (src/lib/backend_numa.c): construction against fixture sysfs
+ * trees, and migration through a fake kernel injected at the system-call
+ * seam: per-page EBUSY / ENOMEM / EFAULT, batching, demotion order, budget. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "test_tiers_fixture.h"
+
+#include <errno.h>
+#include <numaif.h>
+#include <stdint.h>
+
+#include "lib/backend.h"
+#include "lib/backend_numa.h"
+
+#define FAKE_PAGES 4096
+#define PAGE ((size_t)sysconf(_SC_PAGESIZE))
+
+/* A fake kernel: FAKE_PAGES pages from base; node per page. */
+typedef struct {
+    uintptr_t base;
+    int node[FAKE_PAGES];
+    int mapped[FAKE_PAGES];  /* 0: -EFAULT, 1: present, 2: mapped but not present (-ENOENT) */
+    int busy_left[FAKE_PAGES];
+    int fast_limit;          /* pages node 0 can hold; < 0 unlimited */
+    int boost;               /* after a refusal, node 0 keeps this many more pages free */
+    int boosted;
+    int abort_on_enomem;     /* like the kernel: stop, -1/ENOMEM, later slots untouched */
+    int abort_on_busy;       /* like the kernel: stop, return pages not migrated, slots untouched */
+    int fail_errno;          /* whole call fails with this errno */
+    int move_calls, query_calls, max_count;
+    int mbind_calls, mbind_mode, mbind_node;
+    unsigned mbind_flags;
+} fake_kernel;
+
+static fake_kernel fk;
+
+static long page_index(void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    if (a < fk.base || (a - fk.base) % PAGE)
+        return -1;
+    size_t i = (a - fk.base) / PAGE;
+    return i < FAKE_PAGES ? (long)i : -1;
+}
+
+static int on_fast(void)
+{
+    int n = 0;
+    for (int i = 0; i < FAKE_PAGES; i++)
+        n += fk.mapped[i] == 1 && fk.node[i] == 0;
+    return n;
+}
+
+static long fake_move_pages(void *ctx, unsigned long count, void **pages, const int *nodes, int *status, int flags)
+{
+    (void)ctx;
+    if (fk.fail_errno) {
+        errno = fk.fail_errno;
+        return -1;
+    }
+    if ((int)count > fk.max_count)
+        fk.max_count = (int)count;
+    if (!nodes)
+        fk.query_calls++;
+    else {
+        fk.move_calls++;
+        assert_int_equal(flags, MPOL_MF_MOVE);
+    }
+    long not_moved = 0;
+    for (unsigned long k = 0; k < count; k++) {
+        long i = page_index(pages[k]);
+        if (i < 0 || fk.mapped[i] == 0) {
+            status[k] = -EFAULT;
+            continue;
+        }
+        if (fk.mapped[i] == 2) {
+            status[k] = -ENOENT;
+            continue;
+        }
+        if (!nodes || fk.node[i] == nodes[k]) {
+            status[k] = fk.node[i];
+            continue;
+        }
+        if (fk.busy_left[i] > 0) {
+            fk.busy_left[i]--;
+            if (fk.abort_on_busy)
+                return (long)(count - k);
+            status[k] = -EBUSY;
+            not_moved++;
+            continue;
+        }
+        if (nodes[k] == 0 && fk.fast_limit >= 0 && on_fast() >= fk.fast_limit - (fk.boosted ? fk.boost : 0)) {
+            fk.boosted = 1;
+            if (fk.abort_on_enomem) {
+                errno = ENOMEM;
+                return -1;
+            }
+            status[k] = -ENOMEM;
+            not_moved++;
+            continue;
+        }
+        fk.node[i] = nodes[k];
+        status[k] = nodes[k];
+    }
+    return not_moved;
+}
+
+static long fake_mbind(void *ctx, void *addr, unsigned long len, int mode, const unsigned long *mask,
+                       unsigned long maxnode, unsigned flags)
+{
+    (void)ctx;
+    fk.mbind_calls++;
+    fk.mbind_mode = mode;
+    fk.mbind_flags = flags;
+    fk.mbind_node = -1;
+    for (unsigned long n = 0; n + 1 < maxnode; n++)
+        if (mask[n / 64] & (1UL << (n % 64)))
+            fk.mbind_node = (int)n;
+    long first = page_index(addr);
+    assert_true(first >= 0);
+    for (size_t i = (size_t)first; i < (size_t)first + len / PAGE && i < FAKE_PAGES; i++)
+        if (fk.mapped[i] == 1 && (flags & MPOL_MF_MOVE))
+            fk.node[i] = fk.mbind_node;
+    return 0;
+}
+
+static const pd_numa_syscalls fake_sys = {fake_move_pages, fake_mbind, NULL};
+
+static void *pg(int i) { return (void *)(fk.base + (size_t)i * PAGE); }
+
+/* Fresh fake kernel, all pages present on node `node`, and a backend 0/1. */
+static pd_backend *fake_backend(int node, size_t capacity)
+{
+    memset(&fk, 0, sizeof fk);
+    fk.base = (uintptr_t)1 << 32;
+    fk.fast_limit = -1;
+    for (int i = 0; i < FAKE_PAGES; i++) {
+        fk.node[i] = node;
+        fk.mapped[i] = 1;
+    }
+    fx_two_node();
+    pd_backend *b = pd_backend_numa_create(-1, -1, capacity);
+    assert_non_null(b);
+    assert_int_equal(pd_backend_numa_set_syscalls(b, &fake_sys), 0);
+    return b;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    fx_begin();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    fx_end();
+    return 0;
+}
+
+static void test_create_needs_slow_tier(void **state)
+{
+    (void)state;
+    fx_single_node();
+    errno = 0;
+    assert_null(pd_backend_numa_create(-1, -1, 0));
+    assert_int_equal(errno, ENODEV);
+    assert_null(pd_backend_numa_create(0, 1, 0)); /* node 1 does not exist */
+    assert_int_equal(errno, ENODEV);
+
+    fx_two_node();
+    pd_backend *b = pd_backend_numa_create(-1, -1, 0);
+    assert_non_null(b);
+    assert_string_equal(b->name, "numa");
+    int fast = -1, slow = -1;
+    assert_int_equal(pd_backend_numa_nodes(b, &fast, &slow), 0);
+    assert_int_equal(fast, 0);
+    assert_int_equal(slow, 1);
+    /* Without a budget, free fast memory is the node's MemFree. */
+    assert_true(b->fast_free(b) == 4ULL * 1024 * 1024 * 1024);
+    b->destroy(b);
+
+    b = pd_backend_numa_create(0, 1, 1 << 20);
+    assert_non_null(b);
+    assert_int_equal(b->fast_free(b), 1 << 20);
+    b->destroy(b);
+
+    assert_null(pd_backend_numa_create(1, 1, 0));
+    assert_int_equal(errno, EINVAL);
+    assert_null(pd_backend_numa_create(0, 5, 0));
+    assert_int_equal(errno, ENODEV);
+    fx_put("devices/system/node/node1/cpulist", "bad\n");
+    assert_null(pd_backend_numa_create(-1, -1, 0));
+    assert_int_equal(errno, EIO);
+
+    pd_backend other = {.name = "sim"};
+    assert_int_equal(pd_backend_numa_set_syscalls(&other, &fake_sys), -1);
+    assert_int_equal(errno, EINVAL);
+}
+
+static void test_move_and_query(void **state)
+{
+    (void)state;
+    pd_backend *b = fake_backend(1, 0);
+    void *pages[8];
+    for (int i = 0; i < 8; i++)
+        pages[i] = pg(i);
+    fk.node[7] = 0; /* already fast */
+    pd_migrate_stats st = {0};
+    assert_int_equal(b->move(b, pages, 8, PD_TIER_FAST, &st), 0);
+    assert_int_equal(st.pages_requested, 8);
+    assert_int_equal(st.pages_moved, 8);
+    assert_int_equal(st.bytes_moved, 7 * PAGE); /* page 7 did not move */
+    assert_int_equal(st.pages_failed, 0);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(fk.node[i], 0);
+
+    int tiers[9];
+    void *q[9] = {pg(0), pg(8), (void *)8, pg(1), pg(2), pg(3), pg(4), pg(5), pg(6)};
+    fk.node[6] = 3; /* a third node */
+    assert_int_equal(b->query(b, q, 9, tiers), 0);
+    assert_int_equal(tiers[0], PD_TIER_FAST);
+    assert_int_equal(tiers[1], PD_TIER_SLOW);
+    assert_int_equal(tiers[2], -EFAULT);
+    assert_int_equal(tiers[8], -EXDEV);
+
+    errno = 0;
+    assert_int_equal(b->move(b, pages, 8, 7, &st), -1);
+    assert_int_equal(errno, EINVAL);
+    b->destroy(b);
+}
+
+static void test_ebusy_retried_then_counted(void **state)
+{
+    (void)state;
+    pd_backend *b = fake_backend(1, 0);
+    void *pages[4] = {pg(0), pg(1), pg(2), pg(3)};
+    fk.busy_left[1] = 1;                         /* busy on the first try only */
+    fk.busy_left[2] = PD_NUMA_EBUSY_RETRIES;     /* succeeds on the last attempt */
+    fk.busy_left[3] = PD_NUMA_EBUSY_RETRIES + 1; /* never within the bound */
+    pd_migrate_stats st = {0};
+    assert_int_equal(b->move(b, pages, 4, PD_TIER_FAST, &st), 0);
+    assert_int_equal(st.pages_moved, 3);
+    assert_int_equal(st.ebusy, 1);
+    assert_int_equal(st.pages_failed, 1);
+    assert_int_equal(fk.move_calls, PD_NUMA_EBUSY_RETRIES + 1);
+    assert_int_equal(fk.node[3], 1);
+    assert_int_equal(fk.busy_left[3], 0);
+    b->destroy(b);
+}
+
+static void test_unmapped_pages_counted_not_fatal(void **state)
+{
+    (void)state;
+    pd_backend *b = fake_backend(0, 0);
+    fk.mapped[1] = 0; /* not mapped */
+    fk.mapped[2] = 2; /* mapped, never touched */
+    void *pages[4] = {pg(0), pg(1), pg(2), pg(3)};
+    pd_migrate_stats st = {0};
+    assert_int_equal(b->move(b, pages, 4, PD_TIER_SLOW, &st), 0);
+    assert_int_equal(st.pages_moved, 2);
+    assert_int_equal(st.efault, 2);
+    assert_int_equal(st.pages_failed, 2);
+    assert_int_equal(st.bytes_moved, 2 * PAGE);
+    assert_int_equal(fk.node[3], 1);
+    b->destroy(b);
+}
+
+static void test_batches_of_1024(void **state)
+{
+    (void)state;
+    pd_backend *b = fake_backend(1, 0);
+    enum { N = 2500 };
+    void **pages = malloc(N * sizeof *pages);
+    for (int i = 0; i < N; i++)
+        pages[i] = pg(i);
+    pd_migrate_stats st = {0};
+    assert_int_equal(b->move(b, pages, N, PD_TIER_FAST, &st), 0);
+    assert_int_equal(st.pages_moved, N);
+    assert_int_equal(st.bytes_moved, N * PAGE);
+    assert_int_equal(fk.max_count, PD_NUMA_BATCH);
+    assert_int_equal(fk.move_calls, 3);
+    assert_int_equal(fk.query_calls, 3);
+    free(pages);
+    b->destroy(b);
+}
+
+static void test_whole_call_refused(void **state)
+{
+    (void)state;
+    pd_backend *b = fake_backend(1, 0);
+    void *pages[2] = {pg(0), pg(1)};
+    fk.fail_errno = EPERM;
+    pd_migrate_stats st = {0};
+    errno = 0;
+    assert_int_equal(b->move(b, pages, 2, PD_TIER_FAST, &st), -1);
+    assert_int_equal(errno, EPERM);
+    assert_int_equal(st.pages_requested, 0);
+    b->destroy(b);
+}
+
+/* The kernel's way with transient failures: the call stops at a busy page and
+ * returns how many were not migrated; the untouched slots are retried. */
+static void test_kernel_busy_abort_retried(void **state)
+{
+    (void)state;
+    pd_backend *b = fake_backend(1, 0);
+    fk.abort_on_busy = 1;
+    fk.busy_left[2] = 1;
+    fk.busy_left[5] = 2;
+    void *pages[8];
+    for (int i = 0; i < 8; i++)
+        pages[i] = pg(i);
+    pd_migrate_stats st = {0};
+    assert_int_equal(b->move(b, pages, 8, PD_TIER_FAST, &st), 0);
+    assert_int_equal(st.pages_moved, 8);
+    assert_int_equal(st.pages_failed, 0);
+    assert_int_equal(st.bytes_moved, 8 * PAGE);
+    assert_int_equal(fk.move_calls, 4); /* stop at 2, stop at 5, stop at 5, done */
+    b->destroy(b);
+}
+
+/* The kernel's way: the call fails with ENOMEM and the later status slots
+ * stay untouched; pages that did move are still counted as moved. */
+static void test_kernel_enomem_abort(void **state)
+{
+    (void)state;
+    pd_backend *b = fake_backend(1, 0);
+    fk.fast_limit = 2;
+    fk.abort_on_enomem = 1;
+    void *pages[5] = {pg(0), pg(1), pg(2), pg(3), pg(4)};
+    pd_migrate_stats st = {0};
+    assert_int_equal(b->move(b, pages, 5, PD_TIER_FAST, &st), 0);
+    assert_int_equal(st.pages_moved, 2);
+    assert_int_equal(st.enomem, 3);
+    assert_int_equal(st.pages_failed, 3);
+    assert_int_equal(on_fast(), 2);
+    b->destroy(b);
+}
+
+/* Fast node full: the coldest candidates that are on the fast node are
+ * demoted, in the caller's order, just enough, then the pages are promoted. */
+static void test_promote_demotes_coldest_first(void **state)
+{
+    (void)state;
+    pd_backend *b = fake_backend(1, 0);
+    fk.fast_limit = 4;
+    for (int i = 10; i < 14; i++)
+        fk.node[i] = 0; /* fast node full with pages 10..13 */
+    void *promote[3] = {pg(0), pg(1), pg(2)};
+    /* coldness order: 20 (already slow: skipped), 12, 10, 13, 11 */
+    void *demote[5] = {pg(20), pg(12), pg(10), pg(13), pg(11)};
+    pd_migrate_stats st = {0}, dem = {0};
+    assert_int_equal(pd_backend_numa_promote(b, promote, 3, demote, 5, &st, &dem), 0);
+    assert_int_equal(st.pages_requested, 3);
+    assert_int_equal(st.pages_moved, 3);
+    assert_int_equal(st.enomem, 0);
+    assert_int_equal(st.bytes_moved, 3 * PAGE);
+    assert_int_equal(dem.pages_moved, 3);
+    assert_int_equal(fk.node[12], 1);
+    assert_int_equal(fk.node[10], 1);
+    assert_int_equal(fk.node[13], 1);
+    assert_int_equal(fk.node[11], 0); /* warmest candidate kept */
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(fk.node[i], 0);
+    b->destroy(b);
+}
+
+/* A kernel that raises its watermarks after refusing (watermark boost):
+ * demoting just as many as were refused never gets in; doubling does. */
+static void test_promote_escalates_demotion(void **state)
+{
+    (void)state;
+    pd_backend *b = fake_backend(1, 0);
+    fk.fast_limit = 100;
+    fk.boost = 40;
+    for (int i = 100; i < 200; i++)
+        fk.node[i] = 0;
+    void *promote[10], *demote[100];
+    for (int i = 0; i < 10; i++)
+        promote[i] = pg(i);
+    for (int i = 0; i < 100; i++)
+        demote[i] = pg(100 + i);
+    pd_migrate_stats st = {0}, dem = {0};
+    assert_int_equal(pd_backend_numa_promote(b, promote, 10, demote, 100, &st, &dem), 0);
+    assert_int_equal(st.pages_moved, 10);
+    assert_int_equal(st.enomem, 0);
+    assert_int_equal(dem.pages_moved, 10 + 20 + 40); /* rounds of 1x, 2x, 4x the refused */
+    for (int i = 100; i < 200; i++)
+        assert_int_equal(fk.node[i], i < 170 ? 1 : 0);
+    b->destroy(b);
+}
+
+static void test_promote_runs_out_of_candidates(void **state)
+{
+    (void)state;
+    pd_backend *b = fake_backend(1, 0);
+    fk.fast_limit = 2;
+    fk.node[10] = fk.node[11] = 0;
+    void *promote[4] = {pg(0), pg(1), pg(2), pg(3)};
+    void *demote[1] = {pg(10)};
+    pd_migrate_stats st = {0}, dem = {0};
+    assert_int_equal(pd_backend_numa_promote(b, promote, 4, demote, 1, &st, &dem), 0);
+    assert_int_equal(st.pages_moved, 1);
+    assert_int_equal(st.enomem, 3);
+    assert_int_equal(dem.pages_moved, 1);
+    assert_int_equal(fk.node[11], 0);
+    b->destroy(b);
+}
+
+/* A fast_capacity budget below what the node has: the backend refuses past
+ * it (ENOMEM), and demotion gives the budget back. */
+static void test_budget_enforced_and_freed_by_demotion(void **state)
+{
+    (void)state;
+    pd_backend *b = fake_backend(1, 3 * PAGE);
+    void *pages[5] = {pg(0), pg(1), pg(2), pg(3), pg(4)};
+    pd_migrate_stats st = {0};
+    assert_int_equal(b->move(b, pages, 5, PD_TIER_FAST, &st), 0);
+    assert_int_equal(st.pages_moved, 3);
+    assert_int_equal(st.enomem, 2);
+    assert_int_equal(b->fast_free(b), 0);
+
+    void *want[2] = {pg(3), pg(4)};
+    void *cold[3] = {pg(1), pg(0), pg(2)};
+    pd_migrate_stats pst = {0}, dem = {0};
+    assert_int_equal(pd_backend_numa_promote(b, want, 2, cold, 3, &pst, &dem), 0);
+    assert_int_equal(pst.pages_moved, 2);
+    assert_int_equal(dem.pages_moved, 2);
+    assert_int_equal(fk.node[1], 1);
+    assert_int_equal(fk.node[0], 1);
+    assert_int_equal(fk.node[2], 0);
+    assert_int_equal(b->fast_free(b), 0);
+
+    pd_migrate_stats back = {0};
+    void *out[1] = {pg(2)};
+    assert_int_equal(b->move(b, out, 1, PD_TIER_SLOW, &back), 0);
+    assert_int_equal(b->fast_free(b), PAGE);
+    b->destroy(b);
+}
+
+static void test_place_uses_preferred_policy(void **state)
+{
+    (void)state;
+    pd_backend *b = fake_backend(0, 0);
+    fk.mapped[3] = 2; /* not yet touched */
+    pd_migrate_stats st = {0};
+    assert_int_equal(b->place(b, pg(0), 8 * PAGE, PD_TIER_SLOW, &st), 0);
+    assert_int_equal(fk.mbind_calls, 1);
+    assert_int_equal(fk.mbind_mode, MPOL_PREFERRED);
+    assert_int_equal(fk.mbind_node, 1);
+    assert_true(fk.mbind_flags & MPOL_MF_MOVE);
+    assert_int_equal(st.pages_requested, 8);
+    assert_int_equal(st.pages_moved, 7);
+    assert_int_equal(st.pages_failed, 0);
+    assert_int_equal(st.bytes_moved, 7 * PAGE);
+
+    errno = 0;
+    assert_int_equal(b->place(b, (char *)pg(0) + 1, PAGE, PD_TIER_SLOW, &st), -1);
+    assert_int_equal(errno, EINVAL);
+    b->destroy(b);
+}
+
+/* The real system calls on this machine: a single node means the backend
+ * cannot be created from the real /sys; with the 2-node fixture it can,
+ * and the real move_pages query of our own pages answers node 0. */
+static void test_real_syscalls_query(void **state)
+{
+    (void)state;
+    fx_two_node();
+    pd_backend *b = pd_backend_numa_create(-1, -1, 0);
+    assert_non_null(b);
+    size_t n = 4;
+    char *mem = aligned_alloc(PAGE, n * PAGE);
+    memset(mem, 1, n * PAGE);
+    void *pages[4];
+    int tiers[4];
+    for (size_t i = 0; i < n; i++)
+        pages[i] = mem + i * PAGE;
+    assert_int_equal(b->query(b, pages, n, tiers), 0);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(tiers[i], PD_TIER_FAST); /* node 0 */
+    free(mem);
+    b->destroy(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_create_needs_slow_tier, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_move_and_query, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ebusy_retried_then_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unmapped_pages_counted_not_fatal, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batches_of_1024, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_whole_call_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kernel_busy_abort_retried, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kernel_enomem_abort, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_promote_demotes_coldest_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_promote_escalates_demotion, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_promote_runs_out_of_candidates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_budget_enforced_and_freed_by_demotion, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_place_uses_preferred_policy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_real_syscalls_query, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("numa_backend", tests, NULL, NULL);
+}

@@ -50,3 +50,26 @@ $(BUILD)/bench/model_bench: $(call OBJ,bench/model_bench.c) $(BUILD)/libpaddiser
 bench-model: $(BUILD)/bench/model_bench
 	$(BUILD)/bench/model_bench $(MODEL_BENCH_ARGS)
 -include $(BUILD)/obj/bench/model_bench.d $(BUILD)/obj/bench/planner_bench.d
+
+# The runtime library links only what src/lib + src/common use: training
+# (src/train, xgboost) is not in it, so applications need no libxgboost.
+# `make check-runtime-link` (run by check-unit) checks that: the .so's
+# needed libraries, and an example linked against libpaddiser.{a,so} with
+# exactly these libraries.
+RUNTIME_LDLIBS := $(strip $(shell pkg-config --libs jansson numa 2>/dev/null)) -lm -lpthread
+$(BUILD)/libpaddiser.so: LDLIBS = $(RUNTIME_LDLIBS)
+
+RT_LINK_DIR := $(BUILD)/runtime_link
+.PHONY: check-runtime-link
+check-runtime-link: $(BUILD)/libpaddiser.a $(BUILD)/libpaddiser.so
+	@mkdir -p $(RT_LINK_DIR)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $(RT_LINK_DIR)/omp_example_static examples/runtime/omp_example.c \
+		$(BUILD)/libpaddiser.a $(LDFLAGS) $(RUNTIME_LDLIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $(RT_LINK_DIR)/omp_example_shared examples/runtime/omp_example.c \
+		-L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lpaddiser $(LDFLAGS) $(RUNTIME_LDLIBS)
+	@if readelf -d $(BUILD)/libpaddiser.so | grep -i 'NEEDED.*xgboost'; then \
+		echo "check-runtime-link: libpaddiser.so still needs libxgboost" >&2; exit 1; fi
+	@if nm -u $(BUILD)/libpaddiser.a | grep -E ' (XG|pd_model_train|pd_model_save)'; then \
+		echo "check-runtime-link: libpaddiser.a refers to training / xgboost symbols" >&2; exit 1; fi
+	@echo "check-runtime-link: libpaddiser.{a,so} link with: $(RUNTIME_LDLIBS) -fopenmp"
+check-unit: check-runtime-link

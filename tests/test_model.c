@@ -1,4 +1,4 @@
-/* Tests of src/lib/model.c and model_train.c: Eq. 2 clamping, the f = 1
+/* Tests of src/lib/model.c and src/train/model_train.c: Eq. 2 clamping, the f = 1
  * fallback, training CSV parsing, region split, a tiny xgboost training run
  * (few trees, one thread), save/load round trips and load errors. */
 #include <setjmp.h>

@@ -98,6 +98,11 @@ typedef struct {
 int pd_model_data_load(const char *path, pd_model_data *d, char *err, size_t errlen);
 void pd_model_data_free(pd_model_data *d);
 
+/* Appends d as CSV (header PD_MODEL_CSV_HEADER, then the rows with use[i];
+ * use NULL = all) to out; missing features are empty cells. PD_OK or
+ * PD_ENOMEM. */
+int pd_model_data_write(pd_str *out, const pd_model_data *d, const unsigned char *use);
+
 /* Regression target f = (t_slow - t_hybrid) / ((t_slow - t_dram) * r), or
  * NaN where undefined (r <= 0, t_slow <= t_dram, non-finite). */
 double pd_model_target_f(double r, double t_dram, double t_slow, double t_hybrid);

@@ -420,13 +420,11 @@ int pd_backend_numa_promote(pd_backend *b, void **promote, size_t n, void **demo
 
         /* Pick candidates that really sit on the fast node: as many as pages
          * were refused, doubling each round, since a kernel that refused keeps
-         * more free than that (its watermarks rise after fallbacks). A page
-         * that is also to be promoted goes only for a hotter one: one after
-         * the hottest refused page. */
+         * more free than that (its watermarks rise after fallbacks). */
         void *victims[PD_NUMA_BATCH];
         long victim_at[PD_NUMA_BATCH];
         int where[PD_NUMA_BATCH], vout[PD_NUMA_BATCH];
-        size_t freed = 0, want = nref << round;
+        size_t freed = 0, want = nref << round, displaced_now = 0, paired = 0;
         while (freed < want && cursor < m) {
             size_t cnt = m - cursor < PD_NUMA_BATCH ? m - cursor : PD_NUMA_BATCH;
             if (query_nodes(s, demote + cursor, cnt, where))
@@ -435,9 +433,12 @@ int pd_backend_numa_promote(pd_backend *b, void **promote, size_t n, void **demo
             for (; used < cnt && freed + nv < want; used++) {
                 if (where[used] != s->fast_node)
                     continue;
+                /* Each victim makes room for the hottest refused page not
+                 * yet paired; a planned page only for a hotter one. */
                 long at = pd_page_index_find(ix, n, demote[cursor + used]);
-                if (at >= 0 && ((size_t)at <= refused_at[0] || displaced[at]))
+                if (at >= 0 && (displaced[at] || paired >= nref || refused_at[paired] >= (size_t)at))
                     continue;
+                paired++;
                 victim_at[nv] = at;
                 victims[nv++] = demote[cursor + used];
             }
@@ -450,6 +451,7 @@ int pd_backend_numa_promote(pd_backend *b, void **promote, size_t n, void **demo
             for (size_t v = 0; v < nv; v++) {
                 freed += vout[v] == 1;
                 if (vout[v] == 1 && victim_at[v] >= 0) {
+                    displaced_now++;
                     displaced[victim_at[v]] = 1;
                     outcome[victim_at[v]] = -ENOMEM;
                 }
@@ -460,8 +462,16 @@ int pd_backend_numa_promote(pd_backend *b, void **promote, size_t n, void **demo
 
         if (move_all(s, refused, nref, s->fast_node, scratch))
             goto out;
+        size_t admitted = 0;
+        for (size_t r = 0; r < nref; r++)
+            admitted += scratch[r] >= 0;
         for (size_t r = 0; r < nref; r++)
             outcome[refused_at[r]] = scratch[r];
+        /* Planned pages were given up and the kernel still took none: more
+         * would only lose more (freed frames can sit on per-CPU free lists
+         * that its watermark check does not count; docs/numa.md). */
+        if (admitted == 0 && displaced_now)
+            break;
     }
     tally(s, outcome, n, st);
     rc = 0;

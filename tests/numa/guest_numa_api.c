@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <numaif.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -204,6 +205,68 @@ static void check_demotion(void)
     munmap(buf, len);
 }
 
+/* PD_THP_KEEP: the object stays on huge pages, the plan is whole 2 MB
+ * units, so what lands on node 0 is exactly those units. */
+static void check_keep(void)
+{
+    size_t len = 16 * MB;
+    unsigned char *raw = mmap(NULL, len + 2 * MB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(raw != MAP_FAILED, "mmap");
+    if (raw == MAP_FAILED)
+        return;
+    unsigned char *buf = (unsigned char *)(((uintptr_t)raw + 2 * MB - 1) & ~(uintptr_t)(2 * MB - 1));
+    memset(buf, 0, len);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_NUMA;
+    o.fast_capacity = 6 * MB;
+    o.planner = PD_PLANNER_GREEDY;
+    o.thp = PD_THP_KEEP;
+    int rc = pd_init(&o);
+    CHECK(rc == PD_OK, "pd_init: %s", pd_strerror(rc));
+    if (rc != PD_OK)
+        return;
+    pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
+    CHECK(pd_object_register("grid", buf, len, &stream) >= 0, "register");
+    thp_smaps sm;
+    print_smaps("keep, after register", buf, len, &sm);
+    CHECK(sm.anon_huge_kb > 0 && !sm.all_nh, "THP kept but no huge page left");
+    pd_task_begin(0);
+    sweep(buf, 2 * MB, 1);
+    pd_task_end(0);
+    for (int k = 0; k < 12; k++) {
+        pd_task_begin(1);
+        sweep(buf + 4 * MB, 12 * MB, 1);
+        pd_task_end(1);
+    }
+    rc = pd_sync_point();
+    CHECK(rc == PD_OK, "sync point: %s", pd_strerror(rc));
+    /* (The sampler's mprotect of one page per region splits the 2 MB
+     * mappings, so smaps counts no AnonHugePages here any more.) */
+    print_smaps("keep, after the sync point", buf, len, &sm);
+    pd_task_plan plan[4], t0, t1;
+    int n = pd_plan_query(plan, 4, NULL);
+    plan_of(plan, n, 0, &t0);
+    plan_of(plan, n, 1, &t1);
+    long all0 = pages_on_node(buf, len, 0), whole = 0;
+    char units[16 + 1] = {0};
+    for (int u = 0; u < 8; u++) {
+        long on = pages_on_node(buf + (size_t)u * 2 * MB, 2 * MB, 0);
+        units[u] = on == 512 ? 'F' : on == 0 ? '.' : '?';
+        whole += on == 512 || on == 0;
+    }
+    size_t units_planned = t0.dram_bytes / (2 * MB) + t1.dram_bytes / (2 * MB);
+    printf("guest_numa_api: keep: plan task0 %zu B task1 %zu B; 2 MB units on node 0 (F full, . none, ? part): %s, "
+           "%ld pages on node 0\n",
+           t0.dram_bytes, t1.dram_bytes, units, all0);
+    CHECK(whole == 8, "a unit partly on node 0: %s", units);
+    CHECK((size_t)all0 == units_planned * 512, "%ld pages on node 0 for %zu whole units planned", all0,
+          units_planned);
+    CHECK(pages_on_node(buf + 2 * MB, 2 * MB, 0) == 0, "untouched gap on node 0");
+    pd_finalize();
+    munmap(raw, len + 2 * MB);
+}
+
 int main(void)
 {
     setenv("PADDISER_QUIET", "1", 1);
@@ -292,6 +355,7 @@ int main(void)
     rc = pd_finalize();
     CHECK(rc == PD_OK, "finalize: %s", pd_strerror(rc));
     munmap(buf, len);
+    check_keep();
     check_demotion();
     printf("guest_numa_api: %s (%d failed checks)\n", failures ? "FAIL" : "ok", failures);
     return failures ? 1 : 0;

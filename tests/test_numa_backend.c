@@ -466,6 +466,25 @@ static void test_promote_stops_displacing_when_nothing_gets_in(void **state)
     assert_int_equal(st.pages_moved, 6);
     assert_int_equal(st.enomem, 4);
     b->destroy(b);
+
+    /* Many refused: at first only PD_NUMA_PROBE planned pages are risked. */
+    b = fake_backend(1, 0);
+    enum { HOT = 100, OLD = 200 };
+    fk.fast_limit = OLD;
+    fk.boost = OLD;
+    void *w2[HOT + OLD], *c2[OLD];
+    for (int i = 0; i < HOT; i++)
+        w2[i] = pg(i);
+    for (int i = 0; i < OLD; i++) {
+        fk.node[1000 + i] = 0;
+        w2[HOT + i] = pg(1000 + i);
+        c2[i] = pg(1000 + OLD - 1 - i);
+    }
+    pd_migrate_stats st2 = {0}, dem2 = {0};
+    assert_int_equal(b->promote(b, w2, HOT + OLD, c2, OLD, &st2, &dem2), 0);
+    assert_int_equal(dem2.pages_moved, PD_NUMA_PROBE);
+    assert_int_equal(st2.pages_moved, OLD - PD_NUMA_PROBE);
+    b->destroy(b);
 }
 
 /* A fast_capacity budget below what the node has: the backend refuses past

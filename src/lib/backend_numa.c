@@ -406,6 +406,7 @@ int pd_backend_numa_promote(pd_backend *b, void **promote, size_t n, void **demo
         goto out;
 
     size_t cursor = 0; /* next demotion candidate, coldest first */
+    int probed = 0;    /* planned pages were given up once, and it helped */
     for (int round = 0; round < PD_NUMA_DEMOTE_ROUNDS; round++) {
         size_t nref = 0;
         for (size_t i = 0; i < n; i++)
@@ -424,8 +425,9 @@ int pd_backend_numa_promote(pd_backend *b, void **promote, size_t n, void **demo
         void *victims[PD_NUMA_BATCH];
         long victim_at[PD_NUMA_BATCH];
         int where[PD_NUMA_BATCH], vout[PD_NUMA_BATCH];
-        size_t freed = 0, want = nref << round, displaced_now = 0, paired = 0;
-        while (freed < want && cursor < m) {
+        size_t freed = 0, want = nref << round, displaced_now = 0, paired = 0, planned_picked = 0;
+        int capped = 0;
+        while (freed < want && cursor < m && !capped) {
             size_t cnt = m - cursor < PD_NUMA_BATCH ? m - cursor : PD_NUMA_BATCH;
             if (query_nodes(s, demote + cursor, cnt, where))
                 goto out;
@@ -436,9 +438,14 @@ int pd_backend_numa_promote(pd_backend *b, void **promote, size_t n, void **demo
                 /* Each victim makes room for the hottest refused page not
                  * yet paired; a planned page only for a hotter one. */
                 long at = pd_page_index_find(ix, n, demote[cursor + used]);
+                if (at >= 0 && !probed && planned_picked >= PD_NUMA_PROBE) {
+                    capped = 1; /* the rest in a later round, if the probe helped */
+                    break;
+                }
                 if (at >= 0 && (displaced[at] || paired >= nref || refused_at[paired] >= (size_t)at))
                     continue;
                 paired++;
+                planned_picked += at >= 0;
                 victim_at[nv] = at;
                 victims[nv++] = demote[cursor + used];
             }
@@ -467,11 +474,12 @@ int pd_backend_numa_promote(pd_backend *b, void **promote, size_t n, void **demo
             admitted += scratch[r] >= 0;
         for (size_t r = 0; r < nref; r++)
             outcome[refused_at[r]] = scratch[r];
-        /* Planned pages were given up and the kernel still took none: more
-         * would only lose more (freed frames can sit on per-CPU free lists
+        /* Planned pages were given up (at first at most PD_NUMA_PROBE of
+         * them) and the kernel still took none: more would only lose more (freed frames can sit on per-CPU free lists
          * that its watermark check does not count; docs/numa.md). */
         if (admitted == 0 && displaced_now)
             break;
+        probed |= displaced_now > 0;
     }
     tally(s, outcome, n, st);
     rc = 0;

@@ -24,6 +24,7 @@
 #define PD_NUMA_BATCH 1024        /* pages per move_pages call */
 #define PD_NUMA_EBUSY_RETRIES 3   /* extra attempts for busy pages */
 #define PD_NUMA_DEMOTE_ROUNDS 4   /* demote-then-retry rounds of a promotion */
+#define PD_NUMA_PROBE 64          /* planned pages given up before the kernel shows it reuses room */
 
 typedef struct {
     /* Same contract as move_pages(2) for the calling process (pid 0):

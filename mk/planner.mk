@@ -39,3 +39,14 @@ $(BUILD)/bench/planner_bench: $(call OBJ,bench/planner_bench.c) $(BUILD)/libpadd
 
 bench-planner: $(BUILD)/bench/planner_bench
 	$(BUILD)/bench/planner_bench
+
+# Native tree evaluation vs xgboost: load time, predictions per second (not
+# part of make check). Optional: MODEL_BENCH_ARGS="ROWS MODEL.json".
+$(BUILD)/bench/model_bench: $(call OBJ,bench/model_bench.c) $(BUILD)/libpaddiser_internal.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+.PHONY: bench-model
+bench-model: $(BUILD)/bench/model_bench
+	$(BUILD)/bench/model_bench $(MODEL_BENCH_ARGS)
+-include $(BUILD)/obj/bench/model_bench.d $(BUILD)/obj/bench/planner_bench.d

@@ -1,12 +1,644 @@
-/* Placeholder until issue #5 lands; replaced by the real command. */
+/* paddiser sim: the simulated heterogeneous-memory evaluation (docs/sim.md).
+ *   sim tiers                      tier presets
+ *   sim profile -w W -i IN -o F    run a workload kernel, write its access profile
+ *   sim run ...                    all policies at one capacity (bench-friendly metrics)
+ *   sim study ...                  the capacity sweep and docs/results.md
+ *   sim gen-training -o F ...      training CSV for the Eq. 2 model */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli/commands.h"
+#include "common/util.h"
+#include "sim/study.h"
+#include "sim/workload.h"
+
+#define DEFAULT_PROFILE_DIR "build/sim/profiles"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: paddiser sim <subcommand> [options]\n\n"
+            "  tiers                          list the tier presets\n"
+            "  profile -w W [-i IN] -o FILE   run workload W on input IN, write its access profile\n"
+            "  run [-p FILE | -w W -i IN]     evaluate every policy at one capacity\n"
+            "  study [-o docs/results.md]     capacity sweep over workloads, inputs and tiers\n"
+            "  gen-training -o FILE           Eq. 2 model-training CSV from the profiles\n"
+            "  verify [-w LIST] [-i LIST]     run kernels and check their results\n"
+            "  sampling [-w LIST] [-i LIST]   libpaddiser's sampled accesses vs the exact counts\n"
+            "  runtime [-w LIST] [-c LIST]    libpaddiser's own placement (sim backend) vs the policies\n\n"
+            "common options:\n"
+            "  -w, --workload LIST   spgemm,bfs,stencil,dmrg (study/gen-training: comma list; default all)\n"
+            "  -i, --input LIST      tiny,base,in1,in2,in3 (default base; study: base,in1,in2,in3)\n"
+            "  -t, --tier LIST       optane,cxl,dram (default optane; study: optane,cxl)\n"
+            "  -c, --capacity LIST   fast-memory fraction of the footprint: 0.5, 0.1,0.5 or 0.1:0.9:0.1\n"
+            "  -P, --policy NAME     run: first-touch, hot-first, memory-mode, greedy, exact, hot-exact\n"
+            "                        (default exact)\n"
+            "  -p, --profile FILE    run: use this profile file instead of running a workload\n"
+            "      --profile-dir DIR profile cache (default " DEFAULT_PROFILE_DIR ")\n"
+            "      --refresh         re-run the workloads even when cached profiles exist\n"
+            "  -r, --reps N          timed runs per profile (task time = min; default 3)\n"
+            "      --seed N          sampling / frame-placement seed (default 1)\n"
+            "      --step S          planner share step (default 0.05)\n"
+            "      --rounds N        planner rounds re-planning capacity left by shared pages (default 3)\n"
+            "      --metrics FILE    run: write the metrics as a flat JSON object\n"
+            "      --tasks-csv FILE  run: per-task times (policy,task,time_s,dram_share,dram_bytes)\n"
+            "  -o, --output FILE     profile/gen-training output; study markdown\n"
+            "      --csv FILE        study: all results, one row per policy and point\n"
+            "  -n, --placements N    gen-training: placements per task (default 10)\n"
+            "      --quick           study: base input, optane, capacities 0.2,0.5,0.8, 1 rep\n"
+            "      --model FILE      study: Eq. 2 model for the planning-on-Eq.-2 table (default: shipped)\n"
+            "  -v, --verbose         progress on stderr\n");
+}
+
+typedef struct {
+    char **v;
+    int n;
+} strlist;
+
+static void strlist_free(strlist *l)
+{
+    for (int i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}
+
+static int strlist_split(strlist *l, const char *text)
+{
+    strlist_free(l);
+    char *copy = pd_strdup(text), *save = NULL;
+    if (!copy)
+        return -1;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char **nv = realloc(l->v, (size_t)(l->n + 1) * sizeof *nv);
+        if (!nv)
+            break;
+        l->v = nv;
+        l->v[l->n++] = pd_strdup(pd_trim(tok));
+    }
+    free(copy);
+    return l->n > 0 ? 0 : -1;
+}
+
+/* "0.5", "0.1,0.3" or "0.1:0.9:0.1"; each in [0, 1]. */
+static int parse_caps(const char *text, double **out, int *n)
+{
+    free(*out);
+    *out = NULL;
+    *n = 0;
+    double a, b, s;
+    char extra;
+    if (sscanf(text, "%lf:%lf:%lf%c", &a, &b, &s, &extra) == 3) {
+        if (!(s > 0) || a > b || a < 0 || b > 1)
+            return -1;
+        int cnt = (int)((b - a) / s + 1e-9) + 1;
+        *out = malloc((size_t)cnt * sizeof **out);
+        if (!*out)
+            return -1;
+        for (int k = 0; k < cnt; k++)
+            (*out)[k] = a + k * s;
+        *n = cnt;
+        return 0;
+    }
+    strlist l = {0};
+    if (strlist_split(&l, text) != 0)
+        return -1;
+    *out = malloc((size_t)l.n * sizeof **out);
+    int rc = *out ? 0 : -1;
+    for (int k = 0; rc == 0 && k < l.n; k++)
+        if (!pd_parse_double(l.v[k], &(*out)[k]) || (*out)[k] < 0 || (*out)[k] > 1)
+            rc = -1;
+    *n = l.n;
+    strlist_free(&l);
+    return rc;
+}
+
+typedef struct {
+    strlist workloads, inputs, tiers;
+    double *caps;
+    int ncaps;
+    const char *policy, *profile, *profile_dir, *metrics, *tasks_csv, *output, *csv, *model;
+    int refresh, reps, placements, quick, verbose;
+    pd_sim_policy_opts opts;
+} sim_args;
+
+enum { OPT_PROFILE_DIR = 1000, OPT_REFRESH, OPT_SEED, OPT_STEP, OPT_METRICS, OPT_TASKS_CSV,
+       OPT_CSV, OPT_QUICK, OPT_ROUNDS, OPT_MODEL };
+
+static int parse_args(int argc, char **argv, sim_args *a)
+{
+    static const struct option longopts[] = {
+        {"workload", required_argument, 0, 'w'}, {"input", required_argument, 0, 'i'},
+        {"tier", required_argument, 0, 't'}, {"capacity", required_argument, 0, 'c'},
+        {"policy", required_argument, 0, 'P'}, {"profile", required_argument, 0, 'p'},
+        {"profile-dir", required_argument, 0, OPT_PROFILE_DIR}, {"refresh", no_argument, 0, OPT_REFRESH},
+        {"reps", required_argument, 0, 'r'}, {"seed", required_argument, 0, OPT_SEED},
+        {"step", required_argument, 0, OPT_STEP}, {"metrics", required_argument, 0, OPT_METRICS},
+        {"tasks-csv", required_argument, 0, OPT_TASKS_CSV}, {"output", required_argument, 0, 'o'},
+        {"csv", required_argument, 0, OPT_CSV}, {"placements", required_argument, 0, 'n'},
+        {"quick", no_argument, 0, OPT_QUICK}, {"rounds", required_argument, 0, OPT_ROUNDS},
+        {"model", required_argument, 0, OPT_MODEL}, {"verbose", no_argument, 0, 'v'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+    };
+    optind = 1;
+    opterr = 0;
+    int c;
+    long l;
+    unsigned long long u;
+    while ((c = getopt_long(argc, argv, "w:i:t:c:P:p:r:o:n:vh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'w':
+            if (strlist_split(&a->workloads, optarg) != 0)
+                goto bad;
+            break;
+        case 'i':
+            if (strlist_split(&a->inputs, optarg) != 0)
+                goto bad;
+            break;
+        case 't':
+            if (strlist_split(&a->tiers, optarg) != 0)
+                goto bad;
+            break;
+        case 'c':
+            if (parse_caps(optarg, &a->caps, &a->ncaps) != 0) {
+                fprintf(stderr, "paddiser sim: bad --capacity '%s' (fractions in [0,1]: 0.5, 0.1,0.5 or 0.1:0.9:0.1)\n", optarg);
+                return 2;
+            }
+            break;
+        case 'P': a->policy = optarg; break;
+        case 'p': a->profile = optarg; break;
+        case OPT_PROFILE_DIR: a->profile_dir = optarg; break;
+        case OPT_REFRESH: a->refresh = 1; break;
+        case 'r':
+            if (!pd_parse_long(optarg, &l) || l < 1 || l > 100) {
+                fprintf(stderr, "paddiser sim: --reps must be an integer in 1..100, got '%s'\n", optarg);
+                return 2;
+            }
+            a->reps = (int)l;
+            break;
+        case OPT_SEED:
+            if (!pd_parse_u64(optarg, &u)) {
+                fprintf(stderr, "paddiser sim: --seed must be a non-negative integer, got '%s'\n", optarg);
+                return 2;
+            }
+            a->opts.seed = u;
+            break;
+        case OPT_STEP:
+            if (!pd_parse_double(optarg, &a->opts.step) || !(a->opts.step > 0 && a->opts.step <= 0.5)) {
+                fprintf(stderr, "paddiser sim: --step must be in (0, 0.5], got '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case OPT_ROUNDS:
+            if (!pd_parse_long(optarg, &l) || l < 1 || l > 16) {
+                fprintf(stderr, "paddiser sim: --rounds must be an integer in 1..16, got '%s'\n", optarg);
+                return 2;
+            }
+            a->opts.rounds = (int)l;
+            break;
+        case OPT_METRICS: a->metrics = optarg; break;
+        case OPT_MODEL: a->model = optarg; break;
+        case OPT_TASKS_CSV: a->tasks_csv = optarg; break;
+        case 'o': a->output = optarg; break;
+        case OPT_CSV: a->csv = optarg; break;
+        case 'n':
+            if (!pd_parse_long(optarg, &l) || l < 1 || l > 1000) {
+                fprintf(stderr, "paddiser sim: --placements must be an integer in 1..1000, got '%s'\n", optarg);
+                return 2;
+            }
+            a->placements = (int)l;
+            break;
+        case OPT_QUICK: a->quick = 1; break;
+        case 'v': a->verbose = 1; break;
+        case 'h': usage(stdout); return 0;
+        default:
+            fprintf(stderr, "paddiser sim: unknown or incomplete option '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "paddiser sim: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    return -1; /* continue */
+bad:
+    fprintf(stderr, "paddiser sim: empty list for option '%s'\n", argv[optind - 1]);
+    return 2;
+}
+
+static void args_free(sim_args *a)
+{
+    strlist_free(&a->workloads);
+    strlist_free(&a->inputs);
+    strlist_free(&a->tiers);
+    free(a->caps);
+}
+
+static int check_names(const sim_args *a)
+{
+    for (int k = 0; k < a->workloads.n; k++)
+        if (!pd_workload_find(a->workloads.v[k])) {
+            fprintf(stderr, "paddiser sim: unknown workload '%s' (spgemm, bfs, stencil, dmrg)\n", a->workloads.v[k]);
+            return 2;
+        }
+    for (int k = 0; k < a->inputs.n; k++)
+        if (pd_wl_input_index(a->inputs.v[k]) < 0) {
+            fprintf(stderr, "paddiser sim: unknown input '%s' (tiny, base, in1, in2, in3)\n", a->inputs.v[k]);
+            return 2;
+        }
+    for (int k = 0; k < a->tiers.n; k++) {
+        pd_sim_machine m;
+        if (pd_sim_machine_preset(a->tiers.v[k], &m) != 0) {
+            fprintf(stderr, "paddiser sim: unknown tier preset '%s' (optane, cxl, dram)\n", a->tiers.v[k]);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+static void set_default_list(strlist *l, const char *text)
+{
+    if (l->n == 0)
+        strlist_split(l, text);
+}
+
+/* ---- subcommands ---------------------------------------------------------------- */
+
+static int sim_tiers(void)
+{
+    printf("%-8s %-6s %12s %12s %12s %12s  %s\n", "preset", "tier", "lat_seq_ns", "lat_rand_ns",
+           "bw_read_GBs", "bw_write_GBs", "description");
+    for (int k = 0; pd_sim_preset_names[k]; k++) {
+        pd_sim_machine m;
+        pd_sim_machine_preset(pd_sim_preset_names[k], &m);
+        for (int t = 0; t < PD_SIM_NTIERS; t++)
+            printf("%-8s %-6s %12.1f %12.1f %12.2f %12.2f  %s\n", m.name, t ? "slow" : "fast",
+                   m.tier[t].lat_seq_ns, m.tier[t].lat_rand_ns, m.tier[t].bw_read_gbs,
+                   m.tier[t].bw_write_gbs, t ? m.desc : "");
+    }
+    return 0;
+}
+
+static int sim_profile(sim_args *a)
+{
+    if (a->workloads.n != 1 || !a->output) {
+        fprintf(stderr, "paddiser sim profile: needs one --workload and --output FILE\n");
+        return 2;
+    }
+    set_default_list(&a->inputs, "base");
+    char err[512] = "";
+    const pd_workload *w = pd_workload_find(a->workloads.v[0]);
+    pd_sim_profile *p = pd_wl_profile(w, a->inputs.v[0], a->reps ? a->reps : 3, err, sizeof err);
+    if (!p || pd_sim_profile_save(p, a->output, err, sizeof err) != 0) {
+        fprintf(stderr, "paddiser sim profile: %s\n", err);
+        pd_sim_profile_free(p);
+        return 1;
+    }
+    printf("%s/%s: %d tasks, %d objects, %.1f MiB, profile in %s\n", p->workload, p->input,
+           p->ntasks, p->nobjects, pd_sim_footprint(p) / 1048576.0, a->output);
+    for (int t = 0; t < p->ntasks; t++)
+        printf("  task %d: %.3f ms, %.0f line accesses\n", t, p->tasks[t].time_s * 1e3,
+               pd_sim_task_accesses(p, t));
+    pd_sim_profile_free(p);
+    return 0;
+}
+
+static int write_metrics(const char *path, const sim_args *a, const pd_sim_profile *p,
+                         const char *tier, double cap, pd_sim_policy pol, const pd_sim_result *res)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "workload", json_string(p->workload));
+    json_object_set_new(o, "input", json_string(p->input));
+    json_object_set_new(o, "tier", json_string(tier));
+    json_object_set_new(o, "policy", json_string(pd_sim_policy_name(pol)));
+    json_object_set_new(o, "capacity", json_real(cap));
+    json_object_set_new(o, "makespan_s", json_real(res[pol].out.makespan));
+    json_object_set_new(o, "cov", json_real(res[pol].out.cov));
+    json_object_set_new(o, "mean_task_s", json_real(res[pol].out.mean));
+    json_object_set_new(o, "predicted_makespan_s", json_real(res[pol].place.predicted_makespan));
+    json_object_set_new(o, "fast_bytes", json_integer((json_int_t)res[pol].place.fast_bytes));
+    for (int k = 0; k < PD_SIM_NPOLICIES; k++) {
+        char key[64], name[32];
+        snprintf(name, sizeof name, "%s", pd_sim_policy_name((pd_sim_policy)k));
+        for (char *c = name; *c; c++)
+            if (*c == '-')
+                *c = '_';
+        snprintf(key, sizeof key, "makespan_%s_s", name);
+        json_object_set_new(o, key, json_real(res[k].out.makespan));
+        snprintf(key, sizeof key, "cov_%s", name);
+        json_object_set_new(o, key, json_real(res[k].out.cov));
+        snprintf(key, sizeof key, "gain_vs_%s", name);
+        json_object_set_new(o, key, json_real(pd_sim_gain(res[pol].out.makespan, res[k].out.makespan)));
+    }
+    (void)a;
+    char *text = json_dumps(o, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
+    json_decref(o);
+    int rc = text ? pd_write_file(path, text, strlen(text)) : -1;
+    free(text);
+    return rc;
+}
+
+static int sim_run(sim_args *a)
+{
+    set_default_list(&a->tiers, "optane");
+    set_default_list(&a->inputs, "base");
+    if (a->ncaps == 0)
+        parse_caps("0.5", &a->caps, &a->ncaps);
+    if (a->ncaps != 1 || a->tiers.n != 1) {
+        fprintf(stderr, "paddiser sim run: give one --capacity and one --tier\n");
+        return 2;
+    }
+    pd_sim_policy pol = PD_SIM_EXACT;
+    if (a->policy && pd_sim_policy_parse(a->policy, &pol) != 0) {
+        fprintf(stderr, "paddiser sim run: unknown policy '%s' (first-touch, hot-first, memory-mode, greedy, exact, hot-exact)\n", a->policy);
+        return 2;
+    }
+    if (!a->profile && a->workloads.n != 1) {
+        fprintf(stderr, "paddiser sim run: needs --profile FILE or one --workload\n");
+        return 2;
+    }
+    char err[512] = "";
+    pd_sim_profile *p = a->profile ? pd_sim_profile_load(a->profile, err, sizeof err)
+                                   : pd_sim_get_profile(a->workloads.v[0], a->inputs.v[0],
+                                                        a->profile_dir, a->refresh, a->reps ? a->reps : 3, err, sizeof err);
+    if (!p) {
+        fprintf(stderr, "paddiser sim run: %s\n", err);
+        return 1;
+    }
+    pd_sim_machine m;
+    pd_sim_machine_preset(a->tiers.v[0], &m);
+    pd_sim_result res[PD_SIM_NPOLICIES];
+    if (pd_sim_compare(&m, p, a->caps[0], &a->opts, res, err, sizeof err) != 0) {
+        fprintf(stderr, "paddiser sim run: %s\n", err);
+        pd_sim_profile_free(p);
+        return 1;
+    }
+    printf("%s/%s on %s, fast memory %.0f%% of %.1f MiB\n", p->workload, p->input, m.name,
+           a->caps[0] * 100, pd_sim_footprint(p) / 1048576.0);
+    printf("%-12s %12s %8s %10s  gain of %s\n", "policy", "makespan_ms", "cov", "fast_MiB",
+           pd_sim_policy_name(pol));
+    for (int k = 0; k < PD_SIM_NPOLICIES; k++)
+        printf("%-12s %12.3f %8.3f %10.2f %11.1f%%\n", pd_sim_policy_name((pd_sim_policy)k),
+               res[k].out.makespan * 1e3, res[k].out.cov, res[k].place.fast_bytes / 1048576.0,
+               100 * pd_sim_gain(res[pol].out.makespan, res[k].out.makespan));
+    int rc = 0;
+    if (a->metrics && write_metrics(a->metrics, a, p, m.name, a->caps[0], pol, res) != 0) {
+        fprintf(stderr, "paddiser sim run: cannot write %s: %s\n", a->metrics, strerror(errno));
+        rc = 1;
+    }
+    if (a->tasks_csv) {
+        FILE *f = fopen(a->tasks_csv, "w");
+        if (!f) {
+            fprintf(stderr, "paddiser sim run: cannot write %s: %s\n", a->tasks_csv, strerror(errno));
+            rc = 1;
+        } else {
+            pd_sim_tasks_csv(f, p, res, 1);
+            if (fclose(f) != 0)
+                rc = 1;
+        }
+    }
+    pd_sim_results_free(res);
+    pd_sim_profile_free(p);
+    return rc;
+}
+
+static int sim_study(sim_args *a, int argc, char **argv)
+{
+    if (a->quick) {
+        set_default_list(&a->inputs, "base");
+        set_default_list(&a->tiers, "optane");
+        if (a->ncaps == 0)
+            parse_caps("0.2,0.5,0.8", &a->caps, &a->ncaps);
+    }
+    set_default_list(&a->workloads, "spgemm,bfs,stencil,dmrg");
+    set_default_list(&a->inputs, "base,in1,in2,in3");
+    set_default_list(&a->tiers, "optane,cxl");
+    if (a->ncaps == 0)
+        parse_caps("0.1:0.9:0.1", &a->caps, &a->ncaps);
+    pd_str cmd = {0};
+    pd_str_append(&cmd, "paddiser sim study");
+    for (int k = 2; k < argc; k++)
+        pd_str_printf(&cmd, " %s", argv[k]);
+    pd_sim_study_cfg cfg = {
+        .workloads = (const char **)a->workloads.v, .nworkloads = a->workloads.n,
+        .inputs = (const char **)a->inputs.v, .ninputs = a->inputs.n,
+        .tiers = (const char **)a->tiers.v, .ntiers = a->tiers.n,
+        .caps = a->caps, .ncaps = a->ncaps,
+        .profile_dir = a->profile_dir, .refresh = a->refresh, .reps = a->reps ? a->reps : a->quick ? 1 : 3,
+        .opts = a->opts, .md_path = a->output, .csv_path = a->csv, .command = cmd.data,
+        .verbose = a->verbose, .coarse_step = a->quick ? 0 : 0.2, .eq2 = !a->quick, .runtime = !a->quick,
+        .model_path = a->model,
+    };
+    char err[512] = "";
+    int rc = pd_sim_study(&cfg, err, sizeof err);
+    pd_str_free(&cmd);
+    if (rc != 0) {
+        fprintf(stderr, "paddiser sim study: %s\n", err);
+        return 1;
+    }
+    if (a->output)
+        printf("wrote %s\n", a->output);
+    if (a->csv)
+        printf("wrote %s\n", a->csv);
+    return 0;
+}
+
+static int sim_verify(sim_args *a)
+{
+    set_default_list(&a->workloads, "spgemm,bfs,stencil,dmrg");
+    set_default_list(&a->inputs, "base");
+    int rc = 0;
+    for (int w = 0; w < a->workloads.n; w++)
+        for (int i = 0; i < a->inputs.n; i++) {
+            char err[512] = "";
+            const pd_workload *wl = pd_workload_find(a->workloads.v[w]);
+            if (pd_wl_verify(wl, a->inputs.v[i], err, sizeof err) != 0) {
+                fprintf(stderr, "paddiser sim verify: %s/%s: %s\n", wl->name, a->inputs.v[i], err);
+                rc = 1;
+            } else {
+                printf("%s/%s: ok\n", wl->name, a->inputs.v[i]);
+            }
+        }
+    return rc;
+}
+
+static int sim_sampling(sim_args *a)
+{
+    set_default_list(&a->workloads, "spgemm,bfs,stencil,dmrg");
+    set_default_list(&a->inputs, "base");
+    int rc = 0;
+    for (int w = 0; w < a->workloads.n; w++)
+        for (int i = 0; i < a->inputs.n; i++) {
+            char err[512] = "";
+            const pd_workload *wl = pd_workload_find(a->workloads.v[w]);
+            pd_wl_sampling s;
+            if (pd_wl_sampling_check(wl, a->inputs.v[i], &s, err, sizeof err) != 0) {
+                fprintf(stderr, "paddiser sim sampling: %s/%s: %s\n", wl->name, a->inputs.v[i], err);
+                rc = 1;
+                continue;
+            }
+            printf("%s/%s: %zu sampled pages, %llu sampled faults; task-share distance "
+                   "(total variation, 0 = same shares) over all objects %.3f\n",
+                   wl->name, a->inputs.v[i], s.samples, s.faults, s.tv);
+            printf("  %-10s %14s %14s %8s\n", "object", "exact_lines", "sampled", "tv");
+            for (int o = 0; o < s.nobjects; o++) {
+                double e = 0, smp = 0;
+                for (int t = 0; t < s.ntasks; t++)
+                    e += s.exact[o * s.ntasks + t], smp += s.sampled[o * s.ntasks + t];
+                printf("  %-10s %14.0f %14.0f %8.3f\n", s.names[o] ? s.names[o] : "?", e, smp, s.obj_tv[o]);
+            }
+            pd_wl_sampling_free(&s);
+        }
+    return rc;
+}
+
+static int sim_runtime(sim_args *a)
+{
+    set_default_list(&a->workloads, "spgemm,bfs,stencil,dmrg");
+    set_default_list(&a->inputs, "base");
+    set_default_list(&a->tiers, "optane");
+    if (a->ncaps == 0)
+        parse_caps("0.1,0.3,0.5,0.7", &a->caps, &a->ncaps);
+    pd_sim_machine m;
+    pd_sim_machine_preset(a->tiers.v[0], &m);
+    int rc = 0;
+    printf("%-8s %-6s %5s %10s %10s %10s %10s %10s %10s\n", "workload", "input", "cap",
+           "rt-exact", "rt-greedy", "rt-pred", "sim-exact", "hot-first", "mem-mode");
+    for (int w = 0; w < a->workloads.n; w++)
+        for (int i = 0; i < a->inputs.n; i++) {
+            char err[512] = "";
+            pd_sim_profile *p = pd_sim_get_profile(a->workloads.v[w], a->inputs.v[i], a->profile_dir,
+                                                   a->refresh, a->reps ? a->reps : 3, err, sizeof err);
+            double *fast = p ? malloc(p->npages * sizeof *fast) : NULL;
+            if (!p || !fast) {
+                fprintf(stderr, "paddiser sim runtime: %s\n", p ? "out of memory" : err);
+                pd_sim_profile_free(p);
+                free(fast);
+                rc = 1;
+                continue;
+            }
+            for (int c = 0; c < a->ncaps && rc == 0; c++) {
+                pd_sim_result res[PD_SIM_NPOLICIES];
+                double rt_ms[2] = {0}, pred = 0;
+                if (pd_sim_compare(&m, p, a->caps[c], &a->opts, res, err, sizeof err) != 0) {
+                    fprintf(stderr, "paddiser sim runtime: %s\n", err);
+                    rc = 1;
+                    break;
+                }
+                size_t cap = (size_t)(a->caps[c] * (double)pd_sim_footprint(p));
+                for (int q = 0; q < 2 && rc == 0; q++) {
+                    pd_sim_placement pl = {.fast = fast};
+                    pd_sim_outcome out;
+                    if (pd_wl_runtime_placement(pd_workload_find(p->workload), p->input, cap,
+                                                q ? PD_PLANNER_GREEDY : PD_PLANNER_EXACT, p, fast,
+                                                q ? &(double){0} : &pred, err, sizeof err) != 0 ||
+                        pd_sim_evaluate(&m, p, &pl, &out) != 0) {
+                        fprintf(stderr, "paddiser sim runtime: %s/%s: %s\n", p->workload, p->input, err);
+                        rc = 1;
+                        break;
+                    }
+                    rt_ms[q] = out.makespan * 1e3;
+                    pd_sim_outcome_free(&out);
+                }
+                if (rc == 0)
+                    printf("%-8s %-6s %4.0f%% %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n", p->workload,
+                           p->input, 100 * a->caps[c], rt_ms[0], rt_ms[1], pred * 1e3,
+                           res[PD_SIM_EXACT].out.makespan * 1e3, res[PD_SIM_HOT_FIRST].out.makespan * 1e3,
+                           res[PD_SIM_MEMORY_MODE].out.makespan * 1e3);
+                pd_sim_results_free(res);
+            }
+            free(fast);
+            pd_sim_profile_free(p);
+        }
+    if (rc == 0)
+        printf("(ms of the execution model; rt-* = libpaddiser's placement with the sim backend,\n"
+               " rt-pred = the runtime's own predicted makespan, on this machine's measured times)\n");
+    return rc;
+}
+
+static int sim_gen_training(sim_args *a)
+{
+    if (!a->output) {
+        fprintf(stderr, "paddiser sim gen-training: needs --output FILE\n");
+        return 2;
+    }
+    set_default_list(&a->workloads, "spgemm,bfs,stencil,dmrg");
+    set_default_list(&a->inputs, "base,in1,in2,in3");
+    set_default_list(&a->tiers, "optane");
+    int np = a->workloads.n * a->inputs.n, rc = 0;
+    pd_sim_profile **profs = calloc((size_t)np, sizeof *profs);
+    char err[512] = "";
+    if (!profs)
+        return 1;
+    for (int w = 0; w < a->workloads.n && rc == 0; w++)
+        for (int i = 0; i < a->inputs.n && rc == 0; i++) {
+            profs[w * a->inputs.n + i] = pd_sim_get_profile(a->workloads.v[w], a->inputs.v[i],
+                                                            a->profile_dir, a->refresh,
+                                                            a->reps ? a->reps : 3, err, sizeof err);
+            if (!profs[w * a->inputs.n + i])
+                rc = 1;
+        }
+    pd_sim_machine m;
+    pd_sim_machine_preset(a->tiers.v[0], &m);
+    pd_sim_training_stats st = {0};
+    if (rc == 0 && pd_sim_gen_training(&m, profs, np, a->placements ? a->placements : 10,
+                                       a->opts.seed, a->output, &st, err, sizeof err) != 0)
+        rc = 1;
+    if (rc)
+        fprintf(stderr, "paddiser sim gen-training: %s\n", err);
+    else
+        printf("wrote %s: %zu rows; Eq. 2 with f = 1 (linear in r) vs the execution model: "
+               "mean abs. error %.1f%%, max %.1f%%\n",
+               a->output, st.rows, 100 * st.linear_mape, 100 * st.linear_max);
+    for (int k = 0; k < np; k++)
+        pd_sim_profile_free(profs[k]);
+    free(profs);
+    return rc;
+}
 
 int cmd_sim(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "paddiser sim: not built yet (issue #5)\n");
-    return 2;
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const char *sub = argv[1];
+    sim_args a = {.profile_dir = DEFAULT_PROFILE_DIR, .opts = {.seed = 1, .rounds = 3}};
+    int rc = parse_args(argc - 1, argv + 1, &a);
+    if (rc >= 0) { /* --help or a usage error */
+        args_free(&a);
+        return rc;
+    }
+    rc = check_names(&a);
+    if (rc == 0) {
+        if (!strcmp(sub, "tiers"))
+            rc = sim_tiers();
+        else if (!strcmp(sub, "profile"))
+            rc = sim_profile(&a);
+        else if (!strcmp(sub, "run"))
+            rc = sim_run(&a);
+        else if (!strcmp(sub, "study"))
+            rc = sim_study(&a, argc, argv);
+        else if (!strcmp(sub, "runtime"))
+            rc = sim_runtime(&a);
+        else if (!strcmp(sub, "sampling"))
+            rc = sim_sampling(&a);
+        else if (!strcmp(sub, "verify"))
+            rc = sim_verify(&a);
+        else if (!strcmp(sub, "gen-training"))
+            rc = sim_gen_training(&a);
+        else {
+            fprintf(stderr, "paddiser sim: unknown subcommand '%s'\n", sub);
+            usage(stderr);
+            rc = 2;
+        }
+    }
+    args_free(&a);
+    return rc;
 }

@@ -1,6 +1,9 @@
 /* Performance model (Eq. 2 of the design):
  *   T_hybrid = T_slow - (T_slow - T_dram) * r * f(features, r)
- * f is a gradient-boosting regression over the 8 PMC features and r. */
+ * f is a gradient-boosting regression over the 8 PMC features and r,
+ * trained with xgboost and evaluated natively (no xgboost call when loading
+ * or predicting: safe after fork() and in exit handlers). A loaded model is
+ * read-only; predictions on it may run from several threads at once. */
 #ifndef PD_LIB_MODEL_H
 #define PD_LIB_MODEL_H
 
@@ -24,14 +27,17 @@ extern const char *const pd_model_input_names[PD_MODEL_NINPUTS];
  * NULL path never fails but for lack of memory. An explicit path that does
  * not load gives NULL + err. */
 pd_model *pd_model_load(const char *path, char *err, size_t errlen);
-/* Loads a model from memory (xgboost JSON or UBJSON). */
+/* Loads a model from memory (xgboost 1.x JSON or UBJSON: a gbtree,
+ * reg:squarederror, 9 inputs, numerical splits). Malformed models are
+ * refused with a message naming what is wrong. */
 pd_model *pd_model_load_buffer(const void *buf, size_t len, const char *source, char *err, size_t errlen);
 /* The model that predicts f = 1 (T linear in r between T_slow and T_dram). */
 pd_model *pd_model_fallback(void);
 int pd_model_is_fallback(const pd_model *m);
 /* Where the model came from: a path, "embedded" or "fallback (f = 1)". */
 const char *pd_model_source(const pd_model *m);
-/* Writes the model (xgboost JSON for *.json, UBJSON otherwise). */
+/* Writes the model (xgboost JSON for *.json, UBJSON otherwise); uses
+ * xgboost (a training-side tool, not for the runtime). */
 int pd_model_save(const pd_model *m, const char *path, char *err, size_t errlen);
 void pd_model_free(pd_model *m);
 /* The correlation function f(features, r), clamped so that T stays in
@@ -40,14 +46,14 @@ double pd_model_f(const pd_model *m, const double feat[PD_NFEATURES], double r);
 double pd_model_predict(const pd_model *m, double t_dram, double t_slow,
                         const double feat[PD_NFEATURES], double r);
 /* Both in one model call for n shares (a task's whole curve: use this when
- * tabulating, one xgboost call instead of n). f_out or t_out may be NULL.
+ * tabulating, one pass over the trees instead of n calls). f_out or t_out may be NULL.
  * PD_OK, PD_EINVAL or PD_ENOMEM; on a model error the values are f = 1. */
 int pd_model_predict_many(const pd_model *m, double t_dram, double t_slow, const double feat[PD_NFEATURES],
                           const double *r, size_t n, double *f_out, double *t_out);
 
 /* Any n rows at once (e.g. every task's curve at every grid share: one
- * xgboost call for the whole plan; a call costs ~0.1-0.2 ms whatever its
- * size). Row i: features feat[i] (NULL = all missing), share r[i], times
+ * call for the whole plan; ~0.5 us per row with the default model, rows
+ * evaluated in interleaved groups of 8). Row i: features feat[i] (NULL = all missing), share r[i], times
  * t_dram[i] / t_slow[i]. f_out or t_out may be NULL; t_dram / t_slow may be
  * NULL when t_out is. */
 int pd_model_predict_batch(const pd_model *m, size_t n, const double (*feat)[PD_NFEATURES], const double *r,

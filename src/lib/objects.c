@@ -145,7 +145,6 @@ int pd_object_unregister(int id)
  * runtime, it is finalized at exit (per-task CSV, handler restored). */
 static void finalize_at_exit(void)
 {
-    rt_exiting = 1;
     pd_finalize();
 }
 

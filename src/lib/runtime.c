@@ -17,7 +17,6 @@
 #include "lib/runtime_internal.h"
 
 rt_state rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
-int rt_exiting;
 
 void rt_message(const char *fmt, ...)
 {
@@ -289,8 +288,7 @@ int pd_finalize(void)
     if (rt.backend)
         rt.backend->destroy(rt.backend);
     rt.backend = NULL;
-    if (!rt_exiting) /* XGBoosterFree after exit's TLS destructors double-frees */
-        pd_model_free(rt.model);
+    pd_model_free(rt.model); /* plain C (native trees): fine from an exit handler */
     rt.model = NULL;
     rt.initialized = 0;
     pthread_mutex_unlock(&rt.lock);

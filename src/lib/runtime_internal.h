@@ -131,10 +131,6 @@ typedef struct {
 
 extern rt_state rt;
 
-/* pd_finalize runs from an exit handler: the main thread's C++ thread-locals
- * (xgboost's per-thread buffers) are gone, so the model is not freed. */
-extern int rt_exiting;
-
 /* objects.c */
 void rt_objects_free(void);
 size_t rt_objects_total_bytes(void);

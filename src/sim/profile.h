@@ -1,0 +1,80 @@
+/* Access profile of one workload run on one input: for every task and every
+ * page of every managed object, the memory accesses (64 B cache-line
+ * transfers) it reads and writes, plus each task's measured time on this
+ * machine. File format (JSON, documented in docs/sim.md):
+ *   {"format": "paddiser-sim-profile", "version": 1, "workload": str,
+ *    "input": str, "page_size": 4096,
+ *    "objects": [{"name", "bytes", "pattern", "elem_size"}],
+ *    "tasks": [{"id", "time_s", "compute_s",
+ *               "pages": [[object, page, reads, writes], ...]}]}
+ * Only pages a task touched are listed. */
+#ifndef PD_SIM_PROFILE_H
+#define PD_SIM_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "paddiser.h"
+
+#define PD_SIM_PAGE 4096
+#define PD_SIM_LINE 64
+#define PD_SIM_MAX_PAGES (1 << 28) /* loader sanity bound: 1 TiB of objects */
+
+typedef struct {
+    char *name;
+    size_t bytes;
+    size_t npages;     /* ceil(bytes / page) */
+    size_t page_base;  /* index of the object's first page in the global page array */
+    pd_pattern pattern;
+    size_t elem_size;
+} pd_sim_object;
+
+typedef struct {
+    double time_s;     /* measured on this machine (thread CPU time, min of runs) */
+    double compute_s;  /* time the execution model charges besides memory */
+    uint64_t *reads;   /* [npages] line reads per global page */
+    uint64_t *writes;  /* [npages] */
+} pd_sim_task;
+
+typedef struct {
+    char *workload;
+    char *input;
+    int nobjects;
+    pd_sim_object *objects;
+    size_t npages;     /* all objects' pages */
+    int ntasks;
+    pd_sim_task *tasks;
+} pd_sim_profile;
+
+/* Empty profile with ntasks tasks and no objects. NULL on OOM. */
+pd_sim_profile *pd_sim_profile_new(const char *workload, const char *input, int ntasks);
+/* Appends an object; returns its id or -1 (OOM/bad args). Must come before
+ * pd_sim_profile_alloc_counts. */
+int pd_sim_profile_add_object(pd_sim_profile *p, const char *name, size_t bytes,
+                              pd_pattern pattern, size_t elem_size);
+/* Allocates the zeroed per-task page counters. 0 or -1 (OOM). */
+int pd_sim_profile_alloc_counts(pd_sim_profile *p);
+void pd_sim_profile_free(pd_sim_profile *p);
+
+/* Total line accesses (reads + writes) of a task / of everything per page. */
+double pd_sim_task_accesses(const pd_sim_profile *p, int task);
+/* page_tot[npages] = sum over tasks of reads + writes. */
+void pd_sim_page_totals(const pd_sim_profile *p, double *page_tot);
+size_t pd_sim_footprint(const pd_sim_profile *p); /* npages * page */
+
+/* The accesses of `shape` (same workload and objects, another input) as the
+ * runtime would estimate them from `base` (Eq. 1, alpha 1: the counts are
+ * memory-level already): every object's per-page counts stretched over its
+ * new page count, scaled by size_new / size_base; compute time scaled by the
+ * task's estimated / base accesses. NULL + err when the objects differ. */
+pd_sim_profile *pd_sim_profile_predict(const pd_sim_profile *base, const pd_sim_profile *shape,
+                                       char *err, size_t errlen);
+
+int pd_sim_profile_save(const pd_sim_profile *p, const char *path, char *err, size_t errlen);
+pd_sim_profile *pd_sim_profile_load(const char *path, char *err, size_t errlen);
+
+const char *pd_sim_pattern_name(pd_pattern pat);
+/* -1 when unknown name. */
+int pd_sim_pattern_parse(const char *name, pd_pattern *out);
+
+#endif

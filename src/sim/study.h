@@ -1,0 +1,68 @@
+/* The placement comparison: profiles (cached on disk), all policies at a
+ * fast-memory capacity, the full sweep with its CSV and the markdown table
+ * of docs/results.md, and model-training data for the Eq. 2 model. */
+#ifndef PD_SIM_STUDY_H
+#define PD_SIM_STUDY_H
+
+#include <stdio.h>
+
+#include "sim/policies.h"
+#include "sim/profile.h"
+#include "sim/tier.h"
+
+/* <dir>/<workload>-<input>.json, profiled (reps timed runs) when missing or
+ * refresh; dir NULL = no cache. NULL + err on failure. */
+pd_sim_profile *pd_sim_get_profile(const char *workload, const char *input, const char *dir,
+                                   int refresh, int reps, char *err, size_t errlen);
+
+typedef struct {
+    pd_sim_placement place;
+    pd_sim_outcome out;
+} pd_sim_result;
+
+/* All policies at capacity = cap_frac * footprint. res[PD_SIM_NPOLICIES];
+ * free with pd_sim_results_free. 0 or -1 with err. */
+int pd_sim_compare(const pd_sim_machine *m, const pd_sim_profile *p, double cap_frac,
+                   const pd_sim_policy_opts *o, pd_sim_result *res, char *err, size_t errlen);
+void pd_sim_results_free(pd_sim_result *res);
+
+/* Makespan reduction of `policy` against `base`: 1 - T_policy / T_base. */
+double pd_sim_gain(double t_policy, double t_base);
+
+/* Per-task rows (policy,task,time_s,dram_share,dram_bytes) of the run-dir
+ * contract's paddiser_tasks.csv; header when with_header. */
+void pd_sim_tasks_csv(FILE *f, const pd_sim_profile *p, const pd_sim_result *res, int with_header);
+
+typedef struct {
+    const char **workloads; int nworkloads;
+    const char **inputs; int ninputs;
+    const char **tiers; int ntiers;
+    double *caps; int ncaps;
+    const char *profile_dir;
+    int refresh, reps;
+    pd_sim_policy_opts opts;
+    const char *md_path;   /* markdown table (docs/results.md); NULL = none */
+    const char *csv_path;  /* one row per tier/workload/input/capacity/policy; NULL = none */
+    const char *command;   /* shown in the markdown as how to regenerate */
+    double coarse_step;    /* > 0: also plan at this share step (first tier) */
+    int eq2;               /* 1: also plan on Eq. 2 curves (first tier) */
+    int runtime;           /* 1: also run libpaddiser end to end (first tier, base input) */
+    const char *model_path;/* Eq. 2 model; NULL = the shipped default */
+    int verbose;
+} pd_sim_study_cfg;
+
+int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen);
+
+/* Model-training CSV (header region,placement,llc_mpki,ipc,prf_miss,mem_wcy,
+ * l2_ld_miss,br_msp,vec_ins,l3_ld_miss,r,t_dram,t_slow,t_hybrid): one code
+ * region per workload task and input, nplacements placements each. */
+typedef struct {
+    size_t rows;
+    double linear_mape, linear_max; /* Eq. 2 with f = 1 (linear in r) vs t_hybrid */
+} pd_sim_training_stats;
+
+int pd_sim_gen_training(const pd_sim_machine *m, pd_sim_profile *const *profiles, int nprofiles,
+                        int nplacements, uint64_t seed, const char *path,
+                        pd_sim_training_stats *stats, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,394 @@
+/* Workload harness: object/task bookkeeping, line counting, profiling driver. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <math.h>
+
+#include "common/util.h"
+#include "lib/runtime_internal.h"
+#include "paddiser.h"
+
+#include "sim/exec_model.h"
+#include "sim/workload.h"
+
+const pd_workload *const pd_workloads[] = {&pd_wl_spgemm, &pd_wl_bfs, &pd_wl_stencil,
+                                           &pd_wl_dmrg, NULL};
+const char *const pd_wl_inputs[] = {"tiny", "base", "in1", "in2", "in3", NULL};
+
+const pd_workload *pd_workload_find(const char *name)
+{
+    for (int i = 0; name && pd_workloads[i]; i++)
+        if (!strcmp(pd_workloads[i]->name, name))
+            return pd_workloads[i];
+    return NULL;
+}
+
+int pd_wl_input_index(const char *input)
+{
+    for (int i = 0; input && pd_wl_inputs[i]; i++)
+        if (!strcmp(pd_wl_inputs[i], input))
+            return i;
+    return -1;
+}
+
+void *pd_wl_alloc(size_t bytes)
+{
+    void *p = NULL;
+    return posix_memalign(&p, PD_SIM_PAGE, bytes ? bytes : 1) == 0 ? p : NULL;
+}
+
+void *pd_wl_zalloc(size_t bytes)
+{
+    void *p = pd_wl_alloc(bytes);
+    if (p)
+        memset(p, 0, bytes);
+    return p;
+}
+
+int pd_wl_tasks(pd_wl_ctx *ctx, const char *workload, const char *input, int ntasks)
+{
+    if (ctx->prof)
+        return -1;
+    ctx->prof = pd_sim_profile_new(workload, input, ntasks);
+    ctx->task_cpu = calloc((size_t)ntasks, sizeof(double));
+    return ctx->prof && ctx->task_cpu ? 0 : -1;
+}
+
+int pd_wl_object(pd_wl_ctx *ctx, const char *name, void *addr, size_t bytes, pd_pattern pat,
+                 size_t elem_size)
+{
+    if (!ctx->prof)
+        return -1;
+    int id = pd_sim_profile_add_object(ctx->prof, name, bytes, pat, elem_size);
+    if (id < 0)
+        return -1;
+    void **a = realloc(ctx->obj_addr, (size_t)(id + 1) * sizeof *a);
+    if (!a)
+        return -1;
+    a[id] = addr;
+    ctx->obj_addr = a;
+    if (ctx->runtime) {
+        int *ids = realloc(ctx->rt_id, (size_t)(id + 1) * sizeof *ids);
+        if (!ids)
+            return -1;
+        ctx->rt_id = ids;
+        pd_access_hint h = {.pattern = pat, .elem_size = elem_size, .stride = 1};
+        ids[id] = pd_object_register(name, addr, bytes, &h);
+        if (ids[id] < 0)
+            return -1;
+    }
+    return id;
+}
+
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+double pd_wl_task_begin(pd_wl_ctx *ctx, int task)
+{
+    if (ctx->runtime && pd_task_begin(task) != PD_OK)
+        __atomic_add_fetch(&ctx->rt_errors, 1, __ATOMIC_RELAXED);
+    return thread_cpu();
+}
+
+void pd_wl_task_end(pd_wl_ctx *ctx, int task, double started)
+{
+    /* one thread runs a given task at a time, so no atomics are needed */
+    ctx->task_cpu[task] += thread_cpu() - started;
+    if (ctx->runtime && pd_task_end(task) != PD_OK)
+        __atomic_add_fetch(&ctx->rt_errors, 1, __ATOMIC_RELAXED);
+}
+
+void pd_wl_count_range(pd_wl_ctx *ctx, int task, int obj, size_t off, size_t len, int write)
+{
+    const pd_sim_object *o = &ctx->prof->objects[obj];
+    uint64_t *cnt = write ? ctx->prof->tasks[task].writes : ctx->prof->tasks[task].reads;
+    const size_t lines_per_page = PD_SIM_PAGE / PD_SIM_LINE;
+    size_t first = off / PD_SIM_LINE, last = (off + len - 1) / PD_SIM_LINE;
+    if (last >= o->npages * lines_per_page) /* clamp a range past the end (kernel bug guard) */
+        last = o->npages * lines_per_page - 1;
+    while (first <= last) {
+        size_t page = first / lines_per_page;
+        size_t page_last = (page + 1) * lines_per_page - 1;
+        size_t end = page_last < last ? page_last : last;
+        cnt[o->page_base + page] += end - first + 1;
+        first = end + 1;
+    }
+}
+
+/* This machine has one DRAM tier, so the model is calibrated on it: the
+ * compute time is the measured time less the memory time the model charges
+ * for the task's accesses on uncontended DRAM, floored at a tenth of the
+ * measured time (caches here hide part of the counted traffic). */
+void pd_wl_calibrate_compute(pd_sim_profile *p)
+{
+    pd_sim_machine dram;
+    pd_sim_machine_preset("dram", &dram);
+    double *split = calloc((size_t)p->nobjects * PD_SIM_NSLOTS, sizeof *split);
+    for (int t = 0; t < p->ntasks; t++) {
+        double mem = 0;
+        if (split) {
+            memset(split, 0, (size_t)p->nobjects * PD_SIM_NSLOTS * sizeof *split);
+            for (int o = 0; o < p->nobjects; o++) {
+                const pd_sim_object *ob = &p->objects[o];
+                for (size_t g = ob->page_base; g < ob->page_base + ob->npages; g++) {
+                    split[o * PD_SIM_NSLOTS + PD_SIM_FR] += (double)p->tasks[t].reads[g];
+                    split[o * PD_SIM_NSLOTS + PD_SIM_FW] += (double)p->tasks[t].writes[g];
+                }
+            }
+            mem = pd_sim_task_memtime(&dram, p, split);
+        }
+        double c = p->tasks[t].time_s - mem;
+        p->tasks[t].compute_s = c > 0.1 * p->tasks[t].time_s ? c : 0.1 * p->tasks[t].time_s;
+    }
+    free(split);
+}
+
+pd_sim_profile *pd_wl_profile(const pd_workload *w, const char *input, int reps, char *err,
+                              size_t errlen)
+{
+    if (pd_wl_input_index(input) < 0) {
+        snprintf(err, errlen, "workload %s: unknown input '%s' (tiny, base, in1, in2, in3)",
+                 w->name, input ? input : "");
+        return NULL;
+    }
+    pd_wl_ctx ctx = {0};
+    void *st = w->setup(&ctx, input, err, errlen);
+    pd_sim_profile *p = ctx.prof;
+    if (!st || !p) {
+        if (st)
+            w->teardown(st);
+        if (!st && !err[0])
+            snprintf(err, errlen, "workload %s: setup failed", w->name);
+        pd_sim_profile_free(p);
+        free(ctx.task_cpu);
+        free(ctx.obj_addr);
+        return NULL;
+    }
+    if (reps < 1)
+        reps = 1;
+    for (int t = 0; t < p->ntasks; t++)
+        p->tasks[t].time_s = -1;
+    for (int r = 0; r < reps; r++) {
+        memset(ctx.task_cpu, 0, (size_t)p->ntasks * sizeof(double));
+        w->run(st, &ctx);
+        for (int t = 0; t < p->ntasks; t++)
+            if (p->tasks[t].time_s < 0 || ctx.task_cpu[t] < p->tasks[t].time_s)
+                p->tasks[t].time_s = ctx.task_cpu[t];
+    }
+    if (pd_sim_profile_alloc_counts(p) != 0) {
+        snprintf(err, errlen, "workload %s: out of memory for counters", w->name);
+        w->teardown(st);
+        pd_sim_profile_free(p);
+        free(ctx.task_cpu);
+        free(ctx.obj_addr);
+        return NULL;
+    }
+    ctx.counting = 1;
+    w->run(st, &ctx);
+    pd_wl_calibrate_compute(p);
+    w->teardown(st);
+    free(ctx.task_cpu);
+    free(ctx.obj_addr);
+    return p;
+}
+
+int pd_wl_verify(const pd_workload *w, const char *input, char *err, size_t errlen)
+{
+    pd_wl_ctx ctx = {0};
+    void *st = w->setup(&ctx, input, err, errlen);
+    int rc = -1;
+    if (st) {
+        w->run(st, &ctx);
+        rc = w->verify(st, err, errlen);
+        w->teardown(st);
+    }
+    pd_sim_profile_free(ctx.prof);
+    free(ctx.task_cpu);
+    free(ctx.obj_addr);
+    return rc;
+}
+
+void pd_wl_sampling_free(pd_wl_sampling *s)
+{
+    for (int o = 0; s->names && o < s->nobjects; o++)
+        free(s->names[o]);
+    free(s->names), free(s->exact), free(s->sampled), free(s->obj_tv);
+    memset(s, 0, sizeof *s);
+}
+
+/* Total-variation distance between two non-negative vectors as
+ * distributions: 0 same shares, 1 disjoint. */
+static double tv_distance(const double *a, const double *b, size_t n, size_t stride)
+{
+    double sa = 0, sb = 0, d = 0;
+    for (size_t i = 0; i < n; i++)
+        sa += a[i * stride], sb += b[i * stride];
+    if (sa <= 0 || sb <= 0)
+        return sa <= 0 && sb <= 0 ? 0 : 1;
+    for (size_t i = 0; i < n; i++)
+        d += fabs(a[i * stride] / sa - b[i * stride] / sb);
+    return d / 2;
+}
+
+int pd_wl_sampling_check(const pd_workload *w, const char *input, pd_wl_sampling *out, char *err,
+                         size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    pd_sim_profile *exact = pd_wl_profile(w, input, 1, err, errlen);
+    if (!exact)
+        return -1;
+    pd_options opt;
+    pd_options_default(&opt);
+    opt.backend = PD_BACKEND_NONE;
+    opt.sampling = 1;
+    int st = pd_init(&opt);
+    if (st != PD_OK) {
+        snprintf(err, errlen, "pd_init: %s", pd_strerror(st));
+        pd_sim_profile_free(exact);
+        return -1;
+    }
+    pd_wl_ctx ctx = {.runtime = 1};
+    int rc = -1;
+    void *state = w->setup(&ctx, input, err, errlen);
+    if (!state)
+        goto done;
+    w->run(state, &ctx);
+    if (ctx.rt_errors) {
+        snprintf(err, errlen, "%s: %d pd_task_begin/end calls failed", w->name, ctx.rt_errors);
+        goto done;
+    }
+    if ((st = pd_sync_point()) != PD_OK) {
+        snprintf(err, errlen, "pd_sync_point: %s", pd_strerror(st));
+        goto done;
+    }
+    int no = exact->nobjects, nt = exact->ntasks;
+    out->nobjects = no, out->ntasks = nt;
+    out->exact = calloc((size_t)no * nt, sizeof(double));
+    out->sampled = calloc((size_t)no * nt, sizeof(double));
+    out->obj_tv = calloc((size_t)no, sizeof(double));
+    out->names = calloc((size_t)no, sizeof(char *));
+    for (int o = 0; out->names && o < no; o++)
+        out->names[o] = pd_strdup(exact->objects[o].name);
+    if (!out->exact || !out->sampled || !out->obj_tv || !out->names) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    for (int o = 0; o < no; o++)
+        for (int t = 0; t < nt; t++) {
+            const pd_sim_object *ob = &exact->objects[o];
+            double e = 0;
+            for (size_t g = ob->page_base; g < ob->page_base + ob->npages; g++)
+                e += (double)exact->tasks[t].reads[g] + (double)exact->tasks[t].writes[g];
+            out->exact[o * nt + t] = e;
+            if ((st = pd_object_accesses(ctx.rt_id[o], t, &out->sampled[o * nt + t])) != PD_OK) {
+                snprintf(err, errlen, "pd_object_accesses(%s, task %d): %s", ob->name, t, pd_strerror(st));
+                goto done;
+            }
+        }
+    for (int o = 0; o < no; o++)
+        out->obj_tv[o] = tv_distance(out->exact + (size_t)o * nt, out->sampled + (size_t)o * nt, (size_t)nt, 1);
+    out->tv = tv_distance(out->exact, out->sampled, (size_t)no * nt, 1);
+    pd_profile_info info;
+    if (pd_profile_info_get(&info) == PD_OK) {
+        out->samples = info.samples;
+        out->faults = info.sampled_faults;
+    }
+    rc = 0;
+done:
+    pd_finalize(); /* before the objects are freed */
+    if (state)
+        w->teardown(state);
+    if (rc != 0)
+        pd_wl_sampling_free(out);
+    pd_sim_profile_free(ctx.prof);
+    pd_sim_profile_free(exact);
+    free(ctx.task_cpu);
+    free(ctx.obj_addr);
+    free(ctx.rt_id);
+    return rc;
+}
+
+int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capacity,
+                            pd_planner_kind planner, const pd_sim_profile *layout, double *fast,
+                            double *predicted, char *err, size_t errlen)
+{
+    for (size_t g = 0; g < layout->npages; g++)
+        fast[g] = 0;
+    *predicted = 0;
+    if (capacity < PD_SIM_PAGE)
+        return 0; /* the runtime reads 0 as "all": nothing to place */
+    pd_options opt;
+    pd_options_default(&opt);
+    opt.backend = PD_BACKEND_SIM;
+    opt.planner = planner;
+    opt.fast_capacity = capacity;
+    opt.sampling = 1;
+    int st = pd_init(&opt);
+    if (st != PD_OK) {
+        snprintf(err, errlen, "pd_init: %s", pd_strerror(st));
+        return -1;
+    }
+    pd_wl_ctx ctx = {.runtime = 1};
+    int rc = -1;
+    void **pages = NULL;
+    int *tiers = NULL;
+    void *state = w->setup(&ctx, input, err, errlen);
+    if (!state)
+        goto done;
+    if (ctx.prof->nobjects != layout->nobjects || ctx.prof->npages != layout->npages) {
+        snprintf(err, errlen, "%s/%s: the profile's objects differ from this run's", w->name, input);
+        goto done;
+    }
+    w->run(state, &ctx);
+    if (ctx.rt_errors) {
+        snprintf(err, errlen, "%s: %d pd_task_begin/end calls failed", w->name, ctx.rt_errors);
+        goto done;
+    }
+    if ((st = pd_sync_point()) != PD_OK) {
+        snprintf(err, errlen, "pd_sync_point: %s", pd_strerror(st));
+        goto done;
+    }
+    if (pd_plan_query(NULL, 0, predicted) < 0)
+        *predicted = 0;
+    /* The public API reports shares and bytes per task, not pages: read the
+     * simulated backend's page tiers through the runtime's internal state
+     * (no task runs now; the lock keeps the runtime still). */
+    pages = malloc(layout->npages * sizeof *pages);
+    tiers = malloc(layout->npages * sizeof *tiers);
+    if (!pages || !tiers) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    pthread_mutex_lock(&rt.lock);
+    int qrc = -1;
+    if (rt.backend && rt.backend->query) {
+        for (int o = 0; o < layout->nobjects; o++)
+            for (size_t k = 0; k < layout->objects[o].npages; k++)
+                pages[layout->objects[o].page_base + k] = (char *)ctx.obj_addr[o] + k * PD_SIM_PAGE;
+        qrc = rt.backend->query(rt.backend, pages, layout->npages, tiers);
+    }
+    pthread_mutex_unlock(&rt.lock);
+    if (qrc != 0) {
+        snprintf(err, errlen, "the runtime's backend cannot say where pages are");
+        goto done;
+    }
+    for (size_t g = 0; g < layout->npages; g++)
+        fast[g] = tiers[g] == PD_TIER_FAST;
+    rc = 0;
+done:
+    pd_finalize();
+    if (state)
+        w->teardown(state);
+    free(pages);
+    free(tiers);
+    pd_sim_profile_free(ctx.prof);
+    free(ctx.task_cpu);
+    free(ctx.obj_addr);
+    free(ctx.rt_id);
+    return rc;
+}

@@ -1,0 +1,57 @@
+#!/bin/sh
+# paddiser sim CLI: presets, usage errors, one run with bench metrics and the
+# run-dir tasks CSV, a quick study, training data, a profile file. Tiny inputs.
+set -u
+P="$BUILD/paddiser"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "sim_cli: $*" >&2; exit 1; }
+
+"$P" sim tiers >"$T/tiers" || fail "tiers failed"
+for k in optane cxl dram; do grep -q "^$k " "$T/tiers" || fail "tiers lacks $k"; done
+
+"$P" sim run -w nope 2>"$T/err"; [ $? -eq 2 ] || fail "unknown workload should exit 2"
+grep -q "unknown workload 'nope'" "$T/err" || fail "no message for unknown workload"
+"$P" sim run -w bfs -c 2 2>"$T/err"; [ $? -eq 2 ] || fail "bad capacity should exit 2"
+grep -q "capacity" "$T/err" || fail "no message for bad capacity"
+"$P" sim run -w bfs -P lru 2>"$T/err"; [ $? -eq 2 ] || fail "bad policy should exit 2"
+grep -q "unknown policy 'lru'" "$T/err" || fail "no message for bad policy"
+"$P" sim frobnicate 2>"$T/err"; [ $? -eq 2 ] || fail "unknown subcommand should exit 2"
+"$P" sim run -p /nonexistent/p.json 2>"$T/err"; [ $? -eq 1 ] || fail "missing profile should exit 1"
+grep -q "/nonexistent/p.json" "$T/err" || fail "missing profile not named"
+
+"$P" sim run -w stencil -i tiny --profile-dir "$T/prof" -c 0.4 -P greedy \
+    --metrics "$T/m.json" --tasks-csv "$T/t.csv" >"$T/out" || fail "run failed"
+[ -s "$T/prof/stencil-tiny.json" ] || fail "profile not cached"
+grep -q '"makespan_s"' "$T/m.json" || fail "metrics lack makespan_s"
+grep -q '"gain_vs_hot_first"' "$T/m.json" || fail "metrics lack gain_vs_hot_first"
+grep -q '"policy": "greedy"' "$T/m.json" || fail "metrics lack the policy"
+[ "$(head -1 "$T/t.csv")" = "policy,task,time_s,dram_share,dram_bytes" ] || fail "tasks csv header"
+[ "$(wc -l <"$T/t.csv")" -eq 49 ] || fail "tasks csv should have 6 policies x 8 tasks"
+for pol in first-touch hot-first memory-mode greedy exact hot-exact; do
+    grep -q "^$pol " "$T/out" || fail "run output lacks $pol"
+done
+
+"$P" sim study --quick -w stencil,dmrg -i tiny --profile-dir "$T/prof" -o "$T/r.md" \
+    --csv "$T/r.csv" >/dev/null || fail "study failed"
+grep -q "### stencil on optane" "$T/r.md" || fail "study table lacks stencil"
+grep -q "### dmrg on optane" "$T/r.md" || fail "study table lacks dmrg"
+[ "$(wc -l <"$T/r.csv")" -eq 37 ] || fail "study csv should have 2 x 3 x 6 rows"
+
+"$P" sim gen-training -w dmrg -i tiny --profile-dir "$T/prof" -n 4 -o "$T/train.csv" >/dev/null ||
+    fail "gen-training failed"
+[ "$(head -1 "$T/train.csv")" = "region,placement,llc_mpki,ipc,prf_miss,mem_wcy,l2_ld_miss,br_msp,vec_ins,l3_ld_miss,r,t_dram,t_slow,t_hybrid" ] ||
+    fail "training header"
+[ "$(wc -l <"$T/train.csv")" -eq 33 ] || fail "training csv should have 8 tasks x 4 placements"
+
+"$P" sim verify -i tiny >"$T/v" || fail "verify failed"
+[ "$(grep -c ': ok$' "$T/v")" -eq 4 ] || fail "verify should pass four workloads"
+
+PADDISER_QUIET=1 "$P" sim sampling -w stencil -i tiny >"$T/s" || fail "sampling failed"
+grep -q "^stencil/tiny: .*sampled pages" "$T/s" || fail "sampling summary"
+grep -q "^  grid_a " "$T/s" || fail "sampling per-object row"
+
+"$P" sim profile -w bfs -i tiny -r 1 -o "$T/p.json" >/dev/null || fail "profile failed"
+grep -q '"format": *"paddiser-sim-profile"' "$T/p.json" || fail "profile format field"
+"$P" sim run -p "$T/p.json" -t cxl -c 0.3 >/dev/null || fail "run on a profile file failed"
+exit 0

@@ -123,9 +123,10 @@ static int push_region(plan_list *out, const rt_object *o, uintptr_t lo, uintptr
 }
 
 /* Pages of a task's hottest regions (by next-instance weight, the order of
- * its bytes curve) up to its planned bytes, hottest first, ranked. page_select's pd_select_plan
- * wants one count per page; a region's pages share one sample, so the walk
- * is per region here, O(samples) instead of O(pages). */
+ * its bytes curve) up to its planned bytes, hottest first, each with its
+ * rank in the task's plan. page_select's pd_select_plan wants one count per
+ * page; a region's pages share one sample, so the walk is per region here,
+ * O(samples) instead of O(pages). */
 static int select_task_pages(const task_pred *tp, size_t budget, plan_list *out)
 {
     const rt_task *t = tp->task;

@@ -16,7 +16,7 @@ CPPFLAGS += -DPD_SOURCE_DIR='"$(CURDIR)"'
 MODEL_SIM_CSV    := models/sim_training.csv
 MODEL_SYNTH_ARGS := --regions 2000 --placements 10 --seed 1
 MODEL_TRAIN_ARGS := --seed 1 --rounds 100 --depth 4
-MODEL_DEFAULT    := both
+MODEL_DEFAULT    := syn
 MODEL_WORK       := $(BUILD)/model
 .PHONY: model-data model-compare
 model-data: $(BUILD)/paddiser

@@ -30,26 +30,19 @@ static void exec_heading(pd_page *pg, const pd_rep_exec *ex, const char *rep)
     pd_str_append(o, "</h3>\n");
 }
 
-/* One time-series chart of a set; long series are downsampled. */
+/* One time-series chart of a set (its series downsampled as they were
+ * loaded, see exec_traces). */
 static void ts_chart(pd_page *pg, const pd_rep_tsset *set, double t_end, const char *metric,
                      const char *title, const char *ylabel, double y_top, const char *caption)
 {
     pd_svg_series *ser = calloc(set->n ? set->n : 1, sizeof *ser);
-    double **keep = calloc(set->n * 2 + 1, sizeof *keep);
-    if (!ser || !keep) {
-        free(ser);
-        free(keep);
+    if (!ser)
         return;
-    }
     bool reduced = false;
     for (size_t s = 0; s < set->n; s++) {
         const pd_rep_ts *ts = &set->s[s];
-        double *x, *y;
-        size_t n = pd_rep_downsample(ts->t, ts->y, ts->n, PD_PAGE_TS_BUCKETS, &x, &y);
-        reduced |= n < ts->n;
-        keep[2 * s] = x;
-        keep[2 * s + 1] = y;
-        ser[s] = (pd_svg_series){.name = ts->name, .n = n, .x = x, .y = y};
+        reduced |= ts->n < ts->n_raw;
+        ser[s] = (pd_svg_series){.name = ts->name, .n = ts->n, .x = ts->t, .y = ts->y};
     }
     pd_svg_xy c = {.kind = "pd-ts", .metric = metric, .title = title,
                    .xlabel = "time since first sample [s]", .ylabel = ylabel, .width = 400,
@@ -63,16 +56,14 @@ static void ts_chart(pd_page *pg, const pd_rep_tsset *set, double t_end, const c
         pd_str_printf(&cap, " Downsampled to the min and max of %d time buckets.", PD_PAGE_TS_BUCKETS);
     pd_page_fig_close(pg, cap.data);
     pd_str_free(&cap);
-    for (size_t i = 0; i < set->n * 2; i++)
-        free(keep[i]);
-    free(keep);
     free(ser);
 }
 
 static void exec_traces(pd_page *pg, const char *rep_dir)
 {
     pd_rep_traces tr;
-    pd_rep_traces_load(rep_dir, &tr);
+    /* reduced while streaming: memory does not grow with the trace */
+    pd_rep_traces_load_reduced(rep_dir, PD_PAGE_TS_BUCKETS, &tr);
     /* all charts of a repetition share one time axis */
     double t_end = 0;
     const pd_rep_tsset *sets[] = {&tr.cpu, &tr.mem, &tr.gpu_util, &tr.gpu_power, &tr.io};

@@ -79,6 +79,22 @@ int pd_bench_write_status(const pd_bench_task *t, const char *executor);
 int pd_exec_local(pd_bench_run *run, int parallel);
 int pd_exec_slurm(pd_bench_run *run, int parallel, double poll_interval_s);
 
+/* What an executor plugs into the shared scheduling loop (pd_exec_run). */
+typedef struct {
+    /* Starts t, already marked started: 0, or -1 (said why on stderr) when
+     * it could not be started; the loop then marks it failed. */
+    int (*start)(pd_bench_run *run, pd_bench_task *t, void *ctx);
+    /* Waits until something may have finished (or a signal came) and
+     * finishes the tasks that did, decrementing *running for each. */
+    void (*collect)(pd_bench_run *run, int *running, void *ctx);
+    /* Cancels every running task and marks it so. */
+    void (*cancel)(pd_bench_run *run, void *ctx);
+    void *ctx;
+} pd_executor;
+
+/* The loop: 0 when every pending task ran, 130 when interrupted. */
+int pd_exec_run(pd_bench_run *run, int parallel, const pd_executor *ex);
+
 /* The sbatch command line for a task (argv, NULL-terminated, heap strings):
  * sbatch --parsable --job-name=<name> --chdir=<dir> --output=<dir>/stdout
  * --error=<dir>/stderr <dir>/run_<script>.sh. Free with pd_free_argv. */

@@ -3,6 +3,7 @@
  * squeue; the final state comes from sacct, or from scontrol when the
  * cluster keeps no accounting. Ctrl-C scancels every job in flight. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +20,14 @@ void pd_free_argv(char **argv)
     free(argv);
 }
 
-static char *fmt(const char *f, const char *a, const char *b)
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...)
 {
     pd_str s = {0};
-    pd_str_printf(&s, f, a, b);
+    va_list ap;
+    va_start(ap, f);
+    pd_str_vprintf(&s, f, ap);
+    va_end(ap);
     return pd_str_take(&s);
 }
 
@@ -38,8 +43,8 @@ char **pd_slurm_submit_argv(const pd_bench_run *run, const pd_bench_task *t)
              t->exec_id, t->repetition);
     argv[0] = pd_strdup("sbatch");
     argv[1] = pd_strdup("--parsable");
-    argv[2] = fmt("--job-name=%s%s", name, "");
-    argv[3] = fmt("--chdir=%s%s", t->dir, "");
+    argv[2] = fmt("--job-name=%s", name);
+    argv[3] = fmt("--chdir=%s", t->dir);
     argv[4] = fmt("--output=%s/%s", t->dir, "stdout");
     argv[5] = fmt("--error=%s/%s", t->dir, "stderr");
     argv[6] = fmt("%s/%s", t->dir, pd_bench_task_script(run, t));

@@ -104,6 +104,19 @@ static void write_results(const pd_bench_run *run)
     pd_str_free(&s);
 }
 
+/* Creates the directory a file is to go in (a failure shows when the file
+ * is written). */
+static void mkdir_parent(const char *path)
+{
+    char *dir = pd_strdup(path);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash && slash != dir) {
+        *slash = '\0';
+        pd_mkdir_p(dir, 0755);
+    }
+    free(dir);
+}
+
 /* output.sink.path, when it is not run_dir/results.csv: append (mode append,
  * same header) or replace. */
 static void write_sink(const pd_bench_run *run, const char *sink)
@@ -119,13 +132,7 @@ static void write_sink(const pd_bench_run *run, const char *sink)
     char *old = pd_read_file(sink, NULL);
     const char *nl = strchr(s.data, '\n');
     size_t hlen = nl ? (size_t)(nl - s.data) + 1 : s.len;
-    char *dir = pd_strdup(sink);
-    char *slash = dir ? strrchr(dir, '/') : NULL;
-    if (slash && slash != dir) {
-        *slash = '\0';
-        pd_mkdir_p(dir, 0755);
-    }
-    free(dir);
+    mkdir_parent(sink);
     int rc;
     if (old && !strncmp(old, s.data, hlen)) {
         FILE *f = fopen(sink, "a");
@@ -679,13 +686,7 @@ int pd_bench_main(const pd_bench_options *opt)
             }
         }
         for (size_t i = 0; i < rd->ninputs; i++) { /* scripts[].inputs, rewritten for every repetition */
-            char *dir = pd_strdup(rd->input_paths[i]);
-            char *slash = dir ? strrchr(dir, '/') : NULL;
-            if (slash && slash != dir) {
-                *slash = '\0';
-                pd_mkdir_p(dir, 0755);
-            }
-            free(dir);
+            mkdir_parent(rd->input_paths[i]);
             if (pd_write_file_atomic(rd->input_paths[i], rd->input_texts[i], strlen(rd->input_texts[i])) != 0 ||
                 (rd->input_modes[i] >= 0 && chmod(rd->input_paths[i], (mode_t)rd->input_modes[i]) != 0)) {
                 fprintf(stderr, "paddiser bench: cannot write input %s: %s\n", rd->input_paths[i], strerror(errno));

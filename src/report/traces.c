@@ -64,29 +64,33 @@ static void exec_traces(pd_page *pg, const char *rep_dir)
     pd_rep_traces tr;
     /* reduced while streaming: memory does not grow with the trace */
     pd_rep_traces_load_reduced(rep_dir, PD_PAGE_TS_BUCKETS, &tr);
+    static const struct {
+        const char *metric, *title, *ylabel;
+        double y_top;
+        const char *caption;
+    } charts[] = {
+        {"cpu_total_pct", "CPU utilisation", "user + system [%]", 100,
+         "Mean over the cores of each host (one line per host)."},
+        {"mem_used_gb", "Memory used", "mem_total \xE2\x88\x92 mem_available [GiB]", 0,
+         "Per host, from the CPU/memory trace."},
+        {"gpu_utilization_pct", "GPU utilisation", "utilization.gpu [%]", 100,
+         "One line per GPU; rows with [N/A] fields are dropped."},
+        {"gpu_power_w", "GPU power", "power draw [W]", 0, "One line per GPU; the area under each line is its energy."},
+        {"io_mbs", "I/O throughput", "throughput [MiB/s]", 0,
+         "Per source and direction: bytes of the interval / interval_s, devices of a source summed."},
+    };
+    const pd_rep_tsset *sets[] = {&tr.cpu, &tr.mem, &tr.gpu_util, &tr.gpu_power, &tr.io};
     /* all charts of a repetition share one time axis */
     double t_end = 0;
-    const pd_rep_tsset *sets[] = {&tr.cpu, &tr.mem, &tr.gpu_util, &tr.gpu_power, &tr.io};
     for (size_t k = 0; k < PD_ARRAY_LEN(sets); k++)
         for (size_t i = 0; i < sets[k]->n; i++)
             if (sets[k]->s[i].n)
                 t_end = fmax(t_end, sets[k]->s[i].t[sets[k]->s[i].n - 1]);
     pd_str_append(pg->out, "<div class=\"pd-grid\">\n");
-    if (tr.cpu.n)
-        ts_chart(pg, &tr.cpu, t_end, "cpu_total_pct", "CPU utilisation", "user + system [%]", 100,
-                 "Mean over the cores of each host (one line per host).");
-    if (tr.mem.n)
-        ts_chart(pg, &tr.mem, t_end, "mem_used_gb", "Memory used", "mem_total \xE2\x88\x92 mem_available [GiB]", 0,
-                 "Per host, from the CPU/memory trace.");
-    if (tr.gpu_util.n)
-        ts_chart(pg, &tr.gpu_util, t_end, "gpu_utilization_pct", "GPU utilisation", "utilization.gpu [%]", 100,
-                 "One line per GPU; rows with [N/A] fields are dropped.");
-    if (tr.gpu_power.n)
-        ts_chart(pg, &tr.gpu_power, t_end, "gpu_power_w", "GPU power", "power draw [W]", 0,
-                 "One line per GPU; the area under each line is its energy.");
-    if (tr.io.n)
-        ts_chart(pg, &tr.io, t_end, "io_mbs", "I/O throughput", "throughput [MiB/s]", 0,
-                 "Per source and direction: bytes of the interval / interval_s, devices of a source summed.");
+    for (size_t k = 0; k < PD_ARRAY_LEN(sets); k++)
+        if (sets[k]->n)
+            ts_chart(pg, sets[k], t_end, charts[k].metric, charts[k].title, charts[k].ylabel, charts[k].y_top,
+                     charts[k].caption);
     pd_str_append(pg->out, "</div>\n");
     if (tr.ncpu_files && !tr.cpu.n)
         pd_page_note(pg, "pd-missing", "CPU/memory trace files hold no usable rows.");

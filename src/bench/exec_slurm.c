@@ -235,7 +235,7 @@ static int start_slurm(pd_bench_run *run, pd_bench_task *t, void *ctx)
 {
     if (submit(run, t) != 0)
         return -1;
-    pd_bench_write_status(t, run->executor_name); /* now with the job id */
+    pd_bench_task_status(run, t); /* now with the job id */
     if (!run->quiet)
         fprintf(stderr, "paddiser bench: exec_%04d rep %d submitted as job %s\n", t->exec_id, t->repetition,
                 t->job_id);

@@ -72,6 +72,8 @@ const char *pd_bench_task_script(const pd_bench_run *run, const pd_bench_task *t
 
 /* Writes the repetition's __iops_status.json. */
 int pd_bench_write_status(const pd_bench_task *t, const char *executor);
+/* The same for an executor, with a warning on stderr when it fails. */
+void pd_bench_task_status(const pd_bench_run *run, const pd_bench_task *t);
 
 /* Executors: run the tasks whose state is PENDING, at most parallel at
  * once. Return 0, or 130 when interrupted (running tasks are cancelled and

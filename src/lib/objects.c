@@ -32,6 +32,7 @@ static int overlaps(const void *addr, size_t size, int skip)
  * is profiled slow-only, and later plans promote pages from there. */
 static void place_slow(void *addr, size_t size)
 {
+    rt_thp_prepare(addr, size); /* first: placement then moves base pages */
     if (!rt.backend || !size)
         return;
     uintptr_t lo = (uintptr_t)addr & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);

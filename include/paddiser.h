@@ -62,6 +62,15 @@ typedef enum {
     PD_PLANNER_GREEDY,    /* the paper's Algorithm 1, 5% steps */
 } pd_planner_kind;
 
+/* Transparent huge pages of registered objects. The kernel migrates a THP as
+ * a whole: moving one 4 KB page of it moves 2 MB (docs/runtime.md). */
+typedef enum {
+    PD_THP_AUTO = 0, /* as OFF with the numa backend; otherwise THP is left alone */
+    PD_THP_OFF,      /* madvise(MADV_NOHUGEPAGE) each registered object (its whole pages)
+                        and split the huge pages already there: placement is page-exact */
+    PD_THP_KEEP,     /* leave THP on; plans place whole 2 MB units (aligned) */
+} pd_thp_mode;
+
 typedef struct {
     pd_backend_kind backend;
     pd_planner_kind planner;
@@ -70,6 +79,7 @@ typedef struct {
     int slow_node;
     const char *model_path; /* performance model file; NULL = shipped default */
     int sampling;           /* 1 = page-sample accesses (default), 0 = off */
+    pd_thp_mode thp;        /* PD_THP_AUTO by default */
 } pd_options;
 
 /* Fills defaults (AUTO backend, EXACT planner, discover nodes, sampling on). */
@@ -152,6 +162,13 @@ typedef struct {
     int instances;               /* sync points passed */
     size_t fast_capacity;        /* bytes the planner distributes */
     size_t pages_moved, pages_failed; /* by the last migration */
+    size_t bytes_moved;          /* by the last migration: bytes that really moved */
+    size_t pages_demoted, bytes_demoted; /* last migration: moved to slow memory to make
+                                    room for hotter planned pages (fast memory short) */
+    char thp[8];                 /* "off" (objects advised MADV_NOHUGEPAGE), "keep"
+                                    (2 MB units) or "system" (left alone: no pages move) */
+    size_t thp_off_bytes;        /* registered bytes advised MADV_NOHUGEPAGE */
+    char thp_note[160];          /* what could not be done (madvise failed, ...) */
 } pd_profile_info;
 
 int pd_profile_info_get(pd_profile_info *out);

@@ -2,7 +2,7 @@
 # QEMU (TCG) with a CPU-less, HMAT-described node 1 and checks in the guest
 # that tier discovery and page migration work (scripts/numa-qemu.sh).
 
-NUMA_GUEST_SRCS := tests/numa/guest_numa.c src/lib/tiers.c src/lib/backend_numa.c \
+NUMA_GUEST_SRCS := tests/numa/guest_numa.c src/lib/tiers.c src/lib/backend_numa.c src/lib/backend_util.c \
                    src/common/util.c src/common/sysroot.c
 NUMA_GUEST := $(BUILD)/numa/guest_numa
 NUMA_TIERS_SRCS := tests/numa/guest_tiers.c src/cli/cmd_tiers.c src/lib/tiers.c src/common/util.c src/common/sysroot.c

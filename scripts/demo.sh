@@ -20,4 +20,13 @@ if [ -n "$run" ] && [ -f "$run/results.csv" ]; then
     if [ -f "$run/__iops_resource_summary.csv" ]; then echo "summary: $run/__iops_resource_summary.csv"; else echo "summary: (none written)"; fi
     if [ -f "$run/report.html" ]; then echo "report:  $run/report.html"; else echo "report:  (none written)"; fi
 fi
+# The placement side: the four task-parallel kernels profiled here, placed on a
+# simulated DRAM + Optane machine by each policy (docs/sim.md).
+echo
+echo "== paddiser sim study --quick (load-balanced placement vs baselines)"
+"$BUILD/paddiser" sim study --quick -o "$WORKDIR/placement.md" || rc=$?
+if [ -f "$WORKDIR/placement.md" ]; then
+    sed -n '/^## optane/,/^### /p' "$WORKDIR/placement.md" | sed '$d'
+    echo "placement study: $WORKDIR/placement.md"
+fi
 exit $rc

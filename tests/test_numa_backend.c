@@ -412,6 +412,81 @@ static void test_promote_runs_out_of_candidates(void **state)
     b->destroy(b);
 }
 
+/* Through the pd_backend op, pages in both lists: a planned page goes only
+ * for a hotter one, counts as refused, and is not promoted back. */
+static void test_promote_op_displaces_only_colder_planned_pages(void **state)
+{
+    (void)state;
+    pd_backend *b = fake_backend(1, 0);
+    assert_non_null(b->promote);
+    fk.fast_limit = 4;
+    fk.node[10] = fk.node[11] = fk.node[12] = fk.node[13] = 0;
+    void *want[5] = {pg(0), pg(1), pg(11), pg(2), pg(13)};
+    void *cold[6] = {pg(12), pg(13), pg(2), pg(11), pg(1), pg(0)};
+    pd_migrate_stats st = {0}, dem = {0};
+    assert_int_equal(b->promote(b, want, 5, cold, 6, &st, &dem), 0);
+    assert_int_equal(fk.node[0], 0);
+    assert_int_equal(fk.node[1], 0);
+    assert_int_equal(fk.node[11], 0);
+    assert_int_equal(fk.node[10], 0); /* not a candidate */
+    assert_int_equal(fk.node[12], 1); /* dropped: first */
+    assert_int_equal(fk.node[13], 1); /* planned, colder: displaced */
+    assert_int_equal(fk.node[2], 1);  /* the coldest refused one */
+    assert_int_equal(dem.pages_moved, 2);
+    assert_int_equal(st.pages_moved, 3);
+    assert_int_equal(st.enomem, 2);
+    assert_int_equal(st.bytes_moved, 2 * PAGE);
+    assert_int_equal(on_fast(), 4);
+    b->destroy(b);
+}
+
+/* A kernel that takes nothing back after planned pages made room (its
+ * freed frames are not counted free yet): no second round of displacing. */
+static void test_promote_stops_displacing_when_nothing_gets_in(void **state)
+{
+    (void)state;
+    pd_backend *b = fake_backend(1, 0);
+    fk.fast_limit = 8;
+    fk.boost = 8; /* after the first refusal node 0 takes nothing */
+    for (int i = 10; i < 18; i++)
+        fk.node[i] = 0;
+    void *want[10], *cold[8];
+    for (int i = 0; i < 2; i++)
+        want[i] = pg(i);
+    for (int i = 0; i < 8; i++) {
+        want[2 + i] = pg(10 + i);
+        cold[i] = pg(17 - i);
+    }
+    pd_migrate_stats st = {0}, dem = {0};
+    assert_int_equal(b->promote(b, want, 10, cold, 8, &st, &dem), 0);
+    assert_int_equal(dem.pages_moved, 2); /* one round, as many as refused */
+    assert_int_equal(fk.node[17], 1);
+    assert_int_equal(fk.node[16], 1);
+    assert_int_equal(fk.node[15], 0);
+    assert_int_equal(st.pages_moved, 6);
+    assert_int_equal(st.enomem, 4);
+    b->destroy(b);
+
+    /* Many refused: at first only PD_NUMA_PROBE planned pages are risked. */
+    b = fake_backend(1, 0);
+    enum { HOT = 100, OLD = 200 };
+    fk.fast_limit = OLD;
+    fk.boost = OLD;
+    void *w2[HOT + OLD], *c2[OLD];
+    for (int i = 0; i < HOT; i++)
+        w2[i] = pg(i);
+    for (int i = 0; i < OLD; i++) {
+        fk.node[1000 + i] = 0;
+        w2[HOT + i] = pg(1000 + i);
+        c2[i] = pg(1000 + OLD - 1 - i);
+    }
+    pd_migrate_stats st2 = {0}, dem2 = {0};
+    assert_int_equal(b->promote(b, w2, HOT + OLD, c2, OLD, &st2, &dem2), 0);
+    assert_int_equal(dem2.pages_moved, PD_NUMA_PROBE);
+    assert_int_equal(st2.pages_moved, OLD - PD_NUMA_PROBE);
+    b->destroy(b);
+}
+
 /* A fast_capacity budget below what the node has: the backend refuses past
  * it (ENOMEM), and demotion gives the budget back. */
 static void test_budget_enforced_and_freed_by_demotion(void **state)
@@ -502,6 +577,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_promote_demotes_coldest_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_promote_escalates_demotion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_promote_runs_out_of_candidates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_promote_op_displaces_only_colder_planned_pages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_promote_stops_displacing_when_nothing_gets_in, setup, teardown),
         cmocka_unit_test_setup_teardown(test_budget_enforced_and_freed_by_demotion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_place_uses_preferred_policy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_real_syscalls_query, setup, teardown),

@@ -91,12 +91,65 @@ static void test_many_pages(void **state)
     b->destroy(b);
 }
 
+/* promote: hottest first into a full fast tier; room comes from the cold
+ * list, coldest first, and a page in both lists only for a hotter one. */
+static void test_promote_demotes_for_hotter_pages(void **state)
+{
+    (void)state;
+    pd_backend *b = pd_backend_sim_create(4 * PG);
+    assert_non_null(b->promote);
+    pd_migrate_stats st = {0};
+    void *old[4] = {page(10), page(11), page(12), page(13)};
+    assert_int_equal(b->move(b, old, 4, PD_TIER_FAST, &st), 0);
+    assert_int_equal(b->fast_free(b), 0);
+
+    /* Plan, hottest first: 0, 1, 11, 2, 13; 10 and 12 left it. Cold list:
+     * 12 (dropped), then the plan reversed: 13, 2, 11, 1, 0. */
+    void *want[5] = {page(0), page(1), page(11), page(2), page(13)};
+    void *cold[6] = {page(12), page(13), page(2), page(11), page(1), page(0)};
+    pd_migrate_stats pro = {0}, dem = {0};
+    assert_int_equal(b->promote(b, want, 5, cold, 6, &pro, &dem), -ENOMEM);
+    int tier[8];
+    void *q[8] = {page(0), page(1), page(2), page(10), page(11), page(12), page(13), page(3)};
+    assert_int_equal(b->query(b, q, 8, tier), 0);
+    assert_int_equal(tier[0], PD_TIER_FAST);
+    assert_int_equal(tier[1], PD_TIER_FAST);
+    assert_int_equal(tier[2], PD_TIER_SLOW); /* the coldest refused page is not worth 11 */
+    assert_int_equal(tier[3], PD_TIER_FAST); /* not in the cold list: kept */
+    assert_int_equal(tier[4], PD_TIER_FAST); /* hotter than every refused page */
+    assert_int_equal(tier[5], PD_TIER_SLOW); /* dropped: went first */
+    assert_int_equal(tier[6], PD_TIER_SLOW); /* planned but colder than 1: displaced */
+    assert_int_equal(tier[7], -ENOENT);
+    assert_int_equal(dem.pages_moved, 2);
+    assert_int_equal(dem.bytes_moved, 2 * PG);
+    assert_int_equal(pro.pages_requested, 5);
+    assert_int_equal(pro.pages_moved, 3);   /* 0, 1 moved, 11 already there */
+    assert_int_equal(pro.bytes_moved, 2 * PG);
+    assert_int_equal(pro.pages_failed, 2);  /* 2 refused, 13 displaced */
+    assert_int_equal(pro.enomem, 2);
+    assert_int_equal(b->fast_free(b), 0);
+
+    /* Room enough: no demotion. */
+    pd_backend *big = pd_backend_sim_create(16 * PG);
+    pd_migrate_stats p2 = {0}, d2 = {0};
+    assert_int_equal(big->promote(big, want, 5, cold, 6, &p2, &d2), 0);
+    assert_int_equal(p2.pages_moved, 5);
+    assert_int_equal(d2.pages_requested, 0);
+    void *bad = (char *)page(0) + 1;
+    assert_int_equal(big->promote(big, &bad, 1, NULL, 0, &p2, NULL), -ENOMEM);
+    assert_int_equal(p2.efault, 1);
+    assert_int_equal(big->promote(big, NULL, 1, NULL, 0, &p2, NULL), -EINVAL);
+    big->destroy(big);
+    b->destroy(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_capacity_enforced),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_many_pages),
+        cmocka_unit_test(test_promote_demotes_for_hotter_pages),
     };
     return cmocka_run_group_tests_name("runtime_backend_sim", tests, NULL, NULL);
 }

@@ -31,7 +31,29 @@ struct pd_backend {
     size_t (*fast_free)(pd_backend *b);
     void (*destroy)(pd_backend *b);
     void *state;
+    /* Optional (NULL: the backend has none; callers then use move). Moves
+     * pages[0..n), hottest first, to the fast tier. Where fast memory is
+     * short (ENOMEM, budget), demotes pages of cold[0..m) that are on the
+     * fast tier, coldest (cold[0]) first, and retries the refused pages.
+     * A page in both lists is demoted only to make room for a hotter page
+     * (one before it in pages[]); it then counts as failed (enomem) in st
+     * and is not promoted again by this call. st: the promotions, demoted:
+     * the demotions (either may be NULL). Returns as move. */
+    int (*promote)(pd_backend *b, void **pages, size_t n, void **cold, size_t m, pd_migrate_stats *st,
+                   pd_migrate_stats *demoted);
 };
+
+/* Position of each page of a list by address, to ask "is this page also in
+ * that list, and where" (promote's rule for pages in both lists). */
+typedef struct {
+    const void *page;
+    size_t at;
+} pd_page_pos;
+/* Sorted copy of pages[0..n) with positions (malloc; NULL on ENOMEM, n == 0
+ * gives a valid empty index). For duplicates the first position wins. */
+pd_page_pos *pd_page_index(void *const *pages, size_t n);
+/* Position of page in the list, or -1. */
+long pd_page_index_find(const pd_page_pos *ix, size_t n, const void *page);
 
 /* fast_capacity in bytes. */
 pd_backend *pd_backend_sim_create(size_t fast_capacity);

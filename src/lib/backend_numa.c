@@ -397,53 +397,89 @@ int pd_backend_numa_promote(pd_backend *b, void **promote, size_t n, void **demo
     void **refused = malloc(n * sizeof *refused);
     size_t *refused_at = malloc(n * sizeof *refused_at);
     int *scratch = malloc(n * sizeof *scratch);
+    unsigned char *displaced = calloc(n, 1);
+    pd_page_pos *ix = NULL;
     int rc = -1;
-    if (!outcome || !refused || !refused_at || !scratch)
+    if (!outcome || !refused || !refused_at || !scratch || !displaced)
         goto out;
     if (move_all(s, promote, n, s->fast_node, outcome))
         goto out;
 
     size_t cursor = 0; /* next demotion candidate, coldest first */
+    int probed = 0;    /* planned pages were given up once, and it helped */
     for (int round = 0; round < PD_NUMA_DEMOTE_ROUNDS; round++) {
         size_t nref = 0;
         for (size_t i = 0; i < n; i++)
-            if (outcome[i] == -ENOMEM) {
+            if (outcome[i] == -ENOMEM && !displaced[i]) {
                 refused_at[nref] = i;
                 refused[nref++] = promote[i];
             }
         if (nref == 0 || cursor >= m)
             break;
+        if (!ix && !(ix = pd_page_index(promote, n)))
+            goto out;
 
         /* Pick candidates that really sit on the fast node: as many as pages
          * were refused, doubling each round, since a kernel that refused keeps
          * more free than that (its watermarks rise after fallbacks). */
         void *victims[PD_NUMA_BATCH];
+        long victim_at[PD_NUMA_BATCH];
         int where[PD_NUMA_BATCH], vout[PD_NUMA_BATCH];
-        size_t freed = 0, want = nref << round;
-        while (freed < want && cursor < m) {
+        size_t freed = 0, want = nref << round, displaced_now = 0, paired = 0, planned_picked = 0;
+        int capped = 0;
+        while (freed < want && cursor < m && !capped) {
             size_t cnt = m - cursor < PD_NUMA_BATCH ? m - cursor : PD_NUMA_BATCH;
             if (query_nodes(s, demote + cursor, cnt, where))
                 goto out;
             size_t nv = 0, used = 0;
-            for (; used < cnt && freed + nv < want; used++)
-                if (where[used] == s->fast_node)
-                    victims[nv++] = demote[cursor + used];
+            for (; used < cnt && freed + nv < want; used++) {
+                if (where[used] != s->fast_node)
+                    continue;
+                /* Each victim makes room for the hottest refused page not
+                 * yet paired; a planned page only for a hotter one. */
+                long at = pd_page_index_find(ix, n, demote[cursor + used]);
+                if (at >= 0 && !probed && planned_picked >= PD_NUMA_PROBE) {
+                    capped = 1; /* the rest in a later round, if the probe helped */
+                    break;
+                }
+                if (at >= 0 && (displaced[at] || paired >= nref || refused_at[paired] >= (size_t)at))
+                    continue;
+                paired++;
+                planned_picked += at >= 0;
+                victim_at[nv] = at;
+                victims[nv++] = demote[cursor + used];
+            }
             cursor += used;
             if (nv == 0)
                 continue;
             if (move_batch(s, victims, nv, s->slow_node, vout))
                 goto out;
             tally(s, vout, nv, demoted);
-            for (size_t v = 0; v < nv; v++)
+            for (size_t v = 0; v < nv; v++) {
                 freed += vout[v] == 1;
+                if (vout[v] == 1 && victim_at[v] >= 0) {
+                    displaced_now++;
+                    displaced[victim_at[v]] = 1;
+                    outcome[victim_at[v]] = -ENOMEM;
+                }
+            }
         }
         if (freed == 0)
             break; /* nothing could be made room for */
 
         if (move_all(s, refused, nref, s->fast_node, scratch))
             goto out;
+        size_t admitted = 0;
+        for (size_t r = 0; r < nref; r++)
+            admitted += scratch[r] >= 0;
         for (size_t r = 0; r < nref; r++)
             outcome[refused_at[r]] = scratch[r];
+        /* Planned pages were given up (at first at most PD_NUMA_PROBE of
+         * them) and the kernel still took none: more would only lose more (freed frames can sit on per-CPU free lists
+         * that its watermark check does not count; docs/numa.md). */
+        if (admitted == 0 && displaced_now)
+            break;
+        probed |= displaced_now > 0;
     }
     tally(s, outcome, n, st);
     rc = 0;
@@ -452,7 +488,15 @@ out:
     free(refused);
     free(refused_at);
     free(scratch);
+    free(displaced);
+    free(ix);
     return rc;
+}
+
+static int numa_promote_op(pd_backend *b, void **pages, size_t n, void **cold, size_t m, pd_migrate_stats *st,
+                           pd_migrate_stats *demoted)
+{
+    return pd_backend_numa_promote(b, pages, n, cold, m, st, demoted);
 }
 
 /* Node entry with memory, or NULL. */
@@ -515,6 +559,7 @@ pd_backend *pd_backend_numa_create(int fast_node, int slow_node, size_t fast_cap
     b->query = numa_query;
     b->fast_free = numa_fast_free;
     b->destroy = numa_destroy;
+    b->promote = numa_promote_op;
     b->state = s;
     return b;
 }

@@ -24,6 +24,7 @@
 #define PD_NUMA_BATCH 1024        /* pages per move_pages call */
 #define PD_NUMA_EBUSY_RETRIES 3   /* extra attempts for busy pages */
 #define PD_NUMA_DEMOTE_ROUNDS 4   /* demote-then-retry rounds of a promotion */
+#define PD_NUMA_PROBE 64          /* planned pages given up before the kernel shows it reuses room */
 
 typedef struct {
     /* Same contract as move_pages(2) for the calling process (pid 0):
@@ -47,7 +48,9 @@ int pd_backend_numa_nodes(const pd_backend *b, int *fast_node, int *slow_node);
  * demotes candidates to slow memory, coldest first (demote[0] is the coldest;
  * pages not on the fast node are skipped), as many as pages were refused
  * (twice that in the next round, and so on), then retries those pages; at
- * most PD_NUMA_DEMOTE_ROUNDS rounds. Promotion
+ * most PD_NUMA_DEMOTE_ROUNDS rounds. promote[] is hottest first: a page in
+ * both lists is demoted only for a hotter refused page and then counts as
+ * refused (see pd_backend.promote, which this implements for numa). Promotion
  * outcomes go to st, demotions to demoted (either may be NULL). */
 int pd_backend_numa_promote(pd_backend *b, void **promote, size_t n, void **demote, size_t m,
                             pd_migrate_stats *st, pd_migrate_stats *demoted);

@@ -134,6 +134,90 @@ static int sim_move(pd_backend *b, void **pages, size_t n, int tier, pd_migrate_
     return st->pages_failed > failed0 ? -ENOMEM : 0;
 }
 
+/* Exact capacity: each demotion frees one slot, so the candidates go one by
+ * one, each followed by the hottest page still refused. */
+static int sim_promote(pd_backend *b, void **pages, size_t n, void **cold, size_t m, pd_migrate_stats *st,
+                       pd_migrate_stats *demoted)
+{
+    sim_state *s = b->state;
+    if ((n && !pages) || (m && !cold))
+        return -EINVAL;
+    signed char *state = malloc(n ? n : 1); /* 2 moved now, 1 already fast, 0 refused, -1 bad address */
+    unsigned char *displaced = calloc(n ? n : 1, 1);
+    pd_page_pos *ix = pd_page_index(pages, n);
+    if (!state || !displaced || !ix) {
+        free(state);
+        free(displaced);
+        free(ix);
+        return -ENOMEM;
+    }
+    pd_migrate_stats dem = {0};
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < n; i++) {
+        pd_migrate_stats one = {0};
+        if ((uintptr_t)pages[i] % s->page) {
+            state[i] = -1;
+            continue;
+        }
+        set_page(s, (uintptr_t)pages[i], PD_TIER_FAST, &one);
+        state[i] = one.pages_moved ? (one.bytes_moved ? 2 : 1) : 0;
+    }
+    size_t hottest = 0; /* first refused page */
+    for (size_t c = 0; c < m; c++) {
+        while (hottest < n && (state[hottest] != 0 || displaced[hottest]))
+            hottest++;
+        if (hottest == n)
+            break;
+        uintptr_t p = (uintptr_t)cold[c];
+        if (p % s->page || !s->cap)
+            continue;
+        size_t slot = find_slot(s, p + 1);
+        if (!s->keys[slot] || s->tier[slot] != PD_TIER_FAST)
+            continue;
+        long at = pd_page_index_find(ix, n, cold[c]);
+        if (at >= 0 && ((size_t)at <= hottest || displaced[at]))
+            continue;
+        set_page(s, p, PD_TIER_SLOW, &dem);
+        if (at >= 0) {
+            displaced[at] = 1;
+            state[at] = 0;
+        }
+        pd_migrate_stats one = {0};
+        set_page(s, (uintptr_t)pages[hottest], PD_TIER_FAST, &one);
+        state[hottest] = one.pages_moved ? 2 : 0;
+    }
+    pthread_mutex_unlock(&s->lock);
+
+    size_t failed = 0;
+    for (size_t i = 0; i < n; i++)
+        failed += state[i] <= 0;
+    if (st) {
+        st->pages_requested += n;
+        st->pages_failed += failed;
+        for (size_t i = 0; i < n; i++) {
+            if (state[i] > 0) {
+                st->pages_moved++;
+                st->bytes_moved += state[i] == 2 ? s->page : 0;
+            } else if (state[i] == 0) {
+                st->enomem++;
+            } else {
+                st->efault++;
+            }
+        }
+    }
+    if (demoted) {
+        demoted->pages_requested += dem.pages_requested;
+        demoted->pages_moved += dem.pages_moved;
+        demoted->bytes_moved += dem.bytes_moved;
+        demoted->pages_failed += dem.pages_failed;
+        demoted->enomem += dem.enomem;
+    }
+    free(state);
+    free(displaced);
+    free(ix);
+    return failed ? -ENOMEM : 0;
+}
+
 static int sim_query(pd_backend *b, void **pages, size_t n, int *tier_out)
 {
     sim_state *s = b->state;
@@ -194,6 +278,7 @@ pd_backend *pd_backend_sim_create(size_t fast_capacity)
     b->query = sim_query;
     b->fast_free = sim_fast_free;
     b->destroy = sim_destroy;
+    b->promote = sim_promote;
     b->state = s;
     return b;
 }

@@ -1,6 +1,13 @@
 /* Sync point, last step: each task's hottest sampled regions (by the
  * next-instance weights, the order of its bytes curve) up to its planned
- * bytes go to the fast tier, every other registered page to the slow tier. */
+ * bytes go to the fast tier, every other registered page to the slow tier.
+ * Order matters when fast memory is short: pages leaving the fast tier go
+ * first, then the planned pages are promoted hottest first (the tasks
+ * interleaved by rank within their own plan, so a shortfall trims every
+ * task's coldest pages alike); where the backend can (pd_backend.promote),
+ * refused pages make room by demoting what the plan no longer gives fast
+ * memory, then the plan's own coldest pages. With THP kept, the plan is made
+ * of whole 2 MB units. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,12 +37,6 @@ static int page_push(page_list *l, uintptr_t p)
     return 0;
 }
 
-static int cmp_ptr(const void *a, const void *b)
-{
-    uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int in_sorted(const page_list *l, uintptr_t p)
 {
     size_t lo = 0, hi = l->n;
@@ -61,11 +62,72 @@ static int cmp_weight_desc(const void *a, const void *b)
     return x < y ? -1 : x > y; /* ties: the order of the hot list */
 }
 
+/* A planned page and its rank within its task's plan (0 = hottest, 1 =
+ * coldest): the promotion order across tasks. */
+typedef struct {
+    uintptr_t page;
+    double rank;
+} plan_page;
+
+typedef struct {
+    plan_page *v;
+    size_t n, cap;
+} plan_list;
+
+static int plan_push(plan_list *l, uintptr_t p)
+{
+    if (l->n == l->cap) {
+        size_t ncap = l->cap ? l->cap * 2 : 1024;
+        plan_page *np = realloc(l->v, ncap * sizeof *np);
+        if (!np)
+            return -1;
+        l->v = np;
+        l->cap = ncap;
+    }
+    l->v[l->n++] = (plan_page){p, 0};
+    return 0;
+}
+
+/* Pages [lo, hi) of a region, or with THP kept the whole 2 MB units it
+ * touches (within the object's pages), while the budget lasts: a unit is
+ * taken only whole, so a task's fast bytes stay within its plan. units
+ * holds this task's units so far (a region may share one with another). */
+static int push_region(plan_list *out, const rt_object *o, uintptr_t lo, uintptr_t hi, size_t budget, size_t *used,
+                       page_list *units)
+{
+    if (rt.thp != PD_THP_KEEP) {
+        for (uintptr_t p = lo & ~(uintptr_t)(RT_PAGE - 1); p < hi && *used < budget; p += RT_PAGE) {
+            if (plan_push(out, p) != 0)
+                return -1;
+            *used += RT_PAGE;
+        }
+        return 0;
+    }
+    uintptr_t olo = (uintptr_t)o->addr & ~(uintptr_t)(RT_PAGE - 1), ohi = (uintptr_t)o->addr + o->size;
+    for (uintptr_t u = lo & ~(uintptr_t)(RT_THP_UNIT - 1); u < hi; u += RT_THP_UNIT) {
+        int seen = 0;
+        for (size_t k = 0; k < units->n && !seen; k++)
+            seen = (uintptr_t)units->v[k] == u;
+        if (seen)
+            continue;
+        if (*used + RT_THP_UNIT > budget)
+            return 0;
+        if (page_push(units, u) != 0)
+            return -1;
+        *used += RT_THP_UNIT;
+        for (uintptr_t p = u < olo ? olo : u; p < u + RT_THP_UNIT && p < ohi; p += RT_PAGE)
+            if (plan_push(out, p) != 0)
+                return -1;
+    }
+    return 0;
+}
+
 /* Pages of a task's hottest regions (by next-instance weight, the order of
- * its bytes curve) up to its planned bytes. page_select's pd_select_plan
- * wants one count per page; a region's pages share one sample, so the walk
- * is per region here, O(samples) instead of O(pages). */
-static int select_task_pages(const task_pred *tp, size_t budget, page_list *fast)
+ * its bytes curve) up to its planned bytes, hottest first, each with its
+ * rank in the task's plan. page_select's pd_select_plan wants one count per
+ * page; a region's pages share one sample, so the walk is per region here,
+ * O(samples) instead of O(pages). */
+static int select_task_pages(const task_pred *tp, size_t budget, plan_list *out)
 {
     const rt_task *t = tp->task;
     if (!t->nhot || !budget)
@@ -78,7 +140,8 @@ static int select_task_pages(const task_pred *tp, size_t budget, page_list *fast
     sort_tp = tp;
     qsort(order, t->nhot, sizeof *order, cmp_weight_desc);
     sort_tp = NULL;
-    size_t used = 0;
+    size_t used = 0, first = out->n;
+    page_list units = {0};
     int rc = 0;
     for (size_t j = 0; j < t->nhot && used < budget && rc == 0; j++) {
         const rt_hot *h = &t->hot[order[j]];
@@ -89,16 +152,29 @@ static int select_task_pages(const task_pred *tp, size_t budget, page_list *fast
         uintptr_t hi = (uintptr_t)o->addr + (uintptr_t)((h->off_frac + h->len_frac) * (double)o->size);
         if (hi > (uintptr_t)o->addr + o->size)
             hi = (uintptr_t)o->addr + o->size;
-        for (uintptr_t p = lo & ~(uintptr_t)(RT_PAGE - 1); p < hi && used < budget; p += RT_PAGE) {
-            if (page_push(fast, p) != 0) {
-                rc = -1;
-                break;
-            }
-            used += RT_PAGE;
-        }
+        rc = push_region(out, o, lo, hi, budget, &used, &units);
     }
+    for (size_t k = first; k < out->n; k++)
+        out->v[k].rank = ((double)(k - first) + 0.5) / (double)(out->n - first);
+    free(units.v);
     free(order);
     return rc;
+}
+
+static int cmp_plan_page(const void *a, const void *b)
+{
+    const plan_page *x = a, *y = b;
+    if (x->page != y->page)
+        return x->page < y->page ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static int cmp_plan_rank(const void *a, const void *b)
+{
+    const plan_page *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return x->page < y->page ? -1 : x->page > y->page;
 }
 
 static void stats_add(pd_migrate_stats *a, const pd_migrate_stats *b)
@@ -200,21 +276,64 @@ static int release_stale(void)
     return 0;
 }
 
+/* Pages of the last plan that this one does not give fast memory. */
+static int prev_not_planned(const page_list *fast, page_list *out)
+{
+    for (size_t r = 0; r < prev_fast.n; r++)
+        for (size_t k = 0; k < prev_fast.npages[r]; k++) {
+            uintptr_t pg = prev_fast.start[r] + k * RT_PAGE;
+            if (!in_sorted(fast, pg) && page_push(out, pg) != 0)
+                return -1;
+        }
+    return 0;
+}
+
+/* The plan's pages to the fast tier, hottest first. Demotion candidates,
+ * coldest first: the last plan's pages this one drops (normally already
+ * moved out above; those that would not move are tried again), then the
+ * plan's own pages, coldest first. */
+static int promote_plan(const plan_list *sel, const page_list *fast, pd_migrate_stats *st, pd_migrate_stats *demoted)
+{
+    page_list hot = {0}, cold = {0};
+    int rc = 0;
+    for (size_t i = 0; i < sel->n && rc == 0; i++)
+        rc = page_push(&hot, sel->v[i].page);
+    if (rc == 0 && rt.backend->promote) {
+        rc = prev_not_planned(fast, &cold);
+        for (size_t i = sel->n; i-- > 0 && rc == 0;)
+            rc = page_push(&cold, sel->v[i].page);
+        if (rc == 0)
+            rt.backend->promote(rt.backend, hot.v, hot.n, cold.v, cold.n, st, demoted);
+    } else if (rc == 0) {
+        move_chunked(&hot, PD_TIER_FAST, st, NULL);
+    }
+    free(hot.v);
+    free(cold.v);
+    return rc;
+}
+
 int rt_migrate(task_pred *p, int n, const size_t *bytes)
 {
+    plan_list sel = {0};
     page_list fast = {0}, slow = {0};
     int rc = PD_OK;
     for (int i = 0; i < n && rc == PD_OK; i++)
-        if (select_task_pages(&p[i], bytes[i], &fast) != 0)
+        if (select_task_pages(&p[i], bytes[i], &sel) != 0)
             rc = PD_ENOMEM;
-    if (rc == PD_OK) {
-        if (fast.n)
-            qsort(fast.v, fast.n, sizeof *fast.v, cmp_ptr);
+    if (rc == PD_OK && sel.n) {
+        /* Tasks may share pages: each once, at its best rank. */
+        qsort(sel.v, sel.n, sizeof *sel.v, cmp_plan_page);
         size_t k = 0;
-        for (size_t i = 0; i < fast.n; i++) /* tasks may share regions */
-            if (k == 0 || fast.v[k - 1] != fast.v[i])
-                fast.v[k++] = fast.v[i];
-        fast.n = k;
+        for (size_t i = 0; i < sel.n; i++)
+            if (k == 0 || sel.v[k - 1].page != sel.v[i].page)
+                sel.v[k++] = sel.v[i];
+        sel.n = k;
+        for (size_t i = 0; i < sel.n && rc == PD_OK; i++)
+            if (page_push(&fast, sel.v[i].page) != 0)
+                rc = PD_ENOMEM;
+        qsort(sel.v, sel.n, sizeof *sel.v, cmp_plan_rank);
+    }
+    if (rc == PD_OK) {
         for (size_t o = 0; o < rt.nobjects && rc == PD_OK; o++) {
             const rt_object *ob = &rt.objects[o];
             if (!ob->used)
@@ -228,19 +347,25 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes)
         }
     }
     if (rc == PD_OK) {
-        pd_migrate_stats total = {0};
-        size_t fast_ok = 0;
-        if (release_stale() != 0 || remember_fast(&fast) != 0)
+        pd_migrate_stats total = {0}, promoted = {0}, demoted = {0};
+        if (release_stale() != 0)
             rc = PD_ENOMEM;
         move_chunked(&slow, PD_TIER_SLOW, &total, NULL); /* cold out first: frees room */
-        move_chunked(&fast, PD_TIER_FAST, &total, &fast_ok);
+        if (promote_plan(&sel, &fast, &promoted, &demoted) != 0)
+            rc = PD_ENOMEM;
+        if (remember_fast(&fast) != 0)
+            rc = PD_ENOMEM;
+        stats_add(&total, &promoted);
         rt.last_migration = total;
-        rt.fast_bytes = fast_ok * RT_PAGE;
+        rt.last_demoted = demoted;
+        rt.fast_bytes = promoted.pages_moved * RT_PAGE;
         if (total.pages_failed)
-            rt_message("migration: %zu of %zu pages not moved (enomem %zu, ebusy %zu, efault %zu, other %zu)",
+            rt_message("migration: %zu of %zu pages not moved (enomem %zu, ebusy %zu, efault %zu, other %zu), "
+                       "%zu demoted to make room",
                        total.pages_failed, total.pages_requested, total.enomem, total.ebusy, total.efault,
-                       total.other_errors);
+                       total.other_errors, demoted.pages_moved);
     }
+    free(sel.v);
     free(fast.v);
     free(slow.v);
     return rc;

@@ -1,15 +1,17 @@
-/* Performance model (Eq. 2, see docs/model.md): f(features, r) by an
- * xgboost gradient-boosting regressor; T_hybrid between T_dram and T_slow.
- * A model without a booster is the f = 1 fallback. xgboost hands prediction
- * results out in a per-booster buffer, so calls are serialised per model. */
+/* Performance model (Eq. 2, see docs/model.md): f(features, r) by a
+ * gradient-boosting regressor trained with xgboost (src/train/model_train.c) and
+ * evaluated here natively (model_forest.c) from xgboost's saved model, so
+ * the runtime never calls into xgboost: no OpenMP pool, no C++ thread-locals
+ * (safe after fork and in exit handlers). A loaded model is read-only:
+ * predictions on one model may run concurrently. A model without trees is
+ * the f = 1 fallback. */
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <xgboost/c_api.h>
+#include <jansson.h>
 
 #include "lib/model.h"
 #include "lib/model_internal.h"
@@ -23,55 +25,25 @@ const char *const pd_model_input_names[PD_MODEL_NINPUTS] = {
     "llc_mpki", "ipc", "prf_miss", "mem_wcy", "l2_ld_miss", "br_msp", "vec_ins", "l3_ld_miss", "r",
 };
 
-static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
-static void xgb_quiet(void)
-{
-    XGBSetGlobalConfig("{\"verbosity\": 0}");
-}
-
-void pd_model_xgb_quiet(void)
-{
-    pthread_once(&quiet_once, xgb_quiet);
-}
-
-const char *pd_model_xgb_error(char *buf, size_t len)
-{
-    const char *e = XGBGetLastError();
-    if (!e)
-        e = "unknown error";
-    if (e[0] == '[') { /* "[12:00:00] file.cc:12: message": keep the message */
-        const char *p = strchr(e, ']');
-        const char *q = p ? strstr(p, ": ") : NULL;
-        if (q)
-            e = q + 2;
-    }
-    size_t n = strcspn(e, "\n");
-    if (n >= len)
-        n = len - 1;
-    memcpy(buf, e, n);
-    buf[n] = '\0';
-    return buf;
-}
-
-pd_model *pd_model_wrap(BoosterHandle booster, const char *source)
+static pd_model *model_new(const char *source)
 {
     pd_model *m = calloc(1, sizeof *m);
-    if (!m)
-        return NULL;
-    m->booster = booster;
-    pthread_mutex_init(&m->lock, NULL);
-    snprintf(m->source, sizeof m->source, "%s", source ? source : "?");
+    if (m)
+        snprintf(m->source, sizeof m->source, "%s", source ? source : "?");
     return m;
 }
 
 pd_model *pd_model_fallback(void)
 {
-    return pd_model_wrap(NULL, "fallback (f = 1)");
+    pd_model *m = model_new("fallback (f = 1)");
+    if (m)
+        m->fallback = 1;
+    return m;
 }
 
 int pd_model_is_fallback(const pd_model *m)
 {
-    return !m || !m->booster;
+    return !m || m->fallback;
 }
 
 const char *pd_model_source(const pd_model *m)
@@ -79,51 +51,67 @@ const char *pd_model_source(const pd_model *m)
     return m ? m->source : "fallback (f = 1)";
 }
 
-/* A loaded booster must take exactly our inputs. */
-static int booster_check(BoosterHandle b, const char *source, char *err, size_t errlen)
+static int is_space(unsigned char c)
 {
-    bst_ulong nfeat = 0;
-    if (XGBoosterGetNumFeature(b, &nfeat) != 0 || nfeat != PD_MODEL_NINPUTS) {
-        snprintf(err, errlen, "%s: model takes %lu inputs, want %d (8 features + r)", source,
-                 (unsigned long)nfeat, PD_MODEL_NINPUTS);
-        return -1;
-    }
-    XGBoosterSetParam(b, "nthread", "1"); /* the app owns the cores */
-    return 0;
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-pd_model *pd_model_load_buffer(const void *buf, size_t len, const char *source, char *err, size_t errlen)
+pd_model *pd_model_from_buffer(const void *buf, size_t len, const char *source, char *err, size_t errlen)
 {
-    /* JSON and UBJSON models start with '{'. Anything else would be read as
-     * xgboost's legacy binary format, which trusts lengths from the file
-     * (a CSV given by mistake asks for exabytes). */
+    /* Both formats start with '{'; in JSON a key's '"' (or '}') follows,
+     * in UBJSON a length marker. */
     const unsigned char *c = buf;
     size_t k = 0;
-    while (k < len && (c[k] == ' ' || c[k] == '\t' || c[k] == '\n' || c[k] == '\r'))
+    while (buf && k < len && is_space(c[k]))
         k++;
     if (!buf || k >= len || c[k] != '{') {
         snprintf(err, errlen, "%s: not an xgboost model (want xgboost JSON or UBJSON)", source);
         return NULL;
     }
-    pd_model_xgb_quiet();
-    BoosterHandle b = NULL;
-    if (XGBoosterCreate(NULL, 0, &b) != 0 || XGBoosterLoadModelFromBuffer(b, buf, len) != 0) {
-        char xe[256];
-        snprintf(err, errlen, "%s: not an xgboost model (%s)", source, pd_model_xgb_error(xe, sizeof xe));
-        if (b)
-            XGBoosterFree(b);
+    size_t j = k + 1;
+    while (j < len && is_space(c[j]))
+        j++;
+    int json = j >= len || c[j] == '"' || c[j] == '}';
+    char why[256];
+    json_t *doc;
+    if (json) {
+        json_error_t je;
+        doc = json_loadb(buf, len, 0, &je);
+        if (!doc)
+            snprintf(why, sizeof why, "JSON: %s, line %d column %d", je.text, je.line, je.column);
+    } else
+        doc = pd_ubjson_decode(c + k, len - k, why, sizeof why);
+    if (!doc) {
+        snprintf(err, errlen, "%s: not an xgboost model (%s)", source, why);
         return NULL;
     }
-    if (booster_check(b, source, err, errlen) != 0) {
-        XGBoosterFree(b);
-        return NULL;
-    }
-    pd_model *m = pd_model_wrap(b, source);
-    if (!m) {
-        XGBoosterFree(b);
+    pd_model *m = model_new(source);
+    if (!m || !(m->blob = malloc(len ? len : 1))) {
+        json_decref(doc);
+        pd_model_free(m);
         snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    memcpy(m->blob, buf, len);
+    m->blob_len = len;
+    int rc = pd_forest_from_json(doc, &m->forest, why, sizeof why);
+    json_decref(doc);
+    if (rc != 0) {
+        snprintf(err, errlen, "%s: invalid xgboost model: %s", source, why);
+        pd_model_free(m);
+        return NULL;
     }
     return m;
+}
+
+pd_model *pd_model_load_buffer(const void *buf, size_t len, const char *source, char *err, size_t errlen)
+{
+    char dummy[512];
+    if (!err || errlen == 0) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    return pd_model_from_buffer(buf, len, source ? source : "buffer", err, errlen);
 }
 
 static pd_model *load_file(const char *path, char *err, size_t errlen)
@@ -134,7 +122,7 @@ static pd_model *load_file(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return NULL;
     }
-    pd_model *m = pd_model_load_buffer(data, len, path, err, errlen);
+    pd_model *m = pd_model_from_buffer(data, len, path, err, errlen);
     free(data);
     return m;
 }
@@ -164,7 +152,7 @@ pd_model *pd_model_load(const char *path, char *err, size_t errlen)
         m = load_file(PD_SOURCE_DIR "/models/default_model.json", err, errlen);
     }
     if (!m && pd_model_default_size > 0)
-        m = pd_model_load_buffer(pd_model_default_data, pd_model_default_size, "embedded", err, errlen);
+        m = pd_model_from_buffer(pd_model_default_data, pd_model_default_size, "embedded", err, errlen);
     if (m)
         return m;
     fprintf(stderr, "paddiser: no performance model found, using f = 1 (linear in r)%s%s\n",
@@ -176,67 +164,25 @@ void pd_model_free(pd_model *m)
 {
     if (!m)
         return;
-    if (m->booster)
-        XGBoosterFree(m->booster);
-    pthread_mutex_destroy(&m->lock);
+    pd_forest_free(&m->forest);
+    free(m->blob);
     free(m);
-}
-
-int pd_model_save(const pd_model *m, const char *path, char *err, size_t errlen)
-{
-    if (!m || !m->booster || !path) {
-        snprintf(err, errlen, "nothing to save: %s", m ? "the fallback model has no trees" : "no model");
-        return PD_EINVAL;
-    }
-    size_t n = strlen(path);
-    int json = n >= 5 && !strcmp(path + n - 5, ".json");
-    bst_ulong len = 0;
-    const char *buf = NULL;
-    pd_model *mm = (pd_model *)m;
-    pthread_mutex_lock(&mm->lock);
-    int rc = XGBoosterSaveModelToBuffer(m->booster, json ? "{\"format\": \"json\"}" : "{\"format\": \"ubj\"}",
-                                        &len, &buf);
-    if (rc == 0 && pd_write_file_atomic(path, buf, len) != 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        rc = -2;
-    } else if (rc != 0) {
-        char xe[256];
-        snprintf(err, errlen, "xgboost: %s", pd_model_xgb_error(xe, sizeof xe));
-    }
-    pthread_mutex_unlock(&mm->lock);
-    return rc == 0 ? PD_OK : PD_EIO;
 }
 
 /* Raw f for n rows of inputs (row-major, PD_MODEL_NINPUTS floats). */
 int pd_model_raw_predict(const pd_model *m, const float *rows, size_t n, double *f_out)
 {
-    if (!m || !m->booster) {
+    if (!m || m->fallback) {
         for (size_t i = 0; i < n; i++)
             f_out[i] = 1;
         return PD_OK;
     }
-    if (n == 0)
-        return PD_OK;
-    char iface[160];
-    snprintf(iface, sizeof iface,
-             "{\"data\": [%lu, true], \"shape\": [%zu, %d], \"typestr\": \"<f4\", \"version\": 3}",
-             (unsigned long)(uintptr_t)rows, n, PD_MODEL_NINPUTS);
-    const char *cfg = "{\"type\": 0, \"training\": false, \"iteration_begin\": 0, \"iteration_end\": 0, "
-                      "\"strict_shape\": false, \"cache_id\": 0, \"missing\": NaN}";
-    const bst_ulong *shape = NULL;
-    bst_ulong dim = 0;
-    const float *res = NULL;
-    pd_model *mm = (pd_model *)m;
-    pthread_mutex_lock(&mm->lock);
-    int rc = XGBoosterPredictFromDense(m->booster, iface, cfg, NULL, &shape, &dim, &res);
-    if (rc == 0)
-        for (size_t i = 0; i < n; i++)
-            f_out[i] = res[i];
-    pthread_mutex_unlock(&mm->lock);
-    if (rc != 0) {
-        for (size_t i = 0; i < n; i++)
-            f_out[i] = 1;
-        return PD_EIO;
+    float out[256];
+    for (size_t i = 0; i < n; i += PD_ARRAY_LEN(out)) {
+        size_t k = n - i < PD_ARRAY_LEN(out) ? n - i : PD_ARRAY_LEN(out);
+        pd_forest_predict(&m->forest, rows + i * PD_MODEL_NINPUTS, k, out);
+        for (size_t j = 0; j < k; j++)
+            f_out[i + j] = out[j];
     }
     return PD_OK;
 }

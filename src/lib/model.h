@@ -1,6 +1,9 @@
 /* Performance model (Eq. 2 of the design):
  *   T_hybrid = T_slow - (T_slow - T_dram) * r * f(features, r)
- * f is a gradient-boosting regression over the 8 PMC features and r. */
+ * f is a gradient-boosting regression over the 8 PMC features and r,
+ * trained with xgboost and evaluated natively (no xgboost call when loading
+ * or predicting: safe after fork() and in exit handlers). A loaded model is
+ * read-only; predictions on it may run from several threads at once. */
 #ifndef PD_LIB_MODEL_H
 #define PD_LIB_MODEL_H
 
@@ -24,14 +27,18 @@ extern const char *const pd_model_input_names[PD_MODEL_NINPUTS];
  * NULL path never fails but for lack of memory. An explicit path that does
  * not load gives NULL + err. */
 pd_model *pd_model_load(const char *path, char *err, size_t errlen);
-/* Loads a model from memory (xgboost JSON or UBJSON). */
+/* Loads a model from memory (xgboost 1.x JSON or UBJSON: a gbtree,
+ * reg:squarederror, 9 inputs, numerical splits). Malformed models are
+ * refused with a message naming what is wrong. */
 pd_model *pd_model_load_buffer(const void *buf, size_t len, const char *source, char *err, size_t errlen);
 /* The model that predicts f = 1 (T linear in r between T_slow and T_dram). */
 pd_model *pd_model_fallback(void);
 int pd_model_is_fallback(const pd_model *m);
 /* Where the model came from: a path, "embedded" or "fallback (f = 1)". */
 const char *pd_model_source(const pd_model *m);
-/* Writes the model (xgboost JSON for *.json, UBJSON otherwise). */
+/* Writes the model (xgboost JSON for *.json, UBJSON otherwise); uses
+ * xgboost: defined in src/train/model_train.c, so it is in the internal
+ * archive (CLI, tests) but not in libpaddiser. */
 int pd_model_save(const pd_model *m, const char *path, char *err, size_t errlen);
 void pd_model_free(pd_model *m);
 /* The correlation function f(features, r), clamped so that T stays in
@@ -40,14 +47,14 @@ double pd_model_f(const pd_model *m, const double feat[PD_NFEATURES], double r);
 double pd_model_predict(const pd_model *m, double t_dram, double t_slow,
                         const double feat[PD_NFEATURES], double r);
 /* Both in one model call for n shares (a task's whole curve: use this when
- * tabulating, one xgboost call instead of n). f_out or t_out may be NULL.
+ * tabulating, one pass over the trees instead of n calls). f_out or t_out may be NULL.
  * PD_OK, PD_EINVAL or PD_ENOMEM; on a model error the values are f = 1. */
 int pd_model_predict_many(const pd_model *m, double t_dram, double t_slow, const double feat[PD_NFEATURES],
                           const double *r, size_t n, double *f_out, double *t_out);
 
 /* Any n rows at once (e.g. every task's curve at every grid share: one
- * xgboost call for the whole plan; a call costs ~0.1-0.2 ms whatever its
- * size). Row i: features feat[i] (NULL = all missing), share r[i], times
+ * call for the whole plan; ~0.5 us per row with the default model, rows
+ * evaluated in interleaved groups of 8). Row i: features feat[i] (NULL = all missing), share r[i], times
  * t_dram[i] / t_slow[i]. f_out or t_out may be NULL; t_dram / t_slow may be
  * NULL when t_out is. */
 int pd_model_predict_batch(const pd_model *m, size_t n, const double (*feat)[PD_NFEATURES], const double *r,
@@ -68,7 +75,10 @@ int pd_time_table_build(pd_time_table *tt, const pd_model *m, int ntasks, const 
 double pd_time_table_cb(void *ctx, int task, double r);
 void pd_time_table_free(pd_time_table *tt);
 
-/* ---- training (src/lib/model_train.c) ------------------------------------ */
+/* ---- training (src/train/model_train.c) ---------------------------------- */
+/* Everything below is defined in src/train, which is linked into the CLI and
+ * the tests (libpaddiser_internal.a, with xgboost) but not into the runtime
+ * library libpaddiser.{a,so}, so that applications need no libxgboost. */
 
 /* Training data CSV, agreed with the simulator (`paddiser sim`): */
 #define PD_MODEL_CSV_HEADER \
@@ -87,6 +97,11 @@ typedef struct {
  * times must be numbers. PD_OK or an error naming file, row and column. */
 int pd_model_data_load(const char *path, pd_model_data *d, char *err, size_t errlen);
 void pd_model_data_free(pd_model_data *d);
+
+/* Appends d as CSV (header PD_MODEL_CSV_HEADER, then the rows with use[i];
+ * use NULL = all) to out; missing features are empty cells. PD_OK or
+ * PD_ENOMEM. */
+int pd_model_data_write(pd_str *out, const pd_model_data *d, const unsigned char *use);
 
 /* Regression target f = (t_slow - t_hybrid) / ((t_slow - t_dram) * r), or
  * NaN where undefined (r <= 0, t_slow <= t_dram, non-finite). */

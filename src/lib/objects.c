@@ -33,6 +33,7 @@ static int overlaps(const void *addr, size_t size, int skip)
  * is profiled slow-only, and later plans promote pages from there. */
 static void place_slow(void *addr, size_t size)
 {
+    rt_thp_prepare(addr, size); /* first: placement then moves base pages */
     if (!rt.backend || !size)
         return;
     uintptr_t lo = (uintptr_t)addr & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
@@ -145,7 +146,6 @@ int pd_object_unregister(int id)
  * runtime, it is finalized at exit (per-task CSV, handler restored). */
 static void finalize_at_exit(void)
 {
-    rt_exiting = 1;
     pd_finalize();
 }
 

@@ -17,7 +17,6 @@
 #include "lib/runtime_internal.h"
 
 rt_state rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
-int rt_exiting;
 
 void rt_message(const char *fmt, ...)
 {
@@ -73,6 +72,12 @@ static void apply_env(pd_options *o)
         if (!strcmp(v, "0") || !strcmp(v, "off")) o->sampling = 0;
         else if (!strcmp(v, "1") || !strcmp(v, "on")) o->sampling = 1;
         else rt_message("PADDISER_SAMPLING=%s ignored (expected on or off)", v);
+    }
+    if ((v = getenv("PADDISER_THP")) && *v) {
+        if (!strcmp(v, "auto")) o->thp = PD_THP_AUTO;
+        else if (!strcmp(v, "off")) o->thp = PD_THP_OFF;
+        else if (!strcmp(v, "keep")) o->thp = PD_THP_KEEP;
+        else rt_message("PADDISER_THP=%s ignored (expected auto, off or keep)", v);
     }
 }
 
@@ -134,7 +139,8 @@ int pd_init(const pd_options *opt)
     else
         pd_options_default(&o);
     if ((unsigned)o.backend > PD_BACKEND_NUMA || (unsigned)o.planner > PD_PLANNER_GREEDY ||
-        (o.sampling != 0 && o.sampling != 1) || o.fast_node < -1 || o.slow_node < -1) {
+        (o.sampling != 0 && o.sampling != 1) || o.fast_node < -1 || o.slow_node < -1 ||
+        (unsigned)o.thp > PD_THP_KEEP) {
         pthread_mutex_unlock(&rt.lock);
         return PD_EINVAL;
     }
@@ -147,6 +153,7 @@ int pd_init(const pd_options *opt)
         pthread_mutex_unlock(&rt.lock);
         return rc;
     }
+    rt_thp_init();
     if (!pd_perf_hw_available())
         rt_message("%s; using software features (CPU time, page faults, context switches, sampled accesses)",
                    pd_perf_reason());
@@ -195,6 +202,7 @@ int pd_init(const pd_options *opt)
     rt.ranges_dirty = 1;
     rt.plan_stale = 0;
     memset(&rt.last_migration, 0, sizeof rt.last_migration);
+    memset(&rt.last_demoted, 0, sizeof rt.last_demoted);
     rt.initialized = 1;
     pthread_mutex_unlock(&rt.lock);
     return PD_OK;
@@ -283,8 +291,7 @@ int pd_finalize(void)
     if (rt.backend)
         rt.backend->destroy(rt.backend);
     rt.backend = NULL;
-    if (!rt_exiting) /* XGBoosterFree after exit's TLS destructors double-frees */
-        pd_model_free(rt.model);
+    pd_model_free(rt.model); /* plain C (native trees): fine from an exit handler */
     rt.model = NULL;
     rt.initialized = 0;
     pthread_mutex_unlock(&rt.lock);
@@ -343,6 +350,13 @@ int pd_profile_info_get(pd_profile_info *out)
         out->fast_capacity = rt.capacity;
         out->pages_moved = rt.last_migration.pages_moved;
         out->pages_failed = rt.last_migration.pages_failed;
+        out->bytes_moved = rt.last_migration.bytes_moved;
+        out->pages_demoted = rt.last_demoted.pages_moved;
+        out->bytes_demoted = rt.last_demoted.bytes_moved;
+        snprintf(out->thp, sizeof out->thp, "%s",
+                 rt.thp == PD_THP_OFF ? "off" : rt.thp == PD_THP_KEEP ? "keep" : "system");
+        out->thp_off_bytes = rt.thp_off_bytes;
+        snprintf(out->thp_note, sizeof out->thp_note, "%s", rt.thp_note);
     }
     pthread_mutex_unlock(&rt.lock);
     return PD_OK;

@@ -124,13 +124,14 @@ typedef struct {
     size_t capacity;
     size_t fast_bytes; /* registered bytes placed on the fast tier */
     pd_migrate_stats last_migration;
+    pd_migrate_stats last_demoted; /* demoted for room during the last promotion */
+
+    pd_thp_mode thp;      /* in effect: OFF, KEEP, or AUTO = left alone */
+    size_t thp_off_bytes; /* bytes advised MADV_NOHUGEPAGE */
+    char thp_note[160];
 } rt_state;
 
 extern rt_state rt;
-
-/* pd_finalize runs from an exit handler: the main thread's C++ thread-locals
- * (xgboost's per-thread buffers) are gone, so the model is not freed. */
-extern int rt_exiting;
 
 /* objects.c */
 void rt_objects_free(void);
@@ -147,6 +148,11 @@ int rt_sync_locked(int plan); /* plan: also re-plan and migrate */
 /* collective: called by every process at once (pd_sync_point), so a
  * cross-process plan may be exchanged; otherwise such a plan is kept. */
 int rt_replan_locked(int collective);
+
+/* thp.c: transparent huge pages of registered objects (pd_thp_mode) */
+#define RT_THP_UNIT ((size_t)2 << 20)
+void rt_thp_init(void);                  /* rt.thp from rt.opt.thp and the backend */
+void rt_thp_prepare(void *addr, size_t size); /* at register / update */
 
 /* runtime.c */
 void rt_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -3,15 +3,22 @@
  * by two tasks with very different memory work, a sync point, and then the
  * kernel's own answer (move_pages query) must agree with the plan: each
  * task's planned fast-memory bytes are on node 0 inside the range it works
- * on, an untouched gap stays on node 1, and the total fits the capacity. */
+ * on, an untouched gap stays on node 1, and the total fits the capacity.
+ * THP is left at the guest's default (always) and the object is touched
+ * before registration, so it is backed by huge pages: the runtime must turn
+ * them into base pages (PD_THP_AUTO) or the plan spills 2 MB at a time.
+ * Then a second run with node 0 filled by other memory: the new hot pages are
+ * refused by the kernel and the runtime demotes its coldest planned pages. */
 #include <errno.h>
-#include <numaif.h>
-#include <stdio.h>
 #include <stdlib.h>
+#include <numaif.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "paddiser.h"
+#include "../thp_smaps.h"
 
 #define MB (1024ul * 1024ul)
 #define PAGE 4096ul
@@ -56,6 +63,210 @@ static long pages_on_node(unsigned char *p, size_t len, int node)
     return on;
 }
 
+static void print_smaps(const char *when, const void *p, size_t len, thp_smaps *sm)
+{
+    if (thp_smaps_read(p, len, sm) != 0) {
+        CHECK(0, "cannot read /proc/self/smaps");
+        return;
+    }
+    printf("guest_numa_api: %s: %d mappings, AnonHugePages %lu kB, THPeligible %d, all nh %d\n", when, sm->vmas,
+           sm->anon_huge_kb, sm->any_eligible, sm->all_nh);
+}
+
+static int plan_of(pd_task_plan *plan, int n, int task, pd_task_plan *out)
+{
+    for (int i = 0; i < n; i++)
+        if (plan[i].task == task) {
+            *out = plan[i];
+            return 1;
+        }
+    memset(out, 0, sizeof *out);
+    out->task = task;
+    return 0;
+}
+
+/* Fills node 0 with memory of this process that is not the runtime's (as
+ * another application would), until allocations spill to node 1. */
+static unsigned char *fill_node0(size_t *len_out)
+{
+    size_t len = (size_t)700 << 20;
+    unsigned char *f = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (f == MAP_FAILED)
+        return NULL;
+    madvise(f, len, MADV_NOHUGEPAGE);
+    unsigned long mask = 1;
+    mbind(f, len, MPOL_PREFERRED, &mask, 2, 0);
+    size_t i;
+    for (i = 0; i < len / PAGE; i++) {
+        f[i * PAGE] = 1;
+        if (i % 256 == 255) {
+            void *p = f + i * PAGE;
+            int node = -1;
+            if (move_pages(0, 1, &p, NULL, &node, 0) == 0 && node == 1)
+                break;
+        }
+    }
+    printf("guest_numa_api: filler: %zu MiB touched until node 0 spilled\n", i * PAGE >> 20);
+    *len_out = len;
+    return f;
+}
+
+/* Node 0 full: task 1's new hot range [32,44) MiB must displace its old,
+ * now colder range [8,20) MiB that the first plan put on node 0 (12 MiB:
+ * more than node 0 takes between its watermarks once full, about 5 MiB). */
+static void check_demotion(void)
+{
+    size_t len = 48 * MB;
+    unsigned char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(buf != MAP_FAILED, "mmap");
+    if (buf == MAP_FAILED)
+        return;
+    memset(buf, 0, len);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_NUMA;
+    o.fast_capacity = 24 * MB;
+    o.planner = PD_PLANNER_GREEDY;
+    int rc = pd_init(&o);
+    CHECK(rc == PD_OK, "pd_init: %s", pd_strerror(rc));
+    if (rc != PD_OK)
+        return;
+    pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
+    int obj = pd_object_register("grid", buf, len, &stream);
+    CHECK(obj >= 0, "register: %s", pd_strerror(obj));
+
+    pd_task_begin(0);
+    sweep(buf, 2 * MB, 1);
+    pd_task_end(0);
+    for (int k = 0; k < 12; k++) {
+        pd_task_begin(1);
+        sweep(buf + 8 * MB, 12 * MB, 1);
+        pd_task_end(1);
+    }
+    rc = pd_sync_point();
+    CHECK(rc == PD_OK, "sync point 1: %s", pd_strerror(rc));
+    long old0 = pages_on_node(buf + 8 * MB, 12 * MB, 0);
+    printf("guest_numa_api: demotion run, plan 1: old hot range [8,20) MiB: %ld pages on node 0\n", old0);
+    CHECK(old0 > 0, "first plan put nothing of task 1 on node 0");
+
+    size_t flen = 0;
+    unsigned char *filler = fill_node0(&flen);
+    CHECK(filler != NULL, "filler");
+
+    pd_task_begin(0);
+    sweep(buf, 2 * MB, 1);
+    pd_task_end(0);
+    pd_task_begin(1);
+    sweep(buf + 8 * MB, 12 * MB, 1);
+    pd_task_end(1);
+    for (int k = 0; k < 12; k++) {
+        pd_task_begin(1);
+        sweep(buf + 32 * MB, 12 * MB, 1);
+        pd_task_end(1);
+    }
+    long t0_before = pages_on_node(buf, 2 * MB, 0);
+    rc = pd_sync_point();
+    CHECK(rc == PD_OK, "sync point 2: %s", pd_strerror(rc));
+    /* What the kernel had: free pages against its watermarks, and frames on
+     * the CPU's free list (not counted as free by the watermark check). */
+    if (system("awk '/^Node 0, zone/ {z=$4} z==\"DMA32\" && /pages free|^ +min|count:/ {printf \"%s %s \", "
+               "($1 == \"pages\" ? \"free\" : $1 == \"count:\" ? \"pcp\" : $1), $NF} END {print \"\"}' /proc/zoneinfo | sed 's/^/guest_numa_api: node 0 DMA32 zone: /'") != 0)
+        printf("guest_numa_api: no zoneinfo\n");
+    pd_task_plan plan[4], t0, t1;
+    int n = pd_plan_query(plan, 4, NULL);
+    plan_of(plan, n, 0, &t0);
+    plan_of(plan, n, 1, &t1);
+    long old_now = pages_on_node(buf + 8 * MB, 12 * MB, 0), new_now = pages_on_node(buf + 32 * MB, 12 * MB, 0);
+    long all0 = pages_on_node(buf, len, 0), t0_now = pages_on_node(buf, 2 * MB, 0);
+    pd_profile_info info;
+    pd_profile_info_get(&info);
+    printf("guest_numa_api: demotion run, plan 2: task0 %zu B, task1 %zu B; on node 0: task0 range %ld, old range "
+           "[8,20) %ld, new hot range [32,44) %ld, whole object %ld pages\n",
+           t0.dram_bytes, t1.dram_bytes, t0_now, old_now, new_now, all0);
+    printf("guest_numa_api: demotion run: migration moved %zu pages (%zu B), failed %zu, demoted for room %zu pages "
+           "(%zu B)\n",
+           info.pages_moved, info.bytes_moved, info.pages_failed, info.pages_demoted, info.bytes_demoted);
+    CHECK(info.pages_demoted > 0, "the kernel refused nothing or nothing was demoted (failed %zu)",
+          info.pages_failed);
+    CHECK(info.bytes_demoted == info.pages_demoted * PAGE, "demoted bytes %zu for %zu pages", info.bytes_demoted,
+          info.pages_demoted);
+    /* Only colder planned pages made room: the old range (and task 0's, if
+     * it had any), never the new hot range. */
+    CHECK(new_now > 0, "no new hot page on node 0");
+    CHECK((size_t)(old0 - old_now + t0_before - t0_now) == info.pages_demoted,
+          "demoted %zu, but the old range lost %ld and task 0's %ld", info.pages_demoted, old0 - old_now,
+          t0_before - t0_now);
+    CHECK((size_t)all0 * PAGE <= t0.dram_bytes + t1.dram_bytes, "pages outside the plan on node 0: %ld", all0);
+    CHECK(t0_now + old_now + new_now == all0, "node 0 pages outside the tasks' ranges");
+    rc = pd_finalize();
+    CHECK(rc == PD_OK, "finalize: %s", pd_strerror(rc));
+    if (filler)
+        munmap(filler, flen);
+    munmap(buf, len);
+}
+
+/* PD_THP_KEEP: the object stays on huge pages, the plan is whole 2 MB
+ * units, so what lands on node 0 is exactly those units. */
+static void check_keep(void)
+{
+    size_t len = 16 * MB;
+    unsigned char *raw = mmap(NULL, len + 2 * MB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(raw != MAP_FAILED, "mmap");
+    if (raw == MAP_FAILED)
+        return;
+    unsigned char *buf = (unsigned char *)(((uintptr_t)raw + 2 * MB - 1) & ~(uintptr_t)(2 * MB - 1));
+    memset(buf, 0, len);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_NUMA;
+    o.fast_capacity = 6 * MB;
+    o.planner = PD_PLANNER_GREEDY;
+    o.thp = PD_THP_KEEP;
+    int rc = pd_init(&o);
+    CHECK(rc == PD_OK, "pd_init: %s", pd_strerror(rc));
+    if (rc != PD_OK)
+        return;
+    pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
+    CHECK(pd_object_register("grid", buf, len, &stream) >= 0, "register");
+    thp_smaps sm;
+    print_smaps("keep, after register", buf, len, &sm);
+    CHECK(sm.anon_huge_kb > 0 && !sm.all_nh, "THP kept but no huge page left");
+    pd_task_begin(0);
+    sweep(buf, 2 * MB, 1);
+    pd_task_end(0);
+    for (int k = 0; k < 12; k++) {
+        pd_task_begin(1);
+        sweep(buf + 4 * MB, 12 * MB, 1);
+        pd_task_end(1);
+    }
+    rc = pd_sync_point();
+    CHECK(rc == PD_OK, "sync point: %s", pd_strerror(rc));
+    /* (The sampler's mprotect of one page per region splits the 2 MB
+     * mappings, so smaps counts no AnonHugePages here any more.) */
+    print_smaps("keep, after the sync point", buf, len, &sm);
+    pd_task_plan plan[4], t0, t1;
+    int n = pd_plan_query(plan, 4, NULL);
+    plan_of(plan, n, 0, &t0);
+    plan_of(plan, n, 1, &t1);
+    long all0 = pages_on_node(buf, len, 0), whole = 0;
+    char units[16 + 1] = {0};
+    for (int u = 0; u < 8; u++) {
+        long on = pages_on_node(buf + (size_t)u * 2 * MB, 2 * MB, 0);
+        units[u] = on == 512 ? 'F' : on == 0 ? '.' : '?';
+        whole += on == 512 || on == 0;
+    }
+    size_t units_planned = t0.dram_bytes / (2 * MB) + t1.dram_bytes / (2 * MB);
+    printf("guest_numa_api: keep: plan task0 %zu B task1 %zu B; 2 MB units on node 0 (F full, . none, ? part): %s, "
+           "%ld pages on node 0\n",
+           t0.dram_bytes, t1.dram_bytes, units, all0);
+    CHECK(whole == 8, "a unit partly on node 0: %s", units);
+    CHECK((size_t)all0 == units_planned * 512, "%ld pages on node 0 for %zu whole units planned", all0,
+          units_planned);
+    CHECK(pages_on_node(buf + 2 * MB, 2 * MB, 0) == 0, "untouched gap on node 0");
+    pd_finalize();
+    munmap(raw, len + 2 * MB);
+}
+
 int main(void)
 {
     setenv("PADDISER_QUIET", "1", 1);
@@ -65,9 +276,10 @@ int main(void)
         printf("guest_numa_api: mmap failed\nguest_numa_api: FAIL\n");
         return 1;
     }
-    /* The runtime places 4 KB pages; a THP would move 2 MB at a time. */
-    madvise(buf, len, MADV_NOHUGEPAGE);
+    /* THP at the system default, touched before registration: huge pages. */
     memset(buf, 0, len);
+    thp_smaps sm;
+    print_smaps("before register", buf, len, &sm);
 
     pd_options o;
     pd_options_default(&o);
@@ -83,6 +295,8 @@ int main(void)
     pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
     int obj = pd_object_register("grid", buf, len, &stream);
     CHECK(obj >= 0, "register: %s", pd_strerror(obj));
+    print_smaps("after register", buf, len, &sm);
+    CHECK(sm.all_nh && sm.anon_huge_kb == 0 && !sm.any_eligible, "huge pages left in the object");
     long slow0 = pages_on_node(buf, len, 1);
     printf("guest_numa_api: after register: %ld/%lu pages on node 1\n", slow0, len / PAGE);
     CHECK(slow0 == (long)(len / PAGE), "registered pages start on the slow node");
@@ -107,10 +321,14 @@ int main(void)
         const pd_task_plan *t0 = plan[0].task == 0 ? &plan[0] : &plan[1];
         const pd_task_plan *t1 = plan[0].task == 1 ? &plan[0] : &plan[1];
         long f0 = pages_on_node(buf, 2 * MB, 0), fgap = pages_on_node(buf + 2 * MB, 2 * MB, 0);
-        long f1 = pages_on_node(buf + 4 * MB, 12 * MB, 0);
+        long f1 = pages_on_node(buf + 4 * MB, 12 * MB, 0), fall = pages_on_node(buf, len, 0);
         printf("guest_numa_api: plan: task0 share %.2f %zu B, task1 share %.2f %zu B, makespan %.6f s\n",
                t0->dram_share, t0->dram_bytes, t1->dram_share, t1->dram_bytes, makespan);
-        printf("guest_numa_api: on node 0: task0 range %ld pages, gap %ld, task1 range %ld pages\n", f0, fgap, f1);
+        printf("guest_numa_api: on node 0: task0 range %ld pages, gap %ld, task1 range %ld pages, whole object %ld "
+               "pages (%ld KiB)\n",
+               f0, fgap, f1, fall, fall * (long)PAGE >> 10);
+        CHECK((size_t)fall * PAGE == t0->dram_bytes + t1->dram_bytes, "object pages on node 0: %ld for %zu B planned",
+              fall, t0->dram_bytes + t1->dram_bytes);
         CHECK(t1->dram_bytes > t0->dram_bytes, "skewed task gets more fast memory");
         CHECK(t0->dram_bytes + t1->dram_bytes <= 6 * MB, "capacity");
         CHECK((size_t)f0 * PAGE == t0->dram_bytes, "task 0: %ld pages on node 0 for %zu B planned", f0,
@@ -124,9 +342,12 @@ int main(void)
     CHECK(rc == PD_OK, "profile info: %s", pd_strerror(rc));
     if (rc == PD_OK) {
         printf("guest_numa_api: runtime: backend %s, fast capacity %zu B, last migration moved %zu pages, "
-               "failed %zu, model %s\n",
+               "failed %zu, model %s, thp %s (%zu B advised no-huge-page)%s%s\n",
                info.backend, info.fast_capacity, info.pages_moved, info.pages_failed,
-               info.model_loaded ? "loaded" : "linear");
+               info.model_loaded ? "loaded" : "linear", info.thp, info.thp_off_bytes, info.thp_note[0] ? ": " : "",
+               info.thp_note);
+        CHECK(!strcmp(info.thp, "off") && info.thp_off_bytes == len && !info.thp_note[0], "thp %s %zu '%s'",
+              info.thp, info.thp_off_bytes, info.thp_note);
         CHECK(!strcmp(info.backend, "numa"), "backend '%s' (%s)", info.backend, info.backend_note);
         CHECK(info.pages_failed == 0, "pages failed %zu", info.pages_failed);
         CHECK(info.pages_moved >= 6 * MB / PAGE, "pages moved %zu", info.pages_moved);
@@ -134,6 +355,8 @@ int main(void)
     rc = pd_finalize();
     CHECK(rc == PD_OK, "finalize: %s", pd_strerror(rc));
     munmap(buf, len);
+    check_keep();
+    check_demotion();
     printf("guest_numa_api: %s (%d failed checks)\n", failures ? "FAIL" : "ok", failures);
     return failures ? 1 : 0;
 }

@@ -1,7 +1,11 @@
 /* Training side of the performance model (see docs/model.md): the training
- * CSV, the regression target, xgboost training, held-out metrics, and the
- * synthetic code-region generator behind the provisional default model. */
+ * CSV, the regression target, xgboost training, saving, held-out metrics,
+ * and the synthetic code-region generator behind the provisional default
+ * model. The only file that calls xgboost; prediction is native
+ * (model.c, model_forest.c) and never needs it. */
+#include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +19,102 @@
 #include "lib/model.h"
 #include "lib/model_internal.h"
 #include "paddiser.h"
+
+/* ---- xgboost helpers ------------------------------------------------------ */
+
+static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
+static void xgb_quiet(void)
+{
+    XGBSetGlobalConfig("{\"verbosity\": 0}");
+}
+
+void pd_model_xgb_quiet(void)
+{
+    pthread_once(&quiet_once, xgb_quiet);
+}
+
+const char *pd_model_xgb_error(char *buf, size_t len)
+{
+    const char *e = XGBGetLastError();
+    if (!e)
+        e = "unknown error";
+    if (e[0] == '[') { /* "[12:00:00] file.cc:12: message": keep the message */
+        const char *p = strchr(e, ']');
+        const char *q = p ? strstr(p, ": ") : NULL;
+        if (q)
+            e = q + 2;
+    }
+    size_t n = strcspn(e, "\n");
+    if (n >= len)
+        n = len - 1;
+    memcpy(buf, e, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+void *pd_model_xgb_booster(const pd_model *m, char *err, size_t errlen)
+{
+    if (!m || m->fallback || !m->blob) {
+        snprintf(err, errlen, "%s", m ? "the fallback model has no trees" : "no model");
+        return NULL;
+    }
+    pd_model_xgb_quiet();
+    BoosterHandle b = NULL;
+    if (XGBoosterCreate(NULL, 0, &b) != 0 || XGBoosterLoadModelFromBuffer(b, m->blob, m->blob_len) != 0) {
+        char xe[256];
+        snprintf(err, errlen, "xgboost: %s", pd_model_xgb_error(xe, sizeof xe));
+        if (b)
+            XGBoosterFree(b);
+        return NULL;
+    }
+    XGBoosterSetParam(b, "nthread", "1");
+    return b;
+}
+
+int pd_model_xgb_predict(void *booster, const float *rows, size_t n, float *out)
+{
+    if (n == 0)
+        return PD_OK;
+    char iface[160];
+    snprintf(iface, sizeof iface,
+             "{\"data\": [%lu, true], \"shape\": [%zu, %d], \"typestr\": \"<f4\", \"version\": 3}",
+             (unsigned long)(uintptr_t)rows, n, PD_MODEL_NINPUTS);
+    const char *cfg = "{\"type\": 0, \"training\": false, \"iteration_begin\": 0, \"iteration_end\": 0, "
+                      "\"strict_shape\": false, \"cache_id\": 0, \"missing\": NaN}";
+    const bst_ulong *shape = NULL;
+    bst_ulong dim = 0;
+    const float *res = NULL;
+    if (XGBoosterPredictFromDense(booster, iface, cfg, NULL, &shape, &dim, &res) != 0)
+        return PD_EIO;
+    memcpy(out, res, n * sizeof *out);
+    return PD_OK;
+}
+
+int pd_model_save(const pd_model *m, const char *path, char *err, size_t errlen)
+{
+    if (!m || m->fallback || !path) {
+        snprintf(err, errlen, "nothing to save: %s", m ? "the fallback model has no trees" : "no model");
+        return PD_EINVAL;
+    }
+    size_t n = strlen(path);
+    int json = n >= 5 && !strcmp(path + n - 5, ".json");
+    BoosterHandle b = pd_model_xgb_booster(m, err, errlen);
+    if (!b)
+        return PD_EIO;
+    bst_ulong len = 0;
+    const char *buf = NULL;
+    int rc = PD_OK;
+    if (XGBoosterSaveModelToBuffer(b, json ? "{\"format\": \"json\"}" : "{\"format\": \"ubj\"}", &len, &buf) != 0) {
+        char xe[256];
+        snprintf(err, errlen, "xgboost: %s", pd_model_xgb_error(xe, sizeof xe));
+        rc = PD_EIO;
+    } else if (pd_write_file_atomic(path, buf, len) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        rc = PD_EIO;
+    }
+    XGBoosterFree(b);
+    return rc;
+}
 
 /* ---- data ---------------------------------------------------------------- */
 
@@ -129,6 +229,27 @@ fail:
     return PD_EINVAL;
 }
 
+int pd_model_data_write(pd_str *out, const pd_model_data *d, const unsigned char *use)
+{
+    pd_str_append(out, PD_MODEL_CSV_HEADER "\n");
+    for (size_t i = 0; i < d->n; i++) {
+        if (use && !use[i])
+            continue;
+        pd_csv_put_field(out, d->region[i]);
+        pd_str_append(out, ",");
+        pd_csv_put_field(out, d->placement[i]);
+        for (int k = 0; k < PD_NFEATURES; k++) {
+            /* %.17g round-trips every double: a written split trains exactly as the original rows */
+            if (isnan(d->feat[i][k]))
+                pd_str_append(out, ",");
+            else
+                pd_str_printf(out, ",%.17g", d->feat[i][k]);
+        }
+        pd_str_printf(out, ",%.17g,%.17g,%.17g,%.17g\n", d->r[i], d->t_dram[i], d->t_slow[i], d->t_hybrid[i]);
+    }
+    return out->oom ? PD_ENOMEM : PD_OK;
+}
+
 double pd_model_target_f(double r, double t_dram, double t_slow, double t_hybrid)
 {
     if (!(r > 0) || !isfinite(t_dram) || !isfinite(t_slow) || !isfinite(t_hybrid) || !(t_slow > t_dram))
@@ -239,14 +360,18 @@ pd_model *pd_model_train(const pd_model_data *d, const unsigned char *use, const
             XGBoosterFree(b);
         return NULL;
     }
-    XGBoosterSetParam(b, "nthread", "1");
     /* saved with the model: documents its inputs */
     XGBoosterSetStrFeatureInfo(b, "feature_name", (const char **)pd_model_input_names, PD_MODEL_NINPUTS);
-    pd_model *m = pd_model_wrap(b, "trained");
-    if (!m) {
-        XGBoosterFree(b);
-        snprintf(err, errlen, "out of memory");
-    }
+    /* the trained model is its saved JSON, predicted natively like any other */
+    bst_ulong len = 0;
+    const char *json = NULL;
+    pd_model *m = NULL;
+    if (XGBoosterSaveModelToBuffer(b, "{\"format\": \"json\"}", &len, &json) != 0) {
+        char xe[256];
+        snprintf(err, errlen, "xgboost: %s", pd_model_xgb_error(xe, sizeof xe));
+    } else
+        m = pd_model_from_buffer(json, len, "trained", err, errlen);
+    XGBoosterFree(b);
     return m;
 }
 

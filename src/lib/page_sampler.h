@@ -1,13 +1,16 @@
 /* Thermostat-style page sampling in user space.
  *
  * For every registered range, one 4 KB page per region (2 MB, larger when the
- * sample budget would be exceeded) is chosen at a seeded random offset and
- * protected PROT_NONE. The first access to it raises SIGSEGV; the handler
- * (async-signal-safe: atomics and a preallocated sorted table) counts it for
- * the faulting thread's current task, restores read-write and leaves the page
- * open until the next re-arm (a periodic tick, or a task boundary). A sample
- * count is therefore "intervals in which the page was touched"; scaled by the
- * pages its region holds it estimates the region's accesses.
+ * sample budget would be exceeded), but at least min_per_object pages per
+ * range (every page of a smaller one), one at a seeded random offset in each
+ * of equal strata, is protected PROT_NONE (adjacent samples with one
+ * mprotect). The first access to it raises SIGSEGV; the handler
+ * (async-signal-safe: atomics, clock_gettime and a preallocated sorted table)
+ * counts it for the faulting thread's current task with the time since
+ * arming, restores read-write and leaves the page open until the next re-arm
+ * (a periodic tick, or a task boundary, within the overhead budget). A
+ * sample count is therefore "intervals in which the page was touched"; scaled
+ * by the pages its region holds it estimates the region's accesses.
  *
  * Faults that are not on a sampled page are passed to the previous SIGSEGV
  * handler (or the default action), so real crashes still crash.

@@ -23,7 +23,7 @@ CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-MODULES      := common lib probe bench sim report cli
+MODULES      := common lib train probe bench sim report cli
 RUNTIME_SRCS := $(wildcard src/common/*.c src/lib/*.c)
 INTERNAL_SRCS := $(filter-out %/main.c,$(foreach m,$(MODULES),$(wildcard src/$(m)/*.c)))
 OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))

@@ -46,6 +46,12 @@ if "$P" plan "$T/missing.json" 2> "$T/err"; then fail "missing file accepted"; f
 "$P" model train "$T/syn.csv" -o "$T/m.json" --rounds 10 --depth 3 --holdout 0.25 > "$T/train.txt"
 grep -q '^held-out  rows     25' "$T/train.txt" || fail "held-out report: $(cat "$T/train.txt")"
 "$P" model eval "$T/m.json" "$T/syn.csv" | grep -q '^all       rows    100' || fail "eval"
+# split writes train's held-out regions: training on its train part gives the same model
+"$P" model split "$T/syn.csv" --train "$T/tr.csv" --test "$T/te.csv" --holdout 0.25 > /dev/null
+[ "$(wc -l < "$T/te.csv")" -eq 26 ] && [ "$(wc -l < "$T/tr.csv")" -eq 76 ] || fail "split rows"
+"$P" model train "$T/tr.csv" -o "$T/m2.json" --rounds 10 --depth 3 --holdout 0 > /dev/null
+cmp -s "$T/m.json" "$T/m2.json" || fail "model trained on the split's train part differs"
+if "$P" model split "$T/syn.csv" --train "$T/tr.csv" 2> "$T/err"; then fail "split without --test accepted"; fi
 if "$P" model train "$T/syn.csv" 2> "$T/err"; then fail "train without -o accepted"; fi
 if "$P" model train "$T/syn.csv" -o "$T/x.json" --holdout 2 2> "$T/err"; then fail "bad holdout accepted"; fi
 grep -q -- '--holdout' "$T/err" || fail "holdout message"

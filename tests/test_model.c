@@ -1,4 +1,4 @@
-/* Tests of src/lib/model.c and model_train.c: Eq. 2 clamping, the f = 1
+/* Tests of src/lib/model.c and src/train/model_train.c: Eq. 2 clamping, the f = 1
  * fallback, training CSV parsing, region split, a tiny xgboost training run
  * (few trees, one thread), save/load round trips and load errors. */
 #include <setjmp.h>
@@ -168,6 +168,34 @@ static void test_synthetic_and_split(void **state)
     pd_str s = {0};
     assert_int_equal(pd_model_gen_synthetic(&s, 0, 10, 1), PD_EINVAL);
     pd_str_free(&s);
+
+    /* the held-out rows written as CSV read back exactly: values, names
+     * (one needing quotes), missing features */
+    free(d.region[0]);
+    d.region[0] = pd_strdup("odd, \"name\"");
+    held[0] = 1;
+    d.feat[0][3] = NAN;
+    assert_int_equal(pd_model_data_write(&s, &d, held), PD_OK);
+    write_text(tmp("held.csv"), s.data);
+    pd_str_free(&s);
+    pd_model_data back;
+    char err[256];
+    assert_int_equal(pd_model_data_load(tmp("held.csv"), &back, err, sizeof err), PD_OK);
+    size_t j = 0;
+    for (size_t i = 0; i < d.n; i++) {
+        if (!held[i])
+            continue;
+        assert_true(j < back.n);
+        assert_string_equal(back.region[j], d.region[i]);
+        assert_string_equal(back.placement[j], d.placement[i]);
+        for (int k = 0; k < PD_NFEATURES; k++)
+            assert_true(isnan(d.feat[i][k]) ? isnan(back.feat[j][k]) : back.feat[j][k] == d.feat[i][k]);
+        assert_true(back.r[j] == d.r[i] && back.t_dram[j] == d.t_dram[i] && back.t_slow[j] == d.t_slow[i] &&
+                    back.t_hybrid[j] == d.t_hybrid[i]);
+        j++;
+    }
+    assert_int_equal(back.n, j);
+    pd_model_data_free(&back);
     pd_model_data_free(&d);
 }
 

@@ -458,6 +458,69 @@ static void test_traces_of_fixture(void **state)
     pd_str_free(&d);
 }
 
+/* Loading with downsampling while streaming gives exactly what downsampling
+ * the whole series gives, also when rows come out of time order, spread over
+ * two files of one host, next to a file that breaks part way (its rows count
+ * for nothing). */
+static void test_traces_reduced_while_streaming(void **state)
+{
+    (void)state;
+    char *tmp = make_tmpdir();
+    const char *hdr = "timestamp,hostname,core,cpu_user_pct,cpu_system_pct,cpu_idle_pct,mem_total_kb,"
+                      "mem_available_kb\n";
+    pd_str a = {0}, b = {0}, bad = {0};
+    pd_str_append(&a, hdr);
+    pd_str_append(&b, hdr);
+    pd_str_append(&bad, hdr);
+    for (int i = 0; i < 3000; i++) {
+        /* file a: instants 0..2999, two cores each, every 7th instant out of order */
+        int t = i % 7 == 3 && i + 1 < 3000 ? i + 1 : i % 7 == 4 ? i - 1 : i;
+        for (int core = 0; core < 2; core++)
+            pd_str_printf(&a, "%d.5,h,%d,%d,1,0,4000,%d\n", 1000 + t, core, (t * 37 + core * 11) % 97,
+                          1000 + (t * 13) % 2000);
+        pd_str_printf(&b, "%d.5,h,0,%d,2,0,4000,1000\n", 4000 + i, (i * 53) % 89);
+    }
+    pd_str_append(&bad, "999,h,0,50,0,0,4000,1000\n2000,h,0,\"open\n");
+    put(tmp, "r/__iops_trace_h_1.csv", a.data);
+    put(tmp, "r/__iops_trace_h_2.csv", b.data);
+    put(tmp, "r/__iops_trace_h_3.csv", bad.data);
+    pd_str dir = {0};
+    pd_str_printf(&dir, "%s/r", tmp);
+    pd_rep_traces full, red;
+    pd_rep_traces_load(dir.data, &full);
+    pd_rep_traces_load_reduced(dir.data, 50, &red);
+    assert_non_null(strstr(full.problems.data, "__iops_trace_h_3.csv: unterminated quoted field."));
+    assert_string_equal(full.problems.data, red.problems.data);
+    assert_int_equal(full.cpu.n, 1);
+    assert_int_equal(full.cpu.s[0].n, 6000);
+    assert_int_equal(full.cpu.s[0].n_raw, 6000);
+    assert_true(full.cpu.s[0].t[0] == 0); /* the broken file's earlier row does not count */
+    for (size_t k = 1; k < full.cpu.s[0].n; k++)
+        assert_true(full.cpu.s[0].t[k] > full.cpu.s[0].t[k - 1]);
+    const pd_rep_tsset *fs[] = {&full.cpu, &full.mem}, *rs[] = {&red.cpu, &red.mem};
+    for (size_t k = 0; k < 2; k++) {
+        assert_int_equal(fs[k]->n, 1);
+        assert_int_equal(rs[k]->n, 1);
+        double *x, *y;
+        size_t n = pd_rep_downsample(fs[k]->s[0].t, fs[k]->s[0].y, fs[k]->s[0].n, 50, &x, &y);
+        assert_true(n <= 102);
+        assert_int_equal(rs[k]->s[0].n, n);
+        assert_int_equal(rs[k]->s[0].n_raw, fs[k]->s[0].n);
+        assert_memory_equal(rs[k]->s[0].t, x, n * sizeof *x);
+        assert_memory_equal(rs[k]->s[0].y, y, n * sizeof *y);
+        free(x);
+        free(y);
+    }
+    pd_rep_traces_free(&full);
+    pd_rep_traces_free(&red);
+    pd_str_free(&a);
+    pd_str_free(&b);
+    pd_str_free(&bad);
+    pd_str_free(&dir);
+    rm_rf(tmp);
+    free(tmp);
+}
+
 static void test_tables_and_tasks(void **state)
 {
     (void)state;
@@ -590,6 +653,7 @@ int main(void)
         cmocka_unit_test(test_huge_trace_downsampled),
         cmocka_unit_test(test_downsample_keeps_extremes),
         cmocka_unit_test(test_traces_of_fixture),
+        cmocka_unit_test(test_traces_reduced_while_streaming),
         cmocka_unit_test(test_tables_and_tasks),
         cmocka_unit_test(test_nice_ticks_and_format),
         cmocka_unit_test(test_units_escape_colour),

@@ -26,14 +26,20 @@ typedef struct {
 
 static int node_line(const yaml_node_t *n) { return n ? (int)n->start_mark.line + 1 : 0; }
 
+/* "file:line: key: message" into errors or warnings. */
+static void vnote_at(pd_str *out, const char *file, int line, const char *key, const char *fmt, va_list ap)
+{
+    pd_str_printf(out, "%s:%d: %s: ", file, line, key);
+    pd_str_vprintf(out, fmt, ap);
+    pd_str_append(out, "\n");
+}
+
 static void err_at(ctx *c, int line, const char *key, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static void err_at(ctx *c, int line, const char *key, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    pd_str_printf(c->errors, "%s:%d: %s: ", c->file, line, key);
-    pd_str_vprintf(c->errors, fmt, ap);
-    pd_str_append(c->errors, "\n");
+    vnote_at(c->errors, c->file, line, key, fmt, ap);
     va_end(ap);
     c->nerrors++;
 }
@@ -43,9 +49,7 @@ static void warn_at(ctx *c, int line, const char *key, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    pd_str_printf(c->warnings, "%s:%d: %s: ", c->file, line, key);
-    pd_str_vprintf(c->warnings, fmt, ap);
-    pd_str_append(c->warnings, "\n");
+    vnote_at(c->warnings, c->file, line, key, fmt, ap);
     va_end(ap);
 }
 
@@ -82,30 +86,31 @@ static const char *type_desc(const yaml_node_t *n)
     }
 }
 
-/* Looks a key up in a mapping (NULL if absent). */
-static yaml_node_t *map_get(ctx *c, const yaml_node_t *map, const char *key)
+/* The pair of a key in a mapping (the first, if repeated), or NULL. */
+static const yaml_node_pair_t *map_pair(ctx *c, const yaml_node_t *map, const char *key)
 {
     if (!map || map->type != YAML_MAPPING_NODE)
         return NULL;
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+    for (const yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
         const char *k = scalar(node(c, p->key));
         if (k && !strcmp(k, key))
-            return node(c, p->value);
+            return p;
     }
     return NULL;
+}
+
+/* Looks a key up in a mapping (NULL if absent). */
+static yaml_node_t *map_get(ctx *c, const yaml_node_t *map, const char *key)
+{
+    const yaml_node_pair_t *p = map_pair(c, map, key);
+    return p ? node(c, p->value) : NULL;
 }
 
 /* Line of a key in a mapping (0 if absent). */
 static int key_line(ctx *c, const yaml_node_t *map, const char *key)
 {
-    if (!map || map->type != YAML_MAPPING_NODE)
-        return 0;
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = node(c, p->key);
-        if (scalar(k) && !strcmp(scalar(k), key))
-            return node_line(k);
-    }
-    return 0;
+    const yaml_node_pair_t *p = map_pair(c, map, key);
+    return p ? node_line(node(c, p->key)) : 0;
 }
 
 /* Checks a mapping's keys: `known` are parsed by the caller, `ignored` are

@@ -42,24 +42,35 @@ static pid_t start_task(const pd_bench_run *run, const pd_bench_task *t)
     _exit(127);
 }
 
-static void cancel_running(pd_bench_run *run)
+/* true when t's child has ended: *st is its wait status, or -1 when it was
+ * gone already (ECHILD: nothing is left to wait for, never wait forever). */
+static bool child_ended(pd_bench_task *t, int *st)
+{
+    pid_t r = waitpid((pid_t)t->pid, st, WNOHANG);
+    if (r < 0 && errno == ECHILD)
+        *st = -1;
+    return r == (pid_t)t->pid || (r < 0 && errno == ECHILD);
+}
+
+static bool is_running(const pd_bench_task *t) { return t->state == PD_TASK_RUNNING && t->pid > 0; }
+
+static void cancel_running(pd_bench_run *run, void *ctx)
 {
     for (size_t k = 0; k < run->ntasks; k++)
-        if (run->tasks[k].state == PD_TASK_RUNNING && run->tasks[k].pid > 0)
+        if (is_running(&run->tasks[k]))
             kill(-(pid_t)run->tasks[k].pid, SIGTERM);
     /* Give scripts a moment to run their exit traps, then force. */
     for (int i = 0; i < 30; i++) {
         bool any = false;
         for (size_t k = 0; k < run->ntasks; k++) {
             pd_bench_task *t = &run->tasks[k];
-            if (t->state != PD_TASK_RUNNING || t->pid <= 0)
-                continue;
             int st;
-            pid_t r = waitpid((pid_t)t->pid, &st, WNOHANG);
-            if (r == (pid_t)t->pid || (r < 0 && errno == ECHILD)) {
+            if (!is_running(t))
+                continue;
+            if (child_ended(t, &st)) {
                 kill(-(pid_t)t->pid, SIGKILL); /* stragglers of the group */
                 t->pid = 0;
-                t->exit_code = r > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+                t->exit_code = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
                 t->state = PD_TASK_CANCELLED;
                 pd_bench_task_finished(run, t);
             } else {
@@ -72,7 +83,7 @@ static void cancel_running(pd_bench_run *run)
     }
     for (size_t k = 0; k < run->ntasks; k++) {
         pd_bench_task *t = &run->tasks[k];
-        if (t->state == PD_TASK_RUNNING && t->pid > 0) {
+        if (is_running(t)) {
             kill(-(pid_t)t->pid, SIGKILL);
             waitpid((pid_t)t->pid, NULL, 0);
             t->pid = 0;
@@ -82,57 +93,48 @@ static void cancel_running(pd_bench_run *run)
     }
 }
 
+static int start_local(pd_bench_run *run, pd_bench_task *t, void *ctx)
+{
+    pid_t pid = start_task(run, t);
+    if (pid < 0) {
+        fprintf(stderr, "paddiser bench: fork: %s\n", strerror(errno));
+        return -1;
+    }
+    t->pid = pid;
+    return 0;
+}
+
+/* Reaps whatever finished; sleeps until a child exits or Ctrl-C. */
+static void reap_finished(pd_bench_run *run, int *running, void *ctx)
+{
+    bool reaped = false;
+    for (size_t k = 0; k < run->ntasks; k++) {
+        pd_bench_task *t = &run->tasks[k];
+        int st;
+        if (!is_running(t) || !child_ended(t, &st))
+            continue;
+        t->pid = 0;
+        t->end = pd_now();
+        if (st == -1) {
+            t->exit_code = -1;
+            t->state = PD_TASK_FAILED;
+        } else if (WIFEXITED(st)) {
+            t->exit_code = WEXITSTATUS(st);
+            t->state = t->exit_code == 0 ? PD_TASK_SUCCEEDED : PD_TASK_FAILED;
+        } else {
+            t->exit_code = 128 + WTERMSIG(st);
+            t->state = PD_TASK_FAILED;
+        }
+        (*running)--;
+        reaped = true;
+        pd_bench_task_finished(run, t);
+    }
+    if (!reaped)
+        pd_proc_wait_signal(1.0);
+}
+
 int pd_exec_local(pd_bench_run *run, int parallel)
 {
-    pd_proc_block_signals();
-    size_t next = 0;
-    int running = 0;
-    for (;;) {
-        if (pd_proc_poll_interrupt()) {
-            cancel_running(run);
-            return 130;
-        }
-        while (running < parallel && next < run->ntasks) {
-            pd_bench_task *t = &run->tasks[next++];
-            if (t->state != PD_TASK_PENDING)
-                continue;
-            pd_bench_task_started(run, t);
-            pid_t pid = start_task(run, t);
-            if (pid < 0) {
-                fprintf(stderr, "paddiser bench: fork: %s\n", strerror(errno));
-                t->state = PD_TASK_FAILED;
-                pd_bench_task_finished(run, t);
-                continue;
-            }
-            t->pid = pid;
-            running++;
-        }
-        if (running == 0 && next >= run->ntasks)
-            return 0;
-        /* Reap whatever finished; sleep until a child exits or Ctrl-C. */
-        bool reaped = false;
-        for (size_t k = 0; k < run->ntasks; k++) {
-            pd_bench_task *t = &run->tasks[k];
-            if (t->state != PD_TASK_RUNNING || t->pid <= 0)
-                continue;
-            int st;
-            pid_t r = waitpid((pid_t)t->pid, &st, WNOHANG);
-            if (r != (pid_t)t->pid)
-                continue;
-            t->pid = 0;
-            t->end = pd_now();
-            if (WIFEXITED(st)) {
-                t->exit_code = WEXITSTATUS(st);
-                t->state = t->exit_code == 0 ? PD_TASK_SUCCEEDED : PD_TASK_FAILED;
-            } else {
-                t->exit_code = 128 + WTERMSIG(st);
-                t->state = PD_TASK_FAILED;
-            }
-            running--;
-            reaped = true;
-            pd_bench_task_finished(run, t);
-        }
-        if (!reaped)
-            pd_proc_wait_signal(1.0);
-    }
+    pd_executor ex = {.start = start_local, .collect = reap_finished, .cancel = cancel_running};
+    return pd_exec_run(run, parallel, &ex);
 }

@@ -3,6 +3,7 @@
  * squeue; the final state comes from sacct, or from scontrol when the
  * cluster keeps no accounting. Ctrl-C scancels every job in flight. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +20,14 @@ void pd_free_argv(char **argv)
     free(argv);
 }
 
-static char *fmt(const char *f, const char *a, const char *b)
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...)
 {
     pd_str s = {0};
-    pd_str_printf(&s, f, a, b);
+    va_list ap;
+    va_start(ap, f);
+    pd_str_vprintf(&s, f, ap);
+    va_end(ap);
     return pd_str_take(&s);
 }
 
@@ -38,8 +43,8 @@ char **pd_slurm_submit_argv(const pd_bench_run *run, const pd_bench_task *t)
              t->exec_id, t->repetition);
     argv[0] = pd_strdup("sbatch");
     argv[1] = pd_strdup("--parsable");
-    argv[2] = fmt("--job-name=%s%s", name, "");
-    argv[3] = fmt("--chdir=%s%s", t->dir, "");
+    argv[2] = fmt("--job-name=%s", name);
+    argv[3] = fmt("--chdir=%s", t->dir);
     argv[4] = fmt("--output=%s/%s", t->dir, "stdout");
     argv[5] = fmt("--error=%s/%s", t->dir, "stderr");
     argv[6] = fmt("%s/%s", t->dir, pd_bench_task_script(run, t));
@@ -121,7 +126,7 @@ static int final_state(const char *job, pd_task_state *state, int *exit_code, ch
     return -1;
 }
 
-static void cancel_all(pd_bench_run *run)
+static void cancel_all(pd_bench_run *run, void *ctx)
 {
     for (size_t k = 0; k < run->ntasks; k++) {
         pd_bench_task *t = &run->tasks[k];
@@ -226,42 +231,31 @@ static void poll_jobs(pd_bench_run *run, int *running)
     pd_str_free(&out);
 }
 
+static int start_slurm(pd_bench_run *run, pd_bench_task *t, void *ctx)
+{
+    if (submit(run, t) != 0)
+        return -1;
+    pd_bench_task_status(run, t); /* now with the job id */
+    if (!run->quiet)
+        fprintf(stderr, "paddiser bench: exec_%04d rep %d submitted as job %s\n", t->exec_id, t->repetition,
+                t->job_id);
+    return 0;
+}
+
+/* Sleeps one poll interval (Ctrl-C wakes us), then asks SLURM. */
+static void poll_after_interval(pd_bench_run *run, int *running, void *ctx)
+{
+    double interval_s = *(const double *)ctx;
+    double until = pd_monotonic() + interval_s;
+    while (!pd_proc_interrupted() && pd_monotonic() < until)
+        pd_proc_wait_signal(until - pd_monotonic());
+    if (!pd_proc_interrupted())
+        poll_jobs(run, running);
+}
+
 int pd_exec_slurm(pd_bench_run *run, int parallel, double poll_interval_s)
 {
-    pd_proc_block_signals();
-    size_t next = 0;
-    int running = 0;
-    for (;;) {
-        if (pd_proc_poll_interrupt()) {
-            cancel_all(run);
-            return 130;
-        }
-        while (running < parallel && next < run->ntasks) {
-            pd_bench_task *t = &run->tasks[next++];
-            if (t->state != PD_TASK_PENDING)
-                continue;
-            pd_bench_task_started(run, t);
-            if (submit(run, t) != 0) {
-                t->state = PD_TASK_FAILED;
-                pd_bench_task_finished(run, t);
-                continue;
-            }
-            pd_bench_write_status(t, run->executor_name); /* now with the job id */
-            if (!run->quiet)
-                fprintf(stderr, "paddiser bench: exec_%04d rep %d submitted as job %s\n", t->exec_id, t->repetition,
-                        t->job_id);
-            running++;
-        }
-        if (running == 0 && next >= run->ntasks)
-            return 0;
-        /* Sleep one poll interval (Ctrl-C wakes us), then ask SLURM. */
-        double until = pd_monotonic() + poll_interval_s;
-        while (!pd_proc_interrupted() && pd_monotonic() < until)
-            pd_proc_wait_signal(until - pd_monotonic());
-        if (pd_proc_interrupted()) {
-            cancel_all(run);
-            return 130;
-        }
-        poll_jobs(run, &running);
-    }
+    pd_executor ex = {.start = start_slurm, .collect = poll_after_interval, .cancel = cancel_all,
+                      .ctx = &poll_interval_s};
+    return pd_exec_run(run, parallel, &ex);
 }

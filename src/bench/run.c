@@ -46,13 +46,17 @@ int pd_bench_write_status(const pd_bench_task *t, const char *executor)
     json_object_set_new(o, "job_id", t->job_id[0] ? json_string(t->job_id) : json_null());
     char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
     json_decref(o);
-    if (!text)
+    if (!text) {
+        errno = ENOMEM;
         return -1;
+    }
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/__iops_status.json", t->dir);
     pd_str s = {0};
     pd_str_printf(&s, "%s\n", text);
     free(text);
+    if (!s.data)
+        errno = ENOMEM;
     int rc = s.data ? pd_write_file_atomic(path, s.data, s.len) : -1;
     pd_str_free(&s);
     return rc;
@@ -104,6 +108,19 @@ static void write_results(const pd_bench_run *run)
     pd_str_free(&s);
 }
 
+/* Creates the directory a file is to go in (a failure shows when the file
+ * is written). */
+static void mkdir_parent(const char *path)
+{
+    char *dir = pd_strdup(path);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash && slash != dir) {
+        *slash = '\0';
+        pd_mkdir_p(dir, 0755);
+    }
+    free(dir);
+}
+
 /* output.sink.path, when it is not run_dir/results.csv: append (mode append,
  * same header) or replace. */
 static void write_sink(const pd_bench_run *run, const char *sink)
@@ -119,13 +136,7 @@ static void write_sink(const pd_bench_run *run, const char *sink)
     char *old = pd_read_file(sink, NULL);
     const char *nl = strchr(s.data, '\n');
     size_t hlen = nl ? (size_t)(nl - s.data) + 1 : s.len;
-    char *dir = pd_strdup(sink);
-    char *slash = dir ? strrchr(dir, '/') : NULL;
-    if (slash && slash != dir) {
-        *slash = '\0';
-        pd_mkdir_p(dir, 0755);
-    }
-    free(dir);
+    mkdir_parent(sink);
     int rc;
     if (old && !strncmp(old, s.data, hlen)) {
         FILE *f = fopen(sink, "a");
@@ -204,10 +215,13 @@ static void run_post(pd_bench_run *run, pd_bench_task *t)
     pd_str out = {0}, errout = {0};
     char err[256] = "";
     int rc = pd_proc_run(argv, &out, &errout, err, sizeof err);
-    snprintf(path, sizeof path, "%s/post_stdout", t->dir);
-    pd_write_file_atomic(path, out.data ? out.data : "", out.len);
-    snprintf(path, sizeof path, "%s/post_stderr", t->dir);
-    pd_write_file_atomic(path, errout.data ? errout.data : "", errout.len);
+    const pd_str *outs[] = {&out, &errout};
+    const char *names[] = {"post_stdout", "post_stderr"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", t->dir, names[i]);
+        if (pd_write_file_atomic(path, outs[i]->data ? outs[i]->data : "", outs[i]->len) != 0)
+            fprintf(stderr, "paddiser bench: warning: cannot write %s: %s\n", path, strerror(errno));
+    }
     pd_str_free(&out);
     pd_str_free(&errout);
     if (rc != 0) {
@@ -218,13 +232,21 @@ static void run_post(pd_bench_run *run, pd_bench_task *t)
     }
 }
 
+void pd_bench_task_status(const pd_bench_run *run, const pd_bench_task *t)
+{
+    /* --resume trusts this file: say when it could not be kept current */
+    if (pd_bench_write_status(t, run->executor_name) != 0)
+        fprintf(stderr, "paddiser bench: warning: cannot write %s/__iops_status.json: %s\n", t->dir,
+                strerror(errno));
+}
+
 void pd_bench_task_started(pd_bench_run *run, pd_bench_task *t)
 {
     t->state = PD_TASK_RUNNING;
     t->start = pd_now();
     t->end = 0;
     t->exit_code = -1;
-    pd_bench_write_status(t, run->executor_name);
+    pd_bench_task_status(run, t);
 }
 
 void pd_bench_task_finished(pd_bench_run *run, pd_bench_task *t)
@@ -233,7 +255,7 @@ void pd_bench_task_finished(pd_bench_run *run, pd_bench_task *t)
         t->end = pd_now();
     if (t->state == PD_TASK_SUCCEEDED && t->has_post)
         run_post(run, t);
-    pd_bench_write_status(t, run->executor_name);
+    pd_bench_task_status(run, t);
     if (t->state == PD_TASK_SUCCEEDED)
         parse_task_metrics(run, t);
     run->done++;
@@ -679,13 +701,7 @@ int pd_bench_main(const pd_bench_options *opt)
             }
         }
         for (size_t i = 0; i < rd->ninputs; i++) { /* scripts[].inputs, rewritten for every repetition */
-            char *dir = pd_strdup(rd->input_paths[i]);
-            char *slash = dir ? strrchr(dir, '/') : NULL;
-            if (slash && slash != dir) {
-                *slash = '\0';
-                pd_mkdir_p(dir, 0755);
-            }
-            free(dir);
+            mkdir_parent(rd->input_paths[i]);
             if (pd_write_file_atomic(rd->input_paths[i], rd->input_texts[i], strlen(rd->input_texts[i])) != 0 ||
                 (rd->input_modes[i] >= 0 && chmod(rd->input_paths[i], (mode_t)rd->input_modes[i]) != 0)) {
                 fprintf(stderr, "paddiser bench: cannot write input %s: %s\n", rd->input_paths[i], strerror(errno));

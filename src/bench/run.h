@@ -72,12 +72,30 @@ const char *pd_bench_task_script(const pd_bench_run *run, const pd_bench_task *t
 
 /* Writes the repetition's __iops_status.json. */
 int pd_bench_write_status(const pd_bench_task *t, const char *executor);
+/* The same for an executor, with a warning on stderr when it fails. */
+void pd_bench_task_status(const pd_bench_run *run, const pd_bench_task *t);
 
 /* Executors: run the tasks whose state is PENDING, at most parallel at
  * once. Return 0, or 130 when interrupted (running tasks are cancelled and
  * marked so). */
 int pd_exec_local(pd_bench_run *run, int parallel);
 int pd_exec_slurm(pd_bench_run *run, int parallel, double poll_interval_s);
+
+/* What an executor plugs into the shared scheduling loop (pd_exec_run). */
+typedef struct {
+    /* Starts t, already marked started: 0, or -1 (said why on stderr) when
+     * it could not be started; the loop then marks it failed. */
+    int (*start)(pd_bench_run *run, pd_bench_task *t, void *ctx);
+    /* Waits until something may have finished (or a signal came) and
+     * finishes the tasks that did, decrementing *running for each. */
+    void (*collect)(pd_bench_run *run, int *running, void *ctx);
+    /* Cancels every running task and marks it so. */
+    void (*cancel)(pd_bench_run *run, void *ctx);
+    void *ctx;
+} pd_executor;
+
+/* The loop: 0 when every pending task ran, 130 when interrupted. */
+int pd_exec_run(pd_bench_run *run, int parallel, const pd_executor *ex);
 
 /* The sbatch command line for a task (argv, NULL-terminated, heap strings):
  * sbatch --parsable --job-name=<name> --chdir=<dir> --output=<dir>/stdout

@@ -19,6 +19,8 @@ static void usage(FILE *out)
             "        F of the code regions (default 0.2) are held out and the accuracy on them reported;\n"
             "        MODEL ending in .json is written as JSON, anything else as UBJSON\n"
             "  eval MODEL DATA.csv     accuracy of MODEL on DATA ('default' = the shipped model)\n"
+            "  split DATA.csv --train OUT.csv --test OUT.csv [--holdout F] [--seed N]\n"
+            "        the region split of train (same F and seed: same held-out regions) as two CSVs\n"
             "  gen-synthetic -o OUT.csv [--regions N] [--placements N] [--seed N]\n"
             "        synthetic code regions from a mechanistic two-tier model (provisional data)\n"
             "  calibrate-stencil -o OUT.csv [--method cache-sim|timing] [--llc-kib N --ways N]\n"
@@ -184,6 +186,81 @@ static int cmd_eval(int argc, char **argv)
     return status;
 }
 
+static int write_rows(const char *path, const pd_model_data *d, const unsigned char *use)
+{
+    pd_str s = {0};
+    int rc = pd_model_data_write(&s, d, use) == PD_OK ? pd_write_file_atomic(path, s.data, s.len) : -1;
+    pd_str_free(&s);
+    if (rc != 0)
+        fprintf(stderr, "paddiser model split: cannot write %s\n", path);
+    return rc;
+}
+
+/* The held-out split that train uses, as files: lets other models (the
+ * shipped one, ones trained on other data) be measured on exactly the
+ * regions a training run did not see. */
+static int cmd_split(int argc, char **argv)
+{
+    const char *data = NULL, *train_out = NULL, *test_out = NULL;
+    double holdout = 0.2;
+    long seed = 1;
+    for (int i = 1; i < argc; i++) {
+        int rc = 0;
+        if (!strcmp(argv[i], "--train")) {
+            if (!(train_out = optval(argc, argv, &i)))
+                return 2;
+        } else if (!strcmp(argv[i], "--test")) {
+            if (!(test_out = optval(argc, argv, &i)))
+                return 2;
+        } else if (!strcmp(argv[i], "--holdout"))
+            rc = opt_double(argc, argv, &i, 0, 0.9, &holdout);
+        else if (!strcmp(argv[i], "--seed"))
+            rc = opt_long(argc, argv, &i, 0, 0xffffffffL, &seed);
+        else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "paddiser model split: unknown option '%s'\n", argv[i]);
+            return 2;
+        } else if (!data)
+            data = argv[i];
+        else {
+            fprintf(stderr, "paddiser model split: unexpected argument '%s'\n", argv[i]);
+            return 2;
+        }
+        if (rc)
+            return 2;
+    }
+    if (!data || !train_out || !test_out) {
+        fprintf(stderr, "paddiser model split: need DATA.csv, --train OUT.csv and --test OUT.csv\n");
+        return 2;
+    }
+    char err[512];
+    pd_model_data d;
+    if (pd_model_data_load(data, &d, err, sizeof err) != PD_OK) {
+        fprintf(stderr, "paddiser model split: %s\n", err);
+        return 2;
+    }
+    unsigned char *held = calloc(d.n ? d.n : 1, 1), *train = calloc(d.n ? d.n : 1, 1);
+    int status = 1;
+    if (!held || !train || pd_model_split_regions(&d, holdout, (unsigned)seed, held) != PD_OK) {
+        fprintf(stderr, "paddiser model split: out of memory\n");
+        goto out;
+    }
+    size_t nheld = 0;
+    for (size_t i = 0; i < d.n; i++) {
+        train[i] = !held[i];
+        nheld += held[i];
+    }
+    if (write_rows(train_out, &d, train) != 0 || write_rows(test_out, &d, held) != 0)
+        goto out;
+    printf("%s: %zu rows to %s, %zu held-out rows (fraction %.2f of the regions, seed %ld) to %s\n", data,
+           d.n - nheld, train_out, nheld, holdout, seed, test_out);
+    status = 0;
+out:
+    free(held);
+    free(train);
+    pd_model_data_free(&d);
+    return status;
+}
+
 static int cmd_gen(int argc, char **argv)
 {
     const char *outp = NULL;
@@ -237,6 +314,8 @@ int cmd_model(int argc, char **argv)
         return cmd_train(argc - 1, argv + 1);
     if (!strcmp(argv[1], "eval"))
         return cmd_eval(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "split"))
+        return cmd_split(argc - 1, argv + 1);
     if (!strcmp(argv[1], "gen-synthetic"))
         return cmd_gen(argc - 1, argv + 1);
     if (!strcmp(argv[1], "calibrate-stencil"))

@@ -303,13 +303,15 @@ void pd_csv_free(pd_csv *csv)
     free(t);
 }
 
-int pd_csv_col(const pd_csv *csv, const char *name)
+int pd_csv_row_col(const pd_csv_row *header, const char *name)
 {
-    for (size_t i = 0; i < csv->header.nfields; i++)
-        if (strcmp(csv->header.fields[i], name) == 0)
+    for (size_t i = 0; i < header->nfields; i++)
+        if (strcmp(header->fields[i], name) == 0)
             return (int)i;
     return -1;
 }
+
+int pd_csv_col(const pd_csv *csv, const char *name) { return pd_csv_row_col(&csv->header, name); }
 
 const char *pd_csv_get(const pd_csv *csv, size_t row, int col)
 {

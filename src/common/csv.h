@@ -36,8 +36,10 @@ pd_csv *pd_csv_load(const char *path, char *err, size_t errlen);
 pd_csv *pd_csv_parse(const char *text, char *err, size_t errlen);
 void pd_csv_free(pd_csv *csv);
 
-/* Column index by header name, or -1. */
+/* Column index by header name (the first of that name), or -1. */
 int pd_csv_col(const pd_csv *csv, const char *name);
+/* Same for a header row read with pd_csv_reader. */
+int pd_csv_row_col(const pd_csv_row *header, const char *name);
 /* Field of a row, or NULL when the row is shorter than col (or col < 0). */
 const char *pd_csv_get(const pd_csv *csv, size_t row, int col);
 

@@ -1,5 +1,5 @@
 /* Performance model (Eq. 2, see docs/model.md): f(features, r) by a
- * gradient-boosting regressor trained with xgboost (model_train.c) and
+ * gradient-boosting regressor trained with xgboost (src/train/model_train.c) and
  * evaluated here natively (model_forest.c) from xgboost's saved model, so
  * the runtime never calls into xgboost: no OpenMP pool, no C++ thread-locals
  * (safe after fork and in exit handlers). A loaded model is read-only:

@@ -37,7 +37,8 @@ int pd_model_is_fallback(const pd_model *m);
 /* Where the model came from: a path, "embedded" or "fallback (f = 1)". */
 const char *pd_model_source(const pd_model *m);
 /* Writes the model (xgboost JSON for *.json, UBJSON otherwise); uses
- * xgboost (a training-side tool, not for the runtime). */
+ * xgboost: defined in src/train/model_train.c, so it is in the internal
+ * archive (CLI, tests) but not in libpaddiser. */
 int pd_model_save(const pd_model *m, const char *path, char *err, size_t errlen);
 void pd_model_free(pd_model *m);
 /* The correlation function f(features, r), clamped so that T stays in
@@ -74,7 +75,10 @@ int pd_time_table_build(pd_time_table *tt, const pd_model *m, int ntasks, const 
 double pd_time_table_cb(void *ctx, int task, double r);
 void pd_time_table_free(pd_time_table *tt);
 
-/* ---- training (src/lib/model_train.c) ------------------------------------ */
+/* ---- training (src/train/model_train.c) ---------------------------------- */
+/* Everything below is defined in src/train, which is linked into the CLI and
+ * the tests (libpaddiser_internal.a, with xgboost) but not into the runtime
+ * library libpaddiser.{a,so}, so that applications need no libxgboost. */
 
 /* Training data CSV, agreed with the simulator (`paddiser sim`): */
 #define PD_MODEL_CSV_HEADER \
@@ -93,6 +97,11 @@ typedef struct {
  * times must be numbers. PD_OK or an error naming file, row and column. */
 int pd_model_data_load(const char *path, pd_model_data *d, char *err, size_t errlen);
 void pd_model_data_free(pd_model_data *d);
+
+/* Appends d as CSV (header PD_MODEL_CSV_HEADER, then the rows with use[i];
+ * use NULL = all) to out; missing features are empty cells. PD_OK or
+ * PD_ENOMEM. */
+int pd_model_data_write(pd_str *out, const pd_model_data *d, const unsigned char *use);
 
 /* Regression target f = (t_slow - t_hybrid) / ((t_slow - t_dram) * r), or
  * NaN where undefined (r <= 0, t_slow <= t_dram, non-finite). */

@@ -1,5 +1,5 @@
 /* Shared between model.c (native prediction), model_forest.c (the tree
- * ensemble read from xgboost's JSON), model_ubjson.c and model_train.c
+ * ensemble read from xgboost's JSON), model_ubjson.c and src/train/model_train.c
  * (xgboost: training, saving, reference predictions). Prediction never calls
  * xgboost: the runtime evaluates the trees itself (docs/model.md). */
 #ifndef PD_LIB_MODEL_INTERNAL_H
@@ -68,7 +68,8 @@ pd_model *pd_model_from_buffer(const void *buf, size_t len, const char *source, 
 /* Unclamped f for n rows of PD_MODEL_NINPUTS floats (1 for the fallback). */
 int pd_model_raw_predict(const pd_model *m, const float *rows, size_t n, double *f_out);
 
-/* ---- xgboost side (model_train.c): training tools and tests only ---- */
+/* ---- xgboost side (src/train/model_train.c, not in libpaddiser): training
+ * tools and tests only ---- */
 
 /* A new xgboost booster holding m's trees (caller frees with
  * XGBoosterFree); NULL + err for the fallback or on an xgboost error. */

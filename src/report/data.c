@@ -499,24 +499,38 @@ size_t pd_rep_mean_sd(const double *v, size_t n, double *mean, double *sd)
 
 /* ---------- traces ---------- */
 
-static pd_rep_ts *tsset_add(pd_rep_tsset *set, const char *name)
+/* Trace files are streamed with pd_csv_reader, twice, and never held whole:
+ * the first pass validates the files and counts each series' points and
+ * their first and last time, the second reduces every series as its points
+ * arrive (series_feed: the min and max of each time bucket, exactly what
+ * pd_rep_downsample does to a whole series). Memory is a read block plus
+ * the reduced series, whatever the trace size.
+ *
+ * A series is the points of one group (host, GPU index or I/O source) in
+ * time order, the rows of one instant merged. The sampler writes rows in
+ * time order; a group whose rows go back in time is buffered in the second
+ * pass and sorted, so such a file still gives the same series. */
+
+/* Reduces a series of n points, known in advance with its first and last x,
+ * fed one point at a time in x order. */
+typedef struct {
+    size_t n, buckets; /* buckets 0: keep every point */
+    double x0, span;
+    size_t i, b;       /* points fed; current bucket */
+    bool any;          /* the current bucket holds a point */
+    size_t imin, imax;
+    double xmin, ymin, xmax, ymax;
+    pd_rep_ts out;
+} series_reducer;
+
+static void reducer_init(series_reducer *s, size_t n, size_t buckets, double x_first, double x_last)
 {
-    pd_rep_ts *p = realloc(set->s, (set->n + 1) * sizeof *p);
-    if (!p)
-        return NULL;
-    set->s = p;
-    pd_rep_ts *ts = &set->s[set->n];
-    *ts = (pd_rep_ts){0};
-    if (!(ts->name = pd_strdup(name)))
-        return NULL;
-    set->n++;
-    return ts;
+    *s = (series_reducer){.n = n, .buckets = n <= 2 * buckets + 2 ? 0 : buckets, .x0 = x_first,
+                          .span = x_last - x_first};
 }
 
 static void ts_push(pd_rep_ts *ts, double t, double y)
 {
-    if (!ts)
-        return;
     if (ts->n == ts->cap) {
         size_t ncap = ts->cap ? ts->cap * 2 : 64;
         double *nt = realloc(ts->t, ncap * sizeof *nt);
@@ -533,6 +547,544 @@ static void ts_push(pd_rep_ts *ts, double t, double y)
     ts->y[ts->n++] = y;
 }
 
+/* The bucket's min and max, in the order they came. */
+static void reducer_flush(series_reducer *s)
+{
+    if (!s->any)
+        return;
+    bool min_first = s->imin <= s->imax;
+    ts_push(&s->out, min_first ? s->xmin : s->xmax, min_first ? s->ymin : s->ymax);
+    if (s->imin != s->imax)
+        ts_push(&s->out, min_first ? s->xmax : s->xmin, min_first ? s->ymax : s->ymin);
+    s->any = false;
+}
+
+static void reducer_feed(series_reducer *s, double x, double y)
+{
+    size_t i = s->i++;
+    if (i >= s->n)
+        return; /* more points than counted: the file grew between the passes */
+    if (!s->buckets || i == 0) {
+        ts_push(&s->out, x, y);
+        return;
+    }
+    if (i == s->n - 1) { /* the last point is kept as it is */
+        reducer_flush(s);
+        ts_push(&s->out, x, y);
+        return;
+    }
+    while (s->b < s->buckets - 1 && !(x <= s->x0 + s->span * (double)(s->b + 1) / (double)s->buckets)) {
+        reducer_flush(s); /* an empty bucket adds nothing */
+        s->b++;
+    }
+    if (!s->any || y < s->ymin)
+        s->imin = i, s->xmin = x, s->ymin = y;
+    if (!s->any || y > s->ymax)
+        s->imax = i, s->xmax = x, s->ymax = y;
+    s->any = true;
+}
+
+size_t pd_rep_downsample(const double *x, const double *y, size_t n, size_t buckets, double **ox,
+                         double **oy)
+{
+    series_reducer s;
+    reducer_init(&s, n, buckets, n ? x[0] : 0, n ? x[n - 1] : 0);
+    for (size_t i = 0; i < n; i++)
+        reducer_feed(&s, x[i], y[i]);
+    *ox = s.out.t; /* NULL when no point was kept */
+    *oy = s.out.y;
+    return s.out.n;
+}
+
+typedef enum { TRACE_CPU, TRACE_GPU, TRACE_IO } trace_kind;
+
+/* One sample row of any kind: a, b, c are kind-specific values. */
+typedef struct {
+    double ts, a, b, c;
+    size_t idx; /* arrival order: sorting keeps ties in file order */
+} trace_row;
+
+typedef struct {
+    size_t n;
+    double first, last; /* raw timestamps */
+    series_reducer red;
+} series_build;
+
+/* The rows of one group at one instant, merged so far. */
+typedef struct {
+    bool pending;
+    double now, sum, memv, rb, wb, interval;
+    size_t k;
+} trace_instant;
+
+typedef struct {
+    char *host, *key2; /* key2: GPU index or I/O source, "" for CPU */
+    long key2n;        /* numeric GPU index, for ordering */
+    trace_instant cur;
+    double latest;   /* latest timestamp seen (pass 1) */
+    bool seen;
+    bool disordered; /* rows went back in time (pass 1) */
+    trace_row *rows; /* pass 2, disordered groups: every row */
+    size_t nrows, caprows;
+    series_build s[2]; /* CPU: cpu, mem; GPU: util, power; I/O: read, write */
+} trace_group;
+
+typedef struct {
+    trace_kind kind;
+    int pass;       /* 1: count, 2: reduce */
+    size_t buckets; /* 0: keep every point */
+    trace_group *g;
+    size_t ng;
+    double t0; /* first timestamp of any usable row, all kinds */
+} trace_ctx;
+
+static void series_point(trace_ctx *c, series_build *s, double ts, double y)
+{
+    if (c->pass == 1) {
+        if (!s->n++)
+            s->first = ts;
+        s->last = ts;
+    } else {
+        reducer_feed(&s->red, ts - c->t0, y);
+    }
+}
+
+/* Emits the merged instant of g. */
+static void group_flush(trace_ctx *c, trace_group *g)
+{
+    trace_instant *in = &g->cur;
+    if (!in->pending)
+        return;
+    in->pending = false;
+    if (c->kind == TRACE_CPU) {
+        /* all cores of one host at one instant: mean CPU, memory once */
+        series_point(c, &g->s[0], in->now, in->sum / (double)in->k);
+        if (isfinite(in->memv))
+            series_point(c, &g->s[1], in->now, in->memv);
+    } else if (c->kind == TRACE_IO) {
+        /* several devices of one source at one instant: bytes summed, the
+         * interval counted once */
+        series_point(c, &g->s[0], in->now, in->rb / in->interval / (1024.0 * 1024.0));
+        series_point(c, &g->s[1], in->now, in->wb / in->interval / (1024.0 * 1024.0));
+    }
+}
+
+static void group_row(trace_ctx *c, trace_group *g, const trace_row *r)
+{
+    if (c->kind == TRACE_GPU) { /* one point per row */
+        series_point(c, &g->s[0], r->ts, r->a);
+        series_point(c, &g->s[1], r->ts, r->b);
+        return;
+    }
+    trace_instant *in = &g->cur;
+    if (!in->pending || r->ts != in->now) {
+        group_flush(c, g);
+        *in = (trace_instant){.pending = true, .now = r->ts, .memv = NAN};
+    }
+    in->k++;
+    in->sum += r->a;
+    if (isfinite(r->b))
+        in->memv = r->b;
+    in->rb += r->a;
+    in->wb += r->b;
+    if (r->c > in->interval)
+        in->interval = r->c;
+}
+
+static int cmp_row(const void *pa, const void *pb)
+{
+    const trace_row *a = pa, *b = pb;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* A usable row of group g, in file order. */
+static void take_row(trace_ctx *c, trace_group *g, trace_row r)
+{
+    if (c->pass == 1) {
+        if (g->seen && r.ts < g->latest)
+            g->disordered = true;
+        if (!g->seen || r.ts > g->latest)
+            g->latest = r.ts;
+        g->seen = true;
+        if (r.ts < c->t0)
+            c->t0 = r.ts;
+    }
+    if (c->pass == 2 && g->disordered) {
+        if (g->nrows == g->caprows) {
+            size_t ncap = g->caprows ? g->caprows * 2 : 256;
+            trace_row *p = realloc(g->rows, ncap * sizeof *p);
+            if (!p)
+                return;
+            g->rows = p;
+            g->caprows = ncap;
+        }
+        r.idx = g->nrows;
+        g->rows[g->nrows++] = r;
+        return;
+    }
+    group_row(c, g, &r);
+}
+
+static trace_group *group_get(trace_ctx *c, const char *host, const char *key2, long key2n)
+{
+    for (size_t i = c->ng; i-- > 0;)
+        if (c->g[i].key2n == key2n && !strcmp(c->g[i].host, host) && !strcmp(c->g[i].key2, key2))
+            return &c->g[i];
+    trace_group *p = realloc(c->g, (c->ng + 1) * sizeof *p);
+    if (!p)
+        return NULL;
+    c->g = p;
+    trace_group *g = &c->g[c->ng];
+    *g = (trace_group){.host = pd_strdup(host), .key2 = pd_strdup(key2), .key2n = key2n};
+    if (!g->host || !g->key2) {
+        free(g->host);
+        free(g->key2);
+        return NULL;
+    }
+    c->ng++;
+    return g;
+}
+
+static void groups_free(trace_ctx *c, size_t from)
+{
+    for (size_t i = from; i < c->ng; i++) {
+        free(c->g[i].host);
+        free(c->g[i].key2);
+        free(c->g[i].rows);
+        free(c->g[i].s[0].red.out.t);
+        free(c->g[i].s[0].red.out.y);
+        free(c->g[i].s[1].red.out.t);
+        free(c->g[i].s[1].red.out.y);
+    }
+    c->ng = from;
+}
+
+static bool num_at(const pd_csv_row *row, int c, double *out)
+{
+    return c >= 0 && (size_t)c < row->nfields && is_number_cell(row->fields[c], out);
+}
+
+static const char *text_at(const pd_csv_row *row, int c)
+{
+    return c >= 0 && (size_t)c < row->nfields ? row->fields[c] : NULL;
+}
+
+/* What each kind reads: file prefix, required columns, optional ones. */
+static const char *const cpu_need[] = {"timestamp", "hostname", "cpu_user_pct", "cpu_system_pct",
+                                       "mem_total_kb", "mem_available_kb", NULL};
+static const char *const gpu_need[] = {"timestamp", "hostname", "gpu_index", "utilization_gpu_pct",
+                                       "power_draw_w", NULL};
+static const char *const io_need[] = {"timestamp", "hostname", "source", "interval_s",
+                                      "read_bytes", "write_bytes", NULL};
+static const struct {
+    const char *prefix, *what;
+    const char *const *cols;
+    size_t nrequired; /* the first nrequired of cols */
+} trace_kinds[] = {
+    [TRACE_CPU] = {"__iops_trace_", "CPU", cpu_need, 4},
+    [TRACE_GPU] = {"__iops_gpu_trace_", "GPU", gpu_need, 5},
+    [TRACE_IO] = {"__iops_io_trace_", "I/O", io_need, 6},
+};
+
+/* Parses a row of kind k into its group and values; false if malformed
+ * (for GPU: [N/A] power or utilisation drops the row, as the summary does). */
+static bool parse_row(trace_kind k, const int *col, const pd_csv_row *row, const char **host,
+                      const char **key2, long *key2n, trace_row *r)
+{
+    *host = text_at(row, col[1]);
+    *key2 = k == TRACE_CPU ? "" : text_at(row, col[2]);
+    *key2n = 0;
+    if (!*host || !*key2 || !num_at(row, col[0], &r->ts))
+        return false;
+    switch (k) {
+    case TRACE_CPU: {
+        double user, sys, tot, avail;
+        if (!num_at(row, col[2], &user) || !num_at(row, col[3], &sys))
+            return false;
+        r->a = user + sys;
+        r->b = num_at(row, col[4], &tot) && num_at(row, col[5], &avail) ? (tot - avail) / (1024.0 * 1024.0)
+                                                                         : NAN;
+        return true;
+    }
+    case TRACE_GPU:
+        return pd_parse_long(*key2, key2n) && num_at(row, col[3], &r->a) && num_at(row, col[4], &r->b);
+    case TRACE_IO:
+        return num_at(row, col[3], &r->c) && r->c > 0 && num_at(row, col[4], &r->a) &&
+               num_at(row, col[5], &r->b);
+    }
+    return false;
+}
+
+/* The reader's message without the path (the page names the file) and
+ * without the line it adds. */
+static void note_unreadable(pd_str *out, const char *name, const char *err)
+{
+    const char *why = err, *colon = strstr(err, ": ");
+    if (colon && strstr(err, name) && strstr(err, name) < colon)
+        why = colon + 2;
+    const char *line = strstr(why, " (record from line ");
+    pd_str_printf(out, "%s: %.*s. ", name, line ? (int)(line - why) : (int)strlen(why), why);
+}
+
+/* Streams one file. Pass 1: false (noting why) when it cannot be used at
+ * all; *nrecords gets its record count. Pass 2 reads at most *nrecords. */
+static bool stream_file(trace_ctx *c, const char *path, const char *name, size_t *nrecords,
+                        pd_rep_traces *tr, pd_str *unreadable, pd_str *nocols)
+{
+    const char *const *cols = trace_kinds[c->kind].cols;
+    char err[512];
+    pd_csv_reader *rd = pd_csv_reader_open(path, 0, err, sizeof err);
+    pd_csv_row row;
+    int got = rd ? pd_csv_reader_next(rd, &row, err, sizeof err) : -1;
+    if (got == 0)
+        snprintf(err, sizeof err, "empty file (no header)");
+    if (got <= 0) {
+        if (c->pass == 1)
+            note_unreadable(unreadable, name, err);
+        pd_csv_reader_close(rd);
+        return false;
+    }
+    int col[6] = {-1, -1, -1, -1, -1, -1};
+    for (size_t i = 0; cols[i]; i++)
+        if ((col[i] = pd_csv_row_col(&row, cols[i])) < 0 && i < trace_kinds[c->kind].nrequired) {
+            /* a file that does not parse is named as unreadable first */
+            while ((got = pd_csv_reader_next(rd, &row, err, sizeof err)) > 0)
+                ;
+            if (c->pass == 1 && got < 0)
+                note_unreadable(unreadable, name, err);
+            else if (c->pass == 1)
+                pd_str_printf(nocols, "%s trace without a %s column: skipped\n", trace_kinds[c->kind].what,
+                              cols[i]);
+            pd_csv_reader_close(rd);
+            return false;
+        }
+    size_t n = 0, limit = c->pass == 2 ? *nrecords : SIZE_MAX, nbad = 0;
+    trace_group *last = NULL;
+    while (n < limit && (got = pd_csv_reader_next(rd, &row, err, sizeof err)) > 0) {
+        n++;
+        const char *host, *key2;
+        long key2n;
+        trace_row r = {0};
+        if (!parse_row(c->kind, col, &row, &host, &key2, &key2n, &r)) {
+            nbad++;
+            continue;
+        }
+        /* consecutive rows mostly share their group */
+        trace_group *g = last && last->key2n == key2n && !strcmp(last->host, host) && !strcmp(last->key2, key2)
+                             ? last
+                             : group_get(c, host, key2, key2n);
+        if (g)
+            take_row(c, g, r);
+        last = g;
+    }
+    pd_csv_reader_close(rd);
+    if (got < 0 && c->pass == 1) {
+        note_unreadable(unreadable, name, err);
+        return false;
+    }
+    if (c->pass == 1)
+        tr->nbad_rows += nbad;
+    *nrecords = n;
+    return true;
+}
+
+static int cmp_group(const void *pa, const void *pb)
+{
+    const trace_group *a = pa, *b = pb;
+    int c = strcmp(a->host, b->host);
+    if (c)
+        return c;
+    if (a->key2n != b->key2n)
+        return a->key2n < b->key2n ? -1 : 1;
+    return strcmp(a->key2, b->key2);
+}
+
+/* Hands a reduced series to set under name (nothing when it has no point:
+ * a host without memory columns gets no memory series). */
+static void series_move(pd_rep_tsset *set, const char *name, series_build *s)
+{
+    if (!s->n)
+        return;
+    pd_rep_ts *p = realloc(set->s, (set->n + 1) * sizeof *p);
+    if (!p)
+        return;
+    set->s = p;
+    char *copy = pd_strdup(name);
+    if (!copy)
+        return;
+    set->s[set->n++] = (pd_rep_ts){.name = copy, .t = s->red.out.t, .y = s->red.out.y, .n = s->red.out.n,
+                                   .cap = s->red.out.cap, .n_raw = s->n};
+    s->red.out = (pd_rep_ts){0};
+}
+
+static void build_series(trace_ctx *c, pd_rep_traces *tr)
+{
+    if (c->ng)
+        qsort(c->g, c->ng, sizeof *c->g, cmp_group);
+    bool multi = false;
+    for (size_t i = 1; i < c->ng; i++)
+        multi |= strcmp(c->g[i].host, c->g[0].host) != 0;
+    for (size_t i = 0; i < c->ng; i++) {
+        trace_group *g = &c->g[i];
+        pd_str name = {0};
+        switch (c->kind) {
+        case TRACE_CPU:
+            series_move(&tr->cpu, g->host, &g->s[0]);
+            series_move(&tr->mem, g->host, &g->s[1]);
+            break;
+        case TRACE_GPU:
+            if (multi)
+                pd_str_printf(&name, "%s:gpu%ld", g->host, g->key2n);
+            else
+                pd_str_printf(&name, "gpu%ld", g->key2n);
+            series_move(&tr->gpu_util, name.data ? name.data : "gpu", &g->s[0]);
+            series_move(&tr->gpu_power, name.data ? name.data : "gpu", &g->s[1]);
+            break;
+        case TRACE_IO:
+            pd_str_printf(&name, "%s%s%s read", multi ? g->host : "", multi ? " " : "", g->key2);
+            series_move(&tr->io, name.data ? name.data : "read", &g->s[0]);
+            pd_str_clear(&name);
+            pd_str_printf(&name, "%s%s%s write", multi ? g->host : "", multi ? " " : "", g->key2);
+            series_move(&tr->io, name.data ? name.data : "write", &g->s[1]);
+            break;
+        }
+        pd_str_free(&name);
+    }
+}
+
+/* A disordered group's buffered rows, sorted, through both passes. */
+static void replay_sorted(trace_ctx *c, trace_group *g)
+{
+    if (g->nrows)
+        qsort(g->rows, g->nrows, sizeof *g->rows, cmp_row);
+    g->s[0].n = g->s[1].n = 0;
+    for (int pass = 1; pass <= 2; pass++) {
+        c->pass = pass;
+        if (pass == 2)
+            for (int k = 0; k < 2; k++)
+                reducer_init(&g->s[k].red, g->s[k].n, c->buckets, g->s[k].first - c->t0, g->s[k].last - c->t0);
+        g->cur.pending = false;
+        for (size_t i = 0; i < g->nrows; i++)
+            group_row(c, g, &g->rows[i]);
+        group_flush(c, g);
+    }
+}
+
+typedef struct {
+    char **paths, **names;
+    size_t *nrecords;
+    size_t n;
+} file_list;
+
+/* Pass 1 over one kind: the usable files and their groups' counts. */
+static void scan_kind(const char *rep_dir, trace_ctx *c, file_list *fl, pd_rep_traces *tr)
+{
+    char **names;
+    size_t n = pd_rep_list(rep_dir, trace_kinds[c->kind].prefix, false, &names), used = 0;
+    fl->paths = calloc(n + 1, sizeof *fl->paths);
+    fl->nrecords = calloc(n + 1, sizeof *fl->nrecords);
+    pd_str unreadable = {0}, nocols = {0};
+    c->pass = 1;
+    for (size_t i = 0; i < n && fl->paths && fl->nrecords; i++) {
+        size_t len = strlen(names[i]);
+        if (len < 4 || strcmp(names[i] + len - 4, ".csv") != 0)
+            continue;
+        used++;
+        pd_str p = {0};
+        pd_str_printf(&p, "%s/%s", rep_dir, names[i]);
+        if (!p.data)
+            continue;
+        /* a file that fails part way counts for nothing: undo its rows */
+        size_t ng = c->ng, nbad = tr->nbad_rows;
+        double t0 = c->t0;
+        trace_group *saved = ng ? malloc(ng * sizeof *saved) : NULL;
+        if (ng && !saved) {
+            pd_str_free(&p);
+            continue;
+        }
+        if (ng)
+            memcpy(saved, c->g, ng * sizeof *saved);
+        if (stream_file(c, p.data, names[i], &fl->nrecords[fl->n], tr, &unreadable, &nocols)) {
+            fl->paths[fl->n++] = pd_str_take(&p);
+        } else {
+            groups_free(c, ng);
+            if (ng)
+                memcpy(c->g, saved, ng * sizeof *saved);
+            tr->nbad_rows = nbad;
+            c->t0 = t0;
+        }
+        free(saved);
+        pd_str_free(&p);
+    }
+    pd_rep_names_free(names);
+    for (size_t i = 0; i < c->ng; i++)
+        group_flush(c, &c->g[i]);
+    if (unreadable.len)
+        pd_str_append(&tr->problems, unreadable.data);
+    if (nocols.len)
+        pd_str_append(&tr->problems, nocols.data);
+    pd_str_free(&unreadable);
+    pd_str_free(&nocols);
+    size_t *nfiles = c->kind == TRACE_CPU ? &tr->ncpu_files : c->kind == TRACE_GPU ? &tr->ngpu_files : &tr->nio_files;
+    *nfiles = used;
+}
+
+/* Pass 2 over one kind, then its series into tr. */
+static void reduce_kind(trace_ctx *c, file_list *fl, pd_rep_traces *tr)
+{
+    c->pass = 2;
+    for (size_t i = 0; i < c->ng; i++) {
+        trace_group *g = &c->g[i];
+        g->cur.pending = false;
+        for (int k = 0; k < 2; k++)
+            reducer_init(&g->s[k].red, g->s[k].n, c->buckets, g->s[k].first - c->t0, g->s[k].last - c->t0);
+    }
+    for (size_t f = 0; f < fl->n; f++)
+        stream_file(c, fl->paths[f], NULL, &fl->nrecords[f], tr, NULL, NULL);
+    for (size_t i = 0; i < c->ng; i++) {
+        trace_group *g = &c->g[i];
+        if (g->disordered)
+            replay_sorted(c, g);
+        else
+            group_flush(c, g);
+        reducer_flush(&g->s[0].red); /* a file that shrank between the passes */
+        reducer_flush(&g->s[1].red);
+    }
+    build_series(c, tr);
+}
+
+static void file_list_free(file_list *fl)
+{
+    for (size_t i = 0; fl->paths && i < fl->n; i++)
+        free(fl->paths[i]);
+    free(fl->paths);
+    free(fl->nrecords);
+}
+
+void pd_rep_traces_load_reduced(const char *rep_dir, size_t buckets, pd_rep_traces *tr)
+{
+    *tr = (pd_rep_traces){0};
+    trace_ctx ctx[3];
+    file_list fl[3] = {{0}};
+    double t0 = INFINITY;
+    for (int k = 0; k < 3; k++) {
+        ctx[k] = (trace_ctx){.kind = (trace_kind)k, .buckets = buckets, .t0 = INFINITY};
+        scan_kind(rep_dir, &ctx[k], &fl[k], tr);
+        t0 = fmin(t0, ctx[k].t0);
+    }
+    for (int k = 0; k < 3; k++) {
+        ctx[k].t0 = t0; /* all series share one time axis */
+        reduce_kind(&ctx[k], &fl[k], tr);
+        groups_free(&ctx[k], 0);
+        free(ctx[k].g);
+        file_list_free(&fl[k]);
+    }
+}
+
+void pd_rep_traces_load(const char *rep_dir, pd_rep_traces *tr) { pd_rep_traces_load_reduced(rep_dir, 0, tr); }
+
 static void tsset_free(pd_rep_tsset *set)
 {
     for (size_t i = 0; i < set->n; i++) {
@@ -542,332 +1094,6 @@ static void tsset_free(pd_rep_tsset *set)
     }
     free(set->s);
     *set = (pd_rep_tsset){0};
-}
-
-static void tsset_shift(pd_rep_tsset *set, double t0)
-{
-    for (size_t i = 0; i < set->n; i++)
-        for (size_t k = 0; k < set->s[i].n; k++)
-            set->s[i].t[k] -= t0;
-}
-
-/* One sample row of any trace kind, keyed for grouping. */
-typedef struct {
-    const char *host, *key2; /* key2: GPU index or I/O source */
-    long key2n;              /* numeric GPU index for ordering */
-    double ts, a, b, c;      /* kind-specific values */
-    size_t idx;              /* load order: ties stay deterministic */
-} trace_rec;
-
-typedef struct {
-    trace_rec *r;
-    size_t n, cap;
-} rec_vec;
-
-static void rec_push(rec_vec *v, trace_rec r)
-{
-    if (v->n == v->cap) {
-        size_t ncap = v->cap ? v->cap * 2 : 256;
-        trace_rec *p = realloc(v->r, ncap * sizeof *p);
-        if (!p)
-            return;
-        v->r = p;
-        v->cap = ncap;
-    }
-    r.idx = v->n;
-    v->r[v->n++] = r;
-}
-
-static int cmp_rec(const void *pa, const void *pb)
-{
-    const trace_rec *a = pa, *b = pb;
-    int c = strcmp(a->host, b->host);
-    if (c)
-        return c;
-    if (a->key2n != b->key2n)
-        return a->key2n < b->key2n ? -1 : 1;
-    if ((c = strcmp(a->key2, b->key2)))
-        return c;
-    if (a->ts != b->ts)
-        return a->ts < b->ts ? -1 : 1;
-    return (a->idx > b->idx) - (a->idx < b->idx);
-}
-
-static bool same_group(const trace_rec *a, const trace_rec *b)
-{
-    return !strcmp(a->host, b->host) && a->key2n == b->key2n && !strcmp(a->key2, b->key2);
-}
-
-static size_t distinct_hosts(const rec_vec *v)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < v->n; i++)
-        if (i == 0 || strcmp(v->r[i].host, v->r[i - 1].host))
-            n++;
-    return n;
-}
-
-typedef struct {
-    pd_csv **files;
-    size_t n;
-} csv_list;
-
-static void csv_list_free(csv_list *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        pd_csv_free(l->files[i]);
-    free(l->files);
-}
-
-/* Loads rep_dir/<prefix>*.csv into l; unreadable files are noted. */
-static size_t load_kind(const char *rep_dir, const char *prefix, csv_list *l, pd_rep_traces *tr)
-{
-    char **names;
-    size_t n = pd_rep_list(rep_dir, prefix, false, &names), used = 0;
-    l->files = calloc(n ? n : 1, sizeof *l->files);
-    for (size_t i = 0; i < n && l->files; i++) {
-        size_t len = strlen(names[i]);
-        if (len < 4 || strcmp(names[i] + len - 4, ".csv") != 0)
-            continue;
-        pd_str p = {0};
-        pd_str_printf(&p, "%s/%s", rep_dir, names[i]);
-        char err[512];
-        pd_csv *csv = p.data ? pd_csv_load(p.data, err, sizeof err) : NULL;
-        pd_str_free(&p);
-        used++;
-        if (!csv) {
-            /* the loader's message starts with the full path: name the file only */
-            const char *why = err, *colon = strstr(err, ": ");
-            if (colon && strstr(err, names[i]) && strstr(err, names[i]) < colon)
-                why = colon + 2;
-            pd_str_printf(&tr->problems, "%s: %s. ", names[i], why);
-            continue;
-        }
-        l->files[l->n++] = csv;
-    }
-    pd_rep_names_free(names);
-    return used;
-}
-
-/* Column indices by name; false (noting the file) when one is missing. */
-static bool need_cols(pd_csv *csv, const char *const *names, int *cols, size_t n,
-                      pd_rep_traces *tr, const char *kind)
-{
-    for (size_t i = 0; i < n; i++)
-        if ((cols[i] = pd_csv_col(csv, names[i])) < 0) {
-            pd_str_printf(&tr->problems, "%s trace without a %s column: skipped\n", kind, names[i]);
-            return false;
-        }
-    return true;
-}
-
-static bool num_at(pd_csv *csv, size_t r, int c, double *out)
-{
-    return is_number_cell(pd_csv_get(csv, r, c), out);
-}
-
-static double ts_min(const rec_vec *v, double t0)
-{
-    for (size_t i = 0; i < v->n; i++)
-        if (v->r[i].ts < t0)
-            t0 = v->r[i].ts;
-    return t0;
-}
-
-static void load_cpu(const char *rep_dir, pd_rep_traces *tr, rec_vec *v, csv_list *l)
-{
-    static const char *const need[] = {"timestamp", "hostname", "cpu_user_pct", "cpu_system_pct"};
-    tr->ncpu_files = load_kind(rep_dir, "__iops_trace_", l, tr);
-    for (size_t f = 0; f < l->n; f++) {
-        pd_csv *csv = l->files[f];
-        int c[4];
-        if (!need_cols(csv, need, c, 4, tr, "CPU"))
-            continue;
-        int c_tot = pd_csv_col(csv, "mem_total_kb"), c_avail = pd_csv_col(csv, "mem_available_kb");
-        for (size_t r = 0; r < csv->nrows; r++) {
-            trace_rec rec = {.host = pd_csv_get(csv, r, c[1]), .key2 = ""};
-            double user, sys, tot, avail;
-            if (!rec.host || !num_at(csv, r, c[0], &rec.ts) || !num_at(csv, r, c[2], &user) ||
-                !num_at(csv, r, c[3], &sys)) {
-                tr->nbad_rows++;
-                continue;
-            }
-            rec.a = user + sys;
-            rec.b = num_at(csv, r, c_tot, &tot) && num_at(csv, r, c_avail, &avail)
-                        ? (tot - avail) / (1024.0 * 1024.0)
-                        : NAN;
-            rec_push(v, rec);
-        }
-    }
-}
-
-static void build_cpu(pd_rep_traces *tr, rec_vec *v)
-{
-    if (v->n)
-        qsort(v->r, v->n, sizeof *v->r, cmp_rec);
-    pd_rep_ts *cpu = NULL, *mem = NULL;
-    for (size_t i = 0; i < v->n;) {
-        trace_rec *g = &v->r[i];
-        if (i == 0 || !same_group(g, &v->r[i - 1])) {
-            cpu = tsset_add(&tr->cpu, g->host);
-            mem = tsset_add(&tr->mem, g->host);
-        }
-        /* all cores of one host at one instant: mean CPU, memory once */
-        double sum = 0, memv = NAN;
-        size_t k = 0;
-        size_t j = i;
-        for (; j < v->n && same_group(&v->r[j], g) && v->r[j].ts == g->ts; j++) {
-            sum += v->r[j].a;
-            k++;
-            if (isfinite(v->r[j].b))
-                memv = v->r[j].b;
-        }
-        ts_push(cpu, g->ts, sum / (double)k);
-        if (isfinite(memv))
-            ts_push(mem, g->ts, memv);
-        i = j;
-    }
-    /* a host without memory columns gets no memory series */
-    for (size_t s = tr->mem.n; s-- > 0;)
-        if (tr->mem.s[s].n == 0) {
-            free(tr->mem.s[s].name);
-            free(tr->mem.s[s].t);
-            free(tr->mem.s[s].y);
-            memmove(&tr->mem.s[s], &tr->mem.s[s + 1], (tr->mem.n - s - 1) * sizeof *tr->mem.s);
-            tr->mem.n--;
-        }
-}
-
-static void load_gpu(const char *rep_dir, pd_rep_traces *tr, rec_vec *v, csv_list *l)
-{
-    static const char *const need[] = {"timestamp", "hostname", "gpu_index", "utilization_gpu_pct",
-                                       "power_draw_w"};
-    tr->ngpu_files = load_kind(rep_dir, "__iops_gpu_trace_", l, tr);
-    for (size_t f = 0; f < l->n; f++) {
-        pd_csv *csv = l->files[f];
-        int c[5];
-        if (!need_cols(csv, need, c, 5, tr, "GPU"))
-            continue;
-        for (size_t r = 0; r < csv->nrows; r++) {
-            trace_rec rec = {.host = pd_csv_get(csv, r, c[1]), .key2 = pd_csv_get(csv, r, c[2])};
-            /* [N/A] power or utilisation: the row is dropped, as the summary does */
-            if (!rec.host || !rec.key2 || !pd_parse_long(rec.key2, &rec.key2n) ||
-                !num_at(csv, r, c[0], &rec.ts) || !num_at(csv, r, c[3], &rec.a) ||
-                !num_at(csv, r, c[4], &rec.b)) {
-                tr->nbad_rows++;
-                continue;
-            }
-            rec_push(v, rec);
-        }
-    }
-}
-
-static void build_gpu(pd_rep_traces *tr, rec_vec *v)
-{
-    if (v->n)
-        qsort(v->r, v->n, sizeof *v->r, cmp_rec);
-    bool multi = distinct_hosts(v) > 1;
-    pd_rep_ts *util = NULL, *power = NULL;
-    for (size_t i = 0; i < v->n; i++) {
-        trace_rec *g = &v->r[i];
-        if (i == 0 || !same_group(g, &v->r[i - 1])) {
-            pd_str name = {0};
-            if (multi)
-                pd_str_printf(&name, "%s:gpu%ld", g->host, g->key2n);
-            else
-                pd_str_printf(&name, "gpu%ld", g->key2n);
-            util = tsset_add(&tr->gpu_util, name.data ? name.data : "gpu");
-            power = tsset_add(&tr->gpu_power, name.data ? name.data : "gpu");
-            pd_str_free(&name);
-        }
-        ts_push(util, g->ts, g->a);
-        ts_push(power, g->ts, g->b);
-    }
-}
-
-static void load_io(const char *rep_dir, pd_rep_traces *tr, rec_vec *v, csv_list *l)
-{
-    static const char *const need[] = {"timestamp", "hostname", "source", "interval_s",
-                                       "read_bytes", "write_bytes"};
-    tr->nio_files = load_kind(rep_dir, "__iops_io_trace_", l, tr);
-    for (size_t f = 0; f < l->n; f++) {
-        pd_csv *csv = l->files[f];
-        int c[6];
-        if (!need_cols(csv, need, c, 6, tr, "I/O"))
-            continue;
-        for (size_t r = 0; r < csv->nrows; r++) {
-            trace_rec rec = {.host = pd_csv_get(csv, r, c[1]), .key2 = pd_csv_get(csv, r, c[2])};
-            if (!rec.host || !rec.key2 || !num_at(csv, r, c[0], &rec.ts) ||
-                !num_at(csv, r, c[3], &rec.c) || rec.c <= 0 || !num_at(csv, r, c[4], &rec.a) ||
-                !num_at(csv, r, c[5], &rec.b)) {
-                tr->nbad_rows++;
-                continue;
-            }
-            rec_push(v, rec);
-        }
-    }
-}
-
-static void build_io(pd_rep_traces *tr, rec_vec *v)
-{
-    if (v->n)
-        qsort(v->r, v->n, sizeof *v->r, cmp_rec);
-    bool multi = distinct_hosts(v) > 1;
-    pd_rep_ts *rd = NULL, *wr = NULL;
-    for (size_t i = 0; i < v->n;) {
-        trace_rec *g = &v->r[i];
-        if (i == 0 || !same_group(g, &v->r[i - 1])) {
-            pd_str name = {0};
-            pd_str_printf(&name, "%s%s%s read", multi ? g->host : "", multi ? " " : "", g->key2);
-            rd = tsset_add(&tr->io, name.data ? name.data : "read");
-            pd_str_clear(&name);
-            pd_str_printf(&name, "%s%s%s write", multi ? g->host : "", multi ? " " : "", g->key2);
-            wr = tsset_add(&tr->io, name.data ? name.data : "write");
-            pd_str_free(&name);
-            /* the second add may have moved the first */
-            rd = rd && wr ? wr - 1 : NULL;
-        }
-        /* several devices of one source at one instant: bytes summed, the
-         * interval counted once */
-        double rb = 0, wb = 0, interval = 0;
-        size_t j = i;
-        for (; j < v->n && same_group(&v->r[j], g) && v->r[j].ts == g->ts; j++) {
-            rb += v->r[j].a;
-            wb += v->r[j].b;
-            if (v->r[j].c > interval)
-                interval = v->r[j].c;
-        }
-        ts_push(rd, g->ts, rb / interval / (1024.0 * 1024.0));
-        ts_push(wr, g->ts, wb / interval / (1024.0 * 1024.0));
-        i = j;
-    }
-}
-
-void pd_rep_traces_load(const char *rep_dir, pd_rep_traces *tr)
-{
-    *tr = (pd_rep_traces){0};
-    rec_vec cpu = {0}, gpu = {0}, io = {0};
-    csv_list lc = {0}, lg = {0}, li = {0};
-    load_cpu(rep_dir, tr, &cpu, &lc);
-    load_gpu(rep_dir, tr, &gpu, &lg);
-    load_io(rep_dir, tr, &io, &li);
-    double t0 = ts_min(&io, ts_min(&gpu, ts_min(&cpu, INFINITY)));
-    build_cpu(tr, &cpu);
-    build_gpu(tr, &gpu);
-    build_io(tr, &io);
-    free(cpu.r);
-    free(gpu.r);
-    free(io.r);
-    csv_list_free(&lc);
-    csv_list_free(&lg);
-    csv_list_free(&li);
-    if (isfinite(t0)) {
-        tsset_shift(&tr->cpu, t0);
-        tsset_shift(&tr->mem, t0);
-        tsset_shift(&tr->gpu_util, t0);
-        tsset_shift(&tr->gpu_power, t0);
-        tsset_shift(&tr->io, t0);
-    }
 }
 
 void pd_rep_traces_free(pd_rep_traces *tr)
@@ -896,56 +1122,6 @@ bool pd_rep_dir_has_traces(const char *rep_dir)
             return true;
     }
     return false;
-}
-
-size_t pd_rep_downsample(const double *x, const double *y, size_t n, size_t buckets, double **ox,
-                         double **oy)
-{
-    size_t max_out = 2 * buckets + 2;
-    size_t cap = n < max_out ? n : max_out;
-    *ox = malloc((cap ? cap : 1) * sizeof **ox);
-    *oy = malloc((cap ? cap : 1) * sizeof **oy);
-    if (!*ox || !*oy) {
-        free(*ox);
-        free(*oy);
-        *ox = *oy = NULL;
-        return 0;
-    }
-    if (n <= max_out || buckets == 0) {
-        size_t k = n < cap ? n : cap;
-        if (k) {
-            memcpy(*ox, x, k * sizeof *x);
-            memcpy(*oy, y, k * sizeof *y);
-        }
-        return k;
-    }
-    size_t k = 0;
-    (*ox)[k] = x[0];
-    (*oy)[k++] = y[0];
-    double x0 = x[0], span = x[n - 1] - x[0];
-    size_t i = 1;
-    for (size_t b = 0; b < buckets && i < n - 1; b++) {
-        double hi = x0 + span * (double)(b + 1) / (double)buckets;
-        size_t imin = SIZE_MAX, imax = SIZE_MAX;
-        for (; i < n - 1 && (x[i] <= hi || b == buckets - 1); i++) {
-            if (imin == SIZE_MAX || y[i] < y[imin])
-                imin = i;
-            if (imax == SIZE_MAX || y[i] > y[imax])
-                imax = i;
-        }
-        if (imin == SIZE_MAX)
-            continue;
-        size_t first = imin < imax ? imin : imax, second = imin < imax ? imax : imin;
-        (*ox)[k] = x[first];
-        (*oy)[k++] = y[first];
-        if (second != first) {
-            (*ox)[k] = x[second];
-            (*oy)[k++] = y[second];
-        }
-    }
-    (*ox)[k] = x[n - 1];
-    (*oy)[k++] = y[n - 1];
-    return k;
 }
 
 /* ---------- per-task times ---------- */
@@ -1009,13 +1185,13 @@ int pd_rep_tasks_load(const char *path, pd_rep_tasks *tasks, char *err, size_t e
         const char *pol = c_pol >= 0 ? pd_csv_get(csv, r, c_pol) : "";
         const char *task = pd_csv_get(csv, r, c_task);
         double time, share, bytes;
-        if (!pol || !task || !num_at(csv, r, c_time, &time) || time < 0) {
+        if (!pol || !task || !num_at(&csv->rows[r], c_time, &time) || time < 0) {
             tasks->nbad_rows++;
             continue;
         }
-        if (!num_at(csv, r, c_share, &share))
+        if (!num_at(&csv->rows[r], c_share, &share))
             share = NAN;
-        if (!num_at(csv, r, c_bytes, &bytes))
+        if (!num_at(&csv->rows[r], c_bytes, &bytes))
             bytes = NAN;
         pd_rep_policy *p = policy_get(tasks, pol);
         if (!p || !policy_push(p, task, time, share, bytes)) {

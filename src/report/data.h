@@ -83,6 +83,7 @@ typedef struct {
     char *name;
     double *t, *y;
     size_t n, cap;
+    size_t n_raw; /* points before downsampling (n when not downsampled) */
 } pd_rep_ts;
 
 typedef struct {
@@ -101,14 +102,20 @@ typedef struct {
     pd_str problems;  /* files that could not be read, one per line */
 } pd_rep_traces;
 
-/* Loads every __iops_{,gpu_,io_}trace_*.csv in rep_dir. */
+/* Loads every __iops_{,gpu_,io_}trace_*.csv in rep_dir, streaming: the
+ * files are never held whole. With buckets > 0 each series is downsampled as
+ * it is read, exactly as pd_rep_downsample(buckets) would (n_raw keeps the
+ * full count), so memory does not grow with the trace; the plain call keeps
+ * every point. */
+void pd_rep_traces_load_reduced(const char *rep_dir, size_t buckets, pd_rep_traces *tr);
 void pd_rep_traces_load(const char *rep_dir, pd_rep_traces *tr);
 void pd_rep_traces_free(pd_rep_traces *tr);
 bool pd_rep_dir_has_traces(const char *rep_dir);
 
 /* Reduces (x,y) to at most 2*buckets+2 points: first, last, and the min and
  * max of each x bucket, in x order (so spikes survive). Returns n when n is
- * already small (copying). Caller frees *ox, *oy. */
+ * already small (copying). Caller frees *ox, *oy (NULL when nothing is
+ * kept). */
 size_t pd_rep_downsample(const double *x, const double *y, size_t n, size_t buckets, double **ox,
                          double **oy);
 

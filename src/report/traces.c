@@ -30,26 +30,19 @@ static void exec_heading(pd_page *pg, const pd_rep_exec *ex, const char *rep)
     pd_str_append(o, "</h3>\n");
 }
 
-/* One time-series chart of a set; long series are downsampled. */
+/* One time-series chart of a set (its series downsampled as they were
+ * loaded, see exec_traces). */
 static void ts_chart(pd_page *pg, const pd_rep_tsset *set, double t_end, const char *metric,
                      const char *title, const char *ylabel, double y_top, const char *caption)
 {
     pd_svg_series *ser = calloc(set->n ? set->n : 1, sizeof *ser);
-    double **keep = calloc(set->n * 2 + 1, sizeof *keep);
-    if (!ser || !keep) {
-        free(ser);
-        free(keep);
+    if (!ser)
         return;
-    }
     bool reduced = false;
     for (size_t s = 0; s < set->n; s++) {
         const pd_rep_ts *ts = &set->s[s];
-        double *x, *y;
-        size_t n = pd_rep_downsample(ts->t, ts->y, ts->n, PD_PAGE_TS_BUCKETS, &x, &y);
-        reduced |= n < ts->n;
-        keep[2 * s] = x;
-        keep[2 * s + 1] = y;
-        ser[s] = (pd_svg_series){.name = ts->name, .n = n, .x = x, .y = y};
+        reduced |= ts->n < ts->n_raw;
+        ser[s] = (pd_svg_series){.name = ts->name, .n = ts->n, .x = ts->t, .y = ts->y};
     }
     pd_svg_xy c = {.kind = "pd-ts", .metric = metric, .title = title,
                    .xlabel = "time since first sample [s]", .ylabel = ylabel, .width = 400,
@@ -63,39 +56,41 @@ static void ts_chart(pd_page *pg, const pd_rep_tsset *set, double t_end, const c
         pd_str_printf(&cap, " Downsampled to the min and max of %d time buckets.", PD_PAGE_TS_BUCKETS);
     pd_page_fig_close(pg, cap.data);
     pd_str_free(&cap);
-    for (size_t i = 0; i < set->n * 2; i++)
-        free(keep[i]);
-    free(keep);
     free(ser);
 }
 
 static void exec_traces(pd_page *pg, const char *rep_dir)
 {
     pd_rep_traces tr;
-    pd_rep_traces_load(rep_dir, &tr);
+    /* reduced while streaming: memory does not grow with the trace */
+    pd_rep_traces_load_reduced(rep_dir, PD_PAGE_TS_BUCKETS, &tr);
+    static const struct {
+        const char *metric, *title, *ylabel;
+        double y_top;
+        const char *caption;
+    } charts[] = {
+        {"cpu_total_pct", "CPU utilisation", "user + system [%]", 100,
+         "Mean over the cores of each host (one line per host)."},
+        {"mem_used_gb", "Memory used", "mem_total \xE2\x88\x92 mem_available [GiB]", 0,
+         "Per host, from the CPU/memory trace."},
+        {"gpu_utilization_pct", "GPU utilisation", "utilization.gpu [%]", 100,
+         "One line per GPU; rows with [N/A] fields are dropped."},
+        {"gpu_power_w", "GPU power", "power draw [W]", 0, "One line per GPU; the area under each line is its energy."},
+        {"io_mbs", "I/O throughput", "throughput [MiB/s]", 0,
+         "Per source and direction: bytes of the interval / interval_s, devices of a source summed."},
+    };
+    const pd_rep_tsset *sets[] = {&tr.cpu, &tr.mem, &tr.gpu_util, &tr.gpu_power, &tr.io};
     /* all charts of a repetition share one time axis */
     double t_end = 0;
-    const pd_rep_tsset *sets[] = {&tr.cpu, &tr.mem, &tr.gpu_util, &tr.gpu_power, &tr.io};
     for (size_t k = 0; k < PD_ARRAY_LEN(sets); k++)
         for (size_t i = 0; i < sets[k]->n; i++)
             if (sets[k]->s[i].n)
                 t_end = fmax(t_end, sets[k]->s[i].t[sets[k]->s[i].n - 1]);
     pd_str_append(pg->out, "<div class=\"pd-grid\">\n");
-    if (tr.cpu.n)
-        ts_chart(pg, &tr.cpu, t_end, "cpu_total_pct", "CPU utilisation", "user + system [%]", 100,
-                 "Mean over the cores of each host (one line per host).");
-    if (tr.mem.n)
-        ts_chart(pg, &tr.mem, t_end, "mem_used_gb", "Memory used", "mem_total \xE2\x88\x92 mem_available [GiB]", 0,
-                 "Per host, from the CPU/memory trace.");
-    if (tr.gpu_util.n)
-        ts_chart(pg, &tr.gpu_util, t_end, "gpu_utilization_pct", "GPU utilisation", "utilization.gpu [%]", 100,
-                 "One line per GPU; rows with [N/A] fields are dropped.");
-    if (tr.gpu_power.n)
-        ts_chart(pg, &tr.gpu_power, t_end, "gpu_power_w", "GPU power", "power draw [W]", 0,
-                 "One line per GPU; the area under each line is its energy.");
-    if (tr.io.n)
-        ts_chart(pg, &tr.io, t_end, "io_mbs", "I/O throughput", "throughput [MiB/s]", 0,
-                 "Per source and direction: bytes of the interval / interval_s, devices of a source summed.");
+    for (size_t k = 0; k < PD_ARRAY_LEN(sets); k++)
+        if (sets[k]->n)
+            ts_chart(pg, sets[k], t_end, charts[k].metric, charts[k].title, charts[k].ylabel, charts[k].y_top,
+                     charts[k].caption);
     pd_str_append(pg->out, "</div>\n");
     if (tr.ncpu_files && !tr.cpu.n)
         pd_page_note(pg, "pd-missing", "CPU/memory trace files hold no usable rows.");

@@ -229,6 +229,27 @@ fail:
     return PD_EINVAL;
 }
 
+int pd_model_data_write(pd_str *out, const pd_model_data *d, const unsigned char *use)
+{
+    pd_str_append(out, PD_MODEL_CSV_HEADER "\n");
+    for (size_t i = 0; i < d->n; i++) {
+        if (use && !use[i])
+            continue;
+        pd_csv_put_field(out, d->region[i]);
+        pd_str_append(out, ",");
+        pd_csv_put_field(out, d->placement[i]);
+        for (int k = 0; k < PD_NFEATURES; k++) {
+            /* %.17g round-trips every double: a written split trains exactly as the original rows */
+            if (isnan(d->feat[i][k]))
+                pd_str_append(out, ",");
+            else
+                pd_str_printf(out, ",%.17g", d->feat[i][k]);
+        }
+        pd_str_printf(out, ",%.17g,%.17g,%.17g,%.17g\n", d->r[i], d->t_dram[i], d->t_slow[i], d->t_hybrid[i]);
+    }
+    return out->oom ? PD_ENOMEM : PD_OK;
+}
+
 double pd_model_target_f(double r, double t_dram, double t_slow, double t_hybrid)
 {
     if (!(r > 0) || !isfinite(t_dram) || !isfinite(t_slow) || !isfinite(t_hybrid) || !(t_slow > t_dram))

@@ -1,0 +1,33 @@
+/* The scheduling loop both executors share: start pending repetitions up to
+ * `parallel` at once, collect the finished ones, and cancel everything in
+ * flight on Ctrl-C/SIGTERM (which are blocked and waited for, see proc.h). */
+#include "bench/proc.h"
+#include "bench/run.h"
+
+int pd_exec_run(pd_bench_run *run, int parallel, const pd_executor *ex)
+{
+    pd_proc_block_signals();
+    size_t next = 0;
+    int running = 0;
+    for (;;) {
+        if (pd_proc_poll_interrupt()) {
+            ex->cancel(run, ex->ctx);
+            return 130;
+        }
+        while (running < parallel && next < run->ntasks) {
+            pd_bench_task *t = &run->tasks[next++];
+            if (t->state != PD_TASK_PENDING)
+                continue;
+            pd_bench_task_started(run, t);
+            if (ex->start(run, t, ex->ctx) != 0) {
+                t->state = PD_TASK_FAILED;
+                pd_bench_task_finished(run, t);
+                continue;
+            }
+            running++;
+        }
+        if (running == 0 && next >= run->ntasks)
+            return 0;
+        ex->collect(run, &running, ex->ctx);
+    }
+}

@@ -1,0 +1,42 @@
+#!/bin/sh
+# paddiser bench when a repetition's files cannot be written at the end:
+# --resume trusts __iops_status.json, so a status that cannot be updated is
+# a warning naming the file (and so are post_stdout/post_stderr), never a
+# silent success. The script replaces those files by directories, so the
+# final writes fail whoever runs the test (root included).
+set -eu
+BUILD=${BUILD:-build}
+PD=$(cd "$BUILD" && pwd)/paddiser
+T=$(mktemp -d /tmp/pd-bench-status.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cat >"$T/study.yaml" <<'EOF'
+benchmark:
+  name: unwritable
+  workdir: ./wd
+  repetitions: 1
+vars:
+  x:
+    type: int
+    sweep: {mode: list, values: [1]}
+command:
+  template: "true"
+scripts:
+  - name: s
+    script_template: |
+      #!/bin/bash
+      rm -f __iops_status.json && mkdir __iops_status.json post_stdout
+    post:
+      script: |
+        #!/bin/bash
+        echo post
+EOF
+cd "$T"
+"$PD" bench study.yaml >"$T/out" 2>"$T/err" || true
+grep -q 'warning: cannot write .*exec_0001/repetition_001/__iops_status.json' "$T/err" ||
+    fail "no warning for the status file: $(cat "$T/err")"
+grep -q 'warning: cannot write .*exec_0001/repetition_001/post_stdout' "$T/err" ||
+    fail "no warning for post_stdout: $(cat "$T/err")"
+[ -f "$T/wd/run_001/exec_0001/repetition_001/post_stderr" ] || fail "post_stderr not written"
+echo "bench_status_write: ok"

@@ -42,6 +42,52 @@ static void place_slow(void *addr, size_t size)
     rt.backend->place(rt.backend, (void *)lo, (size_t)(hi - lo), PD_TIER_SLOW, &st);
 }
 
+typedef struct {
+    uintptr_t lo, hi;
+} page_span;
+
+static int cmp_span(const void *a, const void *b)
+{
+    const page_span *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The backend stops charging the pages of [addr, addr+size) that no
+ * registered object covers now (a page may be shared with a neighbour, or
+ * with the object's own new range after an update): the memory may be freed
+ * and its address reused, so it must not keep fast-memory budget. */
+static void release_uncovered(const void *addr, size_t size)
+{
+    if (!rt.backend || !rt.backend->release || !size)
+        return;
+    const uintptr_t pmask = (uintptr_t)PD_SAMPLE_PAGE - 1;
+    uintptr_t lo = (uintptr_t)addr & ~pmask, hi = ((uintptr_t)addr + size + pmask) & ~pmask;
+    page_span *cover = malloc((rt.nobjects ? rt.nobjects : 1) * sizeof *cover);
+    size_t n = 0;
+    for (size_t i = 0; cover && i < rt.nobjects; i++) {
+        const rt_object *o = &rt.objects[i];
+        uintptr_t olo = (uintptr_t)o->addr & ~pmask, ohi = ((uintptr_t)o->addr + o->size + pmask) & ~pmask;
+        if (o->used && olo < hi && lo < ohi)
+            cover[n++] = (page_span){olo, ohi};
+    }
+    if (!cover) { /* out of memory: give back only the certainly unshared pages */
+        if (hi - lo > 2 * (pmask + 1))
+            rt.backend->release(rt.backend, (void *)(lo + pmask + 1), hi - lo - 2 * (pmask + 1));
+        return;
+    }
+    qsort(cover, n, sizeof *cover, cmp_span);
+    uintptr_t at = lo;
+    for (size_t i = 0; i < n; i++) {
+        if (cover[i].lo > at)
+            rt.backend->release(rt.backend, (void *)at, cover[i].lo - at);
+        if (cover[i].hi > at)
+            at = cover[i].hi;
+    }
+    if (at < hi)
+        rt.backend->release(rt.backend, (void *)at, hi - at);
+    free(cover);
+}
+
 static int register_locked(const char *name, void *addr, size_t size, const pd_access_hint *hint)
 {
     if (!addr || size == 0 || (uintptr_t)addr + size < (uintptr_t)addr)
@@ -104,8 +150,11 @@ static int update_locked(int id, void *addr, size_t size)
         return PD_OK;
     if (rt.sampling)
         pd_sampler_drop_object(id); /* the old range may be freed now */
+    void *old_addr = o->addr;
+    size_t old_size = o->size;
     o->addr = addr;
     o->size = size;
+    release_uncovered(old_addr, old_size);
     place_slow(addr, size);
     rt.ranges_dirty = 1;
     rt.plan_stale = 1;
@@ -135,6 +184,7 @@ int pd_object_unregister(int id)
         free(o->name);
         o->name = NULL;
         o->used = 0;
+        release_uncovered(o->addr, o->size);
         rt.ranges_dirty = 1;
         rt.plan_stale = 1;
     }

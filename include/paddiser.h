@@ -190,6 +190,19 @@ int pd_task_profile_get(int task, pd_task_profile *out);
  * one task (task >= 0) or all tasks (task < 0). */
 int pd_object_accesses(int object, int task, double *out);
 
+/* Where the runtime's backend holds an object's pages now. */
+enum { PD_PAGE_FAST = 0, PD_PAGE_SLOW = 1, PD_PAGE_UNKNOWN = -1 /* e.g. not resident yet */ };
+/* Page k of an object is the 4 KB page at (addr rounded down to 4 KB) +
+ * k * 4096, for every page its registered range [addr, addr + size) touches.
+ * Writes PD_PAGE_FAST, PD_PAGE_SLOW or PD_PAGE_UNKNOWN for the first min(pages, max_pages)
+ * pages into tier_out (NULL allowed when max_pages is 0) and returns the
+ * object's page count (>= 0, at most INT_MAX), or: PD_ESTATE before pd_init, PD_ENOTFOUND for
+ * an unknown object, PD_EINVAL for a NULL tier_out with max_pages > 0,
+ * PD_EUNSUPPORTED without a backend (PD_BACKEND_NONE or none found: pages
+ * never move), PD_EIO when the backend cannot tell. Call it with no task
+ * running for a consistent picture (pages move at sync points). */
+int pd_object_page_tiers(int object, int *tier_out, size_t max_pages);
+
 /* ---- planners (pure functions, usable without the runtime) ------------------ */
 
 typedef struct {

@@ -14,7 +14,7 @@ for t in 0 1 2 3; do
     n=$(grep -c "^  task $t:" "$tmp/out" || true)
     [ "$n" -eq 2 ] || { echo "task $t: expected 2 instance lines, got $n"; cat "$tmp/out"; exit 1; }
 done
-grep -q "^backend sim, 4 samples of 2097152 bytes" "$tmp/out" || { echo "unexpected summary"; cat "$tmp/out"; exit 1; }
+grep -q "^backend sim, 64 samples of 2097152 bytes" "$tmp/out" || { echo "unexpected summary"; cat "$tmp/out"; exit 1; }
 # Planned bytes of each instance never exceed the 4 MB fast capacity.
 awk '/^instance/ { if (total > 4194304) bad = 1; total = 0 }
      /^  task/ { for (i = 2; i <= NF; i++) if ($i == "bytes,") total += $(i - 1) }

@@ -36,7 +36,8 @@ static void touch_region(unsigned char *base, size_t off, size_t len)
 static void start(unsigned period_ms, size_t max_samples)
 {
     pd_sampler_stop();
-    pd_sampler_config cfg = {.seed = 7, .max_samples = max_samples, .period_ms = period_ms};
+    /* one sample per 2 MB region, as Thermostat: these tests place pages by region */
+    pd_sampler_config cfg = {.seed = 7, .max_samples = max_samples, .period_ms = period_ms, .min_per_object = 1};
     assert_int_equal(pd_sampler_start(&cfg), 0);
 }
 
@@ -204,7 +205,7 @@ static void test_budget_skips_early_rearm(void **state)
     (void)state;
     pd_sampler_stop();
     /* Budget 1e-9: after a pass of d > 0 s the next is due d * 1e9 s later. */
-    pd_sampler_config cfg = {.seed = 7, .period_ms = 0, .budget = 1e-9};
+    pd_sampler_config cfg = {.seed = 7, .period_ms = 0, .budget = 1e-9, .min_per_object = 1, .allowance_s = -1};
     assert_int_equal(pd_sampler_start(&cfg), 0);
     unsigned char *buf = map_buf(8 * MB);
     pd_sampler_range r = {buf, 8 * MB, 0};
@@ -219,7 +220,179 @@ static void test_budget_skips_early_rearm(void **state)
     pd_sampler_get_stats(&st);
     assert_int_equal(st.skipped, 1);
     assert_int_equal(st.faults, 4); /* one interval for each of the 4 samples */
+    /* a new spell of activity is not armed either until the budget allows */
+    pd_sampler_arm_if_due();
+    assert_true(pd_sampler_armed());
+    touch_region(buf, 0, 8 * MB);
+    pd_sampler_disarm();
+    pd_sampler_get_stats(&st);
+    assert_int_equal(st.skipped, 2);
+    assert_int_equal(st.faults, 4);
     munmap(buf, 8 * MB);
+}
+
+
+/* ---- adaptive density (default floor of PD_SAMPLE_MIN_PER_OBJECT) ---------- */
+
+static void start_dense(size_t max_samples)
+{
+    pd_sampler_stop();
+    pd_sampler_config cfg = {.seed = 7, .max_samples = max_samples, .period_ms = 0};
+    assert_int_equal(pd_sampler_start(&cfg), 0);
+}
+
+static long sample_of_page(const void *page)
+{
+    for (size_t i = 0; i < pd_sampler_nsamples(); i++) {
+        pd_sample_info info;
+        assert_int_equal(pd_sampler_sample(i, &info), 0);
+        if (info.page == page)
+            return (long)i;
+    }
+    return -1;
+}
+
+static void test_small_objects_get_every_page(void **state)
+{
+    (void)state;
+    start_dense(0);
+    unsigned char *buf = map_buf(8 * MB);
+    /* 3 pages, 40 pages (unaligned end), 1024 pages */
+    pd_sampler_range r[3] = {{buf, 3 * 4096, 0}, {buf + MB, 40 * 4096 + 100, 1}, {buf + 4 * MB, 4 * MB, 2}};
+    assert_int_equal(pd_sampler_set_ranges(r, 3), 0);
+    assert_int_equal(pd_sampler_nsamples(), 3 + 40 + PD_SAMPLE_MIN_PER_OBJECT);
+    size_t covered[3] = {0}, samples[3] = {0};
+    for (size_t i = 0; i < pd_sampler_nsamples(); i++) {
+        pd_sample_info info;
+        assert_int_equal(pd_sampler_sample(i, &info), 0);
+        const pd_sampler_range *o = &r[info.object];
+        /* the page lies in its region, the region in its object */
+        assert_true((uintptr_t)info.page >= (uintptr_t)info.region);
+        assert_true((uintptr_t)info.page + 4096 <= (uintptr_t)info.region + info.region_len);
+        assert_true((uintptr_t)info.region >= (uintptr_t)o->addr);
+        assert_true((uintptr_t)info.region + info.region_len <= (uintptr_t)o->addr + o->len);
+        covered[info.object] += info.region_len;
+        samples[info.object]++;
+    }
+    /* the regions tile each object: every byte is stood for once */
+    for (int o = 0; o < 3; o++)
+        assert_int_equal(covered[o], r[o].len);
+    /* every page of the small ones is its own sample */
+    for (size_t p = 0; p < 3; p++)
+        assert_true(sample_of_page(buf + p * 4096) >= 0);
+    for (size_t p = 0; p < 40; p++)
+        assert_true(sample_of_page(buf + MB + p * 4096) >= 0);
+    assert_int_equal(samples[2], PD_SAMPLE_MIN_PER_OBJECT);
+    munmap(buf, 8 * MB);
+}
+
+static void test_dense_budget_shrinks_floor(void **state)
+{
+    (void)state;
+    start_dense(40);
+    unsigned char *buf = map_buf(8 * MB);
+    pd_sampler_range r[4] = {{buf, MB, 0}, {buf + 2 * MB, MB, 1}, {buf + 4 * MB, MB, 2}, {buf + 6 * MB, MB, 3}};
+    assert_int_equal(pd_sampler_set_ranges(r, 4), 0);
+    /* the floor halves until the objects need at most half the budget */
+    assert_true(pd_sampler_nsamples() <= 40);
+    assert_int_equal(pd_sampler_nsamples(), 4 * 4);
+    munmap(buf, 8 * MB);
+}
+
+/* Touches the first byte of pages [first, first + n) of buf. */
+static void touch_pages(unsigned char *buf, size_t first, size_t n)
+{
+    for (size_t p = first; p < first + n; p++)
+        ((volatile unsigned char *)buf)[p * 4096] += 1;
+}
+
+struct waits {
+    size_t n, negative;
+    uint64_t total;
+};
+
+static void collect_waits(void *ctx, size_t sample, int slot, uint64_t count, double wait_s)
+{
+    struct waits *w = ctx;
+    (void)sample;
+    assert_true(slot == 1 || slot == 2);
+    w->n++;
+    w->total += count;
+    w->negative += !(wait_s >= 0);
+}
+
+/* Known pages at known frequencies from known tasks: the counts (intervals
+ * touched) rank them, per task, and adjacent samples are armed together. */
+static void test_frequency_ranks_pages_per_task(void **state)
+{
+    (void)state;
+    start_dense(0);
+    unsigned char *buf = map_buf(64 * 4096);
+    pd_sampler_range r = {buf, 64 * 4096, 0};
+    assert_int_equal(pd_sampler_set_ranges(&r, 1), 0);
+    assert_int_equal(pd_sampler_nsamples(), 64);
+    pd_sampler_stats st0;
+    pd_sampler_get_stats(&st0);
+    pd_sampler_arm();
+    for (int interval = 0; interval < 5; interval++) {
+        pd_sampler_set_thread_task(1);
+        touch_pages(buf, 0, 16); /* task 1: hot pages, every interval */
+        if (interval < 2)
+            touch_pages(buf, 16, 16); /* task 1: warm pages, 2 intervals */
+        pd_sampler_set_thread_task(2);
+        if (interval % 2 == 0)
+            touch_pages(buf, 32, 16); /* task 2: 3 intervals */
+        pd_sampler_set_thread_task(PD_SAMPLER_NO_TASK);
+        pd_sampler_rearm();
+    }
+    pd_sampler_disarm();
+    for (size_t p = 0; p < 64; p++) {
+        long i = sample_of_page(buf + p * 4096);
+        assert_true(i >= 0);
+        uint64_t want1 = p < 16 ? 5 : p < 32 ? 2 : 0, want2 = p >= 32 && p < 48 ? 3 : 0;
+        assert_int_equal(pd_sampler_count((size_t)i, 1), want1);
+        assert_int_equal(pd_sampler_count((size_t)i, 2), want2);
+    }
+    pd_sampler_stats st;
+    pd_sampler_get_stats(&st);
+    assert_int_equal(st.faults - st0.faults, 5 * 16 + 2 * 16 + 3 * 16);
+    /* the same counts come with their summed times to first touch */
+    struct waits w = {0};
+    pd_sampler_foreach_wait(collect_waits, &w);
+    assert_int_equal(w.n, 16 + 16 + 16);
+    assert_int_equal(w.total, 5 * 16 + 2 * 16 + 3 * 16);
+    assert_true(w.negative == 0);
+    /* 64 adjacent pages: one call to arm them all, one per touched run to
+     * re-arm, far fewer than one per page */
+    assert_true(st.protect_calls - st0.protect_calls <= 1 + 5 * 2 + 1);
+    munmap(buf, 64 * 4096);
+}
+
+/* Within an instance's allowance every re-arm is due, whatever the budget;
+ * reset_counts starts a new instance (and allowance). */
+static void test_allowance_before_budget(void **state)
+{
+    (void)state;
+    pd_sampler_stop();
+    pd_sampler_config cfg = {.seed = 7, .period_ms = 0, .budget = 1e-9, .min_per_object = 1, .allowance_s = 10};
+    assert_int_equal(pd_sampler_start(&cfg), 0);
+    unsigned char *buf = map_buf(2 * MB);
+    pd_sampler_range r = {buf, 2 * MB, 0};
+    assert_int_equal(pd_sampler_set_ranges(&r, 1), 0);
+    pd_sampler_set_thread_task(0);
+    pd_sampler_arm();
+    for (int i = 0; i < 3; i++) {
+        touch_region(buf, 0, 2 * MB);
+        pd_sampler_rearm_if_due();
+    }
+    pd_sampler_disarm();
+    assert_int_equal(pd_sampler_count(0, 0), 3);
+    pd_sampler_stats st;
+    pd_sampler_get_stats(&st);
+    assert_int_equal(st.skipped, 0);
+    pd_sampler_reset_counts();
+    assert_int_equal(pd_sampler_count(0, 0), 0);
+    munmap(buf, 2 * MB);
 }
 
 /* A pointer into a PROT_NONE page that the sampler does not own. */
@@ -305,6 +478,10 @@ int main(void)
         cmocka_unit_test_teardown(test_ticker_rearms, teardown),
         cmocka_unit_test_teardown(test_drop_object_unprotects_at_once, teardown),
         cmocka_unit_test_teardown(test_budget_skips_early_rearm, teardown),
+        cmocka_unit_test_teardown(test_allowance_before_budget, teardown),
+        cmocka_unit_test_teardown(test_small_objects_get_every_page, teardown),
+        cmocka_unit_test_teardown(test_dense_budget_shrinks_floor, teardown),
+        cmocka_unit_test_teardown(test_frequency_ranks_pages_per_task, teardown),
         cmocka_unit_test_teardown(test_real_segfault_still_crashes, teardown),
         cmocka_unit_test_teardown(test_chains_to_previous_handler, teardown),
     };

@@ -41,6 +41,12 @@ struct pd_backend {
      * the demotions (either may be NULL). Returns as move. */
     int (*promote)(pd_backend *b, void **pages, size_t n, void **cold, size_t m, pd_migrate_stats *st,
                    pd_migrate_stats *demoted);
+    /* Optional (NULL: nothing to give back). The caller stops managing the
+     * pages of [addr, addr+len) (object unregistered, moved, shrunk; the
+     * memory may be freed or reused at the same address): the backend no
+     * longer counts them against its fast-memory budget. Moves nothing.
+     * 0, or -1 with errno (EINVAL). */
+    int (*release)(pd_backend *b, void *addr, size_t len);
 };
 
 /* Position of each page of a list by address, to ask "is this page also in

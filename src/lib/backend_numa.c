@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <numaif.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,10 +26,16 @@
 
 typedef struct {
     int fast_node, slow_node;
-    size_t capacity;   /* fast-memory budget in bytes; 0 = none (kernel decides) */
-    size_t fast_used;  /* bytes this backend brought to / took from the fast node */
+    size_t capacity; /* fast-memory budget in bytes; 0 = none (kernel decides, nothing charged) */
     size_t page_size;
     pd_numa_syscalls sys;
+    /* Charged pages (the budget's use): asked onto the fast node, seen there,
+     * not released. A set of page numbers + 1 (0 = empty slot), open
+     * addressing; cap is a power of two, at most half full. */
+    uintptr_t *charged;
+    size_t charged_cap, ncharged;
+    int recounted;        /* the current call re-counted already */
+    pthread_mutex_t lock; /* every op: budget checks and charges of concurrent callers */
 } numa_state;
 
 static const char backend_name[] = "numa";
@@ -55,7 +62,84 @@ static int tier_node(const numa_state *s, int tier)
     return tier == PD_TIER_FAST ? s->fast_node : tier == PD_TIER_SLOW ? s->slow_node : -1;
 }
 
-/* Current node of each page (or -errno), in batches. 0 or -1 with errno. */
+static uintptr_t page_key(const numa_state *s, const void *page) { return (uintptr_t)page / s->page_size + 1; }
+
+static size_t key_home(uintptr_t key, size_t mask) { return (size_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 20) & mask; }
+
+/* Slot holding key, or the empty slot where it would go. */
+static size_t key_slot(const numa_state *s, uintptr_t key)
+{
+    size_t mask = s->charged_cap - 1, i = key_home(key, mask);
+    while (s->charged[i] && s->charged[i] != key)
+        i = (i + 1) & mask;
+    return i;
+}
+
+/* Room for `more` charges, so that no charge fails after pages moved. */
+static int charged_reserve(numa_state *s, size_t more)
+{
+    if (!s->capacity || (s->ncharged + more) * 2 <= s->charged_cap)
+        return 0;
+    size_t ncap = s->charged_cap ? s->charged_cap : 1024;
+    while ((s->ncharged + more) * 2 > ncap)
+        ncap *= 2;
+    uintptr_t *nk = calloc(ncap, sizeof *nk);
+    if (!nk) {
+        errno = ENOMEM;
+        return -1;
+    }
+    uintptr_t *old = s->charged;
+    size_t ocap = s->charged_cap;
+    s->charged = nk;
+    s->charged_cap = ncap;
+    for (size_t i = 0; i < ocap; i++)
+        if (old[i])
+            s->charged[key_slot(s, old[i])] = old[i];
+    free(old);
+    return 0;
+}
+
+static int is_charged(const numa_state *s, const void *page)
+{
+    return s->ncharged && s->charged[key_slot(s, page_key(s, page))] != 0;
+}
+
+/* Callers reserved room (charged_reserve). */
+static void charge(numa_state *s, const void *page)
+{
+    if (!s->capacity)
+        return;
+    size_t i = key_slot(s, page_key(s, page));
+    if (!s->charged[i]) {
+        s->charged[i] = page_key(s, page);
+        s->ncharged++;
+    }
+}
+
+static void uncharge(numa_state *s, const void *page)
+{
+    if (!s->ncharged)
+        return;
+    size_t mask = s->charged_cap - 1, i = key_slot(s, page_key(s, page));
+    if (!s->charged[i])
+        return;
+    s->charged[i] = 0;
+    s->ncharged--;
+    /* Backward shift: later keys of the probe run move up into the hole. */
+    for (size_t j = (i + 1) & mask; s->charged[j]; j = (j + 1) & mask) {
+        size_t home = key_home(s->charged[j], mask);
+        int stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!stays) {
+            s->charged[i] = s->charged[j];
+            s->charged[j] = 0;
+            i = j;
+        }
+    }
+}
+
+/* Current node of each page (or -errno), in batches. 0 or -1 with errno.
+ * A charged page seen anywhere but on the fast node (moved away, freed, never
+ * there) is uncharged: every query reconciles the budget. */
 static int query_nodes(numa_state *s, void **pages, size_t n, int *where)
 {
     for (size_t off = 0; off < n; off += PD_NUMA_BATCH) {
@@ -67,23 +151,45 @@ static int query_nodes(numa_state *s, void **pages, size_t n, int *where)
         for (size_t i = 0; i < cnt; i++)
             if (where[off + i] == STATUS_UNSET)
                 where[off + i] = -EFAULT; /* the kernel said nothing: treat as unmapped */
+        for (size_t i = 0; i < cnt && s->ncharged; i++)
+            if (where[off + i] != s->fast_node)
+                uncharge(s, pages[off + i]);
     }
     return 0;
 }
 
-static void account(numa_state *s, int from, int to)
-{
-    if (to == s->fast_node && from != s->fast_node)
-        s->fast_used += s->page_size;
-    else if (from == s->fast_node && to != s->fast_node)
-        s->fast_used = s->fast_used > s->page_size ? s->fast_used - s->page_size : 0;
-}
+static size_t charged_bytes(const numa_state *s) { return s->ncharged * s->page_size; }
 
 static size_t budget_pages(const numa_state *s)
 {
     if (!s->capacity)
         return SIZE_MAX;
-    return s->capacity > s->fast_used ? (s->capacity - s->fast_used) / s->page_size : 0;
+    return s->capacity > charged_bytes(s) ? (s->capacity - charged_bytes(s)) / s->page_size : 0;
+}
+
+/* Asks the kernel where every charged page is; query_nodes uncharges those
+ * no longer on the fast node (freed, demoted by the kernel, never there). */
+static int recount_locked(numa_state *s)
+{
+    s->recounted = 1;
+    size_t n = s->ncharged;
+    if (!n)
+        return 0;
+    void **pages = malloc(n * sizeof *pages);
+    int *where = malloc(n * sizeof *where);
+    int rc = -1;
+    if (pages && where) {
+        size_t k = 0;
+        for (size_t i = 0; i < s->charged_cap; i++)
+            if (s->charged[i])
+                pages[k++] = (void *)((s->charged[i] - 1) * s->page_size);
+        rc = query_nodes(s, pages, k, where);
+    } else {
+        errno = ENOMEM;
+    }
+    free(pages);
+    free(where);
+    return rc;
 }
 
 /* Moves up to PD_NUMA_BATCH pages to node. outcome[i]: 1 = migrated now,
@@ -96,11 +202,28 @@ static int move_batch(numa_state *s, void **pages, size_t n, int node, int *outc
 
     if (query_nodes(s, pages, n, where))
         return -1;
-    size_t allowed = node == s->fast_node ? budget_pages(s) : SIZE_MAX;
+    int to_fast = node == s->fast_node;
+    if (to_fast && charged_reserve(s, n))
+        return -1;
+    size_t allowed = to_fast ? budget_pages(s) : SIZE_MAX;
+    if (to_fast && s->capacity && !s->recounted) {
+        /* Short of budget: first make sure the charges are still real. */
+        size_t want = 0;
+        for (size_t i = 0; i < n; i++)
+            want += where[i] >= 0 && (where[i] != node || !is_charged(s, pages[i]));
+        if (want > allowed && recount_locked(s) == 0)
+            allowed = budget_pages(s);
+    }
     for (size_t i = 0; i < n; i++) {
-        if (where[i] == node)
+        if (where[i] == node) {
             outcome[i] = 0;
-        else if (where[i] < 0)
+            /* Already there: it uses the budget too, if the budget has room. */
+            if (to_fast && allowed && !is_charged(s, pages[i])) {
+                if (allowed != SIZE_MAX)
+                    allowed--;
+                charge(s, pages[i]);
+            }
+        } else if (where[i] < 0)
             outcome[i] = where[i] == -ENOENT ? -EFAULT : where[i];
         else if (allowed == 0)
             outcome[i] = -ENOMEM; /* the fast-memory budget is spent */
@@ -150,7 +273,10 @@ static int move_batch(numa_state *s, void **pages, size_t n, int node, int *outc
             int st = status[k];
             if (st == node) {
                 outcome[i] = 1;
-                account(s, where[i], node);
+                if (to_fast)
+                    charge(s, pages[i]);
+                else
+                    uncharge(s, pages[i]);
             } else if ((st == -EBUSY || st == -EAGAIN || st >= 0) && !last) {
                 idx[nretry++] = i;
             } else if (st == -EBUSY || st == -EAGAIN) {
@@ -159,6 +285,8 @@ static int move_batch(numa_state *s, void **pages, size_t n, int node, int *outc
                 outcome[i] = -EIO; /* the kernel left it elsewhere without a reason */
             } else {
                 outcome[i] = st == -ENOENT ? -EFAULT : st;
+                if (st == -EFAULT || st == -ENOENT)
+                    uncharge(s, pages[i]); /* gone (freed) or not present: holds no fast memory */
             }
         }
         ntodo = nretry;
@@ -215,9 +343,12 @@ static int numa_move(pd_backend *b, void **pages, size_t n, int tier, pd_migrate
     int *outcome = malloc(n * sizeof *outcome);
     if (!outcome)
         return -1;
+    pthread_mutex_lock(&s->lock);
+    s->recounted = 0;
     int rc = move_all(s, pages, n, node, outcome);
     if (rc == 0)
         tally(s, outcome, n, st);
+    pthread_mutex_unlock(&s->lock);
     free(outcome);
     return rc;
 }
@@ -249,7 +380,53 @@ static long count_on_node(numa_state *s, void *addr, size_t npages, int node, in
 /* Initial placement: a preferred-node policy on the range (pages not yet
  * touched fault in on that node, or fall back when it is full) and migration
  * of the pages already present. Pages not yet present are neither moved nor
- * failed. The fast-memory budget is accounted, not enforced, here. */
+ * failed. The fast-memory budget is charged, not enforced, here: placed on
+ * the fast tier, every page of the range found there is charged. */
+static int place_locked(numa_state *s, void *addr, size_t npages, int node, pd_migrate_stats *st)
+{
+    int where[PD_NUMA_BATCH];
+    long on_before = count_on_node(s, addr, npages, node, where);
+    if (on_before < 0)
+        return -1;
+    if (node == s->fast_node && charged_reserve(s, npages))
+        return -1;
+
+    unsigned long mask[MASK_WORDS] = {0};
+    mask[node / 64] |= 1UL << (node % 64);
+    if (s->sys.mbind(s->sys.ctx, addr, npages * s->page_size, MPOL_PREFERRED, mask, (unsigned long)node + 2,
+                     MPOL_MF_MOVE) < 0)
+        return -1;
+
+    pd_migrate_stats local = {0};
+    void *pages[PD_NUMA_BATCH];
+    local.pages_requested = npages;
+    for (size_t off = 0; off < npages; off += PD_NUMA_BATCH) {
+        size_t cnt = range_pages(s, addr, npages, off, pages, PD_NUMA_BATCH);
+        if (query_nodes(s, pages, cnt, where)) /* uncharges what is not on the fast node */
+            return -1;
+        for (size_t i = 0; i < cnt; i++) {
+            if (where[i] == node) {
+                local.pages_moved++;
+                if (node == s->fast_node)
+                    charge(s, pages[i]);
+            } else if (where[i] >= 0) {
+                local.pages_failed++; /* MPOL_MF_MOVE could not move it (busy, or shared) */
+                local.other_errors++;
+            }
+        }
+    }
+    if (local.pages_moved > (size_t)on_before)
+        local.bytes_moved = (local.pages_moved - (size_t)on_before) * s->page_size;
+    if (st) {
+        st->pages_requested += local.pages_requested;
+        st->pages_moved += local.pages_moved;
+        st->pages_failed += local.pages_failed;
+        st->bytes_moved += local.bytes_moved;
+        st->other_errors += local.other_errors;
+    }
+    return 0;
+}
+
 static int numa_place(pd_backend *b, void *addr, size_t len, int tier, pd_migrate_stats *st)
 {
     numa_state *s = state_of(b);
@@ -261,52 +438,10 @@ static int numa_place(pd_backend *b, void *addr, size_t len, int tier, pd_migrat
     size_t npages = (len + s->page_size - 1) / s->page_size;
     if (npages == 0)
         return 0;
-    int where[PD_NUMA_BATCH];
-    long fast_before = count_on_node(s, addr, npages, s->fast_node, where);
-    long on_before = node == s->fast_node ? fast_before : count_on_node(s, addr, npages, node, where);
-    if (fast_before < 0 || on_before < 0)
-        return -1;
-
-    unsigned long mask[MASK_WORDS] = {0};
-    mask[node / 64] |= 1UL << (node % 64);
-    if (s->sys.mbind(s->sys.ctx, addr, npages * s->page_size, MPOL_PREFERRED, mask, (unsigned long)node + 2,
-                     MPOL_MF_MOVE) < 0)
-        return -1;
-
-    pd_migrate_stats local = {0};
-    void *pages[PD_NUMA_BATCH];
-    long fast_after = 0;
-    local.pages_requested = npages;
-    for (size_t off = 0; off < npages; off += PD_NUMA_BATCH) {
-        size_t cnt = range_pages(s, addr, npages, off, pages, PD_NUMA_BATCH);
-        if (query_nodes(s, pages, cnt, where))
-            return -1;
-        for (size_t i = 0; i < cnt; i++) {
-            fast_after += where[i] == s->fast_node;
-            if (where[i] == node)
-                local.pages_moved++;
-            else if (where[i] >= 0) {
-                local.pages_failed++; /* MPOL_MF_MOVE could not move it (busy, or shared) */
-                local.other_errors++;
-            }
-        }
-    }
-    if (local.pages_moved > (size_t)on_before)
-        local.bytes_moved = (local.pages_moved - (size_t)on_before) * s->page_size;
-    if (fast_after > fast_before)
-        s->fast_used += (size_t)(fast_after - fast_before) * s->page_size;
-    else {
-        size_t drop = (size_t)(fast_before - fast_after) * s->page_size;
-        s->fast_used = s->fast_used > drop ? s->fast_used - drop : 0;
-    }
-    if (st) {
-        st->pages_requested += local.pages_requested;
-        st->pages_moved += local.pages_moved;
-        st->pages_failed += local.pages_failed;
-        st->bytes_moved += local.bytes_moved;
-        st->other_errors += local.other_errors;
-    }
-    return 0;
+    pthread_mutex_lock(&s->lock);
+    int rc = place_locked(s, addr, npages, node, st);
+    pthread_mutex_unlock(&s->lock);
+    return rc;
 }
 
 static int numa_query(pd_backend *b, void **pages, size_t n, int *tier_out)
@@ -316,7 +451,10 @@ static int numa_query(pd_backend *b, void **pages, size_t n, int *tier_out)
         errno = EINVAL;
         return -1;
     }
-    if (query_nodes(s, pages, n, tier_out))
+    pthread_mutex_lock(&s->lock);
+    int rc = query_nodes(s, pages, n, tier_out);
+    pthread_mutex_unlock(&s->lock);
+    if (rc)
         return -1;
     for (size_t i = 0; i < n; i++) {
         int w = tier_out[i];
@@ -341,19 +479,67 @@ static size_t node_mem_free(int node)
     return bytes;
 }
 
+/* With a budget: what is left of it after a re-count (a failed re-count
+ * leaves the charges as they were). */
 static size_t numa_fast_free(pd_backend *b)
 {
     numa_state *s = state_of(b);
-    if (s->capacity)
-        return s->capacity > s->fast_used ? s->capacity - s->fast_used : 0;
-    return node_mem_free(s->fast_node);
+    if (!s->capacity)
+        return node_mem_free(s->fast_node);
+    pthread_mutex_lock(&s->lock);
+    recount_locked(s);
+    size_t left = s->capacity > charged_bytes(s) ? s->capacity - charged_bytes(s) : 0;
+    pthread_mutex_unlock(&s->lock);
+    return left;
+}
+
+/* Forgets the charges of [addr, addr+len): the caller stops managing it (it
+ * may be freed, or reused by other memory at the same address). */
+static int numa_release(pd_backend *b, void *addr, size_t len)
+{
+    numa_state *s = state_of(b);
+    if (!addr && len) {
+        errno = EINVAL;
+        return -1;
+    }
+    uintptr_t lo = (uintptr_t)addr & ~(uintptr_t)(s->page_size - 1);
+    uintptr_t end = (uintptr_t)addr + len;
+    if (end < (uintptr_t)addr) {
+        errno = EINVAL;
+        return -1;
+    }
+    size_t npages = len ? (end - lo + s->page_size - 1) / s->page_size : 0;
+    pthread_mutex_lock(&s->lock);
+    uintptr_t *keys = NULL;
+    if (npages > s->charged_cap && s->ncharged)
+        keys = malloc(s->ncharged * sizeof *keys);
+    if (keys) {
+        /* A range larger than the set: walk the set (keys collected first,
+         * since uncharging shifts them). */
+        uintptr_t kfirst = lo / s->page_size + 1, kend = kfirst + npages;
+        size_t k = 0;
+        for (size_t i = 0; i < s->charged_cap; i++)
+            if (s->charged[i] >= kfirst && s->charged[i] < kend)
+                keys[k++] = s->charged[i];
+        for (size_t i = 0; i < k; i++)
+            uncharge(s, (void *)((keys[i] - 1) * s->page_size));
+        free(keys);
+    } else {
+        for (size_t i = 0; i < npages && s->ncharged; i++)
+            uncharge(s, (void *)(lo + i * s->page_size));
+    }
+    pthread_mutex_unlock(&s->lock);
+    return 0;
 }
 
 static void numa_destroy(pd_backend *b)
 {
     if (!b)
         return;
-    free(b->state);
+    numa_state *s = state_of(b);
+    pthread_mutex_destroy(&s->lock);
+    free(s->charged);
+    free(s);
     free(b);
 }
 
@@ -365,8 +551,35 @@ int pd_backend_numa_set_syscalls(pd_backend *b, const pd_numa_syscalls *sys)
         errno = EINVAL;
         return -1;
     }
-    state_of(b)->sys = sys ? *sys : real_syscalls;
+    numa_state *s = state_of(b);
+    pthread_mutex_lock(&s->lock);
+    s->sys = sys ? *sys : real_syscalls;
+    pthread_mutex_unlock(&s->lock);
     return 0;
+}
+
+int pd_backend_numa_recount(pd_backend *b)
+{
+    if (!is_numa(b)) {
+        errno = EINVAL;
+        return -1;
+    }
+    numa_state *s = state_of(b);
+    pthread_mutex_lock(&s->lock);
+    int rc = recount_locked(s);
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+size_t pd_backend_numa_charged(pd_backend *b)
+{
+    if (!is_numa(b))
+        return 0;
+    numa_state *s = state_of(b);
+    pthread_mutex_lock(&s->lock);
+    size_t bytes = charged_bytes(s);
+    pthread_mutex_unlock(&s->lock);
+    return bytes;
 }
 
 int pd_backend_numa_nodes(const pd_backend *b, int *fast_node, int *slow_node)
@@ -383,6 +596,9 @@ int pd_backend_numa_nodes(const pd_backend *b, int *fast_node, int *slow_node)
     return 0;
 }
 
+static int promote_locked(numa_state *s, void **promote, size_t n, void **demote, size_t m, pd_migrate_stats *st,
+                          pd_migrate_stats *demoted);
+
 int pd_backend_numa_promote(pd_backend *b, void **promote, size_t n, void **demote, size_t m,
                             pd_migrate_stats *st, pd_migrate_stats *demoted)
 {
@@ -393,6 +609,16 @@ int pd_backend_numa_promote(pd_backend *b, void **promote, size_t n, void **demo
     numa_state *s = state_of(b);
     if (n == 0)
         return 0;
+    pthread_mutex_lock(&s->lock);
+    s->recounted = 0;
+    int rc = promote_locked(s, promote, n, demote, m, st, demoted);
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+static int promote_locked(numa_state *s, void **promote, size_t n, void **demote, size_t m, pd_migrate_stats *st,
+                          pd_migrate_stats *demoted)
+{
     int *outcome = malloc(n * sizeof *outcome);
     void **refused = malloc(n * sizeof *refused);
     size_t *refused_at = malloc(n * sizeof *refused_at);
@@ -553,6 +779,7 @@ pd_backend *pd_backend_numa_create(int fast_node, int slow_node, size_t fast_cap
     s->slow_node = slow;
     s->capacity = fast_capacity;
     s->sys = real_syscalls;
+    pthread_mutex_init(&s->lock, NULL);
     b->name = backend_name;
     b->place = numa_place;
     b->move = numa_move;
@@ -560,6 +787,7 @@ pd_backend *pd_backend_numa_create(int fast_node, int slow_node, size_t fast_cap
     b->fast_free = numa_fast_free;
     b->destroy = numa_destroy;
     b->promote = numa_promote_op;
+    b->release = numa_release;
     b->state = s;
     return b;
 }

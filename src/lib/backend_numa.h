@@ -13,7 +13,19 @@
  * -ENOENT, a page not present); pages_failed is their sum.
  * query() gives PD_TIER_FAST / PD_TIER_SLOW, -ENOENT/-EFAULT for pages not
  * present/mapped, or -EXDEV for a page on a third node.
- * One caller at a time: a backend's state (budget use) is not locked. */
+ *
+ * Budget (fast_capacity > 0): a page is charged while it was asked onto the
+ * fast node (move, promote, place), is there, and was not released; at most
+ * fast_capacity bytes are charged by move and promote (place charges without
+ * refusing). Whenever the backend learns that a charged page is elsewhere
+ * (any query, a move to slow, EFAULT/ENOENT: freed or not present) it is
+ * uncharged. A move to the fast node that the budget would refuse first
+ * re-counts (once per call): every charged page is queried, so what the
+ * kernel moved away or the application freed cannot shrink the budget
+ * forever. fast_free() re-counts too. Pages the process has on the fast node
+ * that this backend was never asked for are not counted (the kernel's
+ * ENOMEM limits those). Thread-safe: one mutex per backend, held for a whole
+ * call, so concurrent callers see one consistent budget. */
 #ifndef PD_LIB_BACKEND_NUMA_H
 #define PD_LIB_BACKEND_NUMA_H
 
@@ -54,5 +66,14 @@ int pd_backend_numa_nodes(const pd_backend *b, int *fast_node, int *slow_node);
  * outcomes go to st, demotions to demoted (either may be NULL). */
 int pd_backend_numa_promote(pd_backend *b, void **promote, size_t n, void **demote, size_t m,
                             pd_migrate_stats *st, pd_migrate_stats *demoted);
+
+/* Re-counts the budget now: queries every charged page (batches of
+ * PD_NUMA_BATCH) and uncharges those not on the fast node. 0 or -1 with
+ * errno (EINVAL: not a numa backend; the kernel's errno). */
+int pd_backend_numa_recount(pd_backend *b);
+
+/* Bytes charged against fast_capacity now (0 without a budget), without a
+ * re-count. */
+size_t pd_backend_numa_charged(pd_backend *b);
 
 #endif

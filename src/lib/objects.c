@@ -1,5 +1,6 @@
 /* Data-object registry: the typed API and the paper's LB_HM_config. */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,52 @@ static void place_slow(void *addr, size_t size)
     uintptr_t hi = ((uintptr_t)addr + size + PD_SAMPLE_PAGE - 1) & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
     pd_migrate_stats st = {0};
     rt.backend->place(rt.backend, (void *)lo, (size_t)(hi - lo), PD_TIER_SLOW, &st);
+}
+
+typedef struct {
+    uintptr_t lo, hi;
+} page_span;
+
+static int cmp_span(const void *a, const void *b)
+{
+    const page_span *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The backend stops charging the pages of [addr, addr+size) that no
+ * registered object covers now (a page may be shared with a neighbour, or
+ * with the object's own new range after an update): the memory may be freed
+ * and its address reused, so it must not keep fast-memory budget. */
+static void release_uncovered(const void *addr, size_t size)
+{
+    if (!rt.backend || !rt.backend->release || !size)
+        return;
+    const uintptr_t pmask = (uintptr_t)PD_SAMPLE_PAGE - 1;
+    uintptr_t lo = (uintptr_t)addr & ~pmask, hi = ((uintptr_t)addr + size + pmask) & ~pmask;
+    page_span *cover = malloc((rt.nobjects ? rt.nobjects : 1) * sizeof *cover);
+    size_t n = 0;
+    for (size_t i = 0; cover && i < rt.nobjects; i++) {
+        const rt_object *o = &rt.objects[i];
+        uintptr_t olo = (uintptr_t)o->addr & ~pmask, ohi = ((uintptr_t)o->addr + o->size + pmask) & ~pmask;
+        if (o->used && olo < hi && lo < ohi)
+            cover[n++] = (page_span){olo, ohi};
+    }
+    if (!cover) { /* out of memory: give back only the certainly unshared pages */
+        if (hi - lo > 2 * (pmask + 1))
+            rt.backend->release(rt.backend, (void *)(lo + pmask + 1), hi - lo - 2 * (pmask + 1));
+        return;
+    }
+    qsort(cover, n, sizeof *cover, cmp_span);
+    uintptr_t at = lo;
+    for (size_t i = 0; i < n; i++) {
+        if (cover[i].lo > at)
+            rt.backend->release(rt.backend, (void *)at, cover[i].lo - at);
+        if (cover[i].hi > at)
+            at = cover[i].hi;
+    }
+    if (at < hi)
+        rt.backend->release(rt.backend, (void *)at, hi - at);
+    free(cover);
 }
 
 static int register_locked(const char *name, void *addr, size_t size, const pd_access_hint *hint)
@@ -103,8 +150,11 @@ static int update_locked(int id, void *addr, size_t size)
         return PD_OK;
     if (rt.sampling)
         pd_sampler_drop_object(id); /* the old range may be freed now */
+    void *old_addr = o->addr;
+    size_t old_size = o->size;
     o->addr = addr;
     o->size = size;
+    release_uncovered(old_addr, old_size);
     place_slow(addr, size);
     rt.ranges_dirty = 1;
     rt.plan_stale = 1;
@@ -134,6 +184,7 @@ int pd_object_unregister(int id)
         free(o->name);
         o->name = NULL;
         o->used = 0;
+        release_uncovered(o->addr, o->size);
         rt.ranges_dirty = 1;
         rt.plan_stale = 1;
     }
@@ -232,6 +283,49 @@ int rt_sampler_sync_ranges(void)
         return rc == -ENOMEM ? PD_ENOMEM : PD_EIO;
     rt.ranges_dirty = 0;
     return PD_OK;
+}
+
+int pd_object_page_tiers(int object, int *tier_out, size_t max_pages)
+{
+    if (max_pages && !tier_out)
+        return PD_EINVAL;
+    pthread_mutex_lock(&rt.lock);
+    int rc = PD_OK;
+    if (!rt.initialized)
+        rc = PD_ESTATE;
+    else if (object < 0 || (size_t)object >= rt.nobjects || !rt.objects[object].used)
+        rc = PD_ENOTFOUND;
+    else if (!rt.backend || !rt.backend->query)
+        rc = PD_EUNSUPPORTED;
+    if (rc != PD_OK) {
+        pthread_mutex_unlock(&rt.lock);
+        return rc;
+    }
+    const rt_object *o = &rt.objects[object];
+    uintptr_t lo = (uintptr_t)o->addr & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
+    size_t pages = (size_t)(((uintptr_t)o->addr + o->size - lo + PD_SAMPLE_PAGE - 1) / PD_SAMPLE_PAGE);
+    size_t want = pages < max_pages ? pages : max_pages;
+    /* The backend takes page lists: ask in chunks. */
+    enum { CHUNK = 1024 };
+    void *addr[CHUNK];
+    int tier[CHUNK];
+    for (size_t k = 0; k < want && rc == PD_OK; k += CHUNK) {
+        size_t n = want - k < CHUNK ? want - k : CHUNK;
+        for (size_t i = 0; i < n; i++)
+            addr[i] = (void *)(lo + (k + i) * PD_SAMPLE_PAGE);
+        if (rt.backend->query(rt.backend, addr, n, tier) != 0) {
+            rc = PD_EIO;
+            break;
+        }
+        for (size_t i = 0; i < n; i++)
+            tier_out[k + i] = tier[i] == PD_TIER_FAST   ? PD_PAGE_FAST
+                             : tier[i] == PD_TIER_SLOW ? PD_PAGE_SLOW
+                                                       : PD_PAGE_UNKNOWN;
+    }
+    pthread_mutex_unlock(&rt.lock);
+    if (rc != PD_OK)
+        return rc;
+    return pages > (size_t)INT_MAX ? INT_MAX : (int)pages;
 }
 
 void rt_objects_free(void)

@@ -24,6 +24,8 @@ typedef struct {
     size_t hcap;
     _Atomic uint64_t *hkey;
     _Atomic uint64_t *hcount;
+    _Atomic uint64_t *hwait;  /* summed ns from arming (or task start) to the fault */
+    _Atomic uint64_t *armed_ns; /* per sample: when the last pass armed it */
 } sample_table;
 
 static struct {
@@ -35,10 +37,18 @@ static struct {
     unsigned period_ms;
     unsigned seed;
     size_t max_samples;
+    size_t min_per_object;
     size_t region_bytes;
     double budget;
-    double next_due;   /* monotonic seconds: earliest budgeted re-arm */
+    double last_end;   /* monotonic seconds: the last re-arm pass ended */
     double last_pass;  /* seconds the last re-arm pass took */
+    uint64_t faults_at_pass; /* S.faults when it ended */
+    double fault_cost; /* seconds per sampled fault (arm, trap, handler, restore), calibrated */
+    double allowance;  /* seconds of sampling cost per instance before the budget applies */
+    double inst_passes; /* this instance (since the counts were reset): pass seconds */
+    uint64_t inst_faults_base; /* S.faults when it began */
+    _Atomic uintptr_t scratch; /* calibration page: the handler only restores it */
+    uint64_t mprotect_calls; /* arming and disarming calls (under lock) */
     struct sigaction previous;
     _Atomic(sample_table *) table;
     atomic_int armed;
@@ -47,8 +57,20 @@ static struct {
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 
 static __thread int thread_task TLS_IE = PD_SAMPLER_NO_TASK;
+static __thread uint64_t thread_task_since TLS_IE; /* ns: the task began on this thread */
 
-void pd_sampler_set_thread_task(int slot) { thread_task = slot; }
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void pd_sampler_set_thread_task(int slot)
+{
+    thread_task = slot;
+    thread_task_since = mono_ns();
+}
 int pd_sampler_thread_task(void) { return thread_task; }
 
 /* ---- counting (signal context) --------------------------------------------- */
@@ -64,7 +86,7 @@ static size_t key_hash(uint64_t key, size_t mask)
     return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & mask;
 }
 
-static void count_add(sample_table *t, size_t sample, int slot)
+static void count_add(sample_table *t, size_t sample, int slot, uint64_t wait_ns)
 {
     uint64_t key = count_key(sample, slot);
     size_t mask = t->hcap - 1, i = key_hash(key, mask);
@@ -79,6 +101,7 @@ static void count_add(sample_table *t, size_t sample, int slot)
         }
         if (k == key) {
             atomic_fetch_add_explicit(&t->hcount[i], 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&t->hwait[i], wait_ns, memory_order_relaxed);
             return;
         }
     }
@@ -128,8 +151,14 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     int saved_errno = errno;
     atomic_fetch_add(&S.inflight, 1);
     sample_table *t = atomic_load(&S.table);
+    uintptr_t page = (uintptr_t)si->si_addr & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
+    if (si->si_code == SEGV_ACCERR && page && page == atomic_load(&S.scratch)) {
+        mprotect((void *)page, PD_SAMPLE_PAGE, PROT_READ | PROT_WRITE);
+        atomic_fetch_sub(&S.inflight, 1);
+        errno = saved_errno;
+        return;
+    }
     if (t && si->si_code == SEGV_ACCERR) {
-        uintptr_t page = (uintptr_t)si->si_addr & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
         long idx = find_sample(t, page);
         if (idx >= 0) {
             /* Restore first, then clear armed (the re-arm pass relies on
@@ -137,7 +166,12 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
             mprotect((void *)page, PD_SAMPLE_PAGE, PROT_READ | PROT_WRITE);
             unsigned char one = 1;
             if (atomic_compare_exchange_strong(&t->armed[idx], &one, 0)) {
-                count_add(t, (size_t)idx, thread_task);
+                /* Time to first touch since the page (or the task) was
+                 * armed: short for a page the task touches often. */
+                uint64_t now = mono_ns(), since = atomic_load_explicit(&t->armed_ns[idx], memory_order_relaxed);
+                if (thread_task_since > since)
+                    since = thread_task_since;
+                count_add(t, (size_t)idx, thread_task, now > since ? now - since : 0);
                 atomic_fetch_add_explicit(&S.faults, 1, memory_order_relaxed);
             }
             atomic_fetch_sub(&S.inflight, 1);
@@ -162,11 +196,42 @@ static void protect_sample(sample_table *t, size_t i)
     }
 }
 
+/* Samples [a, b) are adjacent pages that this pass marked armed: one
+ * mprotect for the run (dense samples of small objects are adjacent, and a
+ * call costs about as much for one page as for many). */
+static void protect_run(sample_table *t, size_t a, size_t b)
+{
+    if (b - a == 1 || mprotect((void *)t->page[a], (b - a) * PD_SAMPLE_PAGE, PROT_NONE) != 0)
+        for (size_t i = a; i < b; i++)
+            protect_sample(t, i);
+    S.mprotect_calls++;
+}
+
 static double mono(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Earliest time the next budgeted pass may start: the last pass and the
+ * faults since it (each also costs its arming and restore) must stay
+ * within the budget's share of the time elapsed. */
+static double due_time(void)
+{
+    if (S.budget < 0)
+        return 0; /* unlimited: always due */
+    /* Within an instance's allowance every pass is due. */
+    double inst = S.inst_passes + (double)(atomic_load(&S.faults) - S.inst_faults_base) * S.fault_cost;
+    if (inst < S.allowance)
+        return 0;
+    double faults = (double)(atomic_load(&S.faults) - S.faults_at_pass);
+    return S.last_end + (S.last_pass + faults * S.fault_cost) / S.budget;
+}
+
+static int adjacent(const sample_table *t, size_t i)
+{
+    return i > 0 && t->page[i] == t->page[i - 1] + PD_SAMPLE_PAGE;
 }
 
 static void rearm_locked(void)
@@ -175,29 +240,58 @@ static void rearm_locked(void)
     if (!t || !atomic_load(&S.armed))
         return;
     double t0 = mono();
+    uint64_t now_ns = mono_ns();
+    size_t run = 0, run_len = 0;
     for (size_t i = 0; i < t->n; i++) {
         unsigned char zero = 0;
-        if (t->disabled[i] || !atomic_compare_exchange_strong(&t->armed[i], &zero, 1))
+        if (t->disabled[i] || !atomic_compare_exchange_strong(&t->armed[i], &zero, 1)) {
+            if (run_len)
+                protect_run(t, run, run + run_len);
+            run_len = 0;
             continue;
-        protect_sample(t, i);
+        }
+        if (run_len && !adjacent(t, i)) {
+            protect_run(t, run, run + run_len);
+            run_len = 0;
+        }
+        if (!run_len)
+            run = i;
+        run_len++;
+        atomic_store_explicit(&t->armed_ns[i], now_ns, memory_order_relaxed);
         atomic_fetch_add_explicit(&S.rearms, 1, memory_order_relaxed);
     }
+    if (run_len)
+        protect_run(t, run, run + run_len);
     double t1 = mono();
     S.last_pass = t1 - t0;
-    S.next_due = t1 + S.last_pass / S.budget;
+    S.inst_passes += S.last_pass;
+    S.last_end = t1;
+    S.faults_at_pass = atomic_load(&S.faults);
     atomic_fetch_add_explicit(&S.passes, 1, memory_order_relaxed);
 }
 
+/* Unprotects the armed samples, adjacent ones with one call. A handler may
+ * be restoring one of them at the same time: both make it read-write. */
 static void disarm_locked(void)
 {
     atomic_store(&S.armed, 0);
     sample_table *t = atomic_load(&S.table);
     if (!t)
         return;
-    for (size_t i = 0; i < t->n; i++) {
-        if (atomic_load(&t->armed[i])) {
-            mprotect((void *)t->page[i], PD_SAMPLE_PAGE, PROT_READ | PROT_WRITE);
-            atomic_store(&t->armed[i], 0);
+    size_t run = 0, run_len = 0;
+    for (size_t i = 0; i <= t->n; i++) {
+        int armed = i < t->n && atomic_load(&t->armed[i]);
+        if (run_len && (!armed || !adjacent(t, i))) {
+            mprotect((void *)t->page[run], run_len * PD_SAMPLE_PAGE, PROT_READ | PROT_WRITE);
+            for (size_t k = run; k < run + run_len; k++)
+                atomic_store(&t->armed[k], 0);
+            S.mprotect_calls++;
+            run_len = 0;
+        }
+        if (armed) {
+            if (!run_len)
+                run = i;
+            run_len++;
         }
     }
 }
@@ -235,6 +329,20 @@ void pd_sampler_disarm(void)
     pthread_mutex_unlock(&S.lock);
 }
 
+void pd_sampler_arm_if_due(void)
+{
+    pthread_mutex_lock(&S.lock);
+    if (S.running) {
+        atomic_store(&S.armed, 1);
+        if (mono() >= due_time())
+            rearm_locked();
+        else
+            atomic_fetch_add_explicit(&S.skipped, 1, memory_order_relaxed);
+        pthread_cond_signal(&S.wake);
+    }
+    pthread_mutex_unlock(&S.lock);
+}
+
 int pd_sampler_armed(void) { return atomic_load(&S.armed); }
 
 void pd_sampler_rearm(void)
@@ -247,7 +355,7 @@ void pd_sampler_rearm(void)
 void pd_sampler_rearm_if_due(void)
 {
     pthread_mutex_lock(&S.lock);
-    if (mono() >= S.next_due)
+    if (mono() >= due_time())
         rearm_locked();
     else
         atomic_fetch_add_explicit(&S.skipped, 1, memory_order_relaxed);
@@ -270,7 +378,7 @@ static void *ticker_main(void *arg)
         }
         /* Sleep the period, or longer when the last pass was expensive. */
         double wait = (double)S.period_ms * 1e-3;
-        double budgeted = S.next_due - mono();
+        double budgeted = due_time() - mono();
         if (budgeted > wait)
             wait = budgeted;
         struct timespec until;
@@ -280,7 +388,7 @@ static void *ticker_main(void *arg)
         until.tv_nsec += ns % 1000000000L;
         until.tv_sec += until.tv_nsec / 1000000000L;
         until.tv_nsec %= 1000000000L;
-        if (pthread_cond_timedwait(&S.wake, &S.lock, &until) == ETIMEDOUT && mono() >= S.next_due)
+        if (pthread_cond_timedwait(&S.wake, &S.lock, &until) == ETIMEDOUT && mono() >= due_time())
             rearm_locked();
     }
     pthread_mutex_unlock(&S.lock);
@@ -301,6 +409,8 @@ static void table_free(sample_table *t)
     free(t->disabled);
     free(t->hkey);
     free(t->hcount);
+    free(t->hwait);
+    free(t->armed_ns);
     free(t);
 }
 
@@ -327,21 +437,54 @@ static int cmp_sample(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static size_t count_candidates(const pd_sampler_range *r, size_t n, size_t region)
+/* Whole pages inside a range: only they can be sampled (a page shared with
+ * other data would count, and trap, foreign accesses). */
+static size_t range_pages(const pd_sampler_range *r, uintptr_t *first)
+{
+    uintptr_t lo = (uintptr_t)r->addr, hi = lo + r->len;
+    uintptr_t f = (lo + PD_SAMPLE_PAGE - 1) & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
+    uintptr_t l = hi & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
+    if (first)
+        *first = f;
+    return l > f ? (size_t)((l - f) / PD_SAMPLE_PAGE) : 0;
+}
+
+/* Samples of one range: one per region, but at least min_per (all pages of
+ * a smaller range), at most one per page. */
+static size_t range_samples(const pd_sampler_range *r, size_t region, size_t min_per)
+{
+    size_t pages = range_pages(r, NULL);
+    size_t by_region = r->len / region + (r->len % region != 0);
+    size_t n = by_region > min_per ? by_region : min_per;
+    return n < pages ? n : pages;
+}
+
+static size_t total_samples(const pd_sampler_range *r, size_t n, size_t region, size_t min_per)
 {
     size_t total = 0;
     for (size_t i = 0; i < n; i++)
-        total += (r[i].len + region - 1) / region;
+        total += range_samples(&r[i], region, min_per);
     return total;
+}
+
+/* Fits the budget: first fewer samples per small object (the floor), then
+ * larger regions for big ones. */
+static void fit_budget(const pd_sampler_range *r, size_t n, size_t *region, size_t *min_per)
+{
+    while (*min_per > 1 && total_samples(r, n, SIZE_MAX, *min_per) > S.max_samples / 2)
+        *min_per /= 2;
+    while (total_samples(r, n, *region, *min_per) > S.max_samples && *region < SIZE_MAX / 4)
+        *region *= 2;
 }
 
 static sample_table *table_build(const pd_sampler_range *r, size_t n, size_t *region_out)
 {
-    size_t region = PD_SAMPLE_REGION;
-    while (count_candidates(r, n, region) > S.max_samples)
-        region *= 2;
+    size_t region = PD_SAMPLE_REGION, min_per = S.min_per_object;
+    fit_budget(r, n, &region, &min_per);
     *region_out = region;
-    size_t cap = count_candidates(r, n, region);
+    size_t cap = total_samples(r, n, region, min_per);
+    if (cap > S.max_samples)
+        cap = S.max_samples; /* more objects than samples: the later get none */
     sample_tmp *tmp = calloc(cap ? cap : 1, sizeof *tmp);
     sample_table *t = calloc(1, sizeof *t);
     if (!tmp || !t) {
@@ -351,17 +494,21 @@ static sample_table *table_build(const pd_sampler_range *r, size_t n, size_t *re
     }
     uint64_t rng = S.seed ? S.seed : 1;
     size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        uintptr_t lo = (uintptr_t)r[i].addr, hi = lo + r[i].len;
-        for (uintptr_t rs = lo; rs < hi; rs += region) {
-            uintptr_t re = rs + region < hi ? rs + region : hi;
-            /* Only pages entirely inside the object: a page shared with
-             * other data would count (and trap) foreign accesses. */
-            uintptr_t first = (rs + PD_SAMPLE_PAGE - 1) & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
-            if (re < PD_SAMPLE_PAGE || first > re - PD_SAMPLE_PAGE)
-                continue;
-            size_t npages = (size_t)((re - PD_SAMPLE_PAGE - first) / PD_SAMPLE_PAGE) + 1;
-            tmp[k].page = first + (uintptr_t)(next_random(&rng) % npages) * PD_SAMPLE_PAGE;
+    for (size_t i = 0; i < n && k < cap; i++) {
+        uintptr_t first, lo = (uintptr_t)r[i].addr, hi = lo + r[i].len;
+        size_t pages = range_pages(&r[i], &first);
+        size_t ns = range_samples(&r[i], region, min_per);
+        if (ns > cap - k)
+            ns = cap - k;
+        /* Stratified: the whole pages are cut into ns strata of (almost)
+         * equal page counts, one random page in each; a stratum's region
+         * stands for its pages (the first and last also for the object's
+         * partial head and tail pages). */
+        for (size_t j = 0; j < ns; j++) {
+            size_t p0 = j * pages / ns, p1 = (j + 1) * pages / ns;
+            tmp[k].page = first + (uintptr_t)(p0 + next_random(&rng) % (p1 - p0)) * PD_SAMPLE_PAGE;
+            uintptr_t rs = j == 0 ? lo : first + (uintptr_t)p0 * PD_SAMPLE_PAGE;
+            uintptr_t re = j + 1 == ns ? hi : first + (uintptr_t)p1 * PD_SAMPLE_PAGE;
             tmp[k].region = rs;
             tmp[k].region_len = (size_t)(re - rs);
             tmp[k].object = r[i].object;
@@ -383,8 +530,10 @@ static sample_table *table_build(const pd_sampler_range *r, size_t n, size_t *re
         t->hcap *= 2;
     t->hkey = calloc(t->hcap, sizeof *t->hkey);
     t->hcount = calloc(t->hcap, sizeof *t->hcount);
+    t->hwait = calloc(t->hcap, sizeof *t->hwait);
+    t->armed_ns = calloc(m, sizeof *t->armed_ns);
     if (!t->page || !t->object || !t->region || !t->region_len || !t->armed || !t->disabled || !t->hkey ||
-        !t->hcount) {
+        !t->hcount || !t->hwait || !t->armed_ns) {
         free(tmp);
         table_free(t);
         return NULL;
@@ -432,6 +581,30 @@ int pd_sampler_set_ranges(const pd_sampler_range *ranges, size_t n)
 
 /* ---- lifecycle -------------------------------------------------------------------- */
 
+/* Seconds one sampled fault costs the application: protect a page, trap on
+ * it, restore it in the handler. The least of a few rounds (others' load
+ * only adds). A fallback of 10 us when no page can be had. */
+static double calibrate_fault_cost(void)
+{
+    void *p = mmap(NULL, PD_SAMPLE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return 10e-6;
+    ((volatile char *)p)[0] = 0;
+    atomic_store(&S.scratch, (uintptr_t)p);
+    double best = 1;
+    for (int i = 0; i < 8; i++) {
+        double t0 = mono();
+        if (mprotect(p, PD_SAMPLE_PAGE, PROT_NONE) != 0)
+            break;
+        ((volatile char *)p)[0] += 1;
+        double d = mono() - t0;
+        best = d < best ? d : best;
+    }
+    atomic_store(&S.scratch, 0);
+    munmap(p, PD_SAMPLE_PAGE);
+    return best < 1 ? best : 10e-6;
+}
+
 int pd_sampler_start(const pd_sampler_config *cfg)
 {
     pthread_mutex_lock(&S.lock);
@@ -441,11 +614,16 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     }
     S.seed = cfg && cfg->seed ? cfg->seed : 1;
     S.max_samples = cfg && cfg->max_samples ? cfg->max_samples : 16384;
+    S.min_per_object = cfg && cfg->min_per_object ? cfg->min_per_object : PD_SAMPLE_MIN_PER_OBJECT;
     S.period_ms = cfg ? cfg->period_ms : 10;
     S.region_bytes = PD_SAMPLE_REGION;
-    S.budget = cfg && cfg->budget > 0 && cfg->budget <= 1 ? cfg->budget : 0.02;
-    S.next_due = 0;
+    S.budget = cfg && cfg->budget < 0 ? -1 : cfg && cfg->budget > 0 && cfg->budget <= 1 ? cfg->budget : 0.02;
+    S.last_end = 0;
     S.last_pass = 0;
+    S.faults_at_pass = 0;
+    S.allowance = cfg && cfg->allowance_s < 0 ? 0 : cfg && cfg->allowance_s > 0 ? cfg->allowance_s : 0.02;
+    S.inst_passes = 0;
+    S.inst_faults_base = 0;
     atomic_store(&S.passes, 0);
     atomic_store(&S.skipped, 0);
     atomic_store(&S.faults, 0);
@@ -453,6 +631,7 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     atomic_store(&S.lost, 0);
     atomic_store(&S.mprotect_failures, 0);
     atomic_store(&S.chained, 0);
+    S.mprotect_calls = 0;
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -464,6 +643,7 @@ int pd_sampler_start(const pd_sampler_config *cfg)
         pthread_mutex_unlock(&S.lock);
         return -e;
     }
+    S.fault_cost = calibrate_fault_cost();
     S.stop_ticker = 0;
     S.running = 1;
     if (S.period_ms > 0) {
@@ -585,14 +765,36 @@ void pd_sampler_foreach(void (*fn)(void *ctx, size_t sample, int slot, uint64_t 
     pthread_mutex_unlock(&S.lock);
 }
 
+void pd_sampler_foreach_wait(void (*fn)(void *ctx, size_t sample, int slot, uint64_t count, double wait_s),
+                             void *ctx)
+{
+    pthread_mutex_lock(&S.lock);
+    sample_table *t = atomic_load(&S.table);
+    for (size_t h = 0; t && h < t->hcap; h++) {
+        uint64_t k = atomic_load(&t->hkey[h]);
+        uint64_t c = atomic_load(&t->hcount[h]);
+        if (!k || !c)
+            continue;
+        uint64_t code = (k - 1) % (PD_SAMPLER_MAX_TASKS + 1);
+        size_t sample = (size_t)((k - 1) / (PD_SAMPLER_MAX_TASKS + 1));
+        fn(ctx, sample, code == PD_SAMPLER_MAX_TASKS ? PD_SAMPLER_NO_TASK : (int)code, c,
+           (double)atomic_load(&t->hwait[h]) * 1e-9);
+    }
+    pthread_mutex_unlock(&S.lock);
+}
+
 void pd_sampler_reset_counts(void)
 {
     pthread_mutex_lock(&S.lock);
     sample_table *t = atomic_load(&S.table);
     for (size_t h = 0; t && h < t->hcap; h++) {
         atomic_store(&t->hcount[h], 0);
+        atomic_store(&t->hwait[h], 0);
         atomic_store(&t->hkey[h], 0);
     }
+    /* A new instance: a new allowance. */
+    S.inst_passes = 0;
+    S.inst_faults_base = atomic_load(&S.faults);
     pthread_mutex_unlock(&S.lock);
 }
 
@@ -605,4 +807,8 @@ void pd_sampler_get_stats(pd_sampler_stats *st)
     st->lost = atomic_load(&S.lost);
     st->mprotect_failures = atomic_load(&S.mprotect_failures);
     st->chained = atomic_load(&S.chained);
+    pthread_mutex_lock(&S.lock);
+    st->protect_calls = S.mprotect_calls;
+    st->fault_cost_s = S.fault_cost;
+    pthread_mutex_unlock(&S.lock);
 }

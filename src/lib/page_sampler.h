@@ -1,13 +1,16 @@
 /* Thermostat-style page sampling in user space.
  *
  * For every registered range, one 4 KB page per region (2 MB, larger when the
- * sample budget would be exceeded) is chosen at a seeded random offset and
- * protected PROT_NONE. The first access to it raises SIGSEGV; the handler
- * (async-signal-safe: atomics and a preallocated sorted table) counts it for
- * the faulting thread's current task, restores read-write and leaves the page
- * open until the next re-arm (a periodic tick, or a task boundary). A sample
- * count is therefore "intervals in which the page was touched"; scaled by the
- * pages its region holds it estimates the region's accesses.
+ * sample budget would be exceeded), but at least min_per_object pages per
+ * range (every page of a smaller one), one at a seeded random offset in each
+ * of equal strata, is protected PROT_NONE (adjacent samples with one
+ * mprotect). The first access to it raises SIGSEGV; the handler
+ * (async-signal-safe: atomics, clock_gettime and a preallocated sorted table)
+ * counts it for the faulting thread's current task with the time since
+ * arming, restores read-write and leaves the page open until the next re-arm
+ * (a periodic tick, or a task boundary, within the overhead budget). A
+ * sample count is therefore "intervals in which the page was touched"; scaled
+ * by the pages its region holds it estimates the region's accesses.
  *
  * Faults that are not on a sampled page are passed to the previous SIGSEGV
  * handler (or the default action), so real crashes still crash.
@@ -23,6 +26,7 @@
 
 #define PD_SAMPLE_PAGE 4096u
 #define PD_SAMPLE_REGION (2u << 20)
+#define PD_SAMPLE_MIN_PER_OBJECT 64
 #define PD_SAMPLER_MAX_TASKS 4096 /* task slots that get their own counts */
 #define PD_SAMPLER_NO_TASK (-1)
 
@@ -42,10 +46,18 @@ typedef struct {
 typedef struct {
     unsigned seed;       /* page choice; 0 = 1 */
     size_t max_samples;  /* budget over all ranges; 0 = 16384 */
+    size_t min_per_object; /* samples of an object at least (all its pages when
+                              it has fewer); 0 = PD_SAMPLE_MIN_PER_OBJECT */
     unsigned period_ms;  /* re-arm tick; 0 = no tick (re-arm at task boundaries only) */
-    double budget;       /* overhead bound: after a re-arm pass that took d seconds,
-                            the next periodic/boundary pass waits >= d / budget;
-                            0 = 0.02 (the faults that follow cost about as much again) */
+    double budget;       /* overhead bound: after a re-arm pass that took d seconds
+                            and was followed by F sampled faults of c seconds each
+                            (calibrated at start), the next budgeted pass waits
+                            until (d + F c) / budget after it; 0 = 0.02;
+                            < 0 = unlimited (every pass is due) */
+    double allowance_s;  /* sampling cost (passes + faults) per instance, from
+                            pd_sampler_reset_counts to the next, before the budget
+                            applies: short instances are still sampled in every
+                            phase; 0 = 0.02 s, < 0 = none */
 } pd_sampler_config;
 
 /* Installs the SIGSEGV handler and starts the re-arm thread. */
@@ -63,6 +75,9 @@ void pd_sampler_drop_object(int object);
 void pd_sampler_arm(void);
 void pd_sampler_disarm(void);
 int pd_sampler_armed(void);
+/* Same as arm, unless the overhead budget says it is too soon: then the
+ * sampler counts as armed but pages stay open until a due re-arm. */
+void pd_sampler_arm_if_due(void);
 /* Re-protect the samples that fired since the last re-arm. */
 void pd_sampler_rearm(void);
 /* Same, unless the overhead budget says it is too soon (task boundaries). */
@@ -79,6 +94,11 @@ int pd_sampler_sample(size_t i, pd_sample_info *out);
 uint64_t pd_sampler_count(size_t i, int slot);
 /* Calls fn for every (sample, task slot, count > 0). */
 void pd_sampler_foreach(void (*fn)(void *ctx, size_t sample, int slot, uint64_t count), void *ctx);
+/* Same, with the summed time from arming (or from the task's start on the
+ * faulting thread, if later) to each counted fault: count / wait estimates
+ * how often the task touches the page while it runs. */
+void pd_sampler_foreach_wait(void (*fn)(void *ctx, size_t sample, int slot, uint64_t count, double wait_s),
+                             void *ctx);
 void pd_sampler_reset_counts(void);
 
 typedef struct {
@@ -89,6 +109,8 @@ typedef struct {
     uint64_t lost;          /* counts dropped (count table full) */
     uint64_t mprotect_failures;
     uint64_t chained;       /* foreign faults passed on */
+    uint64_t protect_calls; /* mprotect calls arming/disarming (adjacent samples share one) */
+    double fault_cost_s;    /* calibrated cost of one sampled fault */
 } pd_sampler_stats;
 void pd_sampler_get_stats(pd_sampler_stats *st);
 

@@ -53,7 +53,7 @@ static double pattern_ratio(const rt_object *o)
 /* Per-page weight of a sampled region for the next instance. */
 double rt_hot_weight(const task_pred *tp, const rt_hot *h)
 {
-    return (double)h->count * tp->factor[h->object];
+    return h->touches * tp->factor[h->object];
 }
 
 double rt_time_cb(void *vctx, int task, double r)

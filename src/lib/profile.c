@@ -17,6 +17,7 @@ typedef struct {
     size_t sample;
     int slot;
     uint64_t count;
+    double wait_s; /* summed time to first touch */
 } raw_count;
 
 typedef struct {
@@ -25,7 +26,7 @@ typedef struct {
     int oom;
 } raw_list;
 
-static void collect_cb(void *ctx, size_t sample, int slot, uint64_t count)
+static void collect_cb(void *ctx, size_t sample, int slot, uint64_t count, double wait_s)
 {
     raw_list *l = ctx;
     if (slot < 0 || l->oom)
@@ -40,7 +41,7 @@ static void collect_cb(void *ctx, size_t sample, int slot, uint64_t count)
         l->v = p;
         l->cap = ncap;
     }
-    l->v[l->n++] = (raw_count){sample, slot, count};
+    l->v[l->n++] = (raw_count){sample, slot, count, wait_s};
 }
 
 static int cmp_hot_desc(const void *a, const void *b)
@@ -61,6 +62,33 @@ static int add_hot(rt_task *t, size_t *cap, rt_hot h)
     }
     t->hot[t->nhot++] = h;
     return 0;
+}
+
+/* Touches per counted interval of a sample. A fault says only that the page
+ * was touched since it was armed; for objects accessed at random, the time
+ * from arming to that first touch is about 1 / (the task's access rate), so
+ * interval / wait estimates the touches in an interval (at least 1, at most
+ * PD_TOUCH_CAP). Streamed objects are touched in bursts at any time of an
+ * interval, where the wait says nothing: 1. */
+#define PD_TOUCH_CAP 1024.0
+
+/* PADDISER_SAMPLE_RATE=off: count touched intervals only. */
+static int rate_weighting(void)
+{
+    const char *v = getenv("PADDISER_SAMPLE_RATE");
+    return !(v && (!strcmp(v, "off") || !strcmp(v, "0")));
+}
+static double touches_per_interval(const rt_object *o, const raw_count *c, double interval_s)
+{
+    pd_pattern p = o->alpha.hint.pattern;
+    if ((p != PD_PATTERN_RANDOM && p != PD_PATTERN_UNKNOWN) || !(interval_s > 0) || c->count == 0 ||
+        !rate_weighting())
+        return 1.0;
+    double wait = c->wait_s / (double)c->count;
+    if (!(wait > 0))
+        return PD_TOUCH_CAP;
+    double m = interval_s / wait;
+    return m < 1 ? 1 : m > PD_TOUCH_CAP ? PD_TOUCH_CAP : m;
 }
 
 /* Fast-tier share of the task's sampled accesses under the current placement. */
@@ -96,7 +124,7 @@ int rt_sync_locked(int plan)
         return PD_ESTATE; /* no task ran since the last sync point */
     raw_list l = {0};
     if (rt.sampling)
-        pd_sampler_foreach(collect_cb, &l);
+        pd_sampler_foreach_wait(collect_cb, &l);
     if (l.oom) {
         free(l.v);
         return PD_ENOMEM;
@@ -115,6 +143,13 @@ int rt_sync_locked(int plan)
         size_t cap = 0;
         free(t->hot);
         t->hot = NULL;
+        /* The task's mean interval: its run time over the most intervals
+         * any of its pages was touched in. */
+        uint64_t intervals = 0;
+        for (size_t i = 0; i < l.n; i++)
+            if (l.v[i].slot == slot && l.v[i].count > intervals)
+                intervals = l.v[i].count;
+        double interval_s = intervals ? t->cur.wall_s / (double)intervals : 0;
         for (size_t i = 0; i < l.n; i++) {
             if (l.v[i].slot != slot)
                 continue;
@@ -125,12 +160,13 @@ int rt_sync_locked(int plan)
             const rt_object *o = &rt.objects[info.object];
             if (!o->used || !o->sampled_size)
                 continue;
+            double touches = (double)l.v[i].count * touches_per_interval(o, &l.v[i], interval_s);
             /* The sample stands for every page of its region. */
-            double acc = (double)l.v[i].count * (double)((info.region_len + RT_PAGE - 1) / RT_PAGE);
+            double acc = touches * (double)((info.region_len + RT_PAGE - 1) / RT_PAGE);
             t->last_acc[info.object] += acc;
             rt_hot h = {info.object,
                         (double)((uintptr_t)info.region - (uintptr_t)o->sampled_addr) / (double)o->sampled_size,
-                        (double)info.region_len / (double)o->sampled_size, l.v[i].count, acc};
+                        (double)info.region_len / (double)o->sampled_size, l.v[i].count, touches, acc};
             if (add_hot(t, &cap, h) != 0) {
                 rc = PD_ENOMEM;
                 break;

@@ -176,8 +176,11 @@ int pd_init(const pd_options *opt)
         pd_sampler_config cfg = {
             .seed = env_unsigned("PADDISER_SAMPLE_SEED", 12345),
             .max_samples = env_unsigned("PADDISER_SAMPLE_MAX", 16384),
+            .min_per_object = env_unsigned("PADDISER_SAMPLE_MIN_PER_OBJECT", PD_SAMPLE_MIN_PER_OBJECT),
             .period_ms = env_unsigned("PADDISER_SAMPLE_PERIOD_MS", 10),
-            .budget = env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1) / 100.0,
+            /* 0 = unlimited */
+            .budget = env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1) ? env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1) / 100.0 : -1,
+            .allowance_s = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 20) ? env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 20) / 1000.0 : -1,
         };
         int src = pd_sampler_start(&cfg);
         if (src == 0)

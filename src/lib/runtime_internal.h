@@ -57,7 +57,9 @@ typedef struct {
     int object;
     double off_frac, len_frac;
     uint64_t count;   /* sampled intervals of the region's page */
-    double accesses;  /* count * pages of the region */
+    double touches;   /* count, times the touches per interval estimated from
+                         the time to first touch (random/unknown objects) */
+    double accesses;  /* touches * pages of the region */
 } rt_hot;
 
 typedef struct {

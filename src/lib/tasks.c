@@ -91,7 +91,8 @@ int pd_task_begin(int task_id)
         pthread_mutex_unlock(&rt.lock);
         return PD_ESTATE;
     }
-    if (!rt.instance_open) {
+    int opened = !rt.instance_open;
+    if (opened) {
         /* First task of an instance: objects may have changed since the last
          * sync point; re-plan and rebuild the sample table now. */
         if (rt.plan_stale)
@@ -100,14 +101,23 @@ int pd_task_begin(int task_id)
         rt.instance_open = 1;
     }
     t->active = 1;
+    int first_spell = !t->ran; /* the task's first begin in this instance */
     if (!t->ran)
         memset(&t->cur, 0, sizeof t->cur);
     t->ran = 1;
     rt.active++;
     int slot = task_slot(t);
     if (rt.sampling) {
-        if (rt.active == 1)
+        /* Every task is sampled from its first begin in an instance (so each
+         * task has a profile, at most tasks x samples faults per instance);
+         * later begins start a new counting interval when the overhead
+         * budget allows. */
+        if (rt.active == 1 && (opened || first_spell))
             pd_sampler_arm();
+        else if (rt.active == 1)
+            pd_sampler_arm_if_due();
+        else if (first_spell)
+            pd_sampler_rearm();
         else
             pd_sampler_rearm_if_due(); /* task boundary: a new counting interval */
     }

@@ -231,7 +231,8 @@ static void write_markdown(FILE *f, const pd_sim_study_cfg *cfg, const cell *cel
             fprintf(f, "The runtime itself placing the workload: `pd_init` with the simulated "
                        "backend and the capacity, objects registered with their patterns, tasks "
                        "marked, one instance profiled (page sampling: one 4 KB page per 2 MB "
-                       "region, counts of touched intervals; Eq. 1/Eq. 2 with the shipped model; "
+                       "region and at least 64 per object, counts of touched intervals; Eq. 1/Eq. 2 "
+                       "with the shipped model; "
                        "pd_plan), pages moved at the sync point; the pages the backend then holds "
                        "in fast memory are evaluated by the execution model (`paddiser sim "
                        "runtime`). Makespan in ms.\n\n");
@@ -248,10 +249,12 @@ static void write_markdown(FILE *f, const pd_sim_study_cfg *cfg, const cell *cel
                             AT(cells, 0, w, base_idx, c, PD_SIM_HOT_FIRST)->makespan * 1e3,
                             AT(cells, 0, w, base_idx, c, PD_SIM_MEMORY_MODE)->makespan * 1e3);
                 }
-            fprintf(f, "\nAt these sizes (2-13 MiB objects, runs of a few ms) the sampler sees one "
-                       "to a handful of pages per object, each touched in about one interval, so "
-                       "it cannot tell hot from cold regions: the runtime moves streamed output "
-                       "(e.g. SpGEMM's C.val) as readily as hot data. See docs/sim.md.\n\n");
+            fprintf(f, "\nAt these sizes (2-13 MiB objects, runs of a few ms) the sampler sees which "
+                       "task touches which part of an object, but a sample counts the intervals "
+                       "its page was touched in, not the accesses: a randomly accessed page "
+                       "touched thousands of times per interval counts as much as a streamed one "
+                       "touched once, so hot random data (BFS's level, SpGEMM's B) is "
+                       "under-ranked. See docs/sim.md and docs/runtime.md.\n\n");
         }
         if (ti == 0 && ex) {
             fprintf(f, "### per-task times, one example per workload (%s, input %s)\n\n", m.name,

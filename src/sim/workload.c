@@ -6,7 +6,6 @@
 #include <math.h>
 
 #include "common/util.h"
-#include "lib/runtime_internal.h"
 #include "paddiser.h"
 
 #include "sim/exec_model.h"
@@ -335,7 +334,6 @@ int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capa
     }
     pd_wl_ctx ctx = {.runtime = 1};
     int rc = -1;
-    void **pages = NULL;
     int *tiers = NULL;
     void *state = w->setup(&ctx, input, err, errlen);
     if (!state)
@@ -355,36 +353,29 @@ int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capa
     }
     if (pd_plan_query(NULL, 0, predicted) < 0)
         *predicted = 0;
-    /* The public API reports shares and bytes per task, not pages: read the
-     * simulated backend's page tiers through the runtime's internal state
-     * (no task runs now; the lock keeps the runtime still). */
-    pages = malloc(layout->npages * sizeof *pages);
+    /* Objects are page-aligned: the runtime's page k of an object is profile
+     * page k (pd_object_page_tiers, with no task running). */
     tiers = malloc(layout->npages * sizeof *tiers);
-    if (!pages || !tiers) {
+    if (!tiers) {
         snprintf(err, errlen, "out of memory");
         goto done;
     }
-    pthread_mutex_lock(&rt.lock);
-    int qrc = -1;
-    if (rt.backend && rt.backend->query) {
-        for (int o = 0; o < layout->nobjects; o++)
-            for (size_t k = 0; k < layout->objects[o].npages; k++)
-                pages[layout->objects[o].page_base + k] = (char *)ctx.obj_addr[o] + k * PD_SIM_PAGE;
-        qrc = rt.backend->query(rt.backend, pages, layout->npages, tiers);
-    }
-    pthread_mutex_unlock(&rt.lock);
-    if (qrc != 0) {
-        snprintf(err, errlen, "the runtime's backend cannot say where pages are");
-        goto done;
+    for (int o = 0; o < layout->nobjects; o++) {
+        const pd_sim_object *ob = &layout->objects[o];
+        int n = pd_object_page_tiers(ctx.rt_id[o], tiers + ob->page_base, ob->npages);
+        if (n < 0 || (size_t)n != ob->npages) {
+            snprintf(err, errlen, "pd_object_page_tiers(%s): %s", ob->name,
+                     n < 0 ? pd_strerror(n) : "page count differs from the profile's");
+            goto done;
+        }
     }
     for (size_t g = 0; g < layout->npages; g++)
-        fast[g] = tiers[g] == PD_TIER_FAST;
+        fast[g] = tiers[g] == PD_PAGE_FAST;
     rc = 0;
 done:
     pd_finalize();
     if (state)
         w->teardown(state);
-    free(pages);
     free(tiers);
     pd_sim_profile_free(ctx.prof);
     free(ctx.task_cpu);

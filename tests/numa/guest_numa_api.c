@@ -7,8 +7,10 @@
  * THP is left at the guest's default (always) and the object is touched
  * before registration, so it is backed by huge pages: the runtime must turn
  * them into base pages (PD_THP_AUTO) or the plan spills 2 MB at a time.
- * Then a second run with node 0 filled by other memory: the new hot pages are
- * refused by the kernel and the runtime demotes its coldest planned pages. */
+ * Then objects reallocated per instance keep getting their plan (the budget
+ * of freed pages comes back), and a run with node 0 filled by other memory:
+ * the new hot pages are refused by the kernel and the runtime demotes its
+ * coldest planned pages. */
 #include <errno.h>
 #include <stdlib.h>
 #include <numaif.h>
@@ -267,6 +269,72 @@ static void check_keep(void)
     munmap(raw, len + 2 * MB);
 }
 
+/* Objects reallocated per input (as HPC codes do): each instance's object
+ * is a new mapping, touched only after registration (so it faults in on
+ * the slow node), freed after its sync point, then unregistered, or moved
+ * by pd_object_update (realloc). The budget of the freed pages must come
+ * back: every instance gets its whole plan on node 0. */
+static void check_realloc(void)
+{
+    const size_t len = 8 * MB;
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_NUMA;
+    o.fast_capacity = 6 * MB;
+    o.planner = PD_PLANNER_GREEDY;
+    int rc = pd_init(&o);
+    CHECK(rc == PD_OK, "pd_init: %s", pd_strerror(rc));
+    if (rc != PD_OK)
+        return;
+    pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
+    unsigned char *old = NULL;
+    int id = -1;
+    for (int k = 0; k < 6; k++) {
+        unsigned char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        CHECK(buf != MAP_FAILED, "mmap");
+        if (buf == MAP_FAILED)
+            break;
+        if (id < 0)
+            id = pd_object_register("grid", buf, len, &stream);
+        else
+            CHECK((rc = pd_object_update(id, buf, len)) == PD_OK, "update: %s", pd_strerror(rc));
+        CHECK(id >= 0, "register: %s", pd_strerror(id));
+        if (old)
+            munmap(old, len); /* realloc: the old copy is freed */
+        pd_task_begin(0);
+        sweep(buf, 1 * MB, 1);
+        pd_task_end(0);
+        for (int r = 0; r < 12; r++) {
+            pd_task_begin(1);
+            sweep(buf + 2 * MB, 6 * MB, 1);
+            pd_task_end(1);
+        }
+        rc = pd_sync_point();
+        CHECK(rc == PD_OK, "sync point: %s", pd_strerror(rc));
+        pd_task_plan plan[4], t0, t1;
+        int n = pd_plan_query(plan, 4, NULL);
+        plan_of(plan, n, 0, &t0);
+        plan_of(plan, n, 1, &t1);
+        long on0 = pages_on_node(buf, len, 0);
+        printf("guest_numa_api: realloc cycle %d (%s): plan %zu B, %ld pages on node 0\n", k,
+               k % 2 ? "updated" : "registered", t0.dram_bytes + t1.dram_bytes, on0);
+        CHECK(t0.dram_bytes + t1.dram_bytes > 0, "cycle %d: nothing planned", k);
+        CHECK((size_t)on0 * PAGE == t0.dram_bytes + t1.dram_bytes, "cycle %d: %ld pages on node 0 for %zu B planned",
+              k, on0, t0.dram_bytes + t1.dram_bytes);
+        old = buf;
+        if (k % 2) {
+            munmap(buf, len); /* freed before it is unregistered */
+            CHECK(pd_object_unregister(id) == PD_OK, "unregister");
+            id = -1;
+            old = NULL;
+        }
+    }
+    rc = pd_finalize();
+    CHECK(rc == PD_OK, "finalize: %s", pd_strerror(rc));
+    if (old)
+        munmap(old, len);
+}
+
 int main(void)
 {
     setenv("PADDISER_QUIET", "1", 1);
@@ -356,6 +424,7 @@ int main(void)
     CHECK(rc == PD_OK, "finalize: %s", pd_strerror(rc));
     munmap(buf, len);
     check_keep();
+    check_realloc();
     check_demotion();
     printf("guest_numa_api: %s (%d failed checks)\n", failures ? "FAIL" : "ok", failures);
     return failures ? 1 : 0;

@@ -1,0 +1,233 @@
+/* The public per-page placement query (pd_object_page_tiers) and the
+ * sampled hotness behind it, through the runtime: known pages touched at
+ * known frequencies by known tasks; small objects are sampled page by page,
+ * per-task accesses rank the hot object first, and the simulated backend's
+ * fast pages (read through the public API) are the hot object's. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "lib/perf.h"
+#include "paddiser.h"
+
+#define PG 4096ul
+
+static double fake_now;
+static double fake_clock(void) { return fake_now; }
+
+static void touch_pages(unsigned char *p, size_t npages)
+{
+    for (size_t k = 0; k < npages; k++)
+        ((volatile unsigned char *)p)[k * PG] += 1;
+}
+
+static int count_tier(int object, size_t npages, int tier)
+{
+    int *t = calloc(npages, sizeof *t);
+    assert_non_null(t);
+    assert_int_equal(pd_object_page_tiers(object, t, npages), (int)npages);
+    int n = 0;
+    for (size_t k = 0; k < npages; k++) {
+        assert_true(t[k] == PD_PAGE_FAST || t[k] == PD_PAGE_SLOW);
+        n += t[k] == tier;
+    }
+    free(t);
+    return n;
+}
+
+static void test_errors_and_no_backend(void **state)
+{
+    (void)state;
+    int tier[4];
+    assert_int_equal(pd_object_page_tiers(0, tier, 4), PD_ESTATE);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_NONE;
+    o.sampling = 0;
+    assert_int_equal(pd_init(&o), PD_OK);
+    unsigned char *buf = aligned_alloc(PG, 4 * PG);
+    assert_non_null(buf);
+    int id = pd_object_register("a", buf, 4 * PG, NULL);
+    assert_true(id >= 0);
+    assert_int_equal(pd_object_page_tiers(id + 1, tier, 4), PD_ENOTFOUND);
+    assert_int_equal(pd_object_page_tiers(-1, tier, 4), PD_ENOTFOUND);
+    assert_int_equal(pd_object_page_tiers(id, NULL, 4), PD_EINVAL);
+    assert_int_equal(pd_object_page_tiers(id, tier, 4), PD_EUNSUPPORTED); /* pages never move */
+    pd_finalize();
+    free(buf);
+}
+
+/* One task touches the 16 pages of "hot" in 6 task instances (begin/end
+ * each: 6 counting intervals) and the 16 pages of "cold" in one; a second
+ * task touches the 8 pages of "other" in 2. */
+static void test_hot_object_ranked_and_placed(void **state)
+{
+    (void)state;
+    setenv("PADDISER_SAMPLE_PERIOD_MS", "0", 1); /* intervals = task boundaries only */
+    setenv("PADDISER_SAMPLE_RATE", "off", 1);    /* touched intervals, no rate weight */
+    setenv("PADDISER_SAMPLE_BUDGET_PCT", "0", 1); /* every task boundary re-arms */
+    setenv("PADDISER_QUIET", "1", 1);
+    pd_perf_set_clock(fake_clock);
+    unsigned char *hot = aligned_alloc(PG, 16 * PG), *cold = aligned_alloc(PG, 16 * PG),
+                  *other = aligned_alloc(PG, 8 * PG);
+    assert_true(hot && cold && other);
+    memset(hot, 0, 16 * PG);
+    memset(cold, 0, 16 * PG);
+    memset(other, 0, 8 * PG);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_SIM;
+    o.fast_capacity = 16 * PG; /* room for the hot object only */
+    assert_int_equal(pd_init(&o), PD_OK);
+    pd_access_hint rnd = {PD_PATTERN_RANDOM, 8, 1, 0};
+    int h = pd_object_register("hot", hot, 16 * PG, &rnd);
+    int c = pd_object_register("cold", cold, 16 * PG, &rnd);
+    int x = pd_object_register("other", other, 8 * PG, &rnd);
+    assert_true(h >= 0 && c >= 0 && x >= 0);
+    /* registered pages start slow */
+    assert_int_equal(count_tier(h, 16, PD_PAGE_SLOW), 16);
+    int n = 0;
+    assert_int_equal(pd_object_page_tiers(h, NULL, 0), 16);
+    assert_int_equal(pd_object_page_tiers(x, &n, 1), 8); /* only the first page written */
+
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(pd_task_begin(0), PD_OK);
+        touch_pages(hot, 16);
+        if (i == 0)
+            touch_pages(cold, 16);
+        fake_now += 0.002;
+        assert_int_equal(pd_task_end(0), PD_OK);
+        if (i < 2) {
+            assert_int_equal(pd_task_begin(1), PD_OK);
+            touch_pages(other, 8);
+            fake_now += 0.001;
+            assert_int_equal(pd_task_end(1), PD_OK);
+        }
+    }
+    assert_int_equal(pd_sync_point(), PD_OK);
+
+    /* every page of these small objects is a sample of its own */
+    pd_profile_info info;
+    assert_int_equal(pd_profile_info_get(&info), PD_OK);
+    assert_int_equal(info.samples, 16 + 16 + 8);
+    double a;
+    /* task 0: hot 6 intervals x 16 pages, cold 1 x 16, other none */
+    assert_int_equal(pd_object_accesses(h, 0, &a), PD_OK);
+    assert_float_equal(a, 96, 1e-9);
+    assert_int_equal(pd_object_accesses(c, 0, &a), PD_OK);
+    assert_float_equal(a, 16, 1e-9);
+    assert_int_equal(pd_object_accesses(x, 0, &a), PD_OK);
+    assert_float_equal(a, 0, 1e-9);
+    /* task 1: other 2 x 8 pages, nothing else */
+    assert_int_equal(pd_object_accesses(x, 1, &a), PD_OK);
+    assert_float_equal(a, 16, 1e-9);
+    assert_int_equal(pd_object_accesses(h, 1, &a), PD_OK);
+    assert_float_equal(a, 0, 1e-9);
+
+    /* What the backend holds now, through the public query: within the
+     * capacity, and of task 0's pages the hot ones go first. */
+    int fh = count_tier(h, 16, PD_PAGE_FAST), fc = count_tier(c, 16, PD_PAGE_FAST);
+    int fx = count_tier(x, 8, PD_PAGE_FAST);
+    assert_true(fh + fc + fx <= 16);
+    assert_true(fh > 0);
+    if (fc > 0)
+        assert_int_equal(fh, 16);
+    pd_finalize();
+    pd_perf_set_clock(NULL);
+    unsetenv("PADDISER_SAMPLE_RATE");
+    unsetenv("PADDISER_SAMPLE_BUDGET_PCT");
+    free(hot);
+    free(cold);
+    free(other);
+}
+
+/* With the rate weight (default), a random object's touched intervals are
+ * multiplied by the estimated touches per interval: never below the
+ * interval counts, and still per task. */
+static void test_rate_weight_never_below_intervals(void **state)
+{
+    (void)state;
+    setenv("PADDISER_SAMPLE_PERIOD_MS", "0", 1);
+    setenv("PADDISER_SAMPLE_BUDGET_PCT", "0", 1);
+    unsetenv("PADDISER_SAMPLE_RATE");
+    pd_perf_set_clock(fake_clock);
+    unsigned char *buf = aligned_alloc(PG, 8 * PG);
+    assert_non_null(buf);
+    memset(buf, 0, 8 * PG);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_NONE;
+    assert_int_equal(pd_init(&o), PD_OK);
+    pd_access_hint rnd = {PD_PATTERN_RANDOM, 8, 1, 0};
+    int id = pd_object_register("r", buf, 8 * PG, &rnd);
+    assert_true(id >= 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(pd_task_begin(0), PD_OK);
+        for (int rep = 0; rep < 50; rep++)
+            touch_pages(buf, 8);
+        fake_now += 0.001;
+        assert_int_equal(pd_task_end(0), PD_OK);
+    }
+    assert_int_equal(pd_sync_point(), PD_OK);
+    double a0, a1;
+    assert_int_equal(pd_object_accesses(id, 0, &a0), PD_OK);
+    assert_true(a0 >= 3 * 8);
+    assert_true(a0 <= 3 * 8 * 1024.0); /* the weight is capped */
+    assert_int_equal(pd_object_accesses(id, 1, &a1), PD_ENOTFOUND);
+    pd_finalize();
+    pd_perf_set_clock(NULL);
+    unsetenv("PADDISER_SAMPLE_BUDGET_PCT");
+    free(buf);
+}
+
+/* With the default budget, later spells may go unsampled, but every task's
+ * first begin in an instance arms: tasks that run one after another, each
+ * alone, all get their accesses. */
+static void test_every_task_sampled_under_budget(void **state)
+{
+    (void)state;
+    setenv("PADDISER_SAMPLE_PERIOD_MS", "0", 1);
+    setenv("PADDISER_SAMPLE_RATE", "off", 1);
+    unsetenv("PADDISER_SAMPLE_BUDGET_PCT");
+    unsigned char *buf = aligned_alloc(PG, 24 * PG);
+    assert_non_null(buf);
+    memset(buf, 0, 24 * PG);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_NONE;
+    assert_int_equal(pd_init(&o), PD_OK);
+    int id[3];
+    for (int k = 0; k < 3; k++)
+        assert_true((id[k] = pd_object_register(NULL, buf + (size_t)k * 8 * PG, 8 * PG, NULL)) >= 0);
+    for (int spell = 0; spell < 3; spell++)
+        for (int k = 0; k < 3; k++) {
+            assert_int_equal(pd_task_begin(k), PD_OK);
+            touch_pages(buf + (size_t)k * 8 * PG, 8);
+            assert_int_equal(pd_task_end(k), PD_OK);
+        }
+    assert_int_equal(pd_sync_point(), PD_OK);
+    for (int k = 0; k < 3; k++) {
+        double a;
+        assert_int_equal(pd_object_accesses(id[k], k, &a), PD_OK);
+        assert_true(a >= 8); /* at least its first spell, every page */
+        assert_true(a <= 3 * 8);
+    }
+    pd_finalize();
+    unsetenv("PADDISER_SAMPLE_RATE");
+    free(buf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_errors_and_no_backend),
+        cmocka_unit_test(test_hot_object_ranked_and_placed),
+        cmocka_unit_test(test_rate_weight_never_below_intervals),
+        cmocka_unit_test(test_every_task_sampled_under_budget),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

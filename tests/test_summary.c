@@ -676,6 +676,68 @@ static void test_repetition_metrics(void **state)
     rm_rf(dir);
 }
 
+/* Spec: "An execution short enough that its sampler collected no usable
+ * samples reports only the counter columns". The probe opens its trace at the
+ * first row, so such a run leaves no trace file at all, only the sampler's
+ * wrapper script: that repetition still gets a row, with the counters of each
+ * sampler that ran set to 0 and every other cell empty. */
+static void test_summary_short_execution(void **state)
+{
+    (void)state;
+    char *dir = make_tmpdir();
+    char err[256], path[PATH_MAX];
+    put(dir, "exec_0001/__iops_params.json", "{\"n\": 1}");
+    put(dir, "exec_0001/repetition_001/__iops_trace_h_1.csv",
+        CPU_HDR "1.0,h,0,10.0,0.0,90.0,2097152,1048576\n"); /* 1 GiB, cpu 10 */
+    put(dir, "exec_0001/repetition_001/__iops_runtime_sampler.sh", "#!/bin/sh\n");
+    /* repetition 2: CPU, GPU and I/O samplers started, none wrote a row */
+    put(dir, "exec_0001/repetition_002/__iops_runtime_sampler.sh", "#!/bin/sh\n");
+    put(dir, "exec_0001/repetition_002/__iops_runtime_gpu_sampler.sh", "#!/bin/sh\n");
+    put(dir, "exec_0001/repetition_002/__iops_runtime_io_sampler.sh", "#!/bin/sh\n");
+    put(dir, "exec_0001/repetition_002/__iops_node_launcher.sh", "#!/bin/sh\n");
+    /* repetition 3: never started (no wrapper, no trace): no row */
+    put(dir, "exec_0001/repetition_003/stdout", "");
+
+    char rep[PATH_MAX];
+    snprintf(rep, sizeof rep, "%s/exec_0001/repetition_002", dir);
+    pd_summary_kvs kv = {0};
+    assert_int_equal(pd_summary_repetition_metrics(rep, &kv, err, sizeof err), 0);
+    static const char *const keys[] = {"nodes_traced",    "samples_collected",
+                                       "gpu_count",       "gpu_samples_collected",
+                                       "io_nodes_traced", "io_samples_collected"};
+    expect_keys(&kv, keys, PD_ARRAY_LEN(keys));
+    for (size_t i = 0; i < kv.n; i++)
+        assert_string_equal(kv.items[i].value, "0");
+    pd_summary_kvs_free(&kv);
+
+    assert_int_equal(pd_summary_write(dir, err, sizeof err), 1);
+    snprintf(path, sizeof path, "%s/__iops_resource_summary.csv", dir);
+    pd_csv *c = pd_csv_load(path, err, sizeof err);
+    assert_non_null(c);
+    assert_int_equal(c->nrows, 2);
+    static const char *const row0[] = {
+        "execution_id", "exec_0001", "repetition", "1", "n", "1",
+        "mem_peak_gb", "1.000", "mem_avg_gb", "1.000", "mem_peak_per_node_gb", "1.000",
+        "cpu_avg_pct", "10.00", "cpu_max_pct", "10.00", "cpu_imbalance_pct", "0.00",
+        "nodes_traced", "1", "samples_collected", "1", "trace_duration_s", "0.00", NULL};
+    expect_row(c, 0, row0);
+    static const char *const row1[] = {
+        "execution_id", "exec_0001", "repetition", "2", "n", "1",
+        "nodes_traced", "0", "samples_collected", "0", "gpu_count", "0",
+        "gpu_samples_collected", "0", "io_nodes_traced", "0", "io_samples_collected", "0", NULL};
+    expect_row(c, 1, row1);
+    pd_csv_free(c);
+    unlink(path);
+
+    /* wrappers but no sample file anywhere in the run: no summary (spec) */
+    snprintf(path, sizeof path, "%s/exec_0001/repetition_001/__iops_trace_h_1.csv", dir);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(pd_summary_write(dir, err, sizeof err), 0);
+    snprintf(path, sizeof path, "%s/__iops_resource_summary.csv", dir);
+    assert_int_not_equal(access(path, F_OK), 0);
+    rm_rf(dir);
+}
+
 static void test_main(void **state)
 {
     (void)state;
@@ -728,6 +790,7 @@ int main(void)
         cmocka_unit_test(test_summary_gpu_column_order),
         cmocka_unit_test(test_summary_nothing_to_do),
         cmocka_unit_test(test_repetition_metrics),
+        cmocka_unit_test(test_summary_short_execution),
         cmocka_unit_test(test_main),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,6 +24,9 @@
 #define CPU_PREFIX "__iops_trace_"
 #define GPU_PREFIX "__iops_gpu_trace_"
 #define IO_PREFIX "__iops_io_trace_"
+#define CPU_WRAPPER "__iops_runtime_sampler.sh"
+#define GPU_WRAPPER "__iops_runtime_gpu_sampler.sh"
+#define IO_WRAPPER "__iops_runtime_io_sampler.sh"
 
 static const double KIB_PER_GIB = 1024.0 * 1024.0;    /* mem_* are in kB */
 static const double BYTES_PER_MIB = 1024.0 * 1024.0;
@@ -833,6 +836,11 @@ int pd_summary_repetition_metrics(const char *rep_dir, pd_summary_kvs *out, char
                                   size_t errlen)
 {
     static const char *const prefixes[3] = {CPU_PREFIX, GPU_PREFIX, IO_PREFIX};
+    /* The wrapper the injected block writes for each enabled sampler when the
+     * repetition starts: proof the sampler ran even when it wrote no trace
+     * (it opens its file at the first row, so a short run leaves none). */
+    static const char *const wrappers[3] = {CPU_WRAPPER, GPU_WRAPPER, IO_WRAPPER};
+    bool enabled[3] = {false, false, false};
     int (*const compute[3])(const char *const *, size_t, pd_summary_kvs *) = {
         pd_summary_cpu_metrics, pd_summary_gpu_metrics, pd_summary_io_metrics};
     name_list files[3] = {{0}};
@@ -845,6 +853,8 @@ int pd_summary_repetition_metrics(const char *rep_dir, pd_summary_kvs *out, char
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         for (int k = 0; k < 3; k++) {
+            if (strcmp(e->d_name, wrappers[k]) == 0)
+                enabled[k] = true;
             if (!is_sample_file(e->d_name, prefixes[k]) || !is_regular(rep_dir, e->d_name))
                 continue;
             char path[4096];
@@ -863,7 +873,9 @@ int pd_summary_repetition_metrics(const char *rep_dir, pd_summary_kvs *out, char
         if (files[k].n > 1)
             qsort(files[k].items, files[k].n, sizeof *files[k].items, cmp_str);
         total += files[k].n;
-        if (files[k].n &&
+        /* no trace of an enabled sampler: the counters alone, as 0 (spec:
+         * "no usable samples reports only the counter columns") */
+        if ((files[k].n || enabled[k]) &&
             compute[k]((const char *const *)files[k].items, files[k].n, out) != 0) {
             snprintf(err, errlen, "out of memory");
             out->oom = true;
@@ -1379,13 +1391,18 @@ int pd_summary_write(const char *run_dir, char *err, size_t errlen)
     params = calloc(nexec ? (size_t)nexec : 1, sizeof *params);
     if (!rows || !params)
         goto oom;
+    size_t sample_files = 0;
     for (size_t i = 0; i < njobs; i++) {
         if (jobs[i].metrics.oom)
             goto oom;
-        if (jobs[i].nfiles > 0) /* unreadable (-1) or trace-less (0) directories: no row */
+        /* unreadable (-1) directories, and those with neither a trace nor a
+         * sampler that ran (no metrics), get no row */
+        if (jobs[i].nfiles > 0 || (jobs[i].nfiles == 0 && jobs[i].metrics.n > 0))
             rows[nrows++] = &jobs[i];
+        if (jobs[i].nfiles > 0)
+            sample_files += (size_t)jobs[i].nfiles;
     }
-    if (nrows == 0) {
+    if (sample_files == 0) { /* spec: no sample files, no summary */
         rc = 0;
         goto out;
     }

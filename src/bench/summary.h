@@ -48,8 +48,11 @@ int pd_summary_gpu_metrics(const char *const *paths, size_t n, pd_summary_kvs *o
 int pd_summary_io_metrics(const char *const *paths, size_t n, pd_summary_kvs *out);
 
 /* All metrics of one repetition directory, from every __iops_trace_*.csv,
- * __iops_gpu_trace_*.csv and __iops_io_trace_*.csv in it. Returns the number
- * of sample files found (0: no row for this repetition), or -1 with err. */
+ * __iops_gpu_trace_*.csv and __iops_io_trace_*.csv in it. A sampler whose
+ * wrapper (__iops_runtime_sampler.sh, __iops_runtime_gpu_sampler.sh,
+ * __iops_runtime_io_sampler.sh) is there but which wrote no trace reports its
+ * counter columns as 0. Returns the number of sample files found (0 with out
+ * still empty: no row for this repetition), or -1 with err. */
 int pd_summary_repetition_metrics(const char *rep_dir, pd_summary_kvs *out, char *err,
                                   size_t errlen);
 

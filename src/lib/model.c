@@ -235,11 +235,13 @@ double pd_model_predict(const pd_model *m, double t_dram, double t_slow, const d
     return eq2(t_dram, t_slow, r, pd_model_f(m, feat, r));
 }
 
-int pd_model_predict_many(const pd_model *m, double t_dram, double t_slow, const double feat[PD_NFEATURES],
-                          const double *r, size_t n, double *f_out, double *t_out)
+/* Shared by the two batch predictors: row i uses feat_each[i] when given,
+ * else feat_one, and t_dram[i * t_stride] / t_slow[i * t_stride] (stride 0:
+ * one pair for all rows). f = 1 on a model error. */
+static int predict_rows(const pd_model *m, size_t n, const double *r, const double feat_one[PD_NFEATURES],
+                        const double (*feat_each)[PD_NFEATURES], const double *t_dram, const double *t_slow,
+                        size_t t_stride, double *f_out, double *t_out)
 {
-    if (n > 0 && !r)
-        return PD_EINVAL;
     float *rows = calloc((n ? n : 1) * PD_MODEL_NINPUTS, sizeof *rows);
     double *f = malloc((n ? n : 1) * sizeof *f);
     if (!rows || !f) {
@@ -248,35 +250,7 @@ int pd_model_predict_many(const pd_model *m, double t_dram, double t_slow, const
         return PD_ENOMEM;
     }
     for (size_t i = 0; i < n; i++)
-        fill_row(rows + i * PD_MODEL_NINPUTS, feat, clamp_share(r[i]));
-    pd_model_raw_predict(m, rows, n, f); /* f = 1 on a model error */
-    for (size_t i = 0; i < n; i++) {
-        double ri = clamp_share(r[i]);
-        double fi = clamp_f(f[i], ri);
-        if (f_out)
-            f_out[i] = fi;
-        if (t_out)
-            t_out[i] = eq2(t_dram, t_slow, ri, fi);
-    }
-    free(rows);
-    free(f);
-    return PD_OK;
-}
-
-int pd_model_predict_batch(const pd_model *m, size_t n, const double (*feat)[PD_NFEATURES], const double *r,
-                           const double *t_dram, const double *t_slow, double *f_out, double *t_out)
-{
-    if (n > 0 && (!r || (t_out && (!t_dram || !t_slow))))
-        return PD_EINVAL;
-    float *rows = calloc((n ? n : 1) * PD_MODEL_NINPUTS, sizeof *rows);
-    double *f = malloc((n ? n : 1) * sizeof *f);
-    if (!rows || !f) {
-        free(rows);
-        free(f);
-        return PD_ENOMEM;
-    }
-    for (size_t i = 0; i < n; i++)
-        fill_row(rows + i * PD_MODEL_NINPUTS, feat ? feat[i] : NULL, clamp_share(r[i]));
+        fill_row(rows + i * PD_MODEL_NINPUTS, feat_each ? feat_each[i] : feat_one, clamp_share(r[i]));
     pd_model_raw_predict(m, rows, n, f);
     for (size_t i = 0; i < n; i++) {
         double ri = clamp_share(r[i]);
@@ -284,11 +258,27 @@ int pd_model_predict_batch(const pd_model *m, size_t n, const double (*feat)[PD_
         if (f_out)
             f_out[i] = fi;
         if (t_out)
-            t_out[i] = eq2(t_dram[i], t_slow[i], ri, fi);
+            t_out[i] = eq2(t_dram[i * t_stride], t_slow[i * t_stride], ri, fi);
     }
     free(rows);
     free(f);
     return PD_OK;
+}
+
+int pd_model_predict_many(const pd_model *m, double t_dram, double t_slow, const double feat[PD_NFEATURES],
+                          const double *r, size_t n, double *f_out, double *t_out)
+{
+    if (n > 0 && !r)
+        return PD_EINVAL;
+    return predict_rows(m, n, r, feat, NULL, &t_dram, &t_slow, 0, f_out, t_out);
+}
+
+int pd_model_predict_batch(const pd_model *m, size_t n, const double (*feat)[PD_NFEATURES], const double *r,
+                           const double *t_dram, const double *t_slow, double *f_out, double *t_out)
+{
+    if (n > 0 && (!r || (t_out && (!t_dram || !t_slow))))
+        return PD_EINVAL;
+    return predict_rows(m, n, r, NULL, feat, t_dram, t_slow, 1, f_out, t_out);
 }
 
 int pd_time_table_build(pd_time_table *tt, const pd_model *m, int ntasks, const double *t_dram,

@@ -329,6 +329,15 @@ void pd_sampler_drop_object(int object)
     pthread_mutex_unlock(&S.lock);
 }
 
+/* Rearm only when the overhead budget allows; otherwise count the skipped pass. */
+static void rearm_if_due_locked(void)
+{
+    if (mono() >= due_time())
+        rearm_locked();
+    else
+        atomic_fetch_add_explicit(&S.skipped, 1, memory_order_relaxed);
+}
+
 void pd_sampler_arm(void)
 {
     pthread_mutex_lock(&S.lock);
@@ -352,10 +361,7 @@ void pd_sampler_arm_if_due(void)
     pthread_mutex_lock(&S.lock);
     if (S.running) {
         atomic_store(&S.armed, 1);
-        if (mono() >= due_time())
-            rearm_locked();
-        else
-            atomic_fetch_add_explicit(&S.skipped, 1, memory_order_relaxed);
+        rearm_if_due_locked();
         pthread_cond_signal(&S.wake);
     }
     pthread_mutex_unlock(&S.lock);
@@ -373,10 +379,7 @@ void pd_sampler_rearm(void)
 void pd_sampler_rearm_if_due(void)
 {
     pthread_mutex_lock(&S.lock);
-    if (mono() >= due_time())
-        rearm_locked();
-    else
-        atomic_fetch_add_explicit(&S.skipped, 1, memory_order_relaxed);
+    rearm_if_due_locked();
     pthread_mutex_unlock(&S.lock);
 }
 

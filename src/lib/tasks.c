@@ -74,22 +74,35 @@ static rt_task *task_new(int id)
     return t;
 }
 
+/* With rt.lock held: the task a begin (ending 0: created on first use, must
+ * be idle) or an end (ending 1: must exist and be active) acts on, or the
+ * error code to return. */
+static int task_for_locked(int id, int ending, rt_task **out)
+{
+    if (!rt.initialized)
+        return PD_ESTATE;
+    rt_task *t = rt_task_find(id);
+    if (!t) {
+        if (ending)
+            return PD_ENOTFOUND;
+        if (!(t = task_new(id)))
+            return rt.ntasks >= RT_MAX_TASKS ? PD_EINVAL : PD_ENOMEM;
+    }
+    if ((t->active != 0) != ending)
+        return PD_ESTATE;
+    *out = t;
+    return PD_OK;
+}
+
 int pd_task_begin(int task_id)
 {
     int id = task_id < 0 ? default_task_id() : task_id;
     pthread_mutex_lock(&rt.lock);
-    if (!rt.initialized) {
+    rt_task *t;
+    int rc = task_for_locked(id, 0, &t);
+    if (rc != PD_OK) {
         pthread_mutex_unlock(&rt.lock);
-        return PD_ESTATE;
-    }
-    rt_task *t = rt_task_find(id);
-    if (!t && !(t = task_new(id))) {
-        pthread_mutex_unlock(&rt.lock);
-        return rt.ntasks >= RT_MAX_TASKS ? PD_EINVAL : PD_ENOMEM;
-    }
-    if (t->active) {
-        pthread_mutex_unlock(&rt.lock);
-        return PD_ESTATE;
+        return rc;
     }
     int opened = !rt.instance_open;
     if (opened) {
@@ -146,18 +159,11 @@ int pd_task_end(int task_id)
 {
     int id = task_id < 0 ? default_task_id() : task_id;
     pthread_mutex_lock(&rt.lock);
-    if (!rt.initialized) {
+    rt_task *t;
+    int rc = task_for_locked(id, 1, &t);
+    if (rc != PD_OK) {
         pthread_mutex_unlock(&rt.lock);
-        return PD_ESTATE;
-    }
-    rt_task *t = rt_task_find(id);
-    if (!t) {
-        pthread_mutex_unlock(&rt.lock);
-        return PD_ENOTFOUND;
-    }
-    if (!t->active) {
-        pthread_mutex_unlock(&rt.lock);
-        return PD_ESTATE;
+        return rc;
     }
     /* The session belongs to this task and only its owner ends it. */
     pd_perf_sample s;

@@ -1,5 +1,6 @@
 /* Thermostat-style page sampling (see page_sampler.h). */
 #include "lib/page_sampler.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -225,13 +226,6 @@ static void protect_run(sample_table *t, size_t a, size_t b)
     S.mprotect_calls++;
 }
 
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Earliest time the next budgeted pass may start: the last pass and the
  * faults since it (each also costs its arming and restore) must stay
  * within the budget's share of the time elapsed. */
@@ -257,7 +251,7 @@ static void rearm_locked(void)
     sample_table *t = atomic_load(&S.table);
     if (!t || !atomic_load(&S.armed))
         return;
-    double t0 = mono();
+    double t0 = pd_monotonic();
     uint64_t now_ns = mono_ns();
     size_t run = 0, run_len = 0;
     for (size_t i = 0; i < t->n; i++) {
@@ -280,7 +274,7 @@ static void rearm_locked(void)
     }
     if (run_len)
         protect_run(t, run, run + run_len);
-    double t1 = mono();
+    double t1 = pd_monotonic();
     S.last_pass = t1 - t0;
     S.inst_passes += S.last_pass;
     S.last_end = t1;
@@ -332,7 +326,7 @@ void pd_sampler_drop_object(int object)
 /* Rearm only when the overhead budget allows; otherwise count the skipped pass. */
 static void rearm_if_due_locked(void)
 {
-    if (mono() >= due_time())
+    if (pd_monotonic() >= due_time())
         rearm_locked();
     else
         atomic_fetch_add_explicit(&S.skipped, 1, memory_order_relaxed);
@@ -399,7 +393,7 @@ static void *ticker_main(void *arg)
         }
         /* Sleep the period, or longer when the last pass was expensive. */
         double wait = (double)S.period_ms * 1e-3;
-        double budgeted = due_time() - mono();
+        double budgeted = due_time() - pd_monotonic();
         if (budgeted > wait)
             wait = budgeted;
         struct timespec until;
@@ -409,7 +403,7 @@ static void *ticker_main(void *arg)
         until.tv_nsec += ns % 1000000000L;
         until.tv_sec += until.tv_nsec / 1000000000L;
         until.tv_nsec %= 1000000000L;
-        if (pthread_cond_timedwait(&S.wake, &S.lock, &until) == ETIMEDOUT && mono() >= due_time())
+        if (pthread_cond_timedwait(&S.wake, &S.lock, &until) == ETIMEDOUT && pd_monotonic() >= due_time())
             rearm_locked();
     }
     pthread_mutex_unlock(&S.lock);
@@ -615,11 +609,11 @@ static double calibrate_fault_cost(void)
     atomic_store(&S.scratch, (uintptr_t)p);
     double best = 1;
     for (int i = 0; i < 8; i++) {
-        double t0 = mono();
+        double t0 = pd_monotonic();
         if (mprotect(p, PD_SAMPLE_PAGE, PROT_NONE) != 0)
             break;
         ((volatile char *)p)[0] += 1;
-        double d = mono() - t0;
+        double d = pd_monotonic() - t0;
         best = d < best ? d : best;
     }
     atomic_store(&S.scratch, 0);

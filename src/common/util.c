@@ -224,6 +224,12 @@ double pd_monotonic(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+size_t pd_page_size(void)
+{
+    long ps = sysconf(_SC_PAGESIZE);
+    return ps > 0 ? (size_t)ps : 4096;
+}
+
 void pd_short_hostname(char *buf, size_t len)
 {
     if (len == 0)

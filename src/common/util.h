@@ -42,6 +42,9 @@ bool pd_parse_u64(const char *s, unsigned long long *out);
 double pd_now(void);
 double pd_monotonic(void);
 
+/* System page size in bytes (4096 if sysconf cannot tell). */
+size_t pd_page_size(void);
+
 /* Short hostname (up to the first '.'), as the samplers name their files. */
 void pd_short_hostname(char *buf, size_t len);
 

@@ -773,8 +773,7 @@ pd_backend *pd_backend_numa_create(int fast_node, int slow_node, size_t fast_cap
         errno = ENOMEM;
         return NULL;
     }
-    long ps = sysconf(_SC_PAGESIZE);
-    s->page_size = ps > 0 ? (size_t)ps : 4096;
+    s->page_size = pd_page_size();
     s->fast_node = fast;
     s->slow_node = slow;
     s->capacity = fast_capacity;

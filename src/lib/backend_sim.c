@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "lib/backend.h"
 
 typedef struct {
@@ -268,8 +269,7 @@ pd_backend *pd_backend_sim_create(size_t fast_capacity)
         errno = ENOMEM;
         return NULL;
     }
-    long pg = sysconf(_SC_PAGESIZE);
-    s->page = pg > 0 ? (size_t)pg : 4096;
+    s->page = pd_page_size();
     s->capacity_pages = fast_capacity / s->page;
     pthread_mutex_init(&s->lock, NULL);
     b->name = "sim";

@@ -58,8 +58,7 @@ void rt_thp_prepare(void *addr, size_t size)
 {
     if (rt.thp != PD_THP_OFF || !size)
         return;
-    long ps = sysconf(_SC_PAGESIZE);
-    uintptr_t page = ps > 0 ? (uintptr_t)ps : 4096;
+    uintptr_t page = pd_page_size();
     /* Whole pages only: the pages at the ends are shared with other data. */
     uintptr_t lo = ((uintptr_t)addr + page - 1) & ~(page - 1);
     uintptr_t hi = ((uintptr_t)addr + size) & ~(page - 1);

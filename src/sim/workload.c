@@ -80,6 +80,16 @@ int pd_wl_object(pd_wl_ctx *ctx, const char *name, void *addr, size_t bytes, pd_
     return id;
 }
 
+int pd_wl_objects(pd_wl_ctx *ctx, const pd_wl_object_spec *objs, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        const pd_wl_object_spec *o = &objs[k];
+        if ((*o->id = pd_wl_object(ctx, o->name, o->addr, o->bytes, o->pattern, o->elem_size)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static double thread_cpu(void)
 {
     struct timespec ts;

@@ -57,6 +57,17 @@ int pd_wl_tasks(pd_wl_ctx *ctx, const char *workload, const char *input, int nta
 /* Returns the object id (>= 0) or -1. */
 int pd_wl_object(pd_wl_ctx *ctx, const char *name, void *addr, size_t bytes, pd_pattern pat,
                  size_t elem_size);
+/* A kernel's objects, registered in order by pd_wl_objects; each id lands in *id. */
+typedef struct {
+    const char *name;
+    void *addr;
+    size_t bytes;
+    pd_pattern pattern;
+    size_t elem_size;
+    int *id;
+} pd_wl_object_spec;
+/* 0, or -1 at the first object that fails (so no kernel keeps an id of -1). */
+int pd_wl_objects(pd_wl_ctx *ctx, const pd_wl_object_spec *objs, size_t n);
 
 /* ---- called by kernels while running -------------------------------------- */
 double pd_wl_task_begin(pd_wl_ctx *ctx, int task);

@@ -157,6 +157,16 @@ void pd_wl_calibrate_compute(pd_sim_profile *p)
     free(split);
 }
 
+/* Frees what pd_wl_tasks and pd_wl_object allocated into ctx. */
+static void wl_ctx_free(pd_wl_ctx *ctx)
+{
+    pd_sim_profile_free(ctx->prof);
+    free(ctx->task_cpu);
+    free(ctx->obj_addr);
+    free(ctx->rt_id);
+    memset(ctx, 0, sizeof *ctx);
+}
+
 pd_sim_profile *pd_wl_profile(const pd_workload *w, const char *input, int reps, char *err,
                               size_t errlen)
 {
@@ -173,9 +183,7 @@ pd_sim_profile *pd_wl_profile(const pd_workload *w, const char *input, int reps,
             w->teardown(st);
         if (!st && !err[0])
             snprintf(err, errlen, "workload %s: setup failed", w->name);
-        pd_sim_profile_free(p);
-        free(ctx.task_cpu);
-        free(ctx.obj_addr);
+        wl_ctx_free(&ctx);
         return NULL;
     }
     if (reps < 1)
@@ -192,17 +200,15 @@ pd_sim_profile *pd_wl_profile(const pd_workload *w, const char *input, int reps,
     if (pd_sim_profile_alloc_counts(p) != 0) {
         snprintf(err, errlen, "workload %s: out of memory for counters", w->name);
         w->teardown(st);
-        pd_sim_profile_free(p);
-        free(ctx.task_cpu);
-        free(ctx.obj_addr);
+        wl_ctx_free(&ctx);
         return NULL;
     }
     ctx.counting = 1;
     w->run(st, &ctx);
     pd_wl_calibrate_compute(p);
     w->teardown(st);
-    free(ctx.task_cpu);
-    free(ctx.obj_addr);
+    ctx.prof = NULL; /* the caller's */
+    wl_ctx_free(&ctx);
     return p;
 }
 
@@ -215,10 +221,10 @@ int pd_wl_verify(const pd_workload *w, const char *input, char *err, size_t errl
         w->run(st, &ctx);
         rc = w->verify(st, err, errlen);
         w->teardown(st);
+    } else if (!err[0]) {
+        snprintf(err, errlen, "workload %s: setup failed", w->name);
     }
-    pd_sim_profile_free(ctx.prof);
-    free(ctx.task_cpu);
-    free(ctx.obj_addr);
+    wl_ctx_free(&ctx);
     return rc;
 }
 
@@ -244,6 +250,45 @@ static double tv_distance(const double *a, const double *b, size_t n, size_t str
     return d / 2;
 }
 
+/* One instance of w under libpaddiser (initialised by the caller): setup with
+ * the objects registered, every task marked, one sync point. *state is the
+ * kernel's state for rt_instance_end, even on failure; layout, when given,
+ * must have this run's objects and pages. */
+static int rt_instance(const pd_workload *w, const char *input, const pd_sim_profile *layout,
+                       pd_wl_ctx *ctx, void **state, char *err, size_t errlen)
+{
+    *ctx = (pd_wl_ctx){.runtime = 1};
+    *state = w->setup(ctx, input, err, errlen);
+    if (!*state) {
+        if (!err[0])
+            snprintf(err, errlen, "workload %s: setup failed", w->name);
+        return -1;
+    }
+    if (layout && (ctx->prof->nobjects != layout->nobjects || ctx->prof->npages != layout->npages)) {
+        snprintf(err, errlen, "%s/%s: the profile's objects differ from this run's", w->name, input);
+        return -1;
+    }
+    w->run(*state, ctx);
+    if (ctx->rt_errors) {
+        snprintf(err, errlen, "%s: %d pd_task_begin/end calls failed", w->name, ctx->rt_errors);
+        return -1;
+    }
+    int st = pd_sync_point();
+    if (st != PD_OK) {
+        snprintf(err, errlen, "pd_sync_point: %s", pd_strerror(st));
+        return -1;
+    }
+    return 0;
+}
+
+static void rt_instance_end(const pd_workload *w, void *state, pd_wl_ctx *ctx)
+{
+    pd_finalize(); /* before the objects are freed */
+    if (state)
+        w->teardown(state);
+    wl_ctx_free(ctx);
+}
+
 int pd_wl_sampling_check(const pd_workload *w, const char *input, pd_wl_sampling *out, char *err,
                          size_t errlen)
 {
@@ -261,20 +306,11 @@ int pd_wl_sampling_check(const pd_workload *w, const char *input, pd_wl_sampling
         pd_sim_profile_free(exact);
         return -1;
     }
-    pd_wl_ctx ctx = {.runtime = 1};
+    pd_wl_ctx ctx;
+    void *state;
     int rc = -1;
-    void *state = w->setup(&ctx, input, err, errlen);
-    if (!state)
+    if (rt_instance(w, input, exact, &ctx, &state, err, errlen) != 0)
         goto done;
-    w->run(state, &ctx);
-    if (ctx.rt_errors) {
-        snprintf(err, errlen, "%s: %d pd_task_begin/end calls failed", w->name, ctx.rt_errors);
-        goto done;
-    }
-    if ((st = pd_sync_point()) != PD_OK) {
-        snprintf(err, errlen, "pd_sync_point: %s", pd_strerror(st));
-        goto done;
-    }
     int no = exact->nobjects, nt = exact->ntasks;
     out->nobjects = no, out->ntasks = nt;
     out->exact = calloc((size_t)no * nt, sizeof(double));
@@ -309,16 +345,10 @@ int pd_wl_sampling_check(const pd_workload *w, const char *input, pd_wl_sampling
     }
     rc = 0;
 done:
-    pd_finalize(); /* before the objects are freed */
-    if (state)
-        w->teardown(state);
+    rt_instance_end(w, state, &ctx);
     if (rc != 0)
         pd_wl_sampling_free(out);
-    pd_sim_profile_free(ctx.prof);
     pd_sim_profile_free(exact);
-    free(ctx.task_cpu);
-    free(ctx.obj_addr);
-    free(ctx.rt_id);
     return rc;
 }
 
@@ -342,25 +372,12 @@ int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capa
         snprintf(err, errlen, "pd_init: %s", pd_strerror(st));
         return -1;
     }
-    pd_wl_ctx ctx = {.runtime = 1};
+    pd_wl_ctx ctx;
+    void *state;
     int rc = -1;
     int *tiers = NULL;
-    void *state = w->setup(&ctx, input, err, errlen);
-    if (!state)
+    if (rt_instance(w, input, layout, &ctx, &state, err, errlen) != 0)
         goto done;
-    if (ctx.prof->nobjects != layout->nobjects || ctx.prof->npages != layout->npages) {
-        snprintf(err, errlen, "%s/%s: the profile's objects differ from this run's", w->name, input);
-        goto done;
-    }
-    w->run(state, &ctx);
-    if (ctx.rt_errors) {
-        snprintf(err, errlen, "%s: %d pd_task_begin/end calls failed", w->name, ctx.rt_errors);
-        goto done;
-    }
-    if ((st = pd_sync_point()) != PD_OK) {
-        snprintf(err, errlen, "pd_sync_point: %s", pd_strerror(st));
-        goto done;
-    }
     if (pd_plan_query(NULL, 0, predicted) < 0)
         *predicted = 0;
     /* Objects are page-aligned: the runtime's page k of an object is profile
@@ -383,13 +400,7 @@ int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capa
         fast[g] = tiers[g] == PD_PAGE_FAST;
     rc = 0;
 done:
-    pd_finalize();
-    if (state)
-        w->teardown(state);
+    rt_instance_end(w, state, &ctx);
     free(tiers);
-    pd_sim_profile_free(ctx.prof);
-    free(ctx.task_cpu);
-    free(ctx.obj_addr);
-    free(ctx.rt_id);
     return rc;
 }

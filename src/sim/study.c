@@ -101,7 +101,28 @@ typedef struct {
 
 /* coarse[((w * ninputs + i) * ncaps + c) * 2 + {0 greedy, 1 exact}], likewise
  * from_base: exact and greedy planned on the base input's estimated profile
- * (first tier; 0 where the input is the base or no base was profiled). */
+ * (first tier; 0 where the input is the base or no base was profiled), and
+ * eq2: exact on Eq. 2 curves {0 the model, 1 f = 1}. PAIR points at the two. */
+#define PAIR(a, wi, ii, ci) (&(a)[(((size_t)(wi) * cfg->ninputs + (ii)) * cfg->ncaps + (ci)) * 2])
+
+/* Mean, min and max of gains over inputs and capacities. */
+typedef struct {
+    double sum, min, max;
+    int n;
+} gain_stat;
+
+#define GAIN_STAT_INIT {0, INFINITY, -INFINITY, 0}
+
+static void gain_add(gain_stat *g, double v)
+{
+    g->sum += v, g->n++;
+    g->min = fmin(g->min, v), g->max = fmax(g->max, v);
+}
+
+static double gain_mean(const gain_stat *g)
+{
+    return g->sum / g->n;
+}
 /* One example per workload (first tier, first input, capacity nearest 30%):
  * per-task times and DRAM shares of a few policies. */
 typedef struct {
@@ -166,16 +187,12 @@ static void write_markdown(FILE *f, const pd_sim_study_cfg *cfg, const cell *cel
                                            {PD_SIM_EXACT, PD_SIM_HOT_EXACT}};
             fprintf(f, "| %s |", cfg->workloads[w]);
             for (size_t q = 0; q < PD_ARRAY_LEN(pairs); q++) {
-                double sum = 0, mx = -INFINITY;
-                int n = 0;
+                gain_stat g = GAIN_STAT_INIT;
                 for (int i = 0; i < cfg->ninputs; i++)
-                    for (int c = 0; c < cfg->ncaps; c++) {
-                        double g = pd_sim_gain(AT(cells, ti, w, i, c, pairs[q][0])->makespan,
-                                               AT(cells, ti, w, i, c, pairs[q][1])->makespan);
-                        sum += g, n++;
-                        mx = fmax(mx, g);
-                    }
-                fprintf(f, " %.1f%% (%.1f%%) |", 100 * sum / n, 100 * mx);
+                    for (int c = 0; c < cfg->ncaps; c++)
+                        gain_add(&g, pd_sim_gain(AT(cells, ti, w, i, c, pairs[q][0])->makespan,
+                                                 AT(cells, ti, w, i, c, pairs[q][1])->makespan));
+                fprintf(f, " %.1f%% (%.1f%%) |", 100 * gain_mean(&g), 100 * g.max);
             }
             static const int covs[] = {PD_SIM_HOT_FIRST, PD_SIM_MEMORY_MODE, PD_SIM_GREEDY, PD_SIM_EXACT};
             for (size_t q = 0; q < PD_ARRAY_LEN(covs); q++) {
@@ -287,25 +304,25 @@ static void write_markdown(FILE *f, const pd_sim_study_cfg *cfg, const cell *cel
                        "inputs and capacities.\n\n");
             fprintf(f, "| workload | exact, own profile | exact, from base | greedy, from base | exact from base vs own |\n|---|---:|---:|---:|---:|\n");
             for (int w = 0; w < cfg->nworkloads; w++) {
-                double s1 = 0, s2 = 0, s3 = 0, s4 = 0, m1 = INFINITY, m2 = INFINITY, m3 = INFINITY, m4 = INFINITY;
-                int n = 0;
+                gain_stat g[4] = {GAIN_STAT_INIT, GAIN_STAT_INIT, GAIN_STAT_INIT, GAIN_STAT_INIT};
                 for (int i = 0; i < cfg->ninputs; i++)
                     for (int c = 0; c < cfg->ncaps; c++) {
-                        const double *fb = &from_base[(((size_t)w * cfg->ninputs + i) * cfg->ncaps + c) * 2];
+                        const double *fb = PAIR(from_base, w, i, c);
                         if (fb[1] <= 0)
                             continue;
                         double hot = AT(cells, 0, w, i, c, PD_SIM_HOT_FIRST)->makespan;
                         double own = AT(cells, 0, w, i, c, PD_SIM_EXACT)->makespan;
-                        double g1 = pd_sim_gain(own, hot), g2 = pd_sim_gain(fb[1], hot);
-                        double g3 = pd_sim_gain(fb[0], hot), g4 = pd_sim_gain(fb[1], own);
-                        s1 += g1, s2 += g2, s3 += g3, s4 += g4, n++;
-                        m1 = fmin(m1, g1), m2 = fmin(m2, g2), m3 = fmin(m3, g3), m4 = fmin(m4, g4);
+                        gain_add(&g[0], pd_sim_gain(own, hot));
+                        gain_add(&g[1], pd_sim_gain(fb[1], hot));
+                        gain_add(&g[2], pd_sim_gain(fb[0], hot));
+                        gain_add(&g[3], pd_sim_gain(fb[1], own));
                     }
-                if (n == 0)
+                if (g[0].n == 0)
                     continue;
-                fprintf(f, "| %s | %.1f%% / %.1f%% | %.1f%% / %.1f%% | %.1f%% / %.1f%% | %.1f%% / %.1f%% |\n",
-                        cfg->workloads[w], 100 * s1 / n, 100 * m1, 100 * s2 / n, 100 * m2,
-                        100 * s3 / n, 100 * m3, 100 * s4 / n, 100 * m4);
+                fprintf(f, "| %s |", cfg->workloads[w]);
+                for (int q = 0; q < 4; q++)
+                    fprintf(f, " %.1f%% / %.1f%% |", 100 * gain_mean(&g[q]), 100 * g[q].min);
+                fprintf(f, "\n");
             }
             fprintf(f, "\n");
         }
@@ -319,20 +336,19 @@ static void write_markdown(FILE *f, const pd_sim_study_cfg *cfg, const cell *cel
                        "min over inputs and capacities.\n\n", model_source);
             fprintf(f, "| workload | exact, execution-model curves | exact, Eq. 2 model | exact, Eq. 2 f = 1 |\n|---|---:|---:|---:|\n");
             for (int w = 0; w < cfg->nworkloads; w++) {
-                double s1 = 0, s2 = 0, s3 = 0, m1 = INFINITY, m2 = INFINITY, m3 = INFINITY;
-                int n = 0;
+                gain_stat g[3] = {GAIN_STAT_INIT, GAIN_STAT_INIT, GAIN_STAT_INIT};
                 for (int i = 0; i < cfg->ninputs; i++)
                     for (int c = 0; c < cfg->ncaps; c++) {
-                        const double *e = &eq2[(((size_t)w * cfg->ninputs + i) * cfg->ncaps + c) * 2];
+                        const double *e = PAIR(eq2, w, i, c);
                         double hot = AT(cells, 0, w, i, c, PD_SIM_HOT_FIRST)->makespan;
-                        double g1 = pd_sim_gain(AT(cells, 0, w, i, c, PD_SIM_EXACT)->makespan, hot);
-                        double g2 = pd_sim_gain(e[0], hot), g3 = pd_sim_gain(e[1], hot);
-                        s1 += g1, s2 += g2, s3 += g3, n++;
-                        m1 = fmin(m1, g1), m2 = fmin(m2, g2), m3 = fmin(m3, g3);
+                        gain_add(&g[0], pd_sim_gain(AT(cells, 0, w, i, c, PD_SIM_EXACT)->makespan, hot));
+                        gain_add(&g[1], pd_sim_gain(e[0], hot));
+                        gain_add(&g[2], pd_sim_gain(e[1], hot));
                     }
-                fprintf(f, "| %s | %.1f%% / %.1f%% | %.1f%% / %.1f%% | %.1f%% / %.1f%% |\n",
-                        cfg->workloads[w], 100 * s1 / n, 100 * m1, 100 * s2 / n, 100 * m2,
-                        100 * s3 / n, 100 * m3);
+                fprintf(f, "| %s |", cfg->workloads[w]);
+                for (int q = 0; q < 3; q++)
+                    fprintf(f, " %.1f%% / %.1f%% |", 100 * gain_mean(&g[q]), 100 * g[q].min);
+                fprintf(f, "\n");
             }
             fprintf(f, "\n");
         }
@@ -347,21 +363,19 @@ static void write_markdown(FILE *f, const pd_sim_study_cfg *cfg, const cell *cel
                        "at a reference point, shared pages paid by every task) mislead it.\n\n");
             fprintf(f, "| workload | step %.2f | step %.2f |\n|---|---:|---:|\n", st, cfg->coarse_step);
             for (int w = 0; w < cfg->nworkloads; w++) {
-                double s1 = 0, mx1 = -INFINITY, mn1 = INFINITY, s2 = 0, mx2 = -INFINITY, mn2 = INFINITY;
-                int n = 0;
+                gain_stat g[2] = {GAIN_STAT_INIT, GAIN_STAT_INIT};
                 for (int i = 0; i < cfg->ninputs; i++)
                     for (int c = 0; c < cfg->ncaps; c++) {
-                        double g1 = pd_sim_gain(AT(cells, 0, w, i, c, PD_SIM_EXACT)->makespan,
-                                                AT(cells, 0, w, i, c, PD_SIM_GREEDY)->makespan);
-                        const double *cc = &coarse[(((size_t)w * cfg->ninputs + i) * cfg->ncaps + c) * 2];
-                        double g2 = pd_sim_gain(cc[1], cc[0]);
-                        s1 += g1, s2 += g2, n++;
-                        mx1 = fmax(mx1, g1), mn1 = fmin(mn1, g1);
-                        mx2 = fmax(mx2, g2), mn2 = fmin(mn2, g2);
+                        const double *cc = PAIR(coarse, w, i, c);
+                        gain_add(&g[0], pd_sim_gain(AT(cells, 0, w, i, c, PD_SIM_EXACT)->makespan,
+                                                    AT(cells, 0, w, i, c, PD_SIM_GREEDY)->makespan));
+                        gain_add(&g[1], pd_sim_gain(cc[1], cc[0]));
                     }
-                fprintf(f, "| %s | %.1f%% / %.1f%% / %.1f%% | %.1f%% / %.1f%% / %.1f%% |\n",
-                        cfg->workloads[w], 100 * s1 / n, 100 * mx1, 100 * mn1, 100 * s2 / n,
-                        100 * mx2, 100 * mn2);
+                fprintf(f, "| %s |", cfg->workloads[w]);
+                for (int q = 0; q < 2; q++)
+                    fprintf(f, " %.1f%% / %.1f%% / %.1f%% |", 100 * gain_mean(&g[q]), 100 * g[q].max,
+                            100 * g[q].min);
+                fprintf(f, "\n");
             }
             fprintf(f, "\n");
         }

@@ -382,6 +382,26 @@ static void write_markdown(FILE *f, const pd_sim_study_cfg *cfg, const cell *cel
     }
 }
 
+/* The execution model's makespan of policy k's placement under options o. */
+static int placed_makespan(pd_sim_policy k, const pd_sim_profile *p, const pd_sim_machine *m,
+                           size_t cap, const pd_sim_policy_opts *o, double *makespan, char *err,
+                           size_t errlen)
+{
+    pd_sim_placement pl;
+    pd_sim_outcome out;
+    if (pd_sim_place(k, p, m, cap, o, &pl, err, errlen) != 0)
+        return -1;
+    int bad = pd_sim_evaluate(m, p, &pl, &out);
+    pd_sim_placement_free(&pl);
+    if (bad) {
+        snprintf(err, errlen, "evaluation failed");
+        return -1;
+    }
+    *makespan = out.makespan;
+    pd_sim_outcome_free(&out);
+    return 0;
+}
+
 int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
 {
     int rc = -1, nprof = cfg->nworkloads * cfg->ninputs;
@@ -425,7 +445,8 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
             goto out;
         }
     }
-    if (!profs || !cells || !from_base || (cfg->coarse_step > 0 && !coarse)) {
+    if (!profs || !cells || !from_base || !ex || (cfg->coarse_step > 0 && !coarse) ||
+        (cfg->runtime && !rtm)) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
@@ -473,17 +494,23 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
                     pd_sim_result res[PD_SIM_NPOLICIES];
                     if (pd_sim_compare(&m, p, cfg->caps[c], &cfg->opts, res, err, errlen) != 0)
                         goto out;
+                    size_t cap = (size_t)(cfg->caps[c] * (double)pd_sim_footprint(p));
                     if (rtm && ti == 0 && i == base_idx && rt_cap[c]) {
                         double *fast = malloc(p->npages * sizeof *fast), pred;
-                        for (int q = 0; fast && q < 2; q++) {
+                        if (!fast) {
+                            pd_sim_results_free(res);
+                            snprintf(err, errlen, "out of memory");
+                            goto out;
+                        }
+                        for (int q = 0; q < 2; q++) {
                             pd_sim_placement pl = {.fast = fast};
                             pd_sim_outcome out;
-                            size_t cap = (size_t)(cfg->caps[c] * (double)pd_sim_footprint(p));
                             if (pd_wl_runtime_placement(pd_workload_find(p->workload), p->input, cap,
                                                         q ? PD_PLANNER_GREEDY : PD_PLANNER_EXACT, p, fast,
                                                         &pred, err, errlen) != 0 ||
                                 pd_sim_evaluate(&m, p, &pl, &out) != 0) {
                                 free(fast);
+                                pd_sim_results_free(res);
                                 if (!err[0])
                                     snprintf(err, errlen, "evaluation failed");
                                 goto out;
@@ -493,7 +520,7 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
                         }
                         free(fast);
                     }
-                    if (ex && ti == 0 && i == 0 && c == ex_cap && p->ntasks <= 64) {
+                    if (ti == 0 && i == 0 && c == ex_cap && p->ntasks <= 64) {
                         ex[w].ntasks = p->ntasks;
                         ex[w].cap = cfg->caps[c];
                         for (int q = 0; q < 3; q++)
@@ -514,59 +541,28 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
                                     res[k].out.mean, x->predicted, res[k].place.fast_bytes);
                     }
                     pd_sim_results_free(res);
+                    /* the planners again: on the base input's estimate, on Eq. 2
+                     * curves, at the coarse step (first tier only) */
                     for (int q = 0; predicted && q < 2; q++) {
                         pd_sim_policy_opts o = cfg->opts;
                         o.plan_on = predicted;
-                        size_t cap = (size_t)(cfg->caps[c] * (double)pd_sim_footprint(p));
-                        pd_sim_placement pl;
-                        pd_sim_outcome out;
-                        if (pd_sim_place(q ? PD_SIM_EXACT : PD_SIM_GREEDY, p, &m, cap, &o, &pl, err, errlen) != 0)
+                        if (placed_makespan(q ? PD_SIM_EXACT : PD_SIM_GREEDY, p, &m, cap, &o,
+                                            &PAIR(from_base, w, i, c)[q], err, errlen) != 0)
                             goto out;
-                        int bad = pd_sim_evaluate(&m, p, &pl, &out);
-                        pd_sim_placement_free(&pl);
-                        if (bad) {
-                            snprintf(err, errlen, "evaluation failed");
-                            goto out;
-                        }
-                        from_base[(((size_t)w * cfg->ninputs + i) * cfg->ncaps + c) * 2 + q] = out.makespan;
-                        pd_sim_outcome_free(&out);
                     }
                     for (int q = 0; eq2 && ti == 0 && q < 2; q++) {
                         pd_sim_policy_opts o = cfg->opts;
                         o.eq2 = q ? linear : model;
-                        size_t cap = (size_t)(cfg->caps[c] * (double)pd_sim_footprint(p));
-                        pd_sim_placement pl;
-                        pd_sim_outcome out;
-                        if (pd_sim_place(PD_SIM_EXACT, p, &m, cap, &o, &pl, err, errlen) != 0)
+                        if (placed_makespan(PD_SIM_EXACT, p, &m, cap, &o, &PAIR(eq2, w, i, c)[q], err,
+                                            errlen) != 0)
                             goto out;
-                        int bad = pd_sim_evaluate(&m, p, &pl, &out);
-                        pd_sim_placement_free(&pl);
-                        if (bad) {
-                            snprintf(err, errlen, "evaluation failed");
-                            goto out;
-                        }
-                        eq2[(((size_t)w * cfg->ninputs + i) * cfg->ncaps + c) * 2 + q] = out.makespan;
-                        pd_sim_outcome_free(&out);
                     }
-                    if (ti == 0 && coarse) {
+                    for (int q = 0; coarse && ti == 0 && q < 2; q++) {
                         pd_sim_policy_opts o = cfg->opts;
                         o.step = cfg->coarse_step;
-                        size_t cap = (size_t)(cfg->caps[c] * (double)pd_sim_footprint(p));
-                        for (int q = 0; q < 2; q++) {
-                            pd_sim_placement pl;
-                            pd_sim_outcome out;
-                            if (pd_sim_place(q ? PD_SIM_EXACT : PD_SIM_GREEDY, p, &m, cap, &o, &pl,
-                                             err, errlen) != 0)
-                                goto out;
-                            int bad = pd_sim_evaluate(&m, p, &pl, &out);
-                            pd_sim_placement_free(&pl);
-                            if (bad) {
-                                snprintf(err, errlen, "evaluation failed");
-                                goto out;
-                            }
-                            coarse[(((size_t)w * cfg->ninputs + i) * cfg->ncaps + c) * 2 + q] = out.makespan;
-                            pd_sim_outcome_free(&out);
-                        }
+                        if (placed_makespan(q ? PD_SIM_EXACT : PD_SIM_GREEDY, p, &m, cap, &o,
+                                            &PAIR(coarse, w, i, c)[q], err, errlen) != 0)
+                            goto out;
                     }
                 }
             }

@@ -568,12 +568,11 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
             }
     }
     if (cfg->md_path) {
-        pd_str tmp = {0};
-        pd_str_printf(&tmp, "%s.tmp", cfg->md_path);
-        FILE *f = tmp.data ? fopen(tmp.data, "w") : NULL;
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
         if (!f) {
-            snprintf(err, errlen, "cannot write %s: %s", cfg->md_path, strerror(errno));
-            pd_str_free(&tmp);
+            snprintf(err, errlen, "out of memory");
             goto out;
         }
         const char *src = model ? pd_model_source(model) : "";
@@ -583,12 +582,13 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
                        src, ex, rtm, base_idx, profs);
         int bad = ferror(f);
         bad |= fclose(f) != 0;
-        if (bad || rename(tmp.data, cfg->md_path) != 0) {
+        if (bad)
+            snprintf(err, errlen, "out of memory writing %s", cfg->md_path);
+        else if ((bad = pd_write_file_atomic(cfg->md_path, text, len) != 0))
             snprintf(err, errlen, "cannot write %s: %s", cfg->md_path, strerror(errno));
-            pd_str_free(&tmp);
+        free(text);
+        if (bad)
             goto out;
-        }
-        pd_str_free(&tmp);
     }
     rc = 0;
 out:

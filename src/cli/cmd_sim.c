@@ -449,53 +449,63 @@ static int sim_study(sim_args *a, int argc, char **argv)
     return 0;
 }
 
-static int sim_verify(sim_args *a)
+/* Runs one case per workload and input; a failing case is reported and the
+ * others still run. */
+static int each_case(const sim_args *a, const char *sub,
+                     int (*run_case)(const pd_workload *w, const char *input, char *err, size_t errlen))
 {
-    set_default_list(&a->workloads, "spgemm,bfs,stencil,dmrg");
-    set_default_list(&a->inputs, "base");
     int rc = 0;
     for (int w = 0; w < a->workloads.n; w++)
         for (int i = 0; i < a->inputs.n; i++) {
             char err[512] = "";
             const pd_workload *wl = pd_workload_find(a->workloads.v[w]);
-            if (pd_wl_verify(wl, a->inputs.v[i], err, sizeof err) != 0) {
-                fprintf(stderr, "paddiser sim verify: %s/%s: %s\n", wl->name, a->inputs.v[i], err);
+            if (run_case(wl, a->inputs.v[i], err, sizeof err) != 0) {
+                fprintf(stderr, "paddiser sim %s: %s/%s: %s\n", sub, wl->name, a->inputs.v[i], err);
                 rc = 1;
-            } else {
-                printf("%s/%s: ok\n", wl->name, a->inputs.v[i]);
             }
         }
     return rc;
+}
+
+static int verify_case(const pd_workload *w, const char *input, char *err, size_t errlen)
+{
+    if (pd_wl_verify(w, input, err, errlen) != 0)
+        return -1;
+    printf("%s/%s: ok\n", w->name, input);
+    return 0;
+}
+
+static int sim_verify(sim_args *a)
+{
+    set_default_list(&a->workloads, "spgemm,bfs,stencil,dmrg");
+    set_default_list(&a->inputs, "base");
+    return each_case(a, "verify", verify_case);
+}
+
+static int sampling_case(const pd_workload *w, const char *input, char *err, size_t errlen)
+{
+    pd_wl_sampling s;
+    if (pd_wl_sampling_check(w, input, &s, err, errlen) != 0)
+        return -1;
+    printf("%s/%s: %zu sampled pages, %llu sampled faults; task-share distance "
+           "(total variation, 0 = same shares) over all objects %.3f\n",
+           w->name, input, s.samples, s.faults, s.tv);
+    printf("  %-10s %14s %14s %8s\n", "object", "exact_lines", "sampled", "tv");
+    for (int o = 0; o < s.nobjects; o++) {
+        double e = 0, smp = 0;
+        for (int t = 0; t < s.ntasks; t++)
+            e += s.exact[o * s.ntasks + t], smp += s.sampled[o * s.ntasks + t];
+        printf("  %-10s %14.0f %14.0f %8.3f\n", s.names[o] ? s.names[o] : "?", e, smp, s.obj_tv[o]);
+    }
+    pd_wl_sampling_free(&s);
+    return 0;
 }
 
 static int sim_sampling(sim_args *a)
 {
     set_default_list(&a->workloads, "spgemm,bfs,stencil,dmrg");
     set_default_list(&a->inputs, "base");
-    int rc = 0;
-    for (int w = 0; w < a->workloads.n; w++)
-        for (int i = 0; i < a->inputs.n; i++) {
-            char err[512] = "";
-            const pd_workload *wl = pd_workload_find(a->workloads.v[w]);
-            pd_wl_sampling s;
-            if (pd_wl_sampling_check(wl, a->inputs.v[i], &s, err, sizeof err) != 0) {
-                fprintf(stderr, "paddiser sim sampling: %s/%s: %s\n", wl->name, a->inputs.v[i], err);
-                rc = 1;
-                continue;
-            }
-            printf("%s/%s: %zu sampled pages, %llu sampled faults; task-share distance "
-                   "(total variation, 0 = same shares) over all objects %.3f\n",
-                   wl->name, a->inputs.v[i], s.samples, s.faults, s.tv);
-            printf("  %-10s %14s %14s %8s\n", "object", "exact_lines", "sampled", "tv");
-            for (int o = 0; o < s.nobjects; o++) {
-                double e = 0, smp = 0;
-                for (int t = 0; t < s.ntasks; t++)
-                    e += s.exact[o * s.ntasks + t], smp += s.sampled[o * s.ntasks + t];
-                printf("  %-10s %14.0f %14.0f %8.3f\n", s.names[o] ? s.names[o] : "?", e, smp, s.obj_tv[o]);
-            }
-            pd_wl_sampling_free(&s);
-        }
-    return rc;
+    return each_case(a, "sampling", sampling_case);
 }
 
 static int sim_runtime(sim_args *a)

@@ -19,6 +19,39 @@ grep -q "unknown policy 'lru'" "$T/err" || fail "no message for bad policy"
 "$P" sim frobnicate 2>"$T/err"; [ $? -eq 2 ] || fail "unknown subcommand should exit 2"
 "$P" sim run -p /nonexistent/p.json 2>"$T/err"; [ $? -eq 1 ] || fail "missing profile should exit 1"
 grep -q "/nonexistent/p.json" "$T/err" || fail "missing profile not named"
+# every bad name or value is refused before any work (exit 2), naming it
+refused() { # MESSAGE ARGS...
+    msg=$1
+    shift
+    "$P" sim run -w bfs --profile-dir "$T/none" "$@" 2>"$T/err"
+    [ $? -eq 2 ] || fail "sim run $* should exit 2"
+    grep -qF -- "$msg" "$T/err" || fail "sim run $*: want '$msg', got '$(cat "$T/err")'"
+}
+refused "unknown tier preset 'pmem'" -t pmem
+refused "unknown input 'huge'" -i huge
+refused "bad --capacity 'nan'" -c nan
+refused "bad --capacity '0.5,nan'" -c 0.5,nan
+refused "bad --capacity '-0.1'" -c -0.1
+refused "bad --capacity '1.01'" -c 1.01
+refused "bad --capacity '0:1:1e-9'" -c 0:1:1e-9
+refused "bad --capacity 'nan:1:0.1'" -c nan:1:0.1
+refused "bad --capacity '0.9:0.1:0.1'" -c 0.9:0.1:0.1
+refused "empty list" -w ,
+refused "--reps must be" -r 0
+refused "--step must be" --step 0.7
+refused "--seed must be" --seed -1
+[ ! -e "$T/none" ] || fail "a refused run created the profile directory"
+"$P" sim study --quick -w bfs -t optane,pmem --profile-dir "$T/none" 2>"$T/err"
+[ $? -eq 2 ] || fail "study with an unknown tier should exit 2"
+grep -q "unknown tier preset 'pmem'" "$T/err" || fail "study: no message for the unknown tier"
+"$P" sim gen-training -w bfs -i tiny --profile-dir "$T/none" 2>"$T/err"
+[ $? -eq 2 ] || fail "gen-training without --output should exit 2"
+grep -q "needs --output" "$T/err" || fail "gen-training: no message for the missing output"
+"$P" sim run -w bfs -c 0.2,0.4 2>"$T/err"; [ $? -eq 2 ] || fail "run with two capacities should exit 2"
+grep -q "one --capacity" "$T/err" || fail "run: no message for two capacities"
+"$P" sim study --quick -w bfs -i tiny --profile-dir "$T/prof" -o /nonexistent/dir/r.md 2>"$T/err"
+[ $? -eq 1 ] || fail "study to an unwritable file should exit 1"
+grep -q "cannot write /nonexistent/dir/r.md" "$T/err" || fail "study: unwritable output not named"
 
 "$P" sim run -w stencil -i tiny --profile-dir "$T/prof" -c 0.4 -P greedy \
     --metrics "$T/m.json" --tasks-csv "$T/t.csv" >"$T/out" || fail "run failed"

@@ -61,6 +61,11 @@ grep -q '"gain_vs_hot_first"' "$T/m.json" || fail "metrics lack gain_vs_hot_firs
 grep -q '"policy": "greedy"' "$T/m.json" || fail "metrics lack the policy"
 [ "$(head -1 "$T/t.csv")" = "policy,task,time_s,dram_share,dram_bytes" ] || fail "tasks csv header"
 [ "$(wc -l <"$T/t.csv")" -eq 49 ] || fail "tasks csv should have 6 policies x 8 tasks"
+if [ -w /dev/full ]; then # a full disk is reported, naming the file
+    "$P" sim run -w stencil -i tiny --profile-dir "$T/prof" --tasks-csv /dev/full >/dev/null 2>"$T/err"
+    [ $? -eq 1 ] || fail "tasks csv on a full disk should exit 1"
+    grep -q "cannot write /dev/full" "$T/err" || fail "tasks csv on a full disk: file not named"
+fi
 for pol in first-touch hot-first memory-mode greedy exact hot-exact; do
     grep -q "^$pol " "$T/out" || fail "run output lacks $pol"
 done

@@ -425,8 +425,11 @@ static int sim_run(sim_args *a)
             rc = 1;
         } else {
             pd_sim_tasks_csv(f, p, res, 1);
-            if (fclose(f) != 0)
+            int bad = ferror(f);
+            if ((fclose(f) != 0) | bad) {
+                fprintf(stderr, "paddiser sim run: cannot write %s\n", a->tasks_csv);
                 rc = 1;
+            }
         }
     }
     pd_sim_results_free(res);

@@ -592,7 +592,7 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
     }
     rc = 0;
 out:
-    if (csv && fclose(csv) != 0 && rc == 0) {
+    if (csv && (ferror(csv) | (fclose(csv) != 0)) && rc == 0) {
         snprintf(err, errlen, "cannot write %s", cfg->csv_path);
         rc = -1;
     }
@@ -696,7 +696,8 @@ int pd_sim_gen_training(const pd_sim_machine *m, pd_sim_profile *const *profiles
         }
         free(split), free(fast), free(ones), free(order), free(cnt);
     }
-    if (fclose(f) != 0 && rc == 0) {
+    int bad = ferror(f);
+    if ((fclose(f) != 0 || bad) && rc == 0) {
         snprintf(err, errlen, "cannot write %s", path);
         rc = -1;
     }

@@ -4,6 +4,7 @@
  * model. The only file that calls xgboost; prediction is native
  * (model.c, model_forest.c) and never needs it. */
 #include <errno.h>
+#include <ctype.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -138,18 +139,23 @@ void pd_model_data_free(pd_model_data *d)
     memset(d, 0, sizeof *d);
 }
 
+/* A finite number (blanks around it are fine); with allow_missing, an empty
+ * cell, "nan" or "na" is NaN. The whole cell counts, however long. */
 static int parse_cell(const char *s, int allow_missing, double *out)
 {
     if (!s)
         return 0;
-    char buf[64];
-    snprintf(buf, sizeof buf, "%s", s);
-    char *t = pd_trim(buf);
-    if (allow_missing && (!*t || !strcasecmp(t, "nan") || !strcasecmp(t, "na"))) {
+    const char *b = s, *e = s + strlen(s);
+    while (b < e && isspace((unsigned char)*b))
+        b++;
+    while (e > b && isspace((unsigned char)e[-1]))
+        e--;
+    size_t n = (size_t)(e - b);
+    if (allow_missing && (n == 0 || ((n == 3 || n == 2) && !strncasecmp(b, "nan", n)))) {
         *out = NAN;
         return 1;
     }
-    return pd_parse_double(t, out) && isfinite(*out);
+    return pd_parse_double(s, out) && isfinite(*out);
 }
 
 int pd_model_data_load(const char *path, pd_model_data *d, char *err, size_t errlen)

@@ -473,14 +473,15 @@ static int sim_study(sim_args *a, int argc, char **argv)
 /* Runs one case per workload and input; a failing case is reported and the
  * others still run. */
 static int each_case(const sim_args *a, const char *sub,
-                     int (*run_case)(const pd_workload *w, const char *input, char *err, size_t errlen))
+                     int (*run_case)(const sim_args *a, const pd_workload *w, const char *input,
+                                     char *err, size_t errlen))
 {
     int rc = 0;
     for (int w = 0; w < a->workloads.n; w++)
         for (int i = 0; i < a->inputs.n; i++) {
             char err[512] = "";
             const pd_workload *wl = pd_workload_find(a->workloads.v[w]);
-            if (run_case(wl, a->inputs.v[i], err, sizeof err) != 0) {
+            if (run_case(a, wl, a->inputs.v[i], err, sizeof err) != 0) {
                 fprintf(stderr, "paddiser sim %s: %s/%s: %s\n", sub, wl->name, a->inputs.v[i], err);
                 rc = 1;
             }
@@ -488,7 +489,8 @@ static int each_case(const sim_args *a, const char *sub,
     return rc;
 }
 
-static int verify_case(const pd_workload *w, const char *input, char *err, size_t errlen)
+static int verify_case(const sim_args *a, const pd_workload *w, const char *input, char *err,
+                       size_t errlen)
 {
     if (pd_wl_verify(w, input, err, errlen) != 0)
         return -1;
@@ -503,7 +505,8 @@ static int sim_verify(sim_args *a)
     return each_case(a, "verify", verify_case);
 }
 
-static int sampling_case(const pd_workload *w, const char *input, char *err, size_t errlen)
+static int sampling_case(const sim_args *a, const pd_workload *w, const char *input, char *err,
+                         size_t errlen)
 {
     pd_wl_sampling s;
     if (pd_wl_sampling_check(w, input, &s, err, errlen) != 0)
@@ -529,61 +532,47 @@ static int sim_sampling(sim_args *a)
     return each_case(a, "sampling", sampling_case);
 }
 
+static int runtime_case(const sim_args *a, const pd_workload *w, const char *input, char *err,
+                        size_t errlen)
+{
+    pd_sim_machine m;
+    pd_sim_machine_preset(a->tiers.v[0], &m);
+    pd_sim_profile *p = pd_sim_get_profile(w->name, input, a->profile_dir, a->refresh,
+                                           a->reps ? a->reps : 3, err, errlen);
+    double *fast = p ? malloc(p->npages * sizeof *fast) : NULL;
+    int rc = p && fast ? 0 : -1;
+    if (p && !fast)
+        snprintf(err, errlen, "out of memory");
+    for (int c = 0; rc == 0 && c < a->ncaps; c++) {
+        pd_sim_result res[PD_SIM_NPOLICIES];
+        double rt[2], pred = 0;
+        if (pd_sim_compare(&m, p, a->caps[c], &a->opts, res, err, errlen) != 0) {
+            rc = -1;
+            break;
+        }
+        size_t cap = (size_t)(a->caps[c] * (double)pd_sim_footprint(p));
+        for (int q = 0; rc == 0 && q < 2; q++)
+            rc = pd_sim_runtime_makespan(&m, p, cap, q ? PD_PLANNER_GREEDY : PD_PLANNER_EXACT, fast,
+                                         &rt[q], q ? NULL : &pred, err, errlen);
+        if (rc == 0)
+            printf("%-8s %-6s %4.0f%% %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n", p->workload,
+                   p->input, 100 * a->caps[c], rt[0] * 1e3, rt[1] * 1e3, pred * 1e3,
+                   res[PD_SIM_EXACT].out.makespan * 1e3, res[PD_SIM_HOT_FIRST].out.makespan * 1e3,
+                   res[PD_SIM_MEMORY_MODE].out.makespan * 1e3);
+        pd_sim_results_free(res);
+    }
+    free(fast);
+    pd_sim_profile_free(p);
+    return rc;
+}
+
 static int sim_runtime(sim_args *a)
 {
     if (set_defaults(a, "runtime", ALL_WORKLOADS, "base", "optane", "0.1,0.3,0.5,0.7") != 0)
         return 1;
-    pd_sim_machine m;
-    pd_sim_machine_preset(a->tiers.v[0], &m);
-    int rc = 0;
     printf("%-8s %-6s %5s %10s %10s %10s %10s %10s %10s\n", "workload", "input", "cap",
            "rt-exact", "rt-greedy", "rt-pred", "sim-exact", "hot-first", "mem-mode");
-    for (int w = 0; w < a->workloads.n; w++)
-        for (int i = 0; i < a->inputs.n; i++) {
-            char err[512] = "";
-            pd_sim_profile *p = pd_sim_get_profile(a->workloads.v[w], a->inputs.v[i], a->profile_dir,
-                                                   a->refresh, a->reps ? a->reps : 3, err, sizeof err);
-            double *fast = p ? malloc(p->npages * sizeof *fast) : NULL;
-            if (!p || !fast) {
-                fprintf(stderr, "paddiser sim runtime: %s\n", p ? "out of memory" : err);
-                pd_sim_profile_free(p);
-                free(fast);
-                rc = 1;
-                continue;
-            }
-            for (int c = 0; c < a->ncaps && rc == 0; c++) {
-                pd_sim_result res[PD_SIM_NPOLICIES];
-                double rt_ms[2] = {0}, pred = 0;
-                if (pd_sim_compare(&m, p, a->caps[c], &a->opts, res, err, sizeof err) != 0) {
-                    fprintf(stderr, "paddiser sim runtime: %s\n", err);
-                    rc = 1;
-                    break;
-                }
-                size_t cap = (size_t)(a->caps[c] * (double)pd_sim_footprint(p));
-                for (int q = 0; q < 2 && rc == 0; q++) {
-                    pd_sim_placement pl = {.fast = fast};
-                    pd_sim_outcome out;
-                    if (pd_wl_runtime_placement(pd_workload_find(p->workload), p->input, cap,
-                                                q ? PD_PLANNER_GREEDY : PD_PLANNER_EXACT, p, fast,
-                                                q ? &(double){0} : &pred, err, sizeof err) != 0 ||
-                        pd_sim_evaluate(&m, p, &pl, &out) != 0) {
-                        fprintf(stderr, "paddiser sim runtime: %s/%s: %s\n", p->workload, p->input, err);
-                        rc = 1;
-                        break;
-                    }
-                    rt_ms[q] = out.makespan * 1e3;
-                    pd_sim_outcome_free(&out);
-                }
-                if (rc == 0)
-                    printf("%-8s %-6s %4.0f%% %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n", p->workload,
-                           p->input, 100 * a->caps[c], rt_ms[0], rt_ms[1], pred * 1e3,
-                           res[PD_SIM_EXACT].out.makespan * 1e3, res[PD_SIM_HOT_FIRST].out.makespan * 1e3,
-                           res[PD_SIM_MEMORY_MODE].out.makespan * 1e3);
-                pd_sim_results_free(res);
-            }
-            free(fast);
-            pd_sim_profile_free(p);
-        }
+    int rc = each_case(a, "runtime", runtime_case);
     if (rc == 0)
         printf("(ms of the execution model; rt-* = libpaddiser's placement with the sim backend,\n"
                " rt-pred = the runtime's own predicted makespan, on this machine's measured times)\n");

@@ -71,6 +71,31 @@ int pd_sim_compare(const pd_sim_machine *m, const pd_sim_profile *p, double cap_
     return 0;
 }
 
+int pd_sim_runtime_makespan(const pd_sim_machine *m, const pd_sim_profile *p, size_t cap,
+                            pd_planner_kind planner, double *fast, double *makespan,
+                            double *predicted, char *err, size_t errlen)
+{
+    const pd_workload *w = pd_workload_find(p->workload);
+    double pred;
+    if (!w) {
+        snprintf(err, errlen, "profile of unknown workload '%s'", p->workload);
+        return -1;
+    }
+    if (pd_wl_runtime_placement(w, p->input, cap, planner, p, fast, &pred, err, errlen) != 0)
+        return -1;
+    pd_sim_placement pl = {.fast = fast};
+    pd_sim_outcome out;
+    if (pd_sim_evaluate(m, p, &pl, &out) != 0) {
+        snprintf(err, errlen, "evaluation failed");
+        return -1;
+    }
+    *makespan = out.makespan;
+    if (predicted)
+        *predicted = pred;
+    pd_sim_outcome_free(&out);
+    return 0;
+}
+
 double pd_sim_gain(double t_policy, double t_base)
 {
     return t_base > 0 ? 1.0 - t_policy / t_base : 0;
@@ -496,29 +521,19 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
                         goto out;
                     size_t cap = (size_t)(cfg->caps[c] * (double)pd_sim_footprint(p));
                     if (rtm && ti == 0 && i == base_idx && rt_cap[c]) {
-                        double *fast = malloc(p->npages * sizeof *fast), pred;
-                        if (!fast) {
-                            pd_sim_results_free(res);
+                        double *fast = malloc(p->npages * sizeof *fast);
+                        int bad = !fast;
+                        if (bad)
                             snprintf(err, errlen, "out of memory");
+                        for (int q = 0; !bad && q < 2; q++)
+                            bad = pd_sim_runtime_makespan(&m, p, cap, q ? PD_PLANNER_GREEDY : PD_PLANNER_EXACT,
+                                                          fast, &rtm[((size_t)w * cfg->ncaps + c) * 2 + q],
+                                                          NULL, err, errlen) != 0;
+                        free(fast);
+                        if (bad) {
+                            pd_sim_results_free(res);
                             goto out;
                         }
-                        for (int q = 0; q < 2; q++) {
-                            pd_sim_placement pl = {.fast = fast};
-                            pd_sim_outcome out;
-                            if (pd_wl_runtime_placement(pd_workload_find(p->workload), p->input, cap,
-                                                        q ? PD_PLANNER_GREEDY : PD_PLANNER_EXACT, p, fast,
-                                                        &pred, err, errlen) != 0 ||
-                                pd_sim_evaluate(&m, p, &pl, &out) != 0) {
-                                free(fast);
-                                pd_sim_results_free(res);
-                                if (!err[0])
-                                    snprintf(err, errlen, "evaluation failed");
-                                goto out;
-                            }
-                            rtm[((size_t)w * cfg->ncaps + c) * 2 + q] = out.makespan;
-                            pd_sim_outcome_free(&out);
-                        }
-                        free(fast);
                     }
                     if (ti == 0 && i == 0 && c == ex_cap && p->ntasks <= 64) {
                         ex[w].ntasks = p->ntasks;

@@ -133,28 +133,28 @@ void pd_wl_count_range(pd_wl_ctx *ctx, int task, int obj, size_t off, size_t len
  * compute time is the measured time less the memory time the model charges
  * for the task's accesses on uncontended DRAM, floored at a tenth of the
  * measured time (caches here hide part of the counted traffic). */
-void pd_wl_calibrate_compute(pd_sim_profile *p)
+int pd_wl_calibrate_compute(pd_sim_profile *p)
 {
     pd_sim_machine dram;
     pd_sim_machine_preset("dram", &dram);
     double *split = calloc((size_t)p->nobjects * PD_SIM_NSLOTS, sizeof *split);
+    if (!split)
+        return -1; /* compute = measured time would be wrong, silently */
     for (int t = 0; t < p->ntasks; t++) {
-        double mem = 0;
-        if (split) {
-            memset(split, 0, (size_t)p->nobjects * PD_SIM_NSLOTS * sizeof *split);
-            for (int o = 0; o < p->nobjects; o++) {
-                const pd_sim_object *ob = &p->objects[o];
-                for (size_t g = ob->page_base; g < ob->page_base + ob->npages; g++) {
-                    split[o * PD_SIM_NSLOTS + PD_SIM_FR] += (double)p->tasks[t].reads[g];
-                    split[o * PD_SIM_NSLOTS + PD_SIM_FW] += (double)p->tasks[t].writes[g];
-                }
+        memset(split, 0, (size_t)p->nobjects * PD_SIM_NSLOTS * sizeof *split);
+        for (int o = 0; o < p->nobjects; o++) {
+            const pd_sim_object *ob = &p->objects[o];
+            for (size_t g = ob->page_base; g < ob->page_base + ob->npages; g++) {
+                split[o * PD_SIM_NSLOTS + PD_SIM_FR] += (double)p->tasks[t].reads[g];
+                split[o * PD_SIM_NSLOTS + PD_SIM_FW] += (double)p->tasks[t].writes[g];
             }
-            mem = pd_sim_task_memtime(&dram, p, split);
         }
+        double mem = pd_sim_task_memtime(&dram, p, split);
         double c = p->tasks[t].time_s - mem;
         p->tasks[t].compute_s = c > 0.1 * p->tasks[t].time_s ? c : 0.1 * p->tasks[t].time_s;
     }
     free(split);
+    return 0;
 }
 
 /* Frees what pd_wl_tasks and pd_wl_object allocated into ctx. */
@@ -205,8 +205,12 @@ pd_sim_profile *pd_wl_profile(const pd_workload *w, const char *input, int reps,
     }
     ctx.counting = 1;
     w->run(st, &ctx);
-    pd_wl_calibrate_compute(p);
     w->teardown(st);
+    if (pd_wl_calibrate_compute(p) != 0) {
+        snprintf(err, errlen, "workload %s: out of memory calibrating compute times", w->name);
+        wl_ctx_free(&ctx);
+        return NULL;
+    }
     ctx.prof = NULL; /* the caller's */
     wl_ctx_free(&ctx);
     return p;

@@ -105,7 +105,7 @@ pd_sim_profile *pd_wl_profile(const pd_workload *w, const char *input, int reps,
 
 /* compute_s = measured time - modelled uncontended DRAM memory time,
  * at least 10 % of the measured time. */
-void pd_wl_calibrate_compute(pd_sim_profile *p);
+int pd_wl_calibrate_compute(pd_sim_profile *p); /* 0, or -1 when out of memory */
 
 /* Sets up w on input, runs it once uninstrumented and verifies the result. */
 int pd_wl_verify(const pd_workload *w, const char *input, char *err, size_t errlen);

@@ -439,6 +439,10 @@ static int sim_run(sim_args *a)
 
 static int sim_study(sim_args *a, int argc, char **argv)
 {
+    if (a->quick && a->model) {
+        fprintf(stderr, "paddiser sim study: --model is for the Eq. 2 table, which --quick leaves out\n");
+        return 2;
+    }
     if (a->quick ? set_defaults(a, "study", ALL_WORKLOADS, "base", "optane", "0.2,0.5,0.8")
                  : set_defaults(a, "study", ALL_WORKLOADS, "base,in1,in2,in3", "optane,cxl", "0.1:0.9:0.1"))
         return 1;

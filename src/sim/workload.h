@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "sim/profile.h"
+#include "common/util.h"
 
 typedef struct pd_wl_ctx {
     pd_sim_profile *prof;  /* objects; counters allocated only while counting */
@@ -143,10 +144,7 @@ int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capa
 /* Deterministic per-workload random numbers (splitmix64). */
 static inline uint64_t pd_wl_rand(uint64_t *s)
 {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    return pd_splitmix64(s);
 }
 static inline double pd_wl_uniform(uint64_t *s)
 {

@@ -442,14 +442,6 @@ int pd_model_evaluate(const pd_model *m, const pd_model_data *d, const unsigned 
 
 /* ---- held-out split by region ---------------------------------------------- */
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 static const pd_model_data *sort_data;
 static int cmp_region(const void *a, const void *b)
 {
@@ -494,7 +486,7 @@ int pd_model_split_regions(const pd_model_data *d, double frac, unsigned seed, u
         perm[k] = k;
     uint64_t s = seed;
     for (size_t k = nreg - 1; k > 0; k--) {
-        size_t j = (size_t)(splitmix(&s) % (k + 1));
+        size_t j = (size_t)(pd_splitmix64(&s) % (k + 1));
         size_t t = perm[k];
         perm[k] = perm[j];
         perm[j] = t;
@@ -519,7 +511,7 @@ int pd_model_split_regions(const pd_model_data *d, double frac, unsigned seed, u
 
 static double unif(uint64_t *s, double lo, double hi)
 {
-    return lo + (hi - lo) * (double)(splitmix(s) >> 11) / (double)(1ULL << 53);
+    return lo + (hi - lo) * (double)(pd_splitmix64(s) >> 11) / (double)(1ULL << 53);
 }
 
 static double gauss(uint64_t *s)

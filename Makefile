@@ -18,7 +18,11 @@ CFLAGS   += -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter -fPIC -fopenmp 
 LDLIBS   += $(PKG_LIBS) -lxgboost -lm -lpthread
 LDFLAGS  += -fopenmp
 
-ifneq ($(SANITIZE),)
+# SANITIZE=1: ASan + UBSan (check-asan); SANITIZE=thread: TSan (check-tsan, mk/tsan.mk).
+ifeq ($(SANITIZE),thread)
+CFLAGS  += -fsanitize=thread -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=thread
+else ifneq ($(SANITIZE),)
 CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
 endif

@@ -220,10 +220,10 @@ void *LB_HM_config(void *objects, int *sizes)
         errno = irc == PD_ENOMEM ? ENOMEM : EINVAL;
         return NULL;
     }
-    static int exit_hook;
+    static int exit_hook; /* under rt.lock: callers may be on several threads */
+    pthread_mutex_lock(&rt.lock);
     if (irc == PD_OK && !exit_hook && atexit(finalize_at_exit) == 0)
         exit_hook = 1;
-    pthread_mutex_lock(&rt.lock);
     int rc = rt.initialized ? PD_OK : PD_ESTATE;
     for (size_t i = 0; i < n && rc == PD_OK; i++) {
         /* Called again before a new instance: same base pointer means the same

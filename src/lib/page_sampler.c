@@ -53,11 +53,16 @@ static struct {
     _Atomic(sample_table *) table;
     atomic_int armed;
     atomic_int inflight; /* handlers running: a table is freed only at 0 */
+    atomic_uint swaps;   /* sample tables replaced (set_ranges, stop) */
     _Atomic uint64_t faults, rearms, passes, skipped, lost, mprotect_failures, chained;
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 
 static __thread int thread_task TLS_IE = PD_SAMPLER_NO_TASK;
 static __thread uint64_t thread_task_since TLS_IE; /* ns: the task began on this thread */
+/* The last fault this thread retried as stale (see on_segv), and the table
+ * swap count then. */
+static __thread uintptr_t retried_addr TLS_IE;
+static __thread unsigned retried_swaps TLS_IE;
 
 static uint64_t mono_ns(void)
 {
@@ -178,6 +183,19 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
             errno = saved_errno;
             return;
         }
+    }
+    /* A fault on a page of a table that was replaced (and unprotected)
+     * between the fault and the load above is stale: the access works now.
+     * Retry the instruction once per address and table swap; a page that
+     * faults again is not ours. */
+    unsigned swaps = atomic_load(&S.swaps);
+    if (si->si_code == SEGV_ACCERR && swaps != 0 &&
+        ((uintptr_t)si->si_addr != retried_addr || swaps != retried_swaps)) {
+        retried_addr = (uintptr_t)si->si_addr;
+        retried_swaps = swaps;
+        atomic_fetch_sub(&S.inflight, 1);
+        errno = saved_errno;
+        return;
     }
     atomic_fetch_sub(&S.inflight, 1);
     errno = saved_errno;
@@ -566,6 +584,7 @@ int pd_sampler_set_ranges(const pd_sampler_range *ranges, size_t n)
         return -ENOMEM;
     }
     sample_table *old = atomic_exchange(&S.table, t);
+    atomic_fetch_add(&S.swaps, 1);
     S.region_bytes = region;
     /* A handler that loaded the old table may still be reading it. */
     while (atomic_load(&S.inflight) > 0)
@@ -677,6 +696,7 @@ void pd_sampler_stop(void)
     pthread_mutex_lock(&S.lock);
     sigaction(SIGSEGV, &S.previous, NULL);
     sample_table *old = atomic_exchange(&S.table, NULL);
+    atomic_fetch_add(&S.swaps, 1);
     while (atomic_load(&S.inflight) > 0)
         sched_yield();
     table_free(old);

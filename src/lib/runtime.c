@@ -203,6 +203,7 @@ int pd_init(const pd_options *opt)
     rt.plan_stale = 0;
     memset(&rt.last_migration, 0, sizeof rt.last_migration);
     memset(&rt.last_demoted, 0, sizeof rt.last_demoted);
+    rt.epoch++;
     rt.initialized = 1;
     pthread_mutex_unlock(&rt.lock);
     return PD_OK;

@@ -97,6 +97,7 @@ typedef struct {
 typedef struct {
     pthread_mutex_t lock;
     int initialized;
+    unsigned epoch;   /* pd_init count: a task pointer from before is stale */
     pd_options opt;
     pd_backend *backend;
     char backend_name[16];

@@ -121,11 +121,24 @@ int pd_task_begin(int task_id)
         else
             pd_sampler_rearm_if_due(); /* task boundary: a new counting interval */
     }
+    unsigned epoch = rt.epoch;
     pthread_mutex_unlock(&rt.lock);
 
-    /* Counters open on this thread, outside the lock. */
+    /* Counters open on this thread, outside the lock, into a local session
+     * that is then handed to the task under the lock: t is the runtime's
+     * (a pd_finalize on another thread may read and free it meanwhile). */
     pd_sampler_set_thread_task(slot);
-    pd_perf_begin(&t->session);
+    pd_perf_session session;
+    pd_perf_begin(&session);
+    pthread_mutex_lock(&rt.lock);
+    int live = rt.initialized && rt.epoch == epoch && t->active;
+    if (live)
+        t->session = session;
+    pthread_mutex_unlock(&rt.lock);
+    if (!live) { /* finalized meanwhile: the instance was dropped */
+        pd_perf_sample unused;
+        pd_perf_end(&session, &unused);
+    }
     return PD_OK;
 }
 

@@ -39,6 +39,12 @@ echo '{"tasks": []}' > "$T/bad2.json"
 if "$P" plan "$T/bad2.json" 2> "$T/err"; then fail "empty tasks accepted"; fi
 grep -q 'non-empty "tasks"' "$T/err" || fail "error message: $(cat "$T/err")"
 if "$P" plan "$T/missing.json" 2> "$T/err"; then fail "missing file accepted"; fi
+echo '{"capacity_pages": 1e19, "tasks": [{"time": [[0, 1]], "bytes": [[0, 0]]}]}' > "$T/bad3.json"
+if "$P" plan "$T/bad3.json" 2> "$T/err"; then fail "capacity_pages past 2^64 bytes accepted"; fi
+grep -q 'exceeds 2^64 bytes' "$T/err" || fail "error message: $(cat "$T/err")"
+echo '{"capacity": 1, "page_size": 1e30, "tasks": [{"time": [[0, 1]], "bytes": [[0, 0]]}]}' > "$T/bad4.json"
+if "$P" plan "$T/bad4.json" 2> "$T/err"; then fail "page_size 1e30 accepted"; fi
+grep -q '"page_size" must be an integer in 1..1073741824' "$T/err" || fail "error message: $(cat "$T/err")"
 
 # Model: tiny synthetic set, few trees, held-out report, eval round trip.
 "$P" model gen-synthetic -o "$T/syn.csv" --regions 20 --placements 5 --seed 2 > /dev/null

@@ -19,6 +19,45 @@ grep -q "unknown policy 'lru'" "$T/err" || fail "no message for bad policy"
 "$P" sim frobnicate 2>"$T/err"; [ $? -eq 2 ] || fail "unknown subcommand should exit 2"
 "$P" sim run -p /nonexistent/p.json 2>"$T/err"; [ $? -eq 1 ] || fail "missing profile should exit 1"
 grep -q "/nonexistent/p.json" "$T/err" || fail "missing profile not named"
+# every bad name or value is refused before any work (exit 2), naming it
+refused() { # MESSAGE ARGS...
+    msg=$1
+    shift
+    "$P" sim run -w bfs --profile-dir "$T/none" "$@" 2>"$T/err"
+    [ $? -eq 2 ] || fail "sim run $* should exit 2"
+    grep -qF -- "$msg" "$T/err" || fail "sim run $*: want '$msg', got '$(cat "$T/err")'"
+}
+refused "unknown tier preset 'pmem'" -t pmem
+refused "unknown input 'huge'" -i huge
+refused "bad --capacity 'nan'" -c nan
+refused "bad --capacity '0.5,nan'" -c 0.5,nan
+refused "bad --capacity '-0.1'" -c -0.1
+refused "bad --capacity '1.01'" -c 1.01
+refused "bad --capacity '0:1:1e-9'" -c 0:1:1e-9
+refused "bad --capacity 'nan:1:0.1'" -c nan:1:0.1
+refused "bad --capacity '0.9:0.1:0.1'" -c 0.9:0.1:0.1
+refused "empty list" -w ,
+refused "--reps must be" -r 0
+refused "--step must be" --step 0.7
+refused "--seed must be" --seed -1
+[ ! -e "$T/none" ] || fail "a refused run created the profile directory"
+"$P" sim study --quick -w bfs -t optane,pmem --profile-dir "$T/none" 2>"$T/err"
+[ $? -eq 2 ] || fail "study with an unknown tier should exit 2"
+grep -q "unknown tier preset 'pmem'" "$T/err" || fail "study: no message for the unknown tier"
+"$P" sim study --quick -w bfs --model /nonexistent/m.json --profile-dir "$T/none" 2>"$T/err"
+[ $? -eq 2 ] || fail "study --quick with --model (ignored) should exit 2"
+grep -q "\-\-quick leaves out" "$T/err" || fail "study: no message for --model with --quick"
+"$P" sim study -w bfs -i tiny --model /nonexistent/m.json --profile-dir "$T/none" 2>"$T/err"
+[ $? -eq 1 ] || fail "study with a missing model should exit 1"
+grep -q "/nonexistent/m.json" "$T/err" || fail "study: missing model not named"
+"$P" sim gen-training -w bfs -i tiny --profile-dir "$T/none" 2>"$T/err"
+[ $? -eq 2 ] || fail "gen-training without --output should exit 2"
+grep -q "needs --output" "$T/err" || fail "gen-training: no message for the missing output"
+"$P" sim run -w bfs -c 0.2,0.4 2>"$T/err"; [ $? -eq 2 ] || fail "run with two capacities should exit 2"
+grep -q "one --capacity" "$T/err" || fail "run: no message for two capacities"
+"$P" sim study --quick -w bfs -i tiny --profile-dir "$T/prof" -o /nonexistent/dir/r.md 2>"$T/err"
+[ $? -eq 1 ] || fail "study to an unwritable file should exit 1"
+grep -q "cannot write /nonexistent/dir/r.md" "$T/err" || fail "study: unwritable output not named"
 
 "$P" sim run -w stencil -i tiny --profile-dir "$T/prof" -c 0.4 -P greedy \
     --metrics "$T/m.json" --tasks-csv "$T/t.csv" >"$T/out" || fail "run failed"
@@ -28,6 +67,11 @@ grep -q '"gain_vs_hot_first"' "$T/m.json" || fail "metrics lack gain_vs_hot_firs
 grep -q '"policy": "greedy"' "$T/m.json" || fail "metrics lack the policy"
 [ "$(head -1 "$T/t.csv")" = "policy,task,time_s,dram_share,dram_bytes" ] || fail "tasks csv header"
 [ "$(wc -l <"$T/t.csv")" -eq 49 ] || fail "tasks csv should have 6 policies x 8 tasks"
+if [ -w /dev/full ]; then # a full disk is reported, naming the file
+    "$P" sim run -w stencil -i tiny --profile-dir "$T/prof" --tasks-csv /dev/full >/dev/null 2>"$T/err"
+    [ $? -eq 1 ] || fail "tasks csv on a full disk should exit 1"
+    grep -q "cannot write /dev/full" "$T/err" || fail "tasks csv on a full disk: file not named"
+fi
 for pol in first-touch hot-first memory-mode greedy exact hot-exact; do
     grep -q "^$pol " "$T/out" || fail "run output lacks $pol"
 done

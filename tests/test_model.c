@@ -122,6 +122,13 @@ static void test_data_errors(void **state)
     assert_true(d.feat[0][1] == 2 && d.r[0] == 0.5 && d.t_slow[0] == 2);
     assert_string_equal(d.region[0], "a");
     pd_model_data_free(&d);
+    /* a long cell is read whole, not cut to a different number */
+    write_text(tmp("long.csv"), PD_MODEL_CSV_HEADER "\n"
+                                "a,p0, NA ,2,3,4,5,6,7,8,"
+                                "1.0000000000000000000000000000000000000000000000000000000000000000000000e-1,1,2,1.5\n");
+    assert_int_equal(pd_model_data_load(tmp("long.csv"), &d, err, sizeof err), PD_OK);
+    assert_true(d.r[0] == 0.1 && isnan(d.feat[0][0]));
+    pd_model_data_free(&d);
 }
 
 static pd_model_data load_synthetic(int regions)

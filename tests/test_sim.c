@@ -165,13 +165,13 @@ static void test_direct_mapped_conflicts(void **state)
     double freq[] = {1, 1, 3, 1, 5, 0};
     size_t set[] = {0, 0, 1, 1, 2, 2};
     double hit[6];
-    pd_sim_direct_mapped_hits(freq, set, 6, 3, hit);
+    assert_int_equal(pd_sim_direct_mapped_hits(freq, set, 6, 3, hit), 0);
     NEAR(hit[0], 0.5, 1e-12);
     NEAR(hit[1], 0.5, 1e-12);
     NEAR(hit[2], 0.75, 1e-12);
     NEAR(hit[3], 0.25, 1e-12);
     NEAR(hit[4], 1.0, 1e-12); /* alone with an untouched page */
-    pd_sim_direct_mapped_hits(freq, set, 6, 0, hit);
+    assert_int_equal(pd_sim_direct_mapped_hits(freq, set, 6, 0, hit), 0);
     for (int g = 0; g < 6; g++)
         NEAR(hit[g], 0.0, 1e-12);
 }

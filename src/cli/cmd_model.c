@@ -63,6 +63,75 @@ static int opt_double(int argc, char **argv, int *i, double lo, double hi, doubl
     return 0;
 }
 
+/* One option of a subcommand: a string (out is const char **), an integer
+ * in [lo, hi] (long *) or a number in [lo, hi] (double *). */
+typedef struct {
+    const char *name, *alias;
+    enum { OPT_STRING, OPT_LONG, OPT_DOUBLE } kind;
+    void *out;
+    double lo, hi;
+} model_opt;
+
+/* Parses argv[1..] against opts; at most one positional argument, stored in
+ * *positional (NULL: none allowed). 0, or 2 (usage error, reported). */
+static int parse_opts(const char *cmd, int argc, char **argv, const model_opt *opts, size_t nopts,
+                      const char **positional)
+{
+    for (int i = 1; i < argc; i++) {
+        const model_opt *o = NULL;
+        for (size_t k = 0; k < nopts && !o; k++)
+            if (!strcmp(argv[i], opts[k].name) || (opts[k].alias && !strcmp(argv[i], opts[k].alias)))
+                o = &opts[k];
+        int rc = 0;
+        if (o && o->kind == OPT_STRING)
+            rc = (*(const char **)o->out = optval(argc, argv, &i)) ? 0 : -1;
+        else if (o && o->kind == OPT_LONG)
+            rc = opt_long(argc, argv, &i, (long)o->lo, (long)o->hi, o->out);
+        else if (o)
+            rc = opt_double(argc, argv, &i, o->lo, o->hi, o->out);
+        else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "paddiser model %s: unknown option '%s'\n", cmd, argv[i]);
+            return 2;
+        } else if (positional && !*positional)
+            *positional = argv[i];
+        else {
+            fprintf(stderr, "paddiser model %s: unexpected argument '%s'\n", cmd, argv[i]);
+            return 2;
+        }
+        if (rc)
+            return 2;
+    }
+    return 0;
+}
+
+/* Loads DATA and splits its code regions as train does: held[i] for the
+ * held-out rows, train[i] for the others. 0, or the exit status (reported). */
+static int load_split(const char *cmd, const char *data, double holdout, long seed, pd_model_data *d,
+                      unsigned char **held, unsigned char **train, size_t *nheld)
+{
+    char err[512];
+    *held = *train = NULL;
+    if (pd_model_data_load(data, d, err, sizeof err) != PD_OK) {
+        fprintf(stderr, "paddiser model %s: %s\n", cmd, err);
+        return 2;
+    }
+    *held = calloc(d->n ? d->n : 1, 1);
+    *train = calloc(d->n ? d->n : 1, 1);
+    if (!*held || !*train || pd_model_split_regions(d, holdout, (unsigned)seed, *held) != PD_OK) {
+        fprintf(stderr, "paddiser model %s: out of memory\n", cmd);
+        free(*held), free(*train);
+        *held = *train = NULL;
+        pd_model_data_free(d);
+        return 1;
+    }
+    *nheld = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        (*train)[i] = !(*held)[i];
+        *nheld += (*held)[i];
+    }
+    return 0;
+}
+
 static void print_metrics(const char *label, const pd_model_metrics *m)
 {
     printf("%-9s rows %6zu   MAPE(t_hybrid) %6.2f%%   R^2(f) %7.4f   | f = 1 baseline: MAPE %6.2f%%  R^2 %7.4f\n",
@@ -75,35 +144,17 @@ static int cmd_train(int argc, char **argv)
     double holdout = 0.2;
     long seed = 1, rounds = 150, depth = 4, threads = 1;
     double eta = 0.1;
-    for (int i = 1; i < argc; i++) {
-        int rc = 0;
-        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
-            if (!(outp = optval(argc, argv, &i)))
-                return 2;
-        } else if (!strcmp(argv[i], "--holdout"))
-            rc = opt_double(argc, argv, &i, 0, 0.9, &holdout);
-        else if (!strcmp(argv[i], "--seed"))
-            rc = opt_long(argc, argv, &i, 0, 0xffffffffL, &seed);
-        else if (!strcmp(argv[i], "--rounds"))
-            rc = opt_long(argc, argv, &i, 1, 100000, &rounds);
-        else if (!strcmp(argv[i], "--depth"))
-            rc = opt_long(argc, argv, &i, 1, 16, &depth);
-        else if (!strcmp(argv[i], "--eta"))
-            rc = opt_double(argc, argv, &i, 1e-4, 1, &eta);
-        else if (!strcmp(argv[i], "--threads"))
-            rc = opt_long(argc, argv, &i, 1, 1024, &threads);
-        else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "paddiser model train: unknown option '%s'\n", argv[i]);
-            return 2;
-        } else if (!data)
-            data = argv[i];
-        else {
-            fprintf(stderr, "paddiser model train: unexpected argument '%s'\n", argv[i]);
-            return 2;
-        }
-        if (rc)
-            return 2;
-    }
+    const model_opt opts[] = {
+        {"-o", "--output", OPT_STRING, &outp, 0, 0},
+        {"--holdout", NULL, OPT_DOUBLE, &holdout, 0, 0.9},
+        {"--seed", NULL, OPT_LONG, &seed, 0, 0xffffffffL},
+        {"--rounds", NULL, OPT_LONG, &rounds, 1, 100000},
+        {"--depth", NULL, OPT_LONG, &depth, 1, 16},
+        {"--eta", NULL, OPT_DOUBLE, &eta, 1e-4, 1},
+        {"--threads", NULL, OPT_LONG, &threads, 1, 1024},
+    };
+    if (parse_opts("train", argc, argv, opts, PD_ARRAY_LEN(opts), &data) != 0)
+        return 2;
     if (!data || !outp) {
         fprintf(stderr, "paddiser model train: need DATA.csv and -o MODEL\n");
         usage(stderr);
@@ -111,22 +162,13 @@ static int cmd_train(int argc, char **argv)
     }
     char err[512];
     pd_model_data d;
-    if (pd_model_data_load(data, &d, err, sizeof err) != PD_OK) {
-        fprintf(stderr, "paddiser model train: %s\n", err);
-        return 2;
-    }
-    unsigned char *held = calloc(d.n ? d.n : 1, 1), *train = calloc(d.n ? d.n : 1, 1);
-    int status = 1;
+    unsigned char *held, *train;
+    size_t nheld;
+    int status = load_split("train", data, holdout, seed, &d, &held, &train, &nheld);
+    if (status != 0)
+        return status;
+    status = 1;
     pd_model *m = NULL;
-    if (!held || !train || pd_model_split_regions(&d, holdout, (unsigned)seed, held) != PD_OK) {
-        fprintf(stderr, "paddiser model train: out of memory\n");
-        goto out;
-    }
-    size_t nheld = 0;
-    for (size_t i = 0; i < d.n; i++) {
-        train[i] = !held[i];
-        nheld += held[i];
-    }
     pd_model_train_opts o = {.rounds = (int)rounds, .max_depth = (int)depth, .eta = eta,
                              .nthread = (int)threads, .seed = (unsigned)seed};
     m = pd_model_train(&d, train, &o, err, sizeof err);
@@ -204,51 +246,25 @@ static int cmd_split(int argc, char **argv)
     const char *data = NULL, *train_out = NULL, *test_out = NULL;
     double holdout = 0.2;
     long seed = 1;
-    for (int i = 1; i < argc; i++) {
-        int rc = 0;
-        if (!strcmp(argv[i], "--train")) {
-            if (!(train_out = optval(argc, argv, &i)))
-                return 2;
-        } else if (!strcmp(argv[i], "--test")) {
-            if (!(test_out = optval(argc, argv, &i)))
-                return 2;
-        } else if (!strcmp(argv[i], "--holdout"))
-            rc = opt_double(argc, argv, &i, 0, 0.9, &holdout);
-        else if (!strcmp(argv[i], "--seed"))
-            rc = opt_long(argc, argv, &i, 0, 0xffffffffL, &seed);
-        else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "paddiser model split: unknown option '%s'\n", argv[i]);
-            return 2;
-        } else if (!data)
-            data = argv[i];
-        else {
-            fprintf(stderr, "paddiser model split: unexpected argument '%s'\n", argv[i]);
-            return 2;
-        }
-        if (rc)
-            return 2;
-    }
+    const model_opt opts[] = {
+        {"--train", NULL, OPT_STRING, &train_out, 0, 0},
+        {"--test", NULL, OPT_STRING, &test_out, 0, 0},
+        {"--holdout", NULL, OPT_DOUBLE, &holdout, 0, 0.9},
+        {"--seed", NULL, OPT_LONG, &seed, 0, 0xffffffffL},
+    };
+    if (parse_opts("split", argc, argv, opts, PD_ARRAY_LEN(opts), &data) != 0)
+        return 2;
     if (!data || !train_out || !test_out) {
         fprintf(stderr, "paddiser model split: need DATA.csv, --train OUT.csv and --test OUT.csv\n");
         return 2;
     }
-    char err[512];
     pd_model_data d;
-    if (pd_model_data_load(data, &d, err, sizeof err) != PD_OK) {
-        fprintf(stderr, "paddiser model split: %s\n", err);
-        return 2;
-    }
-    unsigned char *held = calloc(d.n ? d.n : 1, 1), *train = calloc(d.n ? d.n : 1, 1);
-    int status = 1;
-    if (!held || !train || pd_model_split_regions(&d, holdout, (unsigned)seed, held) != PD_OK) {
-        fprintf(stderr, "paddiser model split: out of memory\n");
-        goto out;
-    }
-    size_t nheld = 0;
-    for (size_t i = 0; i < d.n; i++) {
-        train[i] = !held[i];
-        nheld += held[i];
-    }
+    unsigned char *held, *train;
+    size_t nheld;
+    int status = load_split("split", data, holdout, seed, &d, &held, &train, &nheld);
+    if (status != 0)
+        return status;
+    status = 1;
     if (write_rows(train_out, &d, train) != 0 || write_rows(test_out, &d, held) != 0)
         goto out;
     printf("%s: %zu rows to %s, %zu held-out rows (fraction %.2f of the regions, seed %ld) to %s\n", data,
@@ -265,24 +281,14 @@ static int cmd_gen(int argc, char **argv)
 {
     const char *outp = NULL;
     long regions = 400, placements = 10, seed = 1;
-    for (int i = 1; i < argc; i++) {
-        int rc = 0;
-        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
-            if (!(outp = optval(argc, argv, &i)))
-                return 2;
-        } else if (!strcmp(argv[i], "--regions"))
-            rc = opt_long(argc, argv, &i, 1, 10000000, &regions);
-        else if (!strcmp(argv[i], "--placements"))
-            rc = opt_long(argc, argv, &i, 1, 1000, &placements);
-        else if (!strcmp(argv[i], "--seed"))
-            rc = opt_long(argc, argv, &i, 0, 0xffffffffL, &seed);
-        else {
-            fprintf(stderr, "paddiser model gen-synthetic: unknown argument '%s'\n", argv[i]);
-            return 2;
-        }
-        if (rc)
-            return 2;
-    }
+    const model_opt opts[] = {
+        {"-o", "--output", OPT_STRING, &outp, 0, 0},
+        {"--regions", NULL, OPT_LONG, &regions, 1, 10000000},
+        {"--placements", NULL, OPT_LONG, &placements, 1, 1000},
+        {"--seed", NULL, OPT_LONG, &seed, 0, 0xffffffffL},
+    };
+    if (parse_opts("gen-synthetic", argc, argv, opts, PD_ARRAY_LEN(opts), NULL) != 0)
+        return 2;
     if (!outp) {
         fprintf(stderr, "paddiser model gen-synthetic: need -o OUT.csv\n");
         return 2;

@@ -15,6 +15,7 @@
 #include "paddiser.h"
 
 #define CURVE_POINTS 101 /* model curves are tabulated every 1% of share */
+#define PAGE_SIZE_MAX 1073741824.0 /* 1 GiB, the largest huge page */
 
 typedef struct {
     size_t n;
@@ -245,12 +246,16 @@ static int parse_problem(const char *path, plan_file *pf, const pd_model *model,
         snprintf(err, errlen, "%s: want an object with a non-empty \"tasks\" array", path);
         goto out;
     }
-    if (jps && (!num(jps, &ps) || ps < 1 || ps != floor(ps))) {
-        snprintf(err, errlen, "%s: \"page_size\" must be a positive integer", path);
+    if (jps && (!num(jps, &ps) || ps < 1 || ps > PAGE_SIZE_MAX || ps != floor(ps))) {
+        snprintf(err, errlen, "%s: \"page_size\" must be an integer in 1..%.0f", path, PAGE_SIZE_MAX);
         goto out;
     }
     if (!!jc == !!jcp || !num(jc ? jc : jcp, &cap) || cap < 0 || cap > 1.8e19) {
         snprintf(err, errlen, "%s: want one of \"capacity\" (bytes) or \"capacity_pages\", a number >= 0", path);
+        goto out;
+    }
+    if (jcp && cap * ps > 1.8e19) { /* the bytes would wrap around */
+        snprintf(err, errlen, "%s: \"capacity_pages\" %.0f of %.0f bytes exceeds 2^64 bytes", path, cap, ps);
         goto out;
     }
     if (jst && (!num(jst, &step) || step < 0 || step > 1)) {

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,18 +75,27 @@ static int strlist_split(strlist *l, const char *text)
     char *copy = pd_strdup(text), *save = NULL;
     if (!copy)
         return -1;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    int rc = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
         char **nv = realloc(l->v, (size_t)(l->n + 1) * sizeof *nv);
-        if (!nv)
-            break;
-        l->v = nv;
-        l->v[l->n++] = pd_strdup(pd_trim(tok));
+        char *item = nv ? pd_strdup(pd_trim(tok)) : NULL;
+        if (nv)
+            l->v = nv;
+        if (item)
+            l->v[l->n++] = item;
+        else
+            rc = -1;
     }
     free(copy);
-    return l->n > 0 ? 0 : -1;
+    if (rc != 0)
+        strlist_free(l);
+    return rc == 0 && l->n > 0 ? 0 : -1;
 }
 
-/* "0.5", "0.1,0.3" or "0.1:0.9:0.1"; each in [0, 1]. */
+/* "0.5", "0.1,0.3" or "0.1:0.9:0.1"; each in [0, 1] (NaN is not), at most
+ * MAX_CAPS points. */
+#define MAX_CAPS 1000
+
 static int parse_caps(const char *text, double **out, int *n)
 {
     free(*out);
@@ -94,14 +104,14 @@ static int parse_caps(const char *text, double **out, int *n)
     double a, b, s;
     char extra;
     if (sscanf(text, "%lf:%lf:%lf%c", &a, &b, &s, &extra) == 3) {
-        if (!(s > 0) || a > b || a < 0 || b > 1)
+        if (!(s > 0) || !(a >= 0 && a <= b && b <= 1) || (b - a) / s >= MAX_CAPS)
             return -1;
         int cnt = (int)((b - a) / s + 1e-9) + 1;
         *out = malloc((size_t)cnt * sizeof **out);
         if (!*out)
             return -1;
         for (int k = 0; k < cnt; k++)
-            (*out)[k] = a + k * s;
+            (*out)[k] = fmin(a + k * s, b); /* no 1.0000000000000002 past the end */
         *n = cnt;
         return 0;
     }
@@ -111,7 +121,7 @@ static int parse_caps(const char *text, double **out, int *n)
     *out = malloc((size_t)l.n * sizeof **out);
     int rc = *out ? 0 : -1;
     for (int k = 0; rc == 0 && k < l.n; k++)
-        if (!pd_parse_double(l.v[k], &(*out)[k]) || (*out)[k] < 0 || (*out)[k] > 1)
+        if (!pd_parse_double(l.v[k], &(*out)[k]) || !((*out)[k] >= 0 && (*out)[k] <= 1))
             rc = -1;
     *n = l.n;
     strlist_free(&l);
@@ -166,7 +176,8 @@ static int parse_args(int argc, char **argv, sim_args *a)
             break;
         case 'c':
             if (parse_caps(optarg, &a->caps, &a->ncaps) != 0) {
-                fprintf(stderr, "paddiser sim: bad --capacity '%s' (fractions in [0,1]: 0.5, 0.1,0.5 or 0.1:0.9:0.1)\n", optarg);
+                fprintf(stderr, "paddiser sim: bad --capacity '%s' (fractions in [0,1]: 0.5, 0.1,0.5 or 0.1:0.9:0.1, at most %d points)\n",
+                        optarg, MAX_CAPS);
                 return 2;
             }
             break;
@@ -262,10 +273,26 @@ static int check_names(const sim_args *a)
     return 0;
 }
 
-static void set_default_list(strlist *l, const char *text)
+#define ALL_WORKLOADS "spgemm,bfs,stencil,dmrg"
+
+/* Fills what the user left out (NULL: no default); 0, or -1 with a message
+ * when out of memory. */
+static int set_defaults(sim_args *a, const char *sub, const char *workloads, const char *inputs,
+                        const char *tiers, const char *caps)
 {
-    if (l->n == 0)
-        strlist_split(l, text);
+    const struct {
+        strlist *list;
+        const char *text;
+    } lists[] = {{&a->workloads, workloads}, {&a->inputs, inputs}, {&a->tiers, tiers}};
+    for (size_t k = 0; k < PD_ARRAY_LEN(lists); k++)
+        if (lists[k].text && lists[k].list->n == 0 && strlist_split(lists[k].list, lists[k].text) != 0)
+            goto oom;
+    if (caps && a->ncaps == 0 && parse_caps(caps, &a->caps, &a->ncaps) != 0)
+        goto oom;
+    return 0;
+oom:
+    fprintf(stderr, "paddiser sim %s: out of memory\n", sub);
+    return -1;
 }
 
 /* ---- subcommands ---------------------------------------------------------------- */
@@ -291,7 +318,8 @@ static int sim_profile(sim_args *a)
         fprintf(stderr, "paddiser sim profile: needs one --workload and --output FILE\n");
         return 2;
     }
-    set_default_list(&a->inputs, "base");
+    if (set_defaults(a, "profile", NULL, "base", NULL, NULL) != 0)
+        return 1;
     char err[512] = "";
     const pd_workload *w = pd_workload_find(a->workloads.v[0]);
     pd_sim_profile *p = pd_wl_profile(w, a->inputs.v[0], a->reps ? a->reps : 3, err, sizeof err);
@@ -346,10 +374,8 @@ static int write_metrics(const char *path, const sim_args *a, const pd_sim_profi
 
 static int sim_run(sim_args *a)
 {
-    set_default_list(&a->tiers, "optane");
-    set_default_list(&a->inputs, "base");
-    if (a->ncaps == 0)
-        parse_caps("0.5", &a->caps, &a->ncaps);
+    if (set_defaults(a, "run", NULL, "base", "optane", "0.5") != 0)
+        return 1;
     if (a->ncaps != 1 || a->tiers.n != 1) {
         fprintf(stderr, "paddiser sim run: give one --capacity and one --tier\n");
         return 2;
@@ -399,8 +425,11 @@ static int sim_run(sim_args *a)
             rc = 1;
         } else {
             pd_sim_tasks_csv(f, p, res, 1);
-            if (fclose(f) != 0)
+            int bad = ferror(f);
+            if ((fclose(f) != 0) | bad) {
+                fprintf(stderr, "paddiser sim run: cannot write %s\n", a->tasks_csv);
                 rc = 1;
+            }
         }
     }
     pd_sim_results_free(res);
@@ -410,17 +439,13 @@ static int sim_run(sim_args *a)
 
 static int sim_study(sim_args *a, int argc, char **argv)
 {
-    if (a->quick) {
-        set_default_list(&a->inputs, "base");
-        set_default_list(&a->tiers, "optane");
-        if (a->ncaps == 0)
-            parse_caps("0.2,0.5,0.8", &a->caps, &a->ncaps);
+    if (a->quick && a->model) {
+        fprintf(stderr, "paddiser sim study: --model is for the Eq. 2 table, which --quick leaves out\n");
+        return 2;
     }
-    set_default_list(&a->workloads, "spgemm,bfs,stencil,dmrg");
-    set_default_list(&a->inputs, "base,in1,in2,in3");
-    set_default_list(&a->tiers, "optane,cxl");
-    if (a->ncaps == 0)
-        parse_caps("0.1:0.9:0.1", &a->caps, &a->ncaps);
+    if (a->quick ? set_defaults(a, "study", ALL_WORKLOADS, "base", "optane", "0.2,0.5,0.8")
+                 : set_defaults(a, "study", ALL_WORKLOADS, "base,in1,in2,in3", "optane,cxl", "0.1:0.9:0.1"))
+        return 1;
     pd_str cmd = {0};
     pd_str_append(&cmd, "paddiser sim study");
     for (int k = 2; k < argc; k++)
@@ -449,113 +474,109 @@ static int sim_study(sim_args *a, int argc, char **argv)
     return 0;
 }
 
-static int sim_verify(sim_args *a)
+/* Runs one case per workload and input; a failing case is reported and the
+ * others still run. */
+static int each_case(const sim_args *a, const char *sub,
+                     int (*run_case)(const sim_args *a, const pd_workload *w, const char *input,
+                                     char *err, size_t errlen))
 {
-    set_default_list(&a->workloads, "spgemm,bfs,stencil,dmrg");
-    set_default_list(&a->inputs, "base");
     int rc = 0;
     for (int w = 0; w < a->workloads.n; w++)
         for (int i = 0; i < a->inputs.n; i++) {
             char err[512] = "";
             const pd_workload *wl = pd_workload_find(a->workloads.v[w]);
-            if (pd_wl_verify(wl, a->inputs.v[i], err, sizeof err) != 0) {
-                fprintf(stderr, "paddiser sim verify: %s/%s: %s\n", wl->name, a->inputs.v[i], err);
+            if (run_case(a, wl, a->inputs.v[i], err, sizeof err) != 0) {
+                fprintf(stderr, "paddiser sim %s: %s/%s: %s\n", sub, wl->name, a->inputs.v[i], err);
                 rc = 1;
-            } else {
-                printf("%s/%s: ok\n", wl->name, a->inputs.v[i]);
             }
         }
     return rc;
 }
 
+static int verify_case(const sim_args *a, const pd_workload *w, const char *input, char *err,
+                       size_t errlen)
+{
+    if (pd_wl_verify(w, input, err, errlen) != 0)
+        return -1;
+    printf("%s/%s: ok\n", w->name, input);
+    return 0;
+}
+
+static int sim_verify(sim_args *a)
+{
+    if (set_defaults(a, "verify", ALL_WORKLOADS, "base", NULL, NULL) != 0)
+        return 1;
+    return each_case(a, "verify", verify_case);
+}
+
+static int sampling_case(const sim_args *a, const pd_workload *w, const char *input, char *err,
+                         size_t errlen)
+{
+    pd_wl_sampling s;
+    if (pd_wl_sampling_check(w, input, &s, err, errlen) != 0)
+        return -1;
+    printf("%s/%s: %zu sampled pages, %llu sampled faults; task-share distance "
+           "(total variation, 0 = same shares) over all objects %.3f\n",
+           w->name, input, s.samples, s.faults, s.tv);
+    printf("  %-10s %14s %14s %8s\n", "object", "exact_lines", "sampled", "tv");
+    for (int o = 0; o < s.nobjects; o++) {
+        double e = 0, smp = 0;
+        for (int t = 0; t < s.ntasks; t++)
+            e += s.exact[o * s.ntasks + t], smp += s.sampled[o * s.ntasks + t];
+        printf("  %-10s %14.0f %14.0f %8.3f\n", s.names[o] ? s.names[o] : "?", e, smp, s.obj_tv[o]);
+    }
+    pd_wl_sampling_free(&s);
+    return 0;
+}
+
 static int sim_sampling(sim_args *a)
 {
-    set_default_list(&a->workloads, "spgemm,bfs,stencil,dmrg");
-    set_default_list(&a->inputs, "base");
-    int rc = 0;
-    for (int w = 0; w < a->workloads.n; w++)
-        for (int i = 0; i < a->inputs.n; i++) {
-            char err[512] = "";
-            const pd_workload *wl = pd_workload_find(a->workloads.v[w]);
-            pd_wl_sampling s;
-            if (pd_wl_sampling_check(wl, a->inputs.v[i], &s, err, sizeof err) != 0) {
-                fprintf(stderr, "paddiser sim sampling: %s/%s: %s\n", wl->name, a->inputs.v[i], err);
-                rc = 1;
-                continue;
-            }
-            printf("%s/%s: %zu sampled pages, %llu sampled faults; task-share distance "
-                   "(total variation, 0 = same shares) over all objects %.3f\n",
-                   wl->name, a->inputs.v[i], s.samples, s.faults, s.tv);
-            printf("  %-10s %14s %14s %8s\n", "object", "exact_lines", "sampled", "tv");
-            for (int o = 0; o < s.nobjects; o++) {
-                double e = 0, smp = 0;
-                for (int t = 0; t < s.ntasks; t++)
-                    e += s.exact[o * s.ntasks + t], smp += s.sampled[o * s.ntasks + t];
-                printf("  %-10s %14.0f %14.0f %8.3f\n", s.names[o] ? s.names[o] : "?", e, smp, s.obj_tv[o]);
-            }
-            pd_wl_sampling_free(&s);
+    if (set_defaults(a, "sampling", ALL_WORKLOADS, "base", NULL, NULL) != 0)
+        return 1;
+    return each_case(a, "sampling", sampling_case);
+}
+
+static int runtime_case(const sim_args *a, const pd_workload *w, const char *input, char *err,
+                        size_t errlen)
+{
+    pd_sim_machine m;
+    pd_sim_machine_preset(a->tiers.v[0], &m);
+    pd_sim_profile *p = pd_sim_get_profile(w->name, input, a->profile_dir, a->refresh,
+                                           a->reps ? a->reps : 3, err, errlen);
+    double *fast = p ? malloc(p->npages * sizeof *fast) : NULL;
+    int rc = p && fast ? 0 : -1;
+    if (p && !fast)
+        snprintf(err, errlen, "out of memory");
+    for (int c = 0; rc == 0 && c < a->ncaps; c++) {
+        pd_sim_result res[PD_SIM_NPOLICIES];
+        double rt[2], pred = 0;
+        if (pd_sim_compare(&m, p, a->caps[c], &a->opts, res, err, errlen) != 0) {
+            rc = -1;
+            break;
         }
+        size_t cap = (size_t)(a->caps[c] * (double)pd_sim_footprint(p));
+        for (int q = 0; rc == 0 && q < 2; q++)
+            rc = pd_sim_runtime_makespan(&m, p, cap, q ? PD_PLANNER_GREEDY : PD_PLANNER_EXACT, fast,
+                                         &rt[q], q ? NULL : &pred, err, errlen);
+        if (rc == 0)
+            printf("%-8s %-6s %4.0f%% %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n", p->workload,
+                   p->input, 100 * a->caps[c], rt[0] * 1e3, rt[1] * 1e3, pred * 1e3,
+                   res[PD_SIM_EXACT].out.makespan * 1e3, res[PD_SIM_HOT_FIRST].out.makespan * 1e3,
+                   res[PD_SIM_MEMORY_MODE].out.makespan * 1e3);
+        pd_sim_results_free(res);
+    }
+    free(fast);
+    pd_sim_profile_free(p);
     return rc;
 }
 
 static int sim_runtime(sim_args *a)
 {
-    set_default_list(&a->workloads, "spgemm,bfs,stencil,dmrg");
-    set_default_list(&a->inputs, "base");
-    set_default_list(&a->tiers, "optane");
-    if (a->ncaps == 0)
-        parse_caps("0.1,0.3,0.5,0.7", &a->caps, &a->ncaps);
-    pd_sim_machine m;
-    pd_sim_machine_preset(a->tiers.v[0], &m);
-    int rc = 0;
+    if (set_defaults(a, "runtime", ALL_WORKLOADS, "base", "optane", "0.1,0.3,0.5,0.7") != 0)
+        return 1;
     printf("%-8s %-6s %5s %10s %10s %10s %10s %10s %10s\n", "workload", "input", "cap",
            "rt-exact", "rt-greedy", "rt-pred", "sim-exact", "hot-first", "mem-mode");
-    for (int w = 0; w < a->workloads.n; w++)
-        for (int i = 0; i < a->inputs.n; i++) {
-            char err[512] = "";
-            pd_sim_profile *p = pd_sim_get_profile(a->workloads.v[w], a->inputs.v[i], a->profile_dir,
-                                                   a->refresh, a->reps ? a->reps : 3, err, sizeof err);
-            double *fast = p ? malloc(p->npages * sizeof *fast) : NULL;
-            if (!p || !fast) {
-                fprintf(stderr, "paddiser sim runtime: %s\n", p ? "out of memory" : err);
-                pd_sim_profile_free(p);
-                free(fast);
-                rc = 1;
-                continue;
-            }
-            for (int c = 0; c < a->ncaps && rc == 0; c++) {
-                pd_sim_result res[PD_SIM_NPOLICIES];
-                double rt_ms[2] = {0}, pred = 0;
-                if (pd_sim_compare(&m, p, a->caps[c], &a->opts, res, err, sizeof err) != 0) {
-                    fprintf(stderr, "paddiser sim runtime: %s\n", err);
-                    rc = 1;
-                    break;
-                }
-                size_t cap = (size_t)(a->caps[c] * (double)pd_sim_footprint(p));
-                for (int q = 0; q < 2 && rc == 0; q++) {
-                    pd_sim_placement pl = {.fast = fast};
-                    pd_sim_outcome out;
-                    if (pd_wl_runtime_placement(pd_workload_find(p->workload), p->input, cap,
-                                                q ? PD_PLANNER_GREEDY : PD_PLANNER_EXACT, p, fast,
-                                                q ? &(double){0} : &pred, err, sizeof err) != 0 ||
-                        pd_sim_evaluate(&m, p, &pl, &out) != 0) {
-                        fprintf(stderr, "paddiser sim runtime: %s/%s: %s\n", p->workload, p->input, err);
-                        rc = 1;
-                        break;
-                    }
-                    rt_ms[q] = out.makespan * 1e3;
-                    pd_sim_outcome_free(&out);
-                }
-                if (rc == 0)
-                    printf("%-8s %-6s %4.0f%% %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n", p->workload,
-                           p->input, 100 * a->caps[c], rt_ms[0], rt_ms[1], pred * 1e3,
-                           res[PD_SIM_EXACT].out.makespan * 1e3, res[PD_SIM_HOT_FIRST].out.makespan * 1e3,
-                           res[PD_SIM_MEMORY_MODE].out.makespan * 1e3);
-                pd_sim_results_free(res);
-            }
-            free(fast);
-            pd_sim_profile_free(p);
-        }
+    int rc = each_case(a, "runtime", runtime_case);
     if (rc == 0)
         printf("(ms of the execution model; rt-* = libpaddiser's placement with the sim backend,\n"
                " rt-pred = the runtime's own predicted makespan, on this machine's measured times)\n");
@@ -568,14 +589,15 @@ static int sim_gen_training(sim_args *a)
         fprintf(stderr, "paddiser sim gen-training: needs --output FILE\n");
         return 2;
     }
-    set_default_list(&a->workloads, "spgemm,bfs,stencil,dmrg");
-    set_default_list(&a->inputs, "base,in1,in2,in3");
-    set_default_list(&a->tiers, "optane");
+    if (set_defaults(a, "gen-training", ALL_WORKLOADS, "base,in1,in2,in3", "optane", NULL) != 0)
+        return 1;
     int np = a->workloads.n * a->inputs.n, rc = 0;
     pd_sim_profile **profs = calloc((size_t)np, sizeof *profs);
     char err[512] = "";
-    if (!profs)
+    if (!profs) {
+        fprintf(stderr, "paddiser sim gen-training: out of memory\n");
         return 1;
+    }
     for (int w = 0; w < a->workloads.n && rc == 0; w++)
         for (int i = 0; i < a->inputs.n && rc == 0; i++) {
             profs[w * a->inputs.n + i] = pd_sim_get_profile(a->workloads.v[w], a->inputs.v[i],

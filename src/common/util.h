@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define PD_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -47,6 +48,16 @@ size_t pd_page_size(void);
 
 /* Short hostname (up to the first '.'), as the samplers name their files. */
 void pd_short_hostname(char *buf, size_t len);
+
+/* SplitMix64: a small, fast, seedable generator for reproducible runs
+ * (advances *state). */
+static inline uint64_t pd_splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
 
 char *pd_strdup(const char *s);
 /* Trim ASCII whitespace in place; returns s. */

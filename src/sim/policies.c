@@ -119,21 +119,23 @@ static int hot_first(const pd_sim_profile *p, size_t cap_pages, const pd_sim_pol
 
 /* ---- memory mode ---------------------------------------------------------- */
 
-void pd_sim_direct_mapped_hits(const double *freq, const size_t *set, size_t npages,
-                               size_t nsets, double *hit)
+int pd_sim_direct_mapped_hits(const double *freq, const size_t *set, size_t npages,
+                              size_t nsets, double *hit)
 {
-    double *load = calloc(nsets ? nsets : 1, sizeof *load);
-    if (!load || nsets == 0) {
+    if (nsets == 0) {
         for (size_t g = 0; g < npages; g++)
             hit[g] = 0;
-        free(load);
-        return;
+        return 0;
     }
+    double *load = calloc(nsets, sizeof *load);
+    if (!load)
+        return -1; /* not "no hits": that would be a wrong result, silently */
     for (size_t g = 0; g < npages; g++)
         load[set[g]] += freq[g];
     for (size_t g = 0; g < npages; g++)
         hit[g] = load[set[g]] > 0 ? freq[g] / load[set[g]] : 1.0;
     free(load);
+    return 0;
 }
 
 static int memory_mode(const pd_sim_profile *p, size_t cap_pages, const pd_sim_policy_opts *o,
@@ -152,11 +154,11 @@ static int memory_mode(const pd_sim_profile *p, size_t cap_pages, const pd_sim_p
     uint64_t seed = o->seed * 0x9e3779b97f4a7c15ULL + 3;
     for (size_t g = 0; g < n; g++)
         set[g] = cap_pages ? (size_t)(pd_wl_rand(&seed) % cap_pages) : 0;
-    pd_sim_direct_mapped_hits(tot, set, n, cap_pages, pl->fast);
+    int rc = pd_sim_direct_mapped_hits(tot, set, n, cap_pages, pl->fast);
     for (size_t g = 0; g < n; g++)
         pl->probe[g] = 1 - pl->fast[g];
     free(tot), free(set);
-    return 0;
+    return rc;
 }
 
 /* ---- planners -------------------------------------------------------------- */

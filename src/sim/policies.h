@@ -68,8 +68,9 @@ void pd_sim_placement_free(pd_sim_placement *pl);
 
 /* Direct-mapped cache hit rate per page under the independent reference
  * model: a page's hit rate is its share of the accesses to its cache set.
- * set[g] is the cache set of page g; freq[g] its accesses. */
-void pd_sim_direct_mapped_hits(const double *freq, const size_t *set, size_t npages,
+ * set[g] is the cache set of page g; freq[g] its accesses. With no sets
+ * every hit rate is 0. 0, or -1 when out of memory. */
+int pd_sim_direct_mapped_hits(const double *freq, const size_t *set, size_t npages,
                                size_t nsets, double *hit);
 
 /* Evaluation of a placement: split + execution model. */

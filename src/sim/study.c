@@ -71,6 +71,31 @@ int pd_sim_compare(const pd_sim_machine *m, const pd_sim_profile *p, double cap_
     return 0;
 }
 
+int pd_sim_runtime_makespan(const pd_sim_machine *m, const pd_sim_profile *p, size_t cap,
+                            pd_planner_kind planner, double *fast, double *makespan,
+                            double *predicted, char *err, size_t errlen)
+{
+    const pd_workload *w = pd_workload_find(p->workload);
+    double pred;
+    if (!w) {
+        snprintf(err, errlen, "profile of unknown workload '%s'", p->workload);
+        return -1;
+    }
+    if (pd_wl_runtime_placement(w, p->input, cap, planner, p, fast, &pred, err, errlen) != 0)
+        return -1;
+    pd_sim_placement pl = {.fast = fast};
+    pd_sim_outcome out;
+    if (pd_sim_evaluate(m, p, &pl, &out) != 0) {
+        snprintf(err, errlen, "evaluation failed");
+        return -1;
+    }
+    *makespan = out.makespan;
+    if (predicted)
+        *predicted = pred;
+    pd_sim_outcome_free(&out);
+    return 0;
+}
+
 double pd_sim_gain(double t_policy, double t_base)
 {
     return t_base > 0 ? 1.0 - t_policy / t_base : 0;
@@ -101,7 +126,28 @@ typedef struct {
 
 /* coarse[((w * ninputs + i) * ncaps + c) * 2 + {0 greedy, 1 exact}], likewise
  * from_base: exact and greedy planned on the base input's estimated profile
- * (first tier; 0 where the input is the base or no base was profiled). */
+ * (first tier; 0 where the input is the base or no base was profiled), and
+ * eq2: exact on Eq. 2 curves {0 the model, 1 f = 1}. PAIR points at the two. */
+#define PAIR(a, wi, ii, ci) (&(a)[(((size_t)(wi) * cfg->ninputs + (ii)) * cfg->ncaps + (ci)) * 2])
+
+/* Mean, min and max of gains over inputs and capacities. */
+typedef struct {
+    double sum, min, max;
+    int n;
+} gain_stat;
+
+#define GAIN_STAT_INIT {0, INFINITY, -INFINITY, 0}
+
+static void gain_add(gain_stat *g, double v)
+{
+    g->sum += v, g->n++;
+    g->min = fmin(g->min, v), g->max = fmax(g->max, v);
+}
+
+static double gain_mean(const gain_stat *g)
+{
+    return g->sum / g->n;
+}
 /* One example per workload (first tier, first input, capacity nearest 30%):
  * per-task times and DRAM shares of a few policies. */
 typedef struct {
@@ -166,16 +212,12 @@ static void write_markdown(FILE *f, const pd_sim_study_cfg *cfg, const cell *cel
                                            {PD_SIM_EXACT, PD_SIM_HOT_EXACT}};
             fprintf(f, "| %s |", cfg->workloads[w]);
             for (size_t q = 0; q < PD_ARRAY_LEN(pairs); q++) {
-                double sum = 0, mx = -INFINITY;
-                int n = 0;
+                gain_stat g = GAIN_STAT_INIT;
                 for (int i = 0; i < cfg->ninputs; i++)
-                    for (int c = 0; c < cfg->ncaps; c++) {
-                        double g = pd_sim_gain(AT(cells, ti, w, i, c, pairs[q][0])->makespan,
-                                               AT(cells, ti, w, i, c, pairs[q][1])->makespan);
-                        sum += g, n++;
-                        mx = fmax(mx, g);
-                    }
-                fprintf(f, " %.1f%% (%.1f%%) |", 100 * sum / n, 100 * mx);
+                    for (int c = 0; c < cfg->ncaps; c++)
+                        gain_add(&g, pd_sim_gain(AT(cells, ti, w, i, c, pairs[q][0])->makespan,
+                                                 AT(cells, ti, w, i, c, pairs[q][1])->makespan));
+                fprintf(f, " %.1f%% (%.1f%%) |", 100 * gain_mean(&g), 100 * g.max);
             }
             static const int covs[] = {PD_SIM_HOT_FIRST, PD_SIM_MEMORY_MODE, PD_SIM_GREEDY, PD_SIM_EXACT};
             for (size_t q = 0; q < PD_ARRAY_LEN(covs); q++) {
@@ -287,25 +329,25 @@ static void write_markdown(FILE *f, const pd_sim_study_cfg *cfg, const cell *cel
                        "inputs and capacities.\n\n");
             fprintf(f, "| workload | exact, own profile | exact, from base | greedy, from base | exact from base vs own |\n|---|---:|---:|---:|---:|\n");
             for (int w = 0; w < cfg->nworkloads; w++) {
-                double s1 = 0, s2 = 0, s3 = 0, s4 = 0, m1 = INFINITY, m2 = INFINITY, m3 = INFINITY, m4 = INFINITY;
-                int n = 0;
+                gain_stat g[4] = {GAIN_STAT_INIT, GAIN_STAT_INIT, GAIN_STAT_INIT, GAIN_STAT_INIT};
                 for (int i = 0; i < cfg->ninputs; i++)
                     for (int c = 0; c < cfg->ncaps; c++) {
-                        const double *fb = &from_base[(((size_t)w * cfg->ninputs + i) * cfg->ncaps + c) * 2];
+                        const double *fb = PAIR(from_base, w, i, c);
                         if (fb[1] <= 0)
                             continue;
                         double hot = AT(cells, 0, w, i, c, PD_SIM_HOT_FIRST)->makespan;
                         double own = AT(cells, 0, w, i, c, PD_SIM_EXACT)->makespan;
-                        double g1 = pd_sim_gain(own, hot), g2 = pd_sim_gain(fb[1], hot);
-                        double g3 = pd_sim_gain(fb[0], hot), g4 = pd_sim_gain(fb[1], own);
-                        s1 += g1, s2 += g2, s3 += g3, s4 += g4, n++;
-                        m1 = fmin(m1, g1), m2 = fmin(m2, g2), m3 = fmin(m3, g3), m4 = fmin(m4, g4);
+                        gain_add(&g[0], pd_sim_gain(own, hot));
+                        gain_add(&g[1], pd_sim_gain(fb[1], hot));
+                        gain_add(&g[2], pd_sim_gain(fb[0], hot));
+                        gain_add(&g[3], pd_sim_gain(fb[1], own));
                     }
-                if (n == 0)
+                if (g[0].n == 0)
                     continue;
-                fprintf(f, "| %s | %.1f%% / %.1f%% | %.1f%% / %.1f%% | %.1f%% / %.1f%% | %.1f%% / %.1f%% |\n",
-                        cfg->workloads[w], 100 * s1 / n, 100 * m1, 100 * s2 / n, 100 * m2,
-                        100 * s3 / n, 100 * m3, 100 * s4 / n, 100 * m4);
+                fprintf(f, "| %s |", cfg->workloads[w]);
+                for (int q = 0; q < 4; q++)
+                    fprintf(f, " %.1f%% / %.1f%% |", 100 * gain_mean(&g[q]), 100 * g[q].min);
+                fprintf(f, "\n");
             }
             fprintf(f, "\n");
         }
@@ -319,20 +361,19 @@ static void write_markdown(FILE *f, const pd_sim_study_cfg *cfg, const cell *cel
                        "min over inputs and capacities.\n\n", model_source);
             fprintf(f, "| workload | exact, execution-model curves | exact, Eq. 2 model | exact, Eq. 2 f = 1 |\n|---|---:|---:|---:|\n");
             for (int w = 0; w < cfg->nworkloads; w++) {
-                double s1 = 0, s2 = 0, s3 = 0, m1 = INFINITY, m2 = INFINITY, m3 = INFINITY;
-                int n = 0;
+                gain_stat g[3] = {GAIN_STAT_INIT, GAIN_STAT_INIT, GAIN_STAT_INIT};
                 for (int i = 0; i < cfg->ninputs; i++)
                     for (int c = 0; c < cfg->ncaps; c++) {
-                        const double *e = &eq2[(((size_t)w * cfg->ninputs + i) * cfg->ncaps + c) * 2];
+                        const double *e = PAIR(eq2, w, i, c);
                         double hot = AT(cells, 0, w, i, c, PD_SIM_HOT_FIRST)->makespan;
-                        double g1 = pd_sim_gain(AT(cells, 0, w, i, c, PD_SIM_EXACT)->makespan, hot);
-                        double g2 = pd_sim_gain(e[0], hot), g3 = pd_sim_gain(e[1], hot);
-                        s1 += g1, s2 += g2, s3 += g3, n++;
-                        m1 = fmin(m1, g1), m2 = fmin(m2, g2), m3 = fmin(m3, g3);
+                        gain_add(&g[0], pd_sim_gain(AT(cells, 0, w, i, c, PD_SIM_EXACT)->makespan, hot));
+                        gain_add(&g[1], pd_sim_gain(e[0], hot));
+                        gain_add(&g[2], pd_sim_gain(e[1], hot));
                     }
-                fprintf(f, "| %s | %.1f%% / %.1f%% | %.1f%% / %.1f%% | %.1f%% / %.1f%% |\n",
-                        cfg->workloads[w], 100 * s1 / n, 100 * m1, 100 * s2 / n, 100 * m2,
-                        100 * s3 / n, 100 * m3);
+                fprintf(f, "| %s |", cfg->workloads[w]);
+                for (int q = 0; q < 3; q++)
+                    fprintf(f, " %.1f%% / %.1f%% |", 100 * gain_mean(&g[q]), 100 * g[q].min);
+                fprintf(f, "\n");
             }
             fprintf(f, "\n");
         }
@@ -347,25 +388,43 @@ static void write_markdown(FILE *f, const pd_sim_study_cfg *cfg, const cell *cel
                        "at a reference point, shared pages paid by every task) mislead it.\n\n");
             fprintf(f, "| workload | step %.2f | step %.2f |\n|---|---:|---:|\n", st, cfg->coarse_step);
             for (int w = 0; w < cfg->nworkloads; w++) {
-                double s1 = 0, mx1 = -INFINITY, mn1 = INFINITY, s2 = 0, mx2 = -INFINITY, mn2 = INFINITY;
-                int n = 0;
+                gain_stat g[2] = {GAIN_STAT_INIT, GAIN_STAT_INIT};
                 for (int i = 0; i < cfg->ninputs; i++)
                     for (int c = 0; c < cfg->ncaps; c++) {
-                        double g1 = pd_sim_gain(AT(cells, 0, w, i, c, PD_SIM_EXACT)->makespan,
-                                                AT(cells, 0, w, i, c, PD_SIM_GREEDY)->makespan);
-                        const double *cc = &coarse[(((size_t)w * cfg->ninputs + i) * cfg->ncaps + c) * 2];
-                        double g2 = pd_sim_gain(cc[1], cc[0]);
-                        s1 += g1, s2 += g2, n++;
-                        mx1 = fmax(mx1, g1), mn1 = fmin(mn1, g1);
-                        mx2 = fmax(mx2, g2), mn2 = fmin(mn2, g2);
+                        const double *cc = PAIR(coarse, w, i, c);
+                        gain_add(&g[0], pd_sim_gain(AT(cells, 0, w, i, c, PD_SIM_EXACT)->makespan,
+                                                    AT(cells, 0, w, i, c, PD_SIM_GREEDY)->makespan));
+                        gain_add(&g[1], pd_sim_gain(cc[1], cc[0]));
                     }
-                fprintf(f, "| %s | %.1f%% / %.1f%% / %.1f%% | %.1f%% / %.1f%% / %.1f%% |\n",
-                        cfg->workloads[w], 100 * s1 / n, 100 * mx1, 100 * mn1, 100 * s2 / n,
-                        100 * mx2, 100 * mn2);
+                fprintf(f, "| %s |", cfg->workloads[w]);
+                for (int q = 0; q < 2; q++)
+                    fprintf(f, " %.1f%% / %.1f%% / %.1f%% |", 100 * gain_mean(&g[q]), 100 * g[q].max,
+                            100 * g[q].min);
+                fprintf(f, "\n");
             }
             fprintf(f, "\n");
         }
     }
+}
+
+/* The execution model's makespan of policy k's placement under options o. */
+static int placed_makespan(pd_sim_policy k, const pd_sim_profile *p, const pd_sim_machine *m,
+                           size_t cap, const pd_sim_policy_opts *o, double *makespan, char *err,
+                           size_t errlen)
+{
+    pd_sim_placement pl;
+    pd_sim_outcome out;
+    if (pd_sim_place(k, p, m, cap, o, &pl, err, errlen) != 0)
+        return -1;
+    int bad = pd_sim_evaluate(m, p, &pl, &out);
+    pd_sim_placement_free(&pl);
+    if (bad) {
+        snprintf(err, errlen, "evaluation failed");
+        return -1;
+    }
+    *makespan = out.makespan;
+    pd_sim_outcome_free(&out);
+    return 0;
 }
 
 int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
@@ -411,7 +470,8 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
             goto out;
         }
     }
-    if (!profs || !cells || !from_base || (cfg->coarse_step > 0 && !coarse)) {
+    if (!profs || !cells || !from_base || !ex || (cfg->coarse_step > 0 && !coarse) ||
+        (cfg->runtime && !rtm)) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
@@ -459,27 +519,23 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
                     pd_sim_result res[PD_SIM_NPOLICIES];
                     if (pd_sim_compare(&m, p, cfg->caps[c], &cfg->opts, res, err, errlen) != 0)
                         goto out;
+                    size_t cap = (size_t)(cfg->caps[c] * (double)pd_sim_footprint(p));
                     if (rtm && ti == 0 && i == base_idx && rt_cap[c]) {
-                        double *fast = malloc(p->npages * sizeof *fast), pred;
-                        for (int q = 0; fast && q < 2; q++) {
-                            pd_sim_placement pl = {.fast = fast};
-                            pd_sim_outcome out;
-                            size_t cap = (size_t)(cfg->caps[c] * (double)pd_sim_footprint(p));
-                            if (pd_wl_runtime_placement(pd_workload_find(p->workload), p->input, cap,
-                                                        q ? PD_PLANNER_GREEDY : PD_PLANNER_EXACT, p, fast,
-                                                        &pred, err, errlen) != 0 ||
-                                pd_sim_evaluate(&m, p, &pl, &out) != 0) {
-                                free(fast);
-                                if (!err[0])
-                                    snprintf(err, errlen, "evaluation failed");
-                                goto out;
-                            }
-                            rtm[((size_t)w * cfg->ncaps + c) * 2 + q] = out.makespan;
-                            pd_sim_outcome_free(&out);
-                        }
+                        double *fast = malloc(p->npages * sizeof *fast);
+                        int bad = !fast;
+                        if (bad)
+                            snprintf(err, errlen, "out of memory");
+                        for (int q = 0; !bad && q < 2; q++)
+                            bad = pd_sim_runtime_makespan(&m, p, cap, q ? PD_PLANNER_GREEDY : PD_PLANNER_EXACT,
+                                                          fast, &rtm[((size_t)w * cfg->ncaps + c) * 2 + q],
+                                                          NULL, err, errlen) != 0;
                         free(fast);
+                        if (bad) {
+                            pd_sim_results_free(res);
+                            goto out;
+                        }
                     }
-                    if (ex && ti == 0 && i == 0 && c == ex_cap && p->ntasks <= 64) {
+                    if (ti == 0 && i == 0 && c == ex_cap && p->ntasks <= 64) {
                         ex[w].ntasks = p->ntasks;
                         ex[w].cap = cfg->caps[c];
                         for (int q = 0; q < 3; q++)
@@ -500,70 +556,38 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
                                     res[k].out.mean, x->predicted, res[k].place.fast_bytes);
                     }
                     pd_sim_results_free(res);
+                    /* the planners again: on the base input's estimate, on Eq. 2
+                     * curves, at the coarse step (first tier only) */
                     for (int q = 0; predicted && q < 2; q++) {
                         pd_sim_policy_opts o = cfg->opts;
                         o.plan_on = predicted;
-                        size_t cap = (size_t)(cfg->caps[c] * (double)pd_sim_footprint(p));
-                        pd_sim_placement pl;
-                        pd_sim_outcome out;
-                        if (pd_sim_place(q ? PD_SIM_EXACT : PD_SIM_GREEDY, p, &m, cap, &o, &pl, err, errlen) != 0)
+                        if (placed_makespan(q ? PD_SIM_EXACT : PD_SIM_GREEDY, p, &m, cap, &o,
+                                            &PAIR(from_base, w, i, c)[q], err, errlen) != 0)
                             goto out;
-                        int bad = pd_sim_evaluate(&m, p, &pl, &out);
-                        pd_sim_placement_free(&pl);
-                        if (bad) {
-                            snprintf(err, errlen, "evaluation failed");
-                            goto out;
-                        }
-                        from_base[(((size_t)w * cfg->ninputs + i) * cfg->ncaps + c) * 2 + q] = out.makespan;
-                        pd_sim_outcome_free(&out);
                     }
                     for (int q = 0; eq2 && ti == 0 && q < 2; q++) {
                         pd_sim_policy_opts o = cfg->opts;
                         o.eq2 = q ? linear : model;
-                        size_t cap = (size_t)(cfg->caps[c] * (double)pd_sim_footprint(p));
-                        pd_sim_placement pl;
-                        pd_sim_outcome out;
-                        if (pd_sim_place(PD_SIM_EXACT, p, &m, cap, &o, &pl, err, errlen) != 0)
+                        if (placed_makespan(PD_SIM_EXACT, p, &m, cap, &o, &PAIR(eq2, w, i, c)[q], err,
+                                            errlen) != 0)
                             goto out;
-                        int bad = pd_sim_evaluate(&m, p, &pl, &out);
-                        pd_sim_placement_free(&pl);
-                        if (bad) {
-                            snprintf(err, errlen, "evaluation failed");
-                            goto out;
-                        }
-                        eq2[(((size_t)w * cfg->ninputs + i) * cfg->ncaps + c) * 2 + q] = out.makespan;
-                        pd_sim_outcome_free(&out);
                     }
-                    if (ti == 0 && coarse) {
+                    for (int q = 0; coarse && ti == 0 && q < 2; q++) {
                         pd_sim_policy_opts o = cfg->opts;
                         o.step = cfg->coarse_step;
-                        size_t cap = (size_t)(cfg->caps[c] * (double)pd_sim_footprint(p));
-                        for (int q = 0; q < 2; q++) {
-                            pd_sim_placement pl;
-                            pd_sim_outcome out;
-                            if (pd_sim_place(q ? PD_SIM_EXACT : PD_SIM_GREEDY, p, &m, cap, &o, &pl,
-                                             err, errlen) != 0)
-                                goto out;
-                            int bad = pd_sim_evaluate(&m, p, &pl, &out);
-                            pd_sim_placement_free(&pl);
-                            if (bad) {
-                                snprintf(err, errlen, "evaluation failed");
-                                goto out;
-                            }
-                            coarse[(((size_t)w * cfg->ninputs + i) * cfg->ncaps + c) * 2 + q] = out.makespan;
-                            pd_sim_outcome_free(&out);
-                        }
+                        if (placed_makespan(q ? PD_SIM_EXACT : PD_SIM_GREEDY, p, &m, cap, &o,
+                                            &PAIR(coarse, w, i, c)[q], err, errlen) != 0)
+                            goto out;
                     }
                 }
             }
     }
     if (cfg->md_path) {
-        pd_str tmp = {0};
-        pd_str_printf(&tmp, "%s.tmp", cfg->md_path);
-        FILE *f = tmp.data ? fopen(tmp.data, "w") : NULL;
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
         if (!f) {
-            snprintf(err, errlen, "cannot write %s: %s", cfg->md_path, strerror(errno));
-            pd_str_free(&tmp);
+            snprintf(err, errlen, "out of memory");
             goto out;
         }
         const char *src = model ? pd_model_source(model) : "";
@@ -573,16 +597,17 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
                        src, ex, rtm, base_idx, profs);
         int bad = ferror(f);
         bad |= fclose(f) != 0;
-        if (bad || rename(tmp.data, cfg->md_path) != 0) {
+        if (bad)
+            snprintf(err, errlen, "out of memory writing %s", cfg->md_path);
+        else if ((bad = pd_write_file_atomic(cfg->md_path, text, len) != 0))
             snprintf(err, errlen, "cannot write %s: %s", cfg->md_path, strerror(errno));
-            pd_str_free(&tmp);
+        free(text);
+        if (bad)
             goto out;
-        }
-        pd_str_free(&tmp);
     }
     rc = 0;
 out:
-    if (csv && fclose(csv) != 0 && rc == 0) {
+    if (csv && (ferror(csv) | (fclose(csv) != 0)) && rc == 0) {
         snprintf(err, errlen, "cannot write %s", cfg->csv_path);
         rc = -1;
     }
@@ -686,7 +711,8 @@ int pd_sim_gen_training(const pd_sim_machine *m, pd_sim_profile *const *profiles
         }
         free(split), free(fast), free(ones), free(order), free(cnt);
     }
-    if (fclose(f) != 0 && rc == 0) {
+    int bad = ferror(f);
+    if ((fclose(f) != 0 || bad) && rc == 0) {
         snprintf(err, errlen, "cannot write %s", path);
         rc = -1;
     }

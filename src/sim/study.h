@@ -26,6 +26,14 @@ int pd_sim_compare(const pd_sim_machine *m, const pd_sim_profile *p, double cap_
                    const pd_sim_policy_opts *o, pd_sim_result *res, char *err, size_t errlen);
 void pd_sim_results_free(pd_sim_result *res);
 
+/* libpaddiser placing p's workload itself (sim backend, cap bytes, planner;
+ * pd_wl_runtime_placement) and the execution model's makespan of that
+ * placement. fast[p->npages] is scratch; predicted (may be NULL) gets the
+ * runtime's own prediction. 0 or -1 with err. */
+int pd_sim_runtime_makespan(const pd_sim_machine *m, const pd_sim_profile *p, size_t cap,
+                            pd_planner_kind planner, double *fast, double *makespan,
+                            double *predicted, char *err, size_t errlen);
+
 /* Makespan reduction of `policy` against `base`: 1 - T_policy / T_base. */
 double pd_sim_gain(double t_policy, double t_base);
 

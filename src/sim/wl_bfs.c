@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "sim/workload.h"
 
 #define NTASKS 8
@@ -72,10 +73,12 @@ static void *bfs_setup(pd_wl_ctx *ctx, const char *input, char *err, size_t errl
     src = dst = NULL;
     if (pd_wl_tasks(ctx, "bfs", input, NTASKS) != 0)
         goto oom;
-    g->o_rp = pd_wl_object(ctx, "rowptr", g->rp, ((size_t)n + 1) * sizeof(int), PD_PATTERN_RANDOM, sizeof(int));
-    g->o_adj = pd_wl_object(ctx, "adj", g->adj, 2 * m * sizeof(int), PD_PATTERN_RANDOM, sizeof(int));
-    g->o_level = pd_wl_object(ctx, "level", g->level, (size_t)n * sizeof(int), PD_PATTERN_RANDOM, sizeof(int));
-    if (g->o_level < 0)
+    const pd_wl_object_spec objs[] = {
+        {"rowptr", g->rp, ((size_t)n + 1) * sizeof(int), PD_PATTERN_RANDOM, sizeof(int), &g->o_rp},
+        {"adj", g->adj, 2 * m * sizeof(int), PD_PATTERN_RANDOM, sizeof(int), &g->o_adj},
+        {"level", g->level, (size_t)n * sizeof(int), PD_PATTERN_RANDOM, sizeof(int), &g->o_level},
+    };
+    if (pd_wl_objects(ctx, objs, PD_ARRAY_LEN(objs)) != 0)
         goto oom;
     return g;
 oom:

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <math.h>
 
+#include "common/util.h"
 #include "sim/workload.h"
 
 #define NTASKS 8
@@ -80,12 +81,14 @@ static void *dmrg_setup(pd_wl_ctx *ctx, const char *input, char *err, size_t err
         d->X[e] = pd_wl_uniform(&seed) - 0.5;
     if (pd_wl_tasks(ctx, "dmrg", input, NTASKS) != 0)
         goto oom;
-    d->oL = pd_wl_object(ctx, "Lenv", d->L, env * sizeof(double), PD_PATTERN_STRIDE, sizeof(double));
-    d->oR = pd_wl_object(ctx, "Renv", d->R, env * sizeof(double), PD_PATTERN_STRIDE, sizeof(double));
-    d->oX = pd_wl_object(ctx, "psi", d->X, xs * sizeof(double), PD_PATTERN_STREAM, sizeof(double));
-    d->oY = pd_wl_object(ctx, "Hpsi", d->Y, xs * sizeof(double), PD_PATTERN_STREAM, sizeof(double));
-    d->oT = pd_wl_object(ctx, "tmp", d->T, xs * sizeof(double), PD_PATTERN_STREAM, sizeof(double));
-    if (d->oT < 0)
+    const pd_wl_object_spec objs[] = {
+        {"Lenv", d->L, env * sizeof(double), PD_PATTERN_STRIDE, sizeof(double), &d->oL},
+        {"Renv", d->R, env * sizeof(double), PD_PATTERN_STRIDE, sizeof(double), &d->oR},
+        {"psi", d->X, xs * sizeof(double), PD_PATTERN_STREAM, sizeof(double), &d->oX},
+        {"Hpsi", d->Y, xs * sizeof(double), PD_PATTERN_STREAM, sizeof(double), &d->oY},
+        {"tmp", d->T, xs * sizeof(double), PD_PATTERN_STREAM, sizeof(double), &d->oT},
+    };
+    if (pd_wl_objects(ctx, objs, PD_ARRAY_LEN(objs)) != 0)
         goto oom;
     return d;
 oom:

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "sim/workload.h"
 
 #define NTASKS 8
@@ -143,16 +144,18 @@ static void *spgemm_setup(pd_wl_ctx *ctx, const char *input, char *err, size_t e
     size_t annz = (size_t)s->A.rp[n], bnnz = (size_t)s->B.rp[n];
     if (pd_wl_tasks(ctx, "spgemm", input, NTASKS) != 0)
         goto oom;
-    s->o_arp = pd_wl_object(ctx, "A.rowptr", s->A.rp, ((size_t)n + 1) * sizeof(int), PD_PATTERN_STREAM, sizeof(int));
-    s->o_aci = pd_wl_object(ctx, "A.col", s->A.ci, annz * sizeof(int), PD_PATTERN_STREAM, sizeof(int));
-    s->o_av = pd_wl_object(ctx, "A.val", s->A.v, annz * sizeof(double), PD_PATTERN_STREAM, sizeof(double));
-    s->o_brp = pd_wl_object(ctx, "B.rowptr", s->B.rp, ((size_t)n + 1) * sizeof(int), PD_PATTERN_RANDOM, sizeof(int));
-    s->o_bci = pd_wl_object(ctx, "B.col", s->B.ci, bnnz * sizeof(int), PD_PATTERN_RANDOM, sizeof(int));
-    s->o_bv = pd_wl_object(ctx, "B.val", s->B.v, bnnz * sizeof(double), PD_PATTERN_RANDOM, sizeof(double));
-    s->o_crp = pd_wl_object(ctx, "C.rowptr", s->crp, ((size_t)n + 1) * sizeof(int), PD_PATTERN_STREAM, sizeof(int));
-    s->o_cci = pd_wl_object(ctx, "C.col", s->cci, s->cnnz * sizeof(int), PD_PATTERN_STREAM, sizeof(int));
-    s->o_cv = pd_wl_object(ctx, "C.val", s->cv, s->cnnz * sizeof(double), PD_PATTERN_STREAM, sizeof(double));
-    if (s->o_cv < 0)
+    const pd_wl_object_spec objs[] = {
+        {"A.rowptr", s->A.rp, ((size_t)n + 1) * sizeof(int), PD_PATTERN_STREAM, sizeof(int), &s->o_arp},
+        {"A.col", s->A.ci, annz * sizeof(int), PD_PATTERN_STREAM, sizeof(int), &s->o_aci},
+        {"A.val", s->A.v, annz * sizeof(double), PD_PATTERN_STREAM, sizeof(double), &s->o_av},
+        {"B.rowptr", s->B.rp, ((size_t)n + 1) * sizeof(int), PD_PATTERN_RANDOM, sizeof(int), &s->o_brp},
+        {"B.col", s->B.ci, bnnz * sizeof(int), PD_PATTERN_RANDOM, sizeof(int), &s->o_bci},
+        {"B.val", s->B.v, bnnz * sizeof(double), PD_PATTERN_RANDOM, sizeof(double), &s->o_bv},
+        {"C.rowptr", s->crp, ((size_t)n + 1) * sizeof(int), PD_PATTERN_STREAM, sizeof(int), &s->o_crp},
+        {"C.col", s->cci, s->cnnz * sizeof(int), PD_PATTERN_STREAM, sizeof(int), &s->o_cci},
+        {"C.val", s->cv, s->cnnz * sizeof(double), PD_PATTERN_STREAM, sizeof(double), &s->o_cv},
+    };
+    if (pd_wl_objects(ctx, objs, PD_ARRAY_LEN(objs)) != 0)
         goto oom;
     return s;
 oom:

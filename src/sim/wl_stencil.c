@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <math.h>
 
+#include "common/util.h"
 #include "sim/workload.h"
 
 #define NTASKS 8
@@ -58,16 +59,29 @@ static void *stencil_setup(pd_wl_ctx *ctx, const char *input, char *err, size_t 
     }
     if (pd_wl_tasks(ctx, "stencil", input, NTASKS) != 0)
         goto oom;
-    s->o_u = pd_wl_object(ctx, "grid_a", s->u, cells * sizeof(double), PD_PATTERN_STENCIL, sizeof(double));
-    s->o_v = pd_wl_object(ctx, "grid_b", s->v, cells * sizeof(double), PD_PATTERN_STENCIL, sizeof(double));
-    s->o_k = pd_wl_object(ctx, "coef", s->k, cells * sizeof(double), PD_PATTERN_STREAM, sizeof(double));
-    if (s->o_k < 0)
+    const pd_wl_object_spec objs[] = {
+        {"grid_a", s->u, cells * sizeof(double), PD_PATTERN_STENCIL, sizeof(double), &s->o_u},
+        {"grid_b", s->v, cells * sizeof(double), PD_PATTERN_STENCIL, sizeof(double), &s->o_v},
+        {"coef", s->k, cells * sizeof(double), PD_PATTERN_STREAM, sizeof(double), &s->o_k},
+    };
+    if (pd_wl_objects(ctx, objs, PD_ARRAY_LEN(objs)) != 0)
         goto oom;
     return s;
 oom:
     snprintf(err, errlen, "stencil: out of memory or bad input '%s'", input ? input : "");
     stencil_teardown(s);
     return NULL;
+}
+
+/* One 7-point Jacobi update of cell (x, y, z); boundary neighbours mirror the cell. */
+static inline double jacobi_point(const stencil *s, const double *in, int x, int y, int z)
+{
+    int nx = s->nx, ny = s->ny, nz = s->nz;
+    size_t plane = (size_t)nx * ny, c = (size_t)z * plane + (size_t)y * nx + x;
+    double xm = x > 0 ? in[c - 1] : in[c], xp = x < nx - 1 ? in[c + 1] : in[c];
+    double ym = y > 0 ? in[c - nx] : in[c], yp = y < ny - 1 ? in[c + nx] : in[c];
+    double zm = z > 0 ? in[c - plane] : in[c], zp = z < nz - 1 ? in[c + plane] : in[c];
+    return in[c] + s->k[c] * (xm + xp + ym + yp + zm + zp - 6.0 * in[c]);
 }
 
 static void sweep(pd_wl_ctx *ctx, stencil *s, int t, const double *in, double *out, int oin, int oout)
@@ -78,10 +92,7 @@ static void sweep(pd_wl_ctx *ctx, stencil *s, int t, const double *in, double *o
         for (int y = 0; y < ny; y++)
             for (int x = 0; x < nx; x++) {
                 size_t c = (size_t)z * plane + (size_t)y * nx + x;
-                double xm = x > 0 ? in[c - 1] : in[c], xp = x < nx - 1 ? in[c + 1] : in[c];
-                double ym = y > 0 ? in[c - nx] : in[c], yp = y < ny - 1 ? in[c + nx] : in[c];
-                double zm = z > 0 ? in[c - plane] : in[c], zp = z < nz - 1 ? in[c + plane] : in[c];
-                out[c] = in[c] + s->k[c] * (xm + xp + ym + yp + zm + zp - 6.0 * in[c]);
+                out[c] = jacobi_point(s, in, x, y, z);
             }
     int zlo = s->z0[t] > 0 ? s->z0[t] - 1 : 0, zhi = s->z0[t + 1] < nz ? s->z0[t + 1] + 1 : nz;
     pd_wl_rd_range(ctx, t, oin, (size_t)zlo * plane * sizeof(double), (size_t)(zhi - zlo) * plane * sizeof(double));
@@ -122,10 +133,7 @@ static int stencil_verify(void *st, char *err, size_t errlen)
         for (int y = 0; y < ny; y++)
             for (int x = 0; x < nx; x++) {
                 size_t c = (size_t)z * plane + (size_t)y * nx + x;
-                double xm = x > 0 ? in[c - 1] : in[c], xp = x < nx - 1 ? in[c + 1] : in[c];
-                double ym = y > 0 ? in[c - nx] : in[c], yp = y < ny - 1 ? in[c + nx] : in[c];
-                double zm = z > 0 ? in[c - plane] : in[c], zp = z < nz - 1 ? in[c + plane] : in[c];
-                double want = in[c] + s->k[c] * (xm + xp + ym + yp + zm + zp - 6.0 * in[c]);
+                double want = jacobi_point(s, in, x, y, z);
                 if (fabs(out[c] - want) > 1e-12 * (1 + fabs(want))) {
                     snprintf(err, errlen, "stencil verify: cell (%d,%d,%d) = %g, want %g", x, y, z, out[c], want);
                     return -1;

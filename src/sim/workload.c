@@ -80,6 +80,16 @@ int pd_wl_object(pd_wl_ctx *ctx, const char *name, void *addr, size_t bytes, pd_
     return id;
 }
 
+int pd_wl_objects(pd_wl_ctx *ctx, const pd_wl_object_spec *objs, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        const pd_wl_object_spec *o = &objs[k];
+        if ((*o->id = pd_wl_object(ctx, o->name, o->addr, o->bytes, o->pattern, o->elem_size)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static double thread_cpu(void)
 {
     struct timespec ts;
@@ -123,28 +133,38 @@ void pd_wl_count_range(pd_wl_ctx *ctx, int task, int obj, size_t off, size_t len
  * compute time is the measured time less the memory time the model charges
  * for the task's accesses on uncontended DRAM, floored at a tenth of the
  * measured time (caches here hide part of the counted traffic). */
-void pd_wl_calibrate_compute(pd_sim_profile *p)
+int pd_wl_calibrate_compute(pd_sim_profile *p)
 {
     pd_sim_machine dram;
     pd_sim_machine_preset("dram", &dram);
     double *split = calloc((size_t)p->nobjects * PD_SIM_NSLOTS, sizeof *split);
+    if (!split)
+        return -1; /* compute = measured time would be wrong, silently */
     for (int t = 0; t < p->ntasks; t++) {
-        double mem = 0;
-        if (split) {
-            memset(split, 0, (size_t)p->nobjects * PD_SIM_NSLOTS * sizeof *split);
-            for (int o = 0; o < p->nobjects; o++) {
-                const pd_sim_object *ob = &p->objects[o];
-                for (size_t g = ob->page_base; g < ob->page_base + ob->npages; g++) {
-                    split[o * PD_SIM_NSLOTS + PD_SIM_FR] += (double)p->tasks[t].reads[g];
-                    split[o * PD_SIM_NSLOTS + PD_SIM_FW] += (double)p->tasks[t].writes[g];
-                }
+        memset(split, 0, (size_t)p->nobjects * PD_SIM_NSLOTS * sizeof *split);
+        for (int o = 0; o < p->nobjects; o++) {
+            const pd_sim_object *ob = &p->objects[o];
+            for (size_t g = ob->page_base; g < ob->page_base + ob->npages; g++) {
+                split[o * PD_SIM_NSLOTS + PD_SIM_FR] += (double)p->tasks[t].reads[g];
+                split[o * PD_SIM_NSLOTS + PD_SIM_FW] += (double)p->tasks[t].writes[g];
             }
-            mem = pd_sim_task_memtime(&dram, p, split);
         }
+        double mem = pd_sim_task_memtime(&dram, p, split);
         double c = p->tasks[t].time_s - mem;
         p->tasks[t].compute_s = c > 0.1 * p->tasks[t].time_s ? c : 0.1 * p->tasks[t].time_s;
     }
     free(split);
+    return 0;
+}
+
+/* Frees what pd_wl_tasks and pd_wl_object allocated into ctx. */
+static void wl_ctx_free(pd_wl_ctx *ctx)
+{
+    pd_sim_profile_free(ctx->prof);
+    free(ctx->task_cpu);
+    free(ctx->obj_addr);
+    free(ctx->rt_id);
+    memset(ctx, 0, sizeof *ctx);
 }
 
 pd_sim_profile *pd_wl_profile(const pd_workload *w, const char *input, int reps, char *err,
@@ -163,9 +183,7 @@ pd_sim_profile *pd_wl_profile(const pd_workload *w, const char *input, int reps,
             w->teardown(st);
         if (!st && !err[0])
             snprintf(err, errlen, "workload %s: setup failed", w->name);
-        pd_sim_profile_free(p);
-        free(ctx.task_cpu);
-        free(ctx.obj_addr);
+        wl_ctx_free(&ctx);
         return NULL;
     }
     if (reps < 1)
@@ -182,17 +200,19 @@ pd_sim_profile *pd_wl_profile(const pd_workload *w, const char *input, int reps,
     if (pd_sim_profile_alloc_counts(p) != 0) {
         snprintf(err, errlen, "workload %s: out of memory for counters", w->name);
         w->teardown(st);
-        pd_sim_profile_free(p);
-        free(ctx.task_cpu);
-        free(ctx.obj_addr);
+        wl_ctx_free(&ctx);
         return NULL;
     }
     ctx.counting = 1;
     w->run(st, &ctx);
-    pd_wl_calibrate_compute(p);
     w->teardown(st);
-    free(ctx.task_cpu);
-    free(ctx.obj_addr);
+    if (pd_wl_calibrate_compute(p) != 0) {
+        snprintf(err, errlen, "workload %s: out of memory calibrating compute times", w->name);
+        wl_ctx_free(&ctx);
+        return NULL;
+    }
+    ctx.prof = NULL; /* the caller's */
+    wl_ctx_free(&ctx);
     return p;
 }
 
@@ -205,10 +225,10 @@ int pd_wl_verify(const pd_workload *w, const char *input, char *err, size_t errl
         w->run(st, &ctx);
         rc = w->verify(st, err, errlen);
         w->teardown(st);
+    } else if (!err[0]) {
+        snprintf(err, errlen, "workload %s: setup failed", w->name);
     }
-    pd_sim_profile_free(ctx.prof);
-    free(ctx.task_cpu);
-    free(ctx.obj_addr);
+    wl_ctx_free(&ctx);
     return rc;
 }
 
@@ -234,6 +254,45 @@ static double tv_distance(const double *a, const double *b, size_t n, size_t str
     return d / 2;
 }
 
+/* One instance of w under libpaddiser (initialised by the caller): setup with
+ * the objects registered, every task marked, one sync point. *state is the
+ * kernel's state for rt_instance_end, even on failure; layout, when given,
+ * must have this run's objects and pages. */
+static int rt_instance(const pd_workload *w, const char *input, const pd_sim_profile *layout,
+                       pd_wl_ctx *ctx, void **state, char *err, size_t errlen)
+{
+    *ctx = (pd_wl_ctx){.runtime = 1};
+    *state = w->setup(ctx, input, err, errlen);
+    if (!*state) {
+        if (!err[0])
+            snprintf(err, errlen, "workload %s: setup failed", w->name);
+        return -1;
+    }
+    if (layout && (ctx->prof->nobjects != layout->nobjects || ctx->prof->npages != layout->npages)) {
+        snprintf(err, errlen, "%s/%s: the profile's objects differ from this run's", w->name, input);
+        return -1;
+    }
+    w->run(*state, ctx);
+    if (ctx->rt_errors) {
+        snprintf(err, errlen, "%s: %d pd_task_begin/end calls failed", w->name, ctx->rt_errors);
+        return -1;
+    }
+    int st = pd_sync_point();
+    if (st != PD_OK) {
+        snprintf(err, errlen, "pd_sync_point: %s", pd_strerror(st));
+        return -1;
+    }
+    return 0;
+}
+
+static void rt_instance_end(const pd_workload *w, void *state, pd_wl_ctx *ctx)
+{
+    pd_finalize(); /* before the objects are freed */
+    if (state)
+        w->teardown(state);
+    wl_ctx_free(ctx);
+}
+
 int pd_wl_sampling_check(const pd_workload *w, const char *input, pd_wl_sampling *out, char *err,
                          size_t errlen)
 {
@@ -251,20 +310,11 @@ int pd_wl_sampling_check(const pd_workload *w, const char *input, pd_wl_sampling
         pd_sim_profile_free(exact);
         return -1;
     }
-    pd_wl_ctx ctx = {.runtime = 1};
+    pd_wl_ctx ctx;
+    void *state;
     int rc = -1;
-    void *state = w->setup(&ctx, input, err, errlen);
-    if (!state)
+    if (rt_instance(w, input, exact, &ctx, &state, err, errlen) != 0)
         goto done;
-    w->run(state, &ctx);
-    if (ctx.rt_errors) {
-        snprintf(err, errlen, "%s: %d pd_task_begin/end calls failed", w->name, ctx.rt_errors);
-        goto done;
-    }
-    if ((st = pd_sync_point()) != PD_OK) {
-        snprintf(err, errlen, "pd_sync_point: %s", pd_strerror(st));
-        goto done;
-    }
     int no = exact->nobjects, nt = exact->ntasks;
     out->nobjects = no, out->ntasks = nt;
     out->exact = calloc((size_t)no * nt, sizeof(double));
@@ -299,16 +349,10 @@ int pd_wl_sampling_check(const pd_workload *w, const char *input, pd_wl_sampling
     }
     rc = 0;
 done:
-    pd_finalize(); /* before the objects are freed */
-    if (state)
-        w->teardown(state);
+    rt_instance_end(w, state, &ctx);
     if (rc != 0)
         pd_wl_sampling_free(out);
-    pd_sim_profile_free(ctx.prof);
     pd_sim_profile_free(exact);
-    free(ctx.task_cpu);
-    free(ctx.obj_addr);
-    free(ctx.rt_id);
     return rc;
 }
 
@@ -332,25 +376,12 @@ int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capa
         snprintf(err, errlen, "pd_init: %s", pd_strerror(st));
         return -1;
     }
-    pd_wl_ctx ctx = {.runtime = 1};
+    pd_wl_ctx ctx;
+    void *state;
     int rc = -1;
     int *tiers = NULL;
-    void *state = w->setup(&ctx, input, err, errlen);
-    if (!state)
+    if (rt_instance(w, input, layout, &ctx, &state, err, errlen) != 0)
         goto done;
-    if (ctx.prof->nobjects != layout->nobjects || ctx.prof->npages != layout->npages) {
-        snprintf(err, errlen, "%s/%s: the profile's objects differ from this run's", w->name, input);
-        goto done;
-    }
-    w->run(state, &ctx);
-    if (ctx.rt_errors) {
-        snprintf(err, errlen, "%s: %d pd_task_begin/end calls failed", w->name, ctx.rt_errors);
-        goto done;
-    }
-    if ((st = pd_sync_point()) != PD_OK) {
-        snprintf(err, errlen, "pd_sync_point: %s", pd_strerror(st));
-        goto done;
-    }
     if (pd_plan_query(NULL, 0, predicted) < 0)
         *predicted = 0;
     /* Objects are page-aligned: the runtime's page k of an object is profile
@@ -373,13 +404,7 @@ int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capa
         fast[g] = tiers[g] == PD_PAGE_FAST;
     rc = 0;
 done:
-    pd_finalize();
-    if (state)
-        w->teardown(state);
+    rt_instance_end(w, state, &ctx);
     free(tiers);
-    pd_sim_profile_free(ctx.prof);
-    free(ctx.task_cpu);
-    free(ctx.obj_addr);
-    free(ctx.rt_id);
     return rc;
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "sim/profile.h"
+#include "common/util.h"
 
 typedef struct pd_wl_ctx {
     pd_sim_profile *prof;  /* objects; counters allocated only while counting */
@@ -57,6 +58,17 @@ int pd_wl_tasks(pd_wl_ctx *ctx, const char *workload, const char *input, int nta
 /* Returns the object id (>= 0) or -1. */
 int pd_wl_object(pd_wl_ctx *ctx, const char *name, void *addr, size_t bytes, pd_pattern pat,
                  size_t elem_size);
+/* A kernel's objects, registered in order by pd_wl_objects; each id lands in *id. */
+typedef struct {
+    const char *name;
+    void *addr;
+    size_t bytes;
+    pd_pattern pattern;
+    size_t elem_size;
+    int *id;
+} pd_wl_object_spec;
+/* 0, or -1 at the first object that fails (so no kernel keeps an id of -1). */
+int pd_wl_objects(pd_wl_ctx *ctx, const pd_wl_object_spec *objs, size_t n);
 
 /* ---- called by kernels while running -------------------------------------- */
 double pd_wl_task_begin(pd_wl_ctx *ctx, int task);
@@ -94,7 +106,7 @@ pd_sim_profile *pd_wl_profile(const pd_workload *w, const char *input, int reps,
 
 /* compute_s = measured time - modelled uncontended DRAM memory time,
  * at least 10 % of the measured time. */
-void pd_wl_calibrate_compute(pd_sim_profile *p);
+int pd_wl_calibrate_compute(pd_sim_profile *p); /* 0, or -1 when out of memory */
 
 /* Sets up w on input, runs it once uninstrumented and verifies the result. */
 int pd_wl_verify(const pd_workload *w, const char *input, char *err, size_t errlen);
@@ -132,10 +144,7 @@ int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capa
 /* Deterministic per-workload random numbers (splitmix64). */
 static inline uint64_t pd_wl_rand(uint64_t *s)
 {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    return pd_splitmix64(s);
 }
 static inline double pd_wl_uniform(uint64_t *s)
 {

@@ -4,6 +4,7 @@
  * model. The only file that calls xgboost; prediction is native
  * (model.c, model_forest.c) and never needs it. */
 #include <errno.h>
+#include <ctype.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -138,18 +139,23 @@ void pd_model_data_free(pd_model_data *d)
     memset(d, 0, sizeof *d);
 }
 
+/* A finite number (blanks around it are fine); with allow_missing, an empty
+ * cell, "nan" or "na" is NaN. The whole cell counts, however long. */
 static int parse_cell(const char *s, int allow_missing, double *out)
 {
     if (!s)
         return 0;
-    char buf[64];
-    snprintf(buf, sizeof buf, "%s", s);
-    char *t = pd_trim(buf);
-    if (allow_missing && (!*t || !strcasecmp(t, "nan") || !strcasecmp(t, "na"))) {
+    const char *b = s, *e = s + strlen(s);
+    while (b < e && isspace((unsigned char)*b))
+        b++;
+    while (e > b && isspace((unsigned char)e[-1]))
+        e--;
+    size_t n = (size_t)(e - b);
+    if (allow_missing && (n == 0 || ((n == 3 || n == 2) && !strncasecmp(b, "nan", n)))) {
         *out = NAN;
         return 1;
     }
-    return pd_parse_double(t, out) && isfinite(*out);
+    return pd_parse_double(s, out) && isfinite(*out);
 }
 
 int pd_model_data_load(const char *path, pd_model_data *d, char *err, size_t errlen)
@@ -436,14 +442,6 @@ int pd_model_evaluate(const pd_model *m, const pd_model_data *d, const unsigned 
 
 /* ---- held-out split by region ---------------------------------------------- */
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 static const pd_model_data *sort_data;
 static int cmp_region(const void *a, const void *b)
 {
@@ -488,7 +486,7 @@ int pd_model_split_regions(const pd_model_data *d, double frac, unsigned seed, u
         perm[k] = k;
     uint64_t s = seed;
     for (size_t k = nreg - 1; k > 0; k--) {
-        size_t j = (size_t)(splitmix(&s) % (k + 1));
+        size_t j = (size_t)(pd_splitmix64(&s) % (k + 1));
         size_t t = perm[k];
         perm[k] = perm[j];
         perm[j] = t;
@@ -513,7 +511,7 @@ int pd_model_split_regions(const pd_model_data *d, double frac, unsigned seed, u
 
 static double unif(uint64_t *s, double lo, double hi)
 {
-    return lo + (hi - lo) * (double)(splitmix(s) >> 11) / (double)(1ULL << 53);
+    return lo + (hi - lo) * (double)(pd_splitmix64(s) >> 11) / (double)(1ULL << 53);
 }
 
 static double gauss(uint64_t *s)

@@ -65,6 +65,19 @@ static long pages_on_node(unsigned char *p, size_t len, int node)
     return on;
 }
 
+/* Diagnostics: node 0 pages of [p, p+len) per MiB, printed for the MiBs
+ * that have any (offsets in MiB from p). */
+static void print_node0_map(const char *when, unsigned char *p, size_t len)
+{
+    printf("guest_numa_api: %s: node 0 pages per MiB:", when);
+    for (size_t m = 0; m < len / MB; m++) {
+        long on = pages_on_node(p + m * MB, MB, 0);
+        if (on != 0)
+            printf(" [%zu]=%ld", m, on);
+    }
+    printf("\n");
+}
+
 static void print_smaps(const char *when, const void *p, size_t len, thp_smaps *sm)
 {
     if (thp_smaps_read(p, len, sm) != 0) {
@@ -118,7 +131,13 @@ static unsigned char *fill_node0(size_t *len_out)
  * more than node 0 takes between its watermarks once full, about 5 MiB). */
 static void check_demotion(void)
 {
-    size_t len = 48 * MB;
+    /* The runtime places whole sampled regions: the sampler cuts an object
+     * into at least 64 strata (PD_SAMPLE_MIN_PER_OBJECT) of len / 64, and a
+     * stratum whose sample page is hot goes to node 0 whole. With 48 MiB the
+     * strata were 768 KiB, [19.5,20.25) MiB straddled the range's end and
+     * put 256 KiB outside [8,20) on node 0. 64 MiB gives 1 MiB strata, so
+     * every range below is a union of whole regions ([48,64) stays cold). */
+    size_t len = 64 * MB;
     unsigned char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(buf != MAP_FAILED, "mmap");
     if (buf == MAP_FAILED)
@@ -136,6 +155,7 @@ static void check_demotion(void)
     pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
     int obj = pd_object_register("grid", buf, len, &stream);
     CHECK(obj >= 0, "register: %s", pd_strerror(obj));
+    print_node0_map("demotion run, after register", buf, len);
 
     pd_task_begin(0);
     sweep(buf, 2 * MB, 1);
@@ -150,10 +170,12 @@ static void check_demotion(void)
     long old0 = pages_on_node(buf + 8 * MB, 12 * MB, 0);
     printf("guest_numa_api: demotion run, plan 1: old hot range [8,20) MiB: %ld pages on node 0\n", old0);
     CHECK(old0 > 0, "first plan put nothing of task 1 on node 0");
+    print_node0_map("demotion run, plan 1", buf, len);
 
     size_t flen = 0;
     unsigned char *filler = fill_node0(&flen);
     CHECK(filler != NULL, "filler");
+    print_node0_map("demotion run, after filler", buf, len);
 
     pd_task_begin(0);
     sweep(buf, 2 * MB, 1);
@@ -200,6 +222,7 @@ static void check_demotion(void)
           t0_before - t0_now);
     CHECK((size_t)all0 * PAGE <= t0.dram_bytes + t1.dram_bytes, "pages outside the plan on node 0: %ld", all0);
     CHECK(t0_now + old_now + new_now == all0, "node 0 pages outside the tasks' ranges");
+    print_node0_map("demotion run, plan 2", buf, len);
     rc = pd_finalize();
     CHECK(rc == PD_OK, "finalize: %s", pd_strerror(rc));
     if (filler)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "common/util.h"
 #include "paddiser.h"
 
 /* ---- linear instances: T_i(r) = a_i - c_i r, bytes_i(r) = ceil(s_i r) ---- */
@@ -291,10 +292,7 @@ static uint64_t rng_state;
 static uint64_t rng(void)
 {
     /* splitmix64: fixed seed, same instances every run */
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    return pd_splitmix64(&rng_state);
 }
 static double urand(void) { return (double)(rng() >> 11) / (double)(1ULL << 53); }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "common/util.h"
 #include "lib/page_select.h"
 #include "paddiser.h"
 
@@ -85,10 +86,7 @@ static int cmp_desc(const void *a, const void *b)
 static uint64_t rng_state = 99;
 static uint64_t rng(void)
 {
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    return pd_splitmix64(&rng_state);
 }
 
 /* Random counts over several radix digits against a qsort reference. */

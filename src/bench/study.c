@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "probe/inject.h"
 
 #define MAX_EXECUTIONS 1000000
@@ -418,14 +419,6 @@ static size_t dedupe(const pd_bench_config *cfg, pd_val **combos, size_t n)
     return kept;
 }
 
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* search_method random: keeps a seeded sample of the combinations, in
  * matrix order. Returns the new count. */
 static size_t sample(const pd_bench_config *cfg, pd_val **combos, size_t n, pd_str *warnings)
@@ -447,7 +440,7 @@ static size_t sample(const pd_bench_config *cfg, pd_val **combos, size_t n, pd_s
         idx[i] = i;
     uint64_t st = (uint64_t)cfg->random.seed;
     for (size_t i = 0; i < want; i++) { /* partial Fisher-Yates */
-        size_t j = i + (size_t)(splitmix64(&st) % (uint64_t)(n - i));
+        size_t j = i + (size_t)(pd_splitmix64(&st) % (uint64_t)(n - i));
         size_t t = idx[i];
         idx[i] = idx[j];
         idx[j] = t;

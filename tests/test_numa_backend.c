@@ -141,25 +141,7 @@ static pd_backend *fake_backend(int node, size_t capacity)
         fk.node[i] = node;
         fk.mapped[i] = 1;
     }
-    fx_two_node();
-    pd_backend *b = pd_backend_numa_create(-1, -1, capacity);
-    assert_non_null(b);
-    assert_int_equal(pd_backend_numa_set_syscalls(b, &fake_sys), 0);
-    return b;
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    fx_begin();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    fx_end();
-    return 0;
+    return fx_numa_backend(capacity, &fake_sys);
 }
 
 static void test_create_needs_slow_tier(void **state)
@@ -566,22 +548,22 @@ static void test_real_syscalls_query(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_create_needs_slow_tier, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_move_and_query, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ebusy_retried_then_counted, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unmapped_pages_counted_not_fatal, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_batches_of_1024, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_whole_call_refused, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_kernel_busy_abort_retried, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_kernel_enomem_abort, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_promote_demotes_coldest_first, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_promote_escalates_demotion, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_promote_runs_out_of_candidates, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_promote_op_displaces_only_colder_planned_pages, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_promote_stops_displacing_when_nothing_gets_in, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_budget_enforced_and_freed_by_demotion, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_place_uses_preferred_policy, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_real_syscalls_query, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_needs_slow_tier, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_move_and_query, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ebusy_retried_then_counted, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_unmapped_pages_counted_not_fatal, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_batches_of_1024, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_whole_call_refused, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_kernel_busy_abort_retried, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_kernel_enomem_abort, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_promote_demotes_coldest_first, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_promote_escalates_demotion, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_promote_runs_out_of_candidates, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_promote_op_displaces_only_colder_planned_pages, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_promote_stops_displacing_when_nothing_gets_in, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_budget_enforced_and_freed_by_demotion, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_place_uses_preferred_policy, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_real_syscalls_query, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests_name("numa_backend", tests, NULL, NULL);
 }

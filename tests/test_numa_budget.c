@@ -126,25 +126,7 @@ static void fk_reset(uintptr_t base, int node)
 static pd_backend *budget_backend(size_t capacity_pages)
 {
     fk_reset((uintptr_t)1 << 32, 1);
-    fx_two_node();
-    pd_backend *b = pd_backend_numa_create(-1, -1, capacity_pages * PAGE);
-    assert_non_null(b);
-    assert_int_equal(pd_backend_numa_set_syscalls(b, &fake_sys), 0);
-    return b;
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    fx_begin();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    fx_end();
-    return 0;
+    return fx_numa_backend(capacity_pages * PAGE, &fake_sys);
 }
 
 /* A charged page that turns out freed (EFAULT) or not present (ENOENT) on a
@@ -443,13 +425,13 @@ int main(void)
 {
     (void)fx_single_node; /* the fixture's, unused here */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_efault_uncharges, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_budget_short_recounts, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_release_forgets_reused_range, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_place_and_already_there, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_100_reallocation_cycles, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_concurrent_callers, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_runtime_reallocation_cycles, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_efault_uncharges, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_budget_short_recounts, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_release_forgets_reused_range, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_place_and_already_there, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_100_reallocation_cycles, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_callers, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_runtime_reallocation_cycles, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests_name("numa_budget", tests, NULL, NULL);
 }

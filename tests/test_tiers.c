@@ -14,20 +14,6 @@
 #include "lib/backend.h"
 #include "paddiser_tiers.h"
 
-static int setup(void **state)
-{
-    (void)state;
-    fx_begin();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    fx_end();
-    return 0;
-}
-
 static void test_single_node(void **state)
 {
     (void)state;
@@ -269,16 +255,16 @@ static void test_real_sysfs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_single_node, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_two_node_tiers_and_hmat, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_same_tier_hmat_decides, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cpuless_without_tier_or_hmat, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_two_sockets_no_slow_tier, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memoryless_node_skipped, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_numa_sysfs, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_malformed_files, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cli_output, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_real_sysfs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_single_node, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_two_node_tiers_and_hmat, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_same_tier_hmat_decides, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_cpuless_without_tier_or_hmat, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_two_sockets_no_slow_tier, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_memoryless_node_skipped, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_no_numa_sysfs, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_malformed_files, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_cli_output, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_real_sysfs, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests_name("tiers", tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "lib/backend_numa.h"
 
 static char fixture_root[256];
 
@@ -99,6 +100,32 @@ static void fx_two_node(void)
     fx_tier(22, "1\n");
     fx_hmat(0, "100\n", "110\n", "20480\n", "18432\n");
     fx_hmat(1, "350\n", "420\n", "5120\n", "3072\n");
+}
+
+/* cmocka per-test setup/teardown: a fresh fixture root for every test. */
+static inline int fx_setup(void **state)
+{
+    (void)state;
+    fx_begin();
+    return 0;
+}
+
+static inline int fx_teardown(void **state)
+{
+    (void)state;
+    fx_end();
+    return 0;
+}
+
+/* A numa backend on the two-node fixture (node 0 fast, node 1 slow) whose
+ * system calls go to the test's fake kernel `sys`. */
+static inline pd_backend *fx_numa_backend(size_t fast_capacity, const pd_numa_syscalls *sys)
+{
+    fx_two_node();
+    pd_backend *b = pd_backend_numa_create(-1, -1, fast_capacity);
+    assert_non_null(b);
+    assert_int_equal(pd_backend_numa_set_syscalls(b, sys), 0);
+    return b;
 }
 
 #endif

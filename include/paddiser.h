@@ -19,6 +19,16 @@
 extern "C" {
 #endif
 
+/* Library version (semantic versioning; the SONAME is libpaddiser.so.MAJOR). */
+#define PD_VERSION_MAJOR 0
+#define PD_VERSION_MINOR 2
+#define PD_VERSION_PATCH 0
+#define PD_VERSION_STRING "0.2.0"
+
+/* The version of the library actually linked (may differ from the header's
+ * PD_VERSION_STRING when a newer shared library is installed). */
+const char *pd_version(void);
+
 typedef enum {
     PD_OK = 0,
     PD_EINVAL = -1,       /* bad argument */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/cliopt.h"
 #include "common/csv.h"
 #include "common/util.h"
 
@@ -1459,41 +1460,38 @@ static void summary_usage(FILE *out)
 {
     fprintf(out, "usage: paddiser bench --summarize RUN_DIR\n"
                  "Recomputes RUN_DIR/" SUMMARY_FILE " from the trace files under\n"
-                 "RUN_DIR/exec_NNNN/repetition_NNN/ (columns: docs/summary.md).\n");
+                 "RUN_DIR/exec_NNNN/repetition_NNN/ (columns: docs/summary.md).\n"
+                 "  --summarize RUN_DIR   the run directory (also --summarize=RUN_DIR)\n"
+                 "  -h, --help            this help\n");
 }
 
 int pd_summary_main(int argc, char **argv)
 {
+    static const struct option longopts[] = {
+        {"summarize", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     const char *run_dir = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    int c;
+    optind = 0;
+    while ((c = pd_opt_next("paddiser bench", argc, argv, "h", longopts)) != -1) {
+        if (c == 'h') {
             summary_usage(stdout);
             return 0;
         }
-        const char *value = NULL;
-        if (!strcmp(a, "--summarize")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "paddiser bench: --summarize needs a run directory\n");
-                summary_usage(stderr);
-                return 2;
-            }
-            value = argv[++i];
-        } else if (has_prefix(a, "--summarize=")) {
-            value = a + strlen("--summarize=");
-        } else if (a[0] == '-') {
-            fprintf(stderr, "paddiser bench: unknown option '%s' with --summarize\n", a);
-            summary_usage(stderr);
+        if (c != 's')
             return 2;
-        } else {
-            value = a;
-        }
-        if (run_dir) {
-            fprintf(stderr, "paddiser bench: --summarize takes one run directory ('%s' and '%s' given)\n",
-                    run_dir, value);
-            return 2;
-        }
-        run_dir = value;
+        if (run_dir)
+            return pd_opt_error("paddiser bench", "--summarize takes one run directory ('%s' and '%s' given)",
+                                run_dir, optarg);
+        run_dir = optarg;
+    }
+    for (; optind < argc; optind++) { /* the run directory may also stand alone */
+        if (run_dir)
+            return pd_opt_error("paddiser bench", "--summarize takes one run directory ('%s' and '%s' given)",
+                                run_dir, argv[optind]);
+        run_dir = argv[optind];
     }
     if (!run_dir || !*run_dir) {
         fprintf(stderr, "paddiser bench: --summarize needs a run directory\n");

@@ -7,7 +7,10 @@
 #include "bench/run.h"
 #include "bench/summary.h"
 #include "cli/commands.h"
+#include "common/cliopt.h"
 #include "common/util.h"
+
+#define CMD "paddiser bench"
 
 static void usage(FILE *out)
 {
@@ -23,8 +26,10 @@ static void usage(FILE *out)
             "                         run_NNN in workdir); succeeded repetitions are kept\n"
             "  --workdir DIR          override benchmark.workdir\n"
             "  --executor local|slurm override benchmark.executor\n"
-            "  --parallel N           override benchmark.parallel\n"
+            "  --parallel N           override benchmark.parallel (1 to 4096)\n"
             "  --dry-run              check the study and list its executions; run nothing\n"
+            "  --summarize RUN_DIR    recompute RUN_DIR's resource summary from its traces\n"
+            "                         (alone: no CONFIG.yaml, no other option)\n"
             "  -q, --quiet            no progress lines\n"
             "  -h, --help             this help\n"
             "\n"
@@ -33,69 +38,81 @@ static void usage(FILE *out)
             "See docs/bench.md.\n");
 }
 
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 int cmd_bench(int argc, char **argv)
 {
+    enum { OPT_RESUME = 1000, OPT_WORKDIR, OPT_EXECUTOR, OPT_PARALLEL, OPT_DRY_RUN, OPT_SUMMARIZE };
+    static const struct option longopts[] = {
+        {"resume", optional_argument, NULL, OPT_RESUME},
+        {"workdir", required_argument, NULL, OPT_WORKDIR},
+        {"executor", required_argument, NULL, OPT_EXECUTOR},
+        {"parallel", required_argument, NULL, OPT_PARALLEL},
+        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+        {"summarize", required_argument, NULL, OPT_SUMMARIZE},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     pd_bench_options opt = {.executor = -1};
-    for (int i = 1; i < argc; i++) /* recompute a run's summary: summary.c owns it */
-        if (!strcmp(argv[i], "--summarize") || !strncmp(argv[i], "--summarize=", 12))
-            return pd_summary_main(argc, argv);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    long n;
+    int c;
+    optind = 0;
+    while ((c = pd_opt_next(CMD, argc, argv, "qh", longopts)) != -1) {
+        switch (c) {
+        case 'h':
             usage(stdout);
             return 0;
-        } else if (!strcmp(a, "--resume")) {
+        case OPT_SUMMARIZE: /* recompute a run's summary: summary.c owns it (and its options) */
+            return pd_summary_main(argc, argv);
+        case OPT_RESUME:
             opt.resume = true;
-            struct stat st; /* the optional RUN_DIR is a directory, CONFIG a file */
-            if (i + 1 < argc && argv[i + 1][0] != '-' && stat(argv[i + 1], &st) == 0 && S_ISDIR(st.st_mode))
-                opt.resume_dir = argv[++i];
-        } else if (!strcmp(a, "--workdir") || !strcmp(a, "--executor") || !strcmp(a, "--parallel")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "paddiser bench: %s needs a value\n", a);
+            if (optarg && *optarg)
+                opt.resume_dir = optarg;
+            else if (!optarg && optind < argc && argv[optind][0] != '-' && is_dir(argv[optind]))
+                opt.resume_dir = argv[optind++]; /* "--resume RUN_DIR": a directory, CONFIG is a file */
+            break;
+        case OPT_WORKDIR:
+            opt.workdir = optarg;
+            break;
+        case OPT_EXECUTOR:
+            if (!strcmp(optarg, "local"))
+                opt.executor = 0;
+            else if (!strcmp(optarg, "slurm"))
+                opt.executor = 1;
+            else {
+                fprintf(stderr, CMD ": --executor must be local or slurm, not '%s'\n", optarg);
                 return 2;
             }
-            const char *v = argv[++i];
-            if (!strcmp(a, "--workdir")) {
-                opt.workdir = v;
-            } else if (!strcmp(a, "--executor")) {
-                if (!strcmp(v, "local"))
-                    opt.executor = 0;
-                else if (!strcmp(v, "slurm"))
-                    opt.executor = 1;
-                else {
-                    fprintf(stderr, "paddiser bench: --executor must be local or slurm, not '%s'\n", v);
-                    return 2;
-                }
-            } else {
-                long n;
-                if (!pd_parse_long(v, &n) || n < 1 || n > 4096) {
-                    fprintf(stderr, "paddiser bench: --parallel must be an integer from 1 to 4096, not '%s'\n", v);
-                    return 2;
-                }
-                opt.parallel = (int)n;
-            }
-        } else if (!strcmp(a, "--dry-run")) {
+            break;
+        case OPT_PARALLEL:
+            if (!pd_opt_long(CMD, "--parallel", optarg, 1, 4096, &n))
+                return 2;
+            opt.parallel = (int)n;
+            break;
+        case OPT_DRY_RUN:
             opt.dry_run = true;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            break;
+        case 'q':
             opt.quiet = true;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "paddiser bench: unknown option '%s'\n", a);
-            usage(stderr);
-            return 2;
-        } else if (!opt.config_path) {
-            opt.config_path = a;
-        } else {
-            fprintf(stderr, "paddiser bench: unexpected argument '%s'\n", a);
-            usage(stderr);
+            break;
+        default:
             return 2;
         }
     }
-    if (!opt.config_path) {
+    if (optind >= argc) {
         usage(stderr);
         return 2;
     }
+    opt.config_path = argv[optind];
+    if (optind + 1 < argc)
+        return pd_opt_error(CMD, "unexpected argument '%s' (one CONFIG.yaml)", argv[optind + 1]);
     if (opt.resume && opt.dry_run) {
-        fprintf(stderr, "paddiser bench: --resume and --dry-run cannot be combined\n");
+        fprintf(stderr, CMD ": --resume and --dry-run cannot be combined\n");
         return 2;
     }
     return pd_bench_main(&opt);

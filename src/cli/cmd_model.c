@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/model_calibrate.h"
+#include "common/cliopt.h"
 #include "common/util.h"
 #include "lib/model.h"
 #include "paddiser.h"
@@ -25,82 +26,80 @@ static void usage(FILE *out)
             "        synthetic code regions from a mechanistic two-tier model (provisional data)\n"
             "  calibrate-stencil -o OUT.csv [--method cache-sim|timing] [--llc-kib N --ways N]\n"
             "                    [--row-kib N] [--scale N] [--mib N] [--reps N]\n"
-            "        measure the stencil alpha table (micro-benchmark; models/stencil_alpha.csv)\n",
+            "        measure the stencil alpha table (micro-benchmark; models/stencil_alpha.csv)\n"
+            "\n"
+            "options:\n"
+            "  -h, --help   this help\n"
+            "\n"
+            "Run 'paddiser model <command> --help' for a command's options.\n",
             PD_MODEL_CSV_HEADER);
 }
 
-/* Value of an option at argv[*i] ("--x V"), advancing *i. */
-static const char *optval(int argc, char **argv, int *i)
+static void train_usage(FILE *out)
 {
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "paddiser model: %s needs a value\n", argv[*i]);
-        return NULL;
-    }
-    return argv[++*i];
+    fprintf(out,
+            "usage: paddiser model train DATA.csv -o MODEL [options]\n"
+            "Trains f(features, r) on DATA (columns: %s),\n"
+            "holding out a fraction of the code regions and reporting the accuracy on them.\n"
+            "options:\n"
+            "  -o, --output MODEL   where to write the model (.json: JSON, anything else: UBJSON)\n"
+            "      --holdout F      fraction of the code regions held out, in [0, 0.9] (default 0.2)\n"
+            "      --seed N         seed of the region split and the training (default 1)\n"
+            "      --rounds N       boosting rounds, 1..100000 (default 150)\n"
+            "      --depth N        maximum tree depth, 1..16 (default 4)\n"
+            "      --eta X          learning rate, in [0.0001, 1] (default 0.1)\n"
+            "      --threads N      training threads, 1..1024 (default 1)\n"
+            "  -h, --help           this help\n",
+            PD_MODEL_CSV_HEADER);
 }
 
-static int opt_long(int argc, char **argv, int *i, long lo, long hi, long *out)
+static void eval_usage(FILE *out)
 {
-    const char *name = argv[*i], *v = optval(argc, argv, i);
-    if (!v)
-        return -1;
-    if (!pd_parse_long(v, out) || *out < lo || *out > hi) {
-        fprintf(stderr, "paddiser model: %s: '%s' is not an integer in %ld..%ld\n", name, v, lo, hi);
-        return -1;
-    }
-    return 0;
+    fprintf(out, "usage: paddiser model eval MODEL DATA.csv\n"
+                 "Accuracy of MODEL ('default' = the shipped model) on DATA.\n"
+                 "options:\n"
+                 "  -h, --help   this help\n");
 }
 
-static int opt_double(int argc, char **argv, int *i, double lo, double hi, double *out)
+static void split_usage(FILE *out)
 {
-    const char *name = argv[*i], *v = optval(argc, argv, i);
-    if (!v)
-        return -1;
-    if (!pd_parse_double(v, out) || !(*out >= lo && *out <= hi)) {
-        fprintf(stderr, "paddiser model: %s: '%s' is not a number in [%g, %g]\n", name, v, lo, hi);
-        return -1;
-    }
-    return 0;
+    fprintf(out, "usage: paddiser model split DATA.csv --train OUT.csv --test OUT.csv [options]\n"
+                 "Writes the region split of 'model train' (same F and seed: same held-out regions)\n"
+                 "as two CSVs.\n"
+                 "options:\n"
+                 "      --train OUT.csv   where to write the training rows\n"
+                 "      --test OUT.csv    where to write the held-out rows\n"
+                 "      --holdout F       fraction of the code regions held out, in [0, 0.9] (default 0.2)\n"
+                 "      --seed N          seed of the region split (default 1)\n"
+                 "  -h, --help            this help\n");
 }
 
-/* One option of a subcommand: a string (out is const char **), an integer
- * in [lo, hi] (long *) or a number in [lo, hi] (double *). */
-typedef struct {
-    const char *name, *alias;
-    enum { OPT_STRING, OPT_LONG, OPT_DOUBLE } kind;
-    void *out;
-    double lo, hi;
-} model_opt;
-
-/* Parses argv[1..] against opts; at most one positional argument, stored in
- * *positional (NULL: none allowed). 0, or 2 (usage error, reported). */
-static int parse_opts(const char *cmd, int argc, char **argv, const model_opt *opts, size_t nopts,
-                      const char **positional)
+static void gen_usage(FILE *out)
 {
-    for (int i = 1; i < argc; i++) {
-        const model_opt *o = NULL;
-        for (size_t k = 0; k < nopts && !o; k++)
-            if (!strcmp(argv[i], opts[k].name) || (opts[k].alias && !strcmp(argv[i], opts[k].alias)))
-                o = &opts[k];
-        int rc = 0;
-        if (o && o->kind == OPT_STRING)
-            rc = (*(const char **)o->out = optval(argc, argv, &i)) ? 0 : -1;
-        else if (o && o->kind == OPT_LONG)
-            rc = opt_long(argc, argv, &i, (long)o->lo, (long)o->hi, o->out);
-        else if (o)
-            rc = opt_double(argc, argv, &i, o->lo, o->hi, o->out);
-        else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "paddiser model %s: unknown option '%s'\n", cmd, argv[i]);
-            return 2;
-        } else if (positional && !*positional)
-            *positional = argv[i];
-        else {
-            fprintf(stderr, "paddiser model %s: unexpected argument '%s'\n", cmd, argv[i]);
-            return 2;
-        }
-        if (rc)
-            return 2;
-    }
+    fprintf(out, "usage: paddiser model gen-synthetic -o OUT.csv [options]\n"
+                 "Synthetic code regions from a mechanistic two-tier model (provisional data).\n"
+                 "options:\n"
+                 "  -o, --output OUT.csv   where to write ('-': stdout)\n"
+                 "      --regions N        code regions, 1..10000000 (default 400)\n"
+                 "      --placements N     placements per region, 1..1000 (default 10)\n"
+                 "      --seed N           generator seed (default 1)\n"
+                 "  -h, --help             this help\n");
+}
+
+#define SEED_MAX 0xffffffffL
+
+/* Options shared by train, split and gen-synthetic. */
+enum { OPT_HOLDOUT = 1000, OPT_SEED, OPT_ROUNDS, OPT_DEPTH, OPT_ETA, OPT_THREADS, OPT_TRAIN, OPT_TEST,
+       OPT_REGIONS, OPT_PLACEMENTS };
+
+/* At most one positional argument after the options, stored in *positional
+ * (NULL: none allowed). 0, or 2 (usage error, reported). */
+static int positionals(const char *cmd, int argc, char **argv, const char **positional)
+{
+    if (positional && optind < argc)
+        *positional = argv[optind++];
+    if (optind < argc)
+        return pd_opt_error(cmd, "unexpected argument '%s'", argv[optind]);
     return 0;
 }
 
@@ -144,22 +143,34 @@ static int cmd_train(int argc, char **argv)
     double holdout = 0.2;
     long seed = 1, rounds = 150, depth = 4, threads = 1;
     double eta = 0.1;
-    const model_opt opts[] = {
-        {"-o", "--output", OPT_STRING, &outp, 0, 0},
-        {"--holdout", NULL, OPT_DOUBLE, &holdout, 0, 0.9},
-        {"--seed", NULL, OPT_LONG, &seed, 0, 0xffffffffL},
-        {"--rounds", NULL, OPT_LONG, &rounds, 1, 100000},
-        {"--depth", NULL, OPT_LONG, &depth, 1, 16},
-        {"--eta", NULL, OPT_DOUBLE, &eta, 1e-4, 1},
-        {"--threads", NULL, OPT_LONG, &threads, 1, 1024},
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},   {"holdout", required_argument, NULL, OPT_HOLDOUT},
+        {"seed", required_argument, NULL, OPT_SEED}, {"rounds", required_argument, NULL, OPT_ROUNDS},
+        {"depth", required_argument, NULL, OPT_DEPTH}, {"eta", required_argument, NULL, OPT_ETA},
+        {"threads", required_argument, NULL, OPT_THREADS}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
-    if (parse_opts("train", argc, argv, opts, PD_ARRAY_LEN(opts), &data) != 0)
-        return 2;
-    if (!data || !outp) {
-        fprintf(stderr, "paddiser model train: need DATA.csv and -o MODEL\n");
-        usage(stderr);
-        return 2;
+    const char *cmd = "paddiser model train";
+    int c;
+    bool ok = true;
+    optind = 0;
+    while (ok && (c = pd_opt_next(cmd, argc, argv, "o:h", longopts)) != -1) {
+        switch (c) {
+        case 'o': outp = optarg; break;
+        case OPT_HOLDOUT: ok = pd_opt_double(cmd, "--holdout", optarg, 0, 0.9, &holdout); break;
+        case OPT_SEED: ok = pd_opt_long(cmd, "--seed", optarg, 0, SEED_MAX, &seed); break;
+        case OPT_ROUNDS: ok = pd_opt_long(cmd, "--rounds", optarg, 1, 100000, &rounds); break;
+        case OPT_DEPTH: ok = pd_opt_long(cmd, "--depth", optarg, 1, 16, &depth); break;
+        case OPT_ETA: ok = pd_opt_double(cmd, "--eta", optarg, 1e-4, 1, &eta); break;
+        case OPT_THREADS: ok = pd_opt_long(cmd, "--threads", optarg, 1, 1024, &threads); break;
+        case 'h': train_usage(stdout); return 0;
+        default: return 2;
+        }
     }
+    if (!ok || positionals(cmd, argc, argv, &data) != 0)
+        return 2;
+    if (!data || !outp)
+        return pd_opt_error(cmd, "need DATA.csv and -o MODEL");
     char err[512];
     pd_model_data d;
     unsigned char *held, *train;
@@ -199,10 +210,22 @@ out:
 
 static int cmd_eval(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "paddiser model eval: need MODEL DATA.csv\n");
-        return 2;
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *cmd = "paddiser model eval";
+    int c;
+    optind = 0;
+    while ((c = pd_opt_next(cmd, argc, argv, "h", longopts)) != -1) {
+        if (c != 'h')
+            return 2;
+        eval_usage(stdout);
+        return 0;
     }
+    if (argc - optind != 2)
+        return pd_opt_error(cmd, "need MODEL DATA.csv");
+    argv += optind - 1; /* argv[1] MODEL, argv[2] DATA */
     char err[512];
     pd_model *m = pd_model_load(strcmp(argv[1], "default") ? argv[1] : NULL, err, sizeof err);
     if (!m) {
@@ -246,17 +269,29 @@ static int cmd_split(int argc, char **argv)
     const char *data = NULL, *train_out = NULL, *test_out = NULL;
     double holdout = 0.2;
     long seed = 1;
-    const model_opt opts[] = {
-        {"--train", NULL, OPT_STRING, &train_out, 0, 0},
-        {"--test", NULL, OPT_STRING, &test_out, 0, 0},
-        {"--holdout", NULL, OPT_DOUBLE, &holdout, 0, 0.9},
-        {"--seed", NULL, OPT_LONG, &seed, 0, 0xffffffffL},
+    static const struct option longopts[] = {
+        {"train", required_argument, NULL, OPT_TRAIN},     {"test", required_argument, NULL, OPT_TEST},
+        {"holdout", required_argument, NULL, OPT_HOLDOUT}, {"seed", required_argument, NULL, OPT_SEED},
+        {"help", no_argument, NULL, 'h'},                  {NULL, 0, NULL, 0},
     };
-    if (parse_opts("split", argc, argv, opts, PD_ARRAY_LEN(opts), &data) != 0)
+    const char *cmd = "paddiser model split";
+    int c;
+    bool ok = true;
+    optind = 0;
+    while (ok && (c = pd_opt_next(cmd, argc, argv, "h", longopts)) != -1) {
+        switch (c) {
+        case OPT_TRAIN: train_out = optarg; break;
+        case OPT_TEST: test_out = optarg; break;
+        case OPT_HOLDOUT: ok = pd_opt_double(cmd, "--holdout", optarg, 0, 0.9, &holdout); break;
+        case OPT_SEED: ok = pd_opt_long(cmd, "--seed", optarg, 0, SEED_MAX, &seed); break;
+        case 'h': split_usage(stdout); return 0;
+        default: return 2;
+        }
+    }
+    if (!ok || positionals(cmd, argc, argv, &data) != 0)
         return 2;
     if (!data || !train_out || !test_out) {
-        fprintf(stderr, "paddiser model split: need DATA.csv, --train OUT.csv and --test OUT.csv\n");
-        return 2;
+        return pd_opt_error(cmd, "need DATA.csv, --train OUT.csv and --test OUT.csv");
     }
     pd_model_data d;
     unsigned char *held, *train;
@@ -281,18 +316,32 @@ static int cmd_gen(int argc, char **argv)
 {
     const char *outp = NULL;
     long regions = 400, placements = 10, seed = 1;
-    const model_opt opts[] = {
-        {"-o", "--output", OPT_STRING, &outp, 0, 0},
-        {"--regions", NULL, OPT_LONG, &regions, 1, 10000000},
-        {"--placements", NULL, OPT_LONG, &placements, 1, 1000},
-        {"--seed", NULL, OPT_LONG, &seed, 0, 0xffffffffL},
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"regions", required_argument, NULL, OPT_REGIONS},
+        {"placements", required_argument, NULL, OPT_PLACEMENTS},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
-    if (parse_opts("gen-synthetic", argc, argv, opts, PD_ARRAY_LEN(opts), NULL) != 0)
-        return 2;
-    if (!outp) {
-        fprintf(stderr, "paddiser model gen-synthetic: need -o OUT.csv\n");
-        return 2;
+    const char *cmd = "paddiser model gen-synthetic";
+    int c;
+    bool ok = true;
+    optind = 0;
+    while (ok && (c = pd_opt_next(cmd, argc, argv, "o:h", longopts)) != -1) {
+        switch (c) {
+        case 'o': outp = optarg; break;
+        case OPT_REGIONS: ok = pd_opt_long(cmd, "--regions", optarg, 1, 10000000, &regions); break;
+        case OPT_PLACEMENTS: ok = pd_opt_long(cmd, "--placements", optarg, 1, 1000, &placements); break;
+        case OPT_SEED: ok = pd_opt_long(cmd, "--seed", optarg, 0, SEED_MAX, &seed); break;
+        case 'h': gen_usage(stdout); return 0;
+        default: return 2;
+        }
     }
+    if (!ok || positionals(cmd, argc, argv, NULL) != 0)
+        return 2;
+    if (!outp)
+        return pd_opt_error(cmd, "need -o OUT.csv");
     pd_str s = {0};
     if (pd_model_gen_synthetic(&s, (int)regions, (int)placements, (unsigned)seed) != PD_OK) {
         fprintf(stderr, "paddiser model gen-synthetic: out of memory\n");
@@ -312,21 +361,36 @@ static int cmd_gen(int argc, char **argv)
 
 int cmd_model(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } subs[] = {
+        {"train", cmd_train},
+        {"eval", cmd_eval},
+        {"split", cmd_split},
+        {"gen-synthetic", cmd_gen},
+        {"calibrate-stencil", cmd_model_calibrate_stencil},
+    };
+    int c;
+    optind = 0; /* '+': the options before the subcommand only */
+    while ((c = pd_opt_next("paddiser model", argc, argv, "+h", longopts)) != -1) {
+        if (c != 'h')
+            return 2;
+        usage(stdout);
+        return 0;
     }
-    if (!strcmp(argv[1], "train"))
-        return cmd_train(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "eval"))
-        return cmd_eval(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "split"))
-        return cmd_split(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "gen-synthetic"))
-        return cmd_gen(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "calibrate-stencil"))
-        return cmd_model_calibrate_stencil(argc - 1, argv + 1);
-    fprintf(stderr, "paddiser model: unknown command '%s'\n", argv[1]);
+    if (optind >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    for (size_t k = 0; k < PD_ARRAY_LEN(subs); k++)
+        if (!strcmp(argv[optind], subs[k].name))
+            return subs[k].fn(argc - optind, argv + optind);
+    fprintf(stderr, "paddiser model: unknown command '%s'\n", argv[optind]);
     usage(stderr);
     return 2;
 }

@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "cli/commands.h"
+#include "common/cliopt.h"
 #include "common/util.h"
 #include "lib/model.h"
 #include "lib/page_select.h"
@@ -352,56 +353,76 @@ static json_t *plan_json(const plan_file *pf, const pd_plan_result *r, size_t *c
     return o;
 }
 
+#define CMD "paddiser plan"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: paddiser plan PROBLEM.json [--planner greedy|exact|both] [--step X] [--model PATH] [--json]\n"
+            "Runs the placement planners on a problem file and prints per-task shares, bytes,\n"
+            "times and the makespan.\n"
+            "  PROBLEM.json: {\"capacity\": bytes | \"capacity_pages\": n, \"page_size\": 4096, \"step\": 0.05,\n"
+            "                 \"tasks\": [{\"name\": ..., time: \"time\": [[r, t], ...] | \"t_dram\", \"t_slow\"\n"
+            "                            [, \"features\": [8 PMC values]],\n"
+            "                            bytes: \"bytes\": [[r, b], ...] | \"pages\": [counts] |\n"
+            "                                   \"histogram\": [[count, pages], ...]}]}\n"
+            "options:\n"
+            "  --planner NAME   greedy, exact or both (default both)\n"
+            "  --step X         share step of the planners, in [0.0001, 1] (default: the file's \"step\")\n"
+            "  --model PATH     performance model for tasks with \"features\" (default: the shipped one)\n"
+            "  --json           print the plans as JSON\n"
+            "  -h, --help       this help\n"
+            "See docs/planner.md.\n");
+}
+
 int cmd_plan(int argc, char **argv)
 {
+    enum { OPT_PLANNER = 1000, OPT_STEP, OPT_MODEL, OPT_JSON };
+    static const struct option longopts[] = {
+        {"planner", required_argument, NULL, OPT_PLANNER},
+        {"step", required_argument, NULL, OPT_STEP},
+        {"model", required_argument, NULL, OPT_MODEL},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     const char *path = NULL, *model_path = NULL, *which = "both";
     double step = -1;
-    int as_json = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: paddiser plan PROBLEM.json [--planner greedy|exact|both] [--step X] [--model PATH] [--json]\n"
-                   "  PROBLEM.json: {\"capacity\": bytes | \"capacity_pages\": n, \"page_size\": 4096, \"step\": 0.05,\n"
-                   "                 \"tasks\": [{\"name\": ..., time: \"time\": [[r, t], ...] | \"t_dram\", \"t_slow\"\n"
-                   "                            [, \"features\": [8 PMC values]],\n"
-                   "                            bytes: \"bytes\": [[r, b], ...] | \"pages\": [counts] |\n"
-                   "                                   \"histogram\": [[count, pages], ...]}]}\n"
-                   "  see docs/planner.md\n");
+    int as_json = 0, c;
+    optind = 0;
+    while ((c = pd_opt_next(CMD, argc, argv, "h", longopts)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
             return 0;
-        }
-        if ((!strcmp(argv[i], "--planner") || !strcmp(argv[i], "--step") || !strcmp(argv[i], "--model")) &&
-            i + 1 >= argc) {
-            fprintf(stderr, "paddiser plan: %s needs a value\n", argv[i]);
-            return 2;
-        }
-        if (!strcmp(argv[i], "--planner")) {
-            which = argv[++i];
+        case OPT_PLANNER:
+            which = optarg;
             if (strcmp(which, "greedy") && strcmp(which, "exact") && strcmp(which, "both")) {
-                fprintf(stderr, "paddiser plan: --planner: '%s' is not greedy, exact or both\n", which);
+                fprintf(stderr, CMD ": --planner: '%s' is not greedy, exact or both\n", which);
                 return 2;
             }
-        } else if (!strcmp(argv[i], "--step")) {
-            if (!pd_parse_double(argv[++i], &step) || !(step >= 1e-4 && step <= 1)) {
-                fprintf(stderr, "paddiser plan: --step: '%s' is not a share step in [0.0001, 1]\n", argv[i]);
+            break;
+        case OPT_STEP:
+            if (!pd_opt_double(CMD, "--step", optarg, 1e-4, 1, &step))
                 return 2;
-            }
-        } else if (!strcmp(argv[i], "--model"))
-            model_path = argv[++i];
-        else if (!strcmp(argv[i], "--json"))
+            break;
+        case OPT_MODEL:
+            model_path = optarg;
+            break;
+        case OPT_JSON:
             as_json = 1;
-        else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "paddiser plan: unknown option '%s'\n", argv[i]);
-            return 2;
-        } else if (!path)
-            path = argv[i];
-        else {
-            fprintf(stderr, "paddiser plan: unexpected argument '%s'\n", argv[i]);
+            break;
+        default:
             return 2;
         }
     }
-    if (!path) {
-        fprintf(stderr, "usage: paddiser plan PROBLEM.json [--planner greedy|exact|both] [--step X] [--model PATH] [--json]\n");
+    if (optind >= argc) {
+        usage(stderr);
         return 2;
     }
+    path = argv[optind];
+    if (optind + 1 < argc)
+        return pd_opt_error(CMD, "unexpected argument '%s' (one PROBLEM.json)", argv[optind + 1]);
     char err[512];
     pd_model *model = pd_model_load(model_path, err, sizeof err);
     if (!model) {

@@ -3,46 +3,49 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "common/cliopt.h"
 #include "report/report.h"
+
+#define CMD "paddiser report"
 
 static void usage(FILE *out)
 {
     fprintf(out, "usage: paddiser report RUN_DIR [-o FILE]\n"
                  "Writes a self-contained HTML report (inline SVG, no network) of a run directory:\n"
                  "metric plots per variable, heatmaps, trace time series, per-task bars.\n"
-                 "  -o, --output FILE   where to write (default: RUN_DIR/report.html)\n");
+                 "  -o, --output FILE   where to write (default: RUN_DIR/report.html)\n"
+                 "  -h, --help          this help\n");
 }
 
 int cmd_report(int argc, char **argv)
 {
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     const char *run_dir = NULL, *out = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    int c;
+    optind = 0;
+    while ((c = pd_opt_next(CMD, argc, argv, "o:h", longopts)) != -1) {
+        switch (c) {
+        case 'o':
+            out = optarg;
+            break;
+        case 'h':
             usage(stdout);
             return 0;
-        }
-        if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "paddiser report: %s needs a file name\n", a);
-                return 2;
-            }
-            out = argv[++i];
-        } else if (!strncmp(a, "--output=", 9)) {
-            out = a + 9;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "paddiser report: unknown option '%s'\n", a);
-            usage(stderr);
+        default:
             return 2;
-        } else if (run_dir) {
-            fprintf(stderr, "paddiser report: one run directory only ('%s' and '%s' given)\n", run_dir, a);
-            return 2;
-        } else {
-            run_dir = a;
         }
     }
-    if (!run_dir) {
+    if (optind >= argc) {
         usage(stderr);
+        return 2;
+    }
+    run_dir = argv[optind];
+    if (optind + 1 < argc) {
+        fprintf(stderr, CMD ": one run directory only ('%s' and '%s' given)\n", run_dir, argv[optind + 1]);
         return 2;
     }
     char err[1024];

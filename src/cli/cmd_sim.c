@@ -3,9 +3,10 @@
  *   sim profile -w W -i IN -o F    run a workload kernel, write its access profile
  *   sim run ...                    all policies at one capacity (bench-friendly metrics)
  *   sim study ...                  the capacity sweep and docs/results.md
- *   sim gen-training -o F ...      training CSV for the Eq. 2 model */
+ *   sim gen-training -o F ...      training CSV for the Eq. 2 model
+ *   sim verify|sampling|runtime    kernel checks, libpaddiser's sampling and placement
+ * Each subcommand takes its own subset of the options below (sim_subs). */
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "common/cliopt.h"
 #include "common/util.h"
 #include "sim/study.h"
 #include "sim/workload.h"
@@ -31,29 +33,96 @@ static void usage(FILE *f)
             "  verify [-w LIST] [-i LIST]     run kernels and check their results\n"
             "  sampling [-w LIST] [-i LIST]   libpaddiser's sampled accesses vs the exact counts\n"
             "  runtime [-w LIST] [-c LIST]    libpaddiser's own placement (sim backend) vs the policies\n\n"
-            "common options:\n"
-            "  -w, --workload LIST   spgemm,bfs,stencil,dmrg (study/gen-training: comma list; default all)\n"
-            "  -i, --input LIST      tiny,base,in1,in2,in3 (default base; study: base,in1,in2,in3)\n"
-            "  -t, --tier LIST       optane,cxl,dram (default optane; study: optane,cxl)\n"
-            "  -c, --capacity LIST   fast-memory fraction of the footprint: 0.5, 0.1,0.5 or 0.1:0.9:0.1\n"
-            "  -P, --policy NAME     run: first-touch, hot-first, memory-mode, greedy, exact, hot-exact\n"
-            "                        (default exact)\n"
-            "  -p, --profile FILE    run: use this profile file instead of running a workload\n"
-            "      --profile-dir DIR profile cache (default " DEFAULT_PROFILE_DIR ")\n"
-            "      --refresh         re-run the workloads even when cached profiles exist\n"
-            "  -r, --reps N          timed runs per profile (task time = min; default 3)\n"
-            "      --seed N          sampling / frame-placement seed (default 1)\n"
-            "      --step S          planner share step (default 0.05)\n"
-            "      --rounds N        planner rounds re-planning capacity left by shared pages (default 3)\n"
-            "      --metrics FILE    run: write the metrics as a flat JSON object\n"
-            "      --tasks-csv FILE  run: per-task times (policy,task,time_s,dram_share,dram_bytes)\n"
-            "  -o, --output FILE     profile/gen-training output; study markdown\n"
-            "      --csv FILE        study: all results, one row per policy and point\n"
-            "  -n, --placements N    gen-training: placements per task (default 10)\n"
-            "      --quick           study: base input, optane, capacities 0.2,0.5,0.8, 1 rep\n"
-            "      --model FILE      study: Eq. 2 model for the planning-on-Eq.-2 table (default: shipped)\n"
-            "  -v, --verbose         progress on stderr\n");
+            "options:\n"
+            "  -h, --help   this help\n\n"
+            "Run 'paddiser sim <subcommand> --help' for a subcommand's options.\n");
 }
+
+/* Help lines shared by several subcommands. */
+#define H_PROFILES                                                                                   \
+    "      --profile-dir DIR profile cache (default " DEFAULT_PROFILE_DIR ")\n"                       \
+    "      --refresh         re-run the workloads even when cached profiles exist\n"                 \
+    "  -r, --reps N          timed runs per profile (task time = min; 1..100, default 3)\n"
+#define H_PLANNER                                                                                    \
+    "      --seed N          sampling / frame-placement seed (default 1)\n"                          \
+    "      --step S          planner share step, in (0, 0.5] (default 0.05)\n"                       \
+    "      --rounds N        planner rounds re-planning capacity left by shared pages (1..16, default 3)\n"
+#define H_HELP "  -h, --help            this help\n"
+#define H_WORKLOADS(dflt) "  -w, --workload LIST   comma list of spgemm,bfs,stencil,dmrg (default " dflt ")\n"
+#define H_INPUTS(dflt) "  -i, --input LIST      comma list of tiny,base,in1,in2,in3 (default " dflt ")\n"
+
+static const char help_tiers[] =
+    "usage: paddiser sim tiers\n"
+    "Lists the tier presets: latency and bandwidth of their fast and slow tiers.\n"
+    "options:\n" H_HELP;
+
+static const char help_profile[] =
+    "usage: paddiser sim profile -w W [-i IN] -o FILE [options]\n"
+    "Runs workload W on input IN and writes its access profile (for 'sim run -p FILE').\n"
+    "options:\n"
+    "  -w, --workload W      spgemm, bfs, stencil or dmrg\n"
+    "  -i, --input IN        tiny, base, in1, in2 or in3 (default base)\n"
+    "  -o, --output FILE     where to write the profile\n"
+    "  -r, --reps N          timed runs (task time = min; 1..100, default 3)\n" H_HELP;
+
+static const char help_run[] =
+    "usage: paddiser sim run [-p FILE | -w W [-i IN]] [options]\n"
+    "Evaluates every placement policy at one capacity on one tier preset.\n"
+    "options:\n"
+    "  -w, --workload W      spgemm, bfs, stencil or dmrg (its profile is cached)\n"
+    "  -i, --input IN        tiny, base, in1, in2 or in3 (default base)\n"
+    "  -p, --profile FILE    use this profile file instead of running a workload\n"
+    "  -t, --tier T          tier preset: optane, cxl or dram (default optane)\n"
+    "  -c, --capacity C      fast-memory fraction of the footprint, in [0, 1] (default 0.5)\n"
+    "  -P, --policy NAME     the policy the metrics and gains are of: first-touch, hot-first,\n"
+    "                        memory-mode, greedy, exact, hot-exact (default exact)\n"
+    "      --metrics FILE    write the metrics as a flat JSON object\n"
+    "      --tasks-csv FILE  per-task times (policy,task,time_s,dram_share,dram_bytes)\n"
+    H_PROFILES H_PLANNER H_HELP;
+
+static const char help_study[] =
+    "usage: paddiser sim study [options]\n"
+    "Capacity sweep over workloads, inputs and tier presets: the tables of docs/results.md.\n"
+    "options:\n"
+    H_WORKLOADS("all") H_INPUTS("base,in1,in2,in3")
+    "  -t, --tier LIST       comma list of optane,cxl,dram (default optane,cxl)\n"
+    "  -c, --capacity LIST   fast-memory fractions: 0.5, 0.1,0.5 or 0.1:0.9:0.1 (default 0.1:0.9:0.1)\n"
+    "  -o, --output FILE     write the markdown tables\n"
+    "      --csv FILE        all results, one row per policy and point\n"
+    "      --quick           base input, optane, capacities 0.2,0.5,0.8, 1 rep, no Eq. 2 table\n"
+    "      --model FILE      Eq. 2 model for the planning-on-Eq.-2 table (default: the shipped one)\n"
+    "  -v, --verbose         progress on stderr\n"
+    H_PROFILES H_PLANNER H_HELP;
+
+static const char help_gen_training[] =
+    "usage: paddiser sim gen-training -o FILE [options]\n"
+    "Writes the Eq. 2 model-training CSV from the workloads' profiles.\n"
+    "options:\n"
+    H_WORKLOADS("all") H_INPUTS("base,in1,in2,in3")
+    "  -t, --tier T          tier preset: optane, cxl or dram (default optane)\n"
+    "  -o, --output FILE     where to write the CSV\n"
+    "  -n, --placements N    placements per task, 1..1000 (default 10)\n"
+    "      --seed N          placement seed (default 1)\n"
+    H_PROFILES H_HELP;
+
+static const char help_verify[] =
+    "usage: paddiser sim verify [-w LIST] [-i LIST]\n"
+    "Runs the workload kernels and checks their results against a serial recomputation.\n"
+    "options:\n" H_WORKLOADS("all") H_INPUTS("base") H_HELP;
+
+static const char help_sampling[] =
+    "usage: paddiser sim sampling [-w LIST] [-i LIST]\n"
+    "Runs the workloads under libpaddiser and compares its sampled accesses with the exact counts.\n"
+    "options:\n" H_WORKLOADS("all") H_INPUTS("base") H_HELP;
+
+static const char help_runtime[] =
+    "usage: paddiser sim runtime [options]\n"
+    "libpaddiser's own placement (sim backend) vs the simulated policies, per capacity.\n"
+    "options:\n"
+    H_WORKLOADS("all") H_INPUTS("base")
+    "  -t, --tier T          tier preset: optane, cxl or dram (default optane)\n"
+    "  -c, --capacity LIST   fast-memory fractions: 0.5, 0.1,0.5 or 0.1:0.9:0.1 (default 0.1,0.3,0.5,0.7)\n"
+    H_PROFILES H_PLANNER H_HELP;
 
 typedef struct {
     char **v;
@@ -135,49 +204,88 @@ typedef struct {
     const char *policy, *profile, *profile_dir, *metrics, *tasks_csv, *output, *csv, *model;
     int refresh, reps, placements, quick, verbose;
     pd_sim_policy_opts opts;
+    const char *cmd; /* "paddiser sim run": names the subcommand in messages */
+    int argc;        /* the subcommand's arguments, argv[0] its name */
+    char **argv;
 } sim_args;
 
 enum { OPT_PROFILE_DIR = 1000, OPT_REFRESH, OPT_SEED, OPT_STEP, OPT_METRICS, OPT_TASKS_CSV,
        OPT_CSV, OPT_QUICK, OPT_ROUNDS, OPT_MODEL };
 
-static int parse_args(int argc, char **argv, sim_args *a)
+/* Every option of the subcommands; each subcommand takes those its sim_sub
+ * lists, and -h/--help. */
+static const struct option all_opts[] = {
+    {"workload", required_argument, NULL, 'w'}, {"input", required_argument, NULL, 'i'},
+    {"tier", required_argument, NULL, 't'}, {"capacity", required_argument, NULL, 'c'},
+    {"policy", required_argument, NULL, 'P'}, {"profile", required_argument, NULL, 'p'},
+    {"profile-dir", required_argument, NULL, OPT_PROFILE_DIR}, {"refresh", no_argument, NULL, OPT_REFRESH},
+    {"reps", required_argument, NULL, 'r'}, {"seed", required_argument, NULL, OPT_SEED},
+    {"step", required_argument, NULL, OPT_STEP}, {"metrics", required_argument, NULL, OPT_METRICS},
+    {"tasks-csv", required_argument, NULL, OPT_TASKS_CSV}, {"output", required_argument, NULL, 'o'},
+    {"csv", required_argument, NULL, OPT_CSV}, {"placements", required_argument, NULL, 'n'},
+    {"quick", no_argument, NULL, OPT_QUICK}, {"rounds", required_argument, NULL, OPT_ROUNDS},
+    {"model", required_argument, NULL, OPT_MODEL}, {"verbose", no_argument, NULL, 'v'},
+};
+
+#define MAX_SUB_OPTS 24
+
+typedef struct {
+    const char *name;
+    int (*run)(sim_args *a);
+    const char *help;
+    int opts[MAX_SUB_OPTS]; /* the options it takes (vals of all_opts), 0-terminated */
+} sim_sub;
+
+static const char *opt_name(int val)
 {
-    static const struct option longopts[] = {
-        {"workload", required_argument, 0, 'w'}, {"input", required_argument, 0, 'i'},
-        {"tier", required_argument, 0, 't'}, {"capacity", required_argument, 0, 'c'},
-        {"policy", required_argument, 0, 'P'}, {"profile", required_argument, 0, 'p'},
-        {"profile-dir", required_argument, 0, OPT_PROFILE_DIR}, {"refresh", no_argument, 0, OPT_REFRESH},
-        {"reps", required_argument, 0, 'r'}, {"seed", required_argument, 0, OPT_SEED},
-        {"step", required_argument, 0, OPT_STEP}, {"metrics", required_argument, 0, OPT_METRICS},
-        {"tasks-csv", required_argument, 0, OPT_TASKS_CSV}, {"output", required_argument, 0, 'o'},
-        {"csv", required_argument, 0, OPT_CSV}, {"placements", required_argument, 0, 'n'},
-        {"quick", no_argument, 0, OPT_QUICK}, {"rounds", required_argument, 0, OPT_ROUNDS},
-        {"model", required_argument, 0, OPT_MODEL}, {"verbose", no_argument, 0, 'v'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
-    };
-    optind = 1;
-    opterr = 0;
+    for (size_t k = 0; k < PD_ARRAY_LEN(all_opts); k++)
+        if (all_opts[k].val == val)
+            return all_opts[k].name;
+    return "?";
+}
+
+/* 0 after --help, 2 on a usage error (reported), -1 to go on. */
+static int parse_args(const sim_sub *sub, int argc, char **argv, sim_args *a)
+{
+    struct option longopts[PD_ARRAY_LEN(all_opts) + 2]; /* + help, end */
+    char shortopts[2 * PD_ARRAY_LEN(all_opts) + 2];
+    size_t nl = 0, ns = 0;
+    for (size_t k = 0; k < PD_ARRAY_LEN(all_opts); k++) {
+        int taken = 0;
+        for (const int *o = sub->opts; *o && !taken; o++)
+            taken = *o == all_opts[k].val;
+        if (!taken)
+            continue;
+        longopts[nl++] = all_opts[k];
+        if (all_opts[k].val < 256) {
+            shortopts[ns++] = (char)all_opts[k].val;
+            if (all_opts[k].has_arg)
+                shortopts[ns++] = ':';
+        }
+    }
+    longopts[nl++] = (struct option){"help", no_argument, NULL, 'h'};
+    longopts[nl] = (struct option){NULL, 0, NULL, 0};
+    shortopts[ns++] = 'h';
+    shortopts[ns] = '\0';
+
     int c;
     long l;
     unsigned long long u;
-    while ((c = getopt_long(argc, argv, "w:i:t:c:P:p:r:o:n:vh", longopts, NULL)) != -1) {
+    optind = 0;
+    while ((c = pd_opt_next(a->cmd, argc, argv, shortopts, longopts)) != -1) {
         switch (c) {
         case 'w':
-            if (strlist_split(&a->workloads, optarg) != 0)
-                goto bad;
-            break;
         case 'i':
-            if (strlist_split(&a->inputs, optarg) != 0)
-                goto bad;
-            break;
         case 't':
-            if (strlist_split(&a->tiers, optarg) != 0)
-                goto bad;
+            if (strlist_split(c == 'w' ? &a->workloads : c == 'i' ? &a->inputs : &a->tiers, optarg) != 0) {
+                fprintf(stderr, "%s: --%s: empty list '%s'\n", a->cmd, opt_name(c), optarg);
+                return 2;
+            }
             break;
         case 'c':
             if (parse_caps(optarg, &a->caps, &a->ncaps) != 0) {
-                fprintf(stderr, "paddiser sim: bad --capacity '%s' (fractions in [0,1]: 0.5, 0.1,0.5 or 0.1:0.9:0.1, at most %d points)\n",
-                        optarg, MAX_CAPS);
+                fprintf(stderr, "%s: bad --capacity '%s' (fractions in [0,1]: 0.5, 0.1,0.5 or 0.1:0.9:0.1, at most %d points)\n",
+                        a->cmd, optarg, MAX_CAPS);
                 return 2;
             }
             break;
@@ -186,30 +294,26 @@ static int parse_args(int argc, char **argv, sim_args *a)
         case OPT_PROFILE_DIR: a->profile_dir = optarg; break;
         case OPT_REFRESH: a->refresh = 1; break;
         case 'r':
-            if (!pd_parse_long(optarg, &l) || l < 1 || l > 100) {
-                fprintf(stderr, "paddiser sim: --reps must be an integer in 1..100, got '%s'\n", optarg);
+            if (!pd_opt_long(a->cmd, "--reps", optarg, 1, 100, &l))
                 return 2;
-            }
             a->reps = (int)l;
             break;
         case OPT_SEED:
             if (!pd_parse_u64(optarg, &u)) {
-                fprintf(stderr, "paddiser sim: --seed must be a non-negative integer, got '%s'\n", optarg);
+                fprintf(stderr, "%s: --seed must be a non-negative integer, got '%s'\n", a->cmd, optarg);
                 return 2;
             }
             a->opts.seed = u;
             break;
         case OPT_STEP:
             if (!pd_parse_double(optarg, &a->opts.step) || !(a->opts.step > 0 && a->opts.step <= 0.5)) {
-                fprintf(stderr, "paddiser sim: --step must be in (0, 0.5], got '%s'\n", optarg);
+                fprintf(stderr, "%s: --step must be in (0, 0.5], got '%s'\n", a->cmd, optarg);
                 return 2;
             }
             break;
         case OPT_ROUNDS:
-            if (!pd_parse_long(optarg, &l) || l < 1 || l > 16) {
-                fprintf(stderr, "paddiser sim: --rounds must be an integer in 1..16, got '%s'\n", optarg);
+            if (!pd_opt_long(a->cmd, "--rounds", optarg, 1, 16, &l))
                 return 2;
-            }
             a->opts.rounds = (int)l;
             break;
         case OPT_METRICS: a->metrics = optarg; break;
@@ -218,29 +322,19 @@ static int parse_args(int argc, char **argv, sim_args *a)
         case 'o': a->output = optarg; break;
         case OPT_CSV: a->csv = optarg; break;
         case 'n':
-            if (!pd_parse_long(optarg, &l) || l < 1 || l > 1000) {
-                fprintf(stderr, "paddiser sim: --placements must be an integer in 1..1000, got '%s'\n", optarg);
+            if (!pd_opt_long(a->cmd, "--placements", optarg, 1, 1000, &l))
                 return 2;
-            }
             a->placements = (int)l;
             break;
         case OPT_QUICK: a->quick = 1; break;
         case 'v': a->verbose = 1; break;
-        case 'h': usage(stdout); return 0;
-        default:
-            fprintf(stderr, "paddiser sim: unknown or incomplete option '%s'\n", argv[optind - 1]);
-            usage(stderr);
-            return 2;
+        case 'h': fputs(sub->help, stdout); return 0;
+        default: return 2;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "paddiser sim: unexpected argument '%s'\n", argv[optind]);
-        return 2;
-    }
+    if (optind < argc)
+        return pd_opt_error(a->cmd, "unexpected argument '%s'", argv[optind]);
     return -1; /* continue */
-bad:
-    fprintf(stderr, "paddiser sim: empty list for option '%s'\n", argv[optind - 1]);
-    return 2;
 }
 
 static void args_free(sim_args *a)
@@ -297,8 +391,9 @@ oom:
 
 /* ---- subcommands ---------------------------------------------------------------- */
 
-static int sim_tiers(void)
+static int sim_tiers(sim_args *a)
 {
+    (void)a;
     printf("%-8s %-6s %12s %12s %12s %12s  %s\n", "preset", "tier", "lat_seq_ns", "lat_rand_ns",
            "bw_read_GBs", "bw_write_GBs", "description");
     for (int k = 0; pd_sim_preset_names[k]; k++) {
@@ -437,7 +532,7 @@ static int sim_run(sim_args *a)
     return rc;
 }
 
-static int sim_study(sim_args *a, int argc, char **argv)
+static int sim_study(sim_args *a)
 {
     if (a->quick && a->model) {
         fprintf(stderr, "paddiser sim study: --model is for the Eq. 2 table, which --quick leaves out\n");
@@ -448,8 +543,8 @@ static int sim_study(sim_args *a, int argc, char **argv)
         return 1;
     pd_str cmd = {0};
     pd_str_append(&cmd, "paddiser sim study");
-    for (int k = 2; k < argc; k++)
-        pd_str_printf(&cmd, " %s", argv[k]);
+    for (int k = 1; k < a->argc; k++)
+        pd_str_printf(&cmd, " %s", a->argv[k]);
     pd_sim_study_cfg cfg = {
         .workloads = (const char **)a->workloads.v, .nworkloads = a->workloads.n,
         .inputs = (const char **)a->inputs.v, .ninputs = a->inputs.n,
@@ -624,42 +719,57 @@ static int sim_gen_training(sim_args *a)
     return rc;
 }
 
+#define O_PROFILES OPT_PROFILE_DIR, OPT_REFRESH, 'r'
+#define O_PLANNER OPT_SEED, OPT_STEP, OPT_ROUNDS
+
+static const sim_sub sim_subs[] = {
+    {"tiers", sim_tiers, help_tiers, {0}},
+    {"profile", sim_profile, help_profile, {'w', 'i', 'o', 'r'}},
+    {"run", sim_run, help_run, {'w', 'i', 'p', 't', 'c', 'P', OPT_METRICS, OPT_TASKS_CSV, O_PROFILES, O_PLANNER}},
+    {"study", sim_study, help_study,
+     {'w', 'i', 't', 'c', 'o', OPT_CSV, OPT_QUICK, OPT_MODEL, 'v', O_PROFILES, O_PLANNER}},
+    {"gen-training", sim_gen_training, help_gen_training, {'w', 'i', 't', 'o', 'n', OPT_SEED, O_PROFILES}},
+    {"verify", sim_verify, help_verify, {'w', 'i'}},
+    {"sampling", sim_sampling, help_sampling, {'w', 'i'}},
+    {"runtime", sim_runtime, help_runtime, {'w', 'i', 't', 'c', O_PROFILES, O_PLANNER}},
+};
+
 int cmd_sim(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    optind = 0; /* '+': the options before the subcommand only */
+    while ((c = pd_opt_next("paddiser sim", argc, argv, "+h", longopts)) != -1) {
+        if (c != 'h')
+            return 2;
+        usage(stdout);
+        return 0;
     }
-    const char *sub = argv[1];
-    sim_args a = {.profile_dir = DEFAULT_PROFILE_DIR, .opts = {.seed = 1, .rounds = 3}};
-    int rc = parse_args(argc - 1, argv + 1, &a);
-    if (rc >= 0) { /* --help or a usage error */
-        args_free(&a);
-        return rc;
+    if (optind >= argc) {
+        usage(stderr);
+        return 2;
     }
-    rc = check_names(&a);
-    if (rc == 0) {
-        if (!strcmp(sub, "tiers"))
-            rc = sim_tiers();
-        else if (!strcmp(sub, "profile"))
-            rc = sim_profile(&a);
-        else if (!strcmp(sub, "run"))
-            rc = sim_run(&a);
-        else if (!strcmp(sub, "study"))
-            rc = sim_study(&a, argc, argv);
-        else if (!strcmp(sub, "runtime"))
-            rc = sim_runtime(&a);
-        else if (!strcmp(sub, "sampling"))
-            rc = sim_sampling(&a);
-        else if (!strcmp(sub, "verify"))
-            rc = sim_verify(&a);
-        else if (!strcmp(sub, "gen-training"))
-            rc = sim_gen_training(&a);
-        else {
-            fprintf(stderr, "paddiser sim: unknown subcommand '%s'\n", sub);
-            usage(stderr);
-            rc = 2;
-        }
+    const sim_sub *sub = NULL;
+    for (size_t k = 0; k < PD_ARRAY_LEN(sim_subs) && !sub; k++)
+        if (!strcmp(argv[optind], sim_subs[k].name))
+            sub = &sim_subs[k];
+    if (!sub) {
+        fprintf(stderr, "paddiser sim: unknown subcommand '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "paddiser sim %s", sub->name);
+    sim_args a = {.profile_dir = DEFAULT_PROFILE_DIR, .opts = {.seed = 1, .rounds = 3},
+                  .cmd = cmd, .argc = argc - optind, .argv = argv + optind};
+    int rc = parse_args(sub, a.argc, a.argv, &a);
+    if (rc < 0) { /* neither --help nor a usage error */
+        rc = check_names(&a);
+        if (rc == 0)
+            rc = sub->run(&a);
     }
     args_free(&a);
     return rc;

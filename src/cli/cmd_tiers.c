@@ -1,18 +1,23 @@
 /* paddiser tiers: what the tier discovery of libpaddiser sees on this machine
  * (nodes, CPU-less nodes, memory tiers, HMAT access0 values) and which
  * fast/slow node pair the numa backend would use. */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/commands.h"
 #include "paddiser_tiers.h"
 
+#define CMD "paddiser tiers"
+
 static void usage(FILE *out)
 {
     fprintf(out, "usage: paddiser tiers\n\n"
                  "Lists the NUMA nodes with memory, their kernel memory tier and HMAT\n"
                  "access0 latency (ns) / bandwidth (MB/s), and the fast/slow pair libpaddiser\n"
-                 "migrates between. PADDISER_SYS_ROOT replaces /sys (fixtures).\n");
+                 "migrates between. PADDISER_SYS_ROOT replaces /sys (fixtures).\n\n"
+                 "options:\n"
+                 "  -h, --help   this help\n");
 }
 
 static void put_num(char *buf, size_t len, unsigned long v)
@@ -33,13 +38,27 @@ static void put_bytes(char *buf, size_t len, unsigned long long v)
 
 int cmd_tiers(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            usage(stdout);
-            return 0;
-        }
-        fprintf(stderr, "paddiser tiers: unknown argument '%s'\n", argv[i]);
-        usage(stderr);
+    /* getopt_long as the other commands do (common/cliopt.h), without
+     * linking cliopt.c: mk/numa.mk builds this file alone, with util.c and
+     * sysroot.c, for the QEMU guest. */
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    char *argv0 = argv[0];
+    argv[0] = (char *)CMD; /* getopt's messages name the command */
+    optind = 0;
+    opterr = 1;
+    int c = getopt_long(argc, argv, "h", longopts, NULL);
+    argv[0] = argv0;
+    if (c == 'h') {
+        usage(stdout);
+        return 0;
+    }
+    if (c != -1 || optind < argc) {
+        if (c == -1)
+            fprintf(stderr, CMD ": unexpected argument '%s'\n", argv[optind]);
+        fprintf(stderr, "Try '" CMD " --help'.\n");
         return 2;
     }
     pd_tiers t;

@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "common/cliopt.h"
+#include "paddiser.h"
 
 static const struct {
     const char *name;
@@ -19,26 +21,51 @@ static const struct {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: paddiser <command> [options]\n\ncommands:\n");
+    fprintf(out, "usage: paddiser <command> [options]\n"
+                 "       paddiser --help | --version\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].help);
-    fprintf(out, "\nRun 'paddiser <command> --help' for a command's options.\n");
+    fprintf(out, "\noptions:\n"
+                 "  -h, --help     this help\n"
+                 "      --version  print the version and exit\n"
+                 "\nRun 'paddiser <command> --help' for a command's options.\n");
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
+    enum { OPT_VERSION = 1000 };
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+    optind = 0;
+    int c; /* '+': the options before the command only */
+    while ((c = pd_opt_next("paddiser", argc, argv, "+h", longopts)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return 0;
+        case OPT_VERSION:
+            printf("paddiser %s\n", pd_version());
+            return 0;
+        default:
+            return 2;
+        }
+    }
+    if (optind >= argc) {
         usage(stderr);
         return 2;
     }
-    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+    const char *cmd = argv[optind];
+    if (!strcmp(cmd, "help")) {
         usage(stdout);
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name))
-            return commands[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "paddiser: unknown command '%s'\n", argv[1]);
+        if (!strcmp(cmd, commands[i].name))
+            return commands[i].fn(argc - optind, argv + optind);
+    fprintf(stderr, "paddiser: unknown command '%s'\n", cmd);
     usage(stderr);
     return 2;
 }

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "cli/model_calibrate.h"
+#include "common/cliopt.h"
 #include "common/sysroot.h"
 #include "common/util.h"
 #include "lib/estimate.h"
@@ -244,47 +245,78 @@ static size_t sysfs_size(const char *rel)
     return (size_t)v;
 }
 
+#define CMD "paddiser model calibrate-stencil"
+#define CAL_MAX (1L << 22) /* the largest value of the integer options */
+
+static void calibrate_usage(FILE *out)
+{
+    fprintf(out, "usage: paddiser model calibrate-stencil -o OUT.csv [options]\n"
+                 "Measures the stencil alpha table (line transfers per element access of a 5-point\n"
+                 "2-D stencil, elements of 1 to 64 bytes; models/stencil_alpha.csv).\n"
+                 "options:\n"
+                 "  -o, --output OUT.csv   where to write the table\n"
+                 "      --method M         cache-sim (default: an LRU model of the last-level cache)\n"
+                 "                         or timing (big vs cached sweeps, noisy)\n"
+                 "      --llc-kib N        cache-sim: last-level cache size (default: from sysfs)\n"
+                 "      --ways N           cache-sim: its associativity (default: from sysfs)\n"
+                 "      --row-kib N        cache-sim: stencil row size (default 256)\n"
+                 "      --scale N          cache-sim: simulate cache, rows and grid at 1/N (default 16)\n"
+                 "      --mib N            timing: size of the big grid (default 256)\n"
+                 "      --reps N           timing: runs per kernel, the minimum is kept (default 3)\n"
+                 "  -h, --help             this help\n"
+                 "Integer values are in 1..%ld.\n",
+                 CAL_MAX);
+}
+
 int cmd_model_calibrate_stencil(int argc, char **argv)
 {
     const char *outp = NULL, *method = "cache-sim";
     long mib = 256, reps = 3, row_kib = 256, llc_kib = 0, ways = 0, scale = 16;
-    for (int i = 1; i < argc; i++) {
-        long *dst = !strcmp(argv[i], "--mib")       ? &mib
-                    : !strcmp(argv[i], "--reps")    ? &reps
-                    : !strcmp(argv[i], "--row-kib") ? &row_kib
-                    : !strcmp(argv[i], "--llc-kib") ? &llc_kib
-                    : !strcmp(argv[i], "--ways")    ? &ways
-                    : !strcmp(argv[i], "--scale")   ? &scale
-                                                    : NULL;
-        int takes = dst || !strcmp(argv[i], "-o") || !strcmp(argv[i], "--method");
-        if (takes && i + 1 >= argc) {
-            fprintf(stderr, "paddiser model calibrate-stencil: %s needs a value\n", argv[i]);
-            return 2;
-        }
-        if (!strcmp(argv[i], "-o"))
-            outp = argv[++i];
-        else if (!strcmp(argv[i], "--method")) {
-            method = argv[++i];
+    enum { OPT_METHOD = 1000, OPT_MIB, OPT_REPS, OPT_ROW_KIB, OPT_LLC_KIB, OPT_WAYS, OPT_SCALE };
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},        {"method", required_argument, NULL, OPT_METHOD},
+        {"mib", required_argument, NULL, OPT_MIB},       {"reps", required_argument, NULL, OPT_REPS},
+        {"row-kib", required_argument, NULL, OPT_ROW_KIB}, {"llc-kib", required_argument, NULL, OPT_LLC_KIB},
+        {"ways", required_argument, NULL, OPT_WAYS},     {"scale", required_argument, NULL, OPT_SCALE},
+        {"help", no_argument, NULL, 'h'},                {NULL, 0, NULL, 0},
+    };
+    int c;
+    optind = 0;
+    while ((c = pd_opt_next(CMD, argc, argv, "o:h", longopts)) != -1) {
+        long *dst = c == OPT_MIB       ? &mib
+                    : c == OPT_REPS    ? &reps
+                    : c == OPT_ROW_KIB ? &row_kib
+                    : c == OPT_LLC_KIB ? &llc_kib
+                    : c == OPT_WAYS    ? &ways
+                    : c == OPT_SCALE   ? &scale
+                                       : NULL;
+        if (dst) {
+            const struct option *o = longopts;
+            while (o->val != c)
+                o++;
+            char name[32];
+            snprintf(name, sizeof name, "--%s", o->name);
+            if (!pd_opt_long(CMD, name, optarg, 1, CAL_MAX, dst))
+                return 2;
+        } else if (c == 'o') {
+            outp = optarg;
+        } else if (c == OPT_METHOD) {
+            method = optarg;
             if (strcmp(method, "cache-sim") && strcmp(method, "timing")) {
-                fprintf(stderr, "paddiser model calibrate-stencil: --method: '%s' is not cache-sim or timing\n",
-                        method);
+                fprintf(stderr, CMD ": --method: '%s' is not cache-sim or timing\n", method);
                 return 2;
             }
-        } else if (dst) {
-            if (!pd_parse_long(argv[++i], dst) || *dst < 1 || *dst > (1L << 22)) {
-                fprintf(stderr, "paddiser model calibrate-stencil: %s: '%s' is not an integer in 1..%ld\n",
-                        argv[i - 1], argv[i], 1L << 22);
-                return 2;
-            }
+        } else if (c == 'h') {
+            calibrate_usage(stdout);
+            return 0;
         } else {
-            fprintf(stderr, "paddiser model calibrate-stencil: unknown argument '%s'\n", argv[i]);
             return 2;
         }
     }
-    if (!outp) {
-        fprintf(stderr, "paddiser model calibrate-stencil: need -o OUT.csv\n");
-        return 2;
-    }
+    if (optind < argc)
+        return pd_opt_error(CMD, "unexpected argument '%s'", argv[optind]);
+    if (!outp)
+        return pd_opt_error(CMD, "need -o OUT.csv");
     if (!strcmp(method, "timing"))
         return calibrate_timing(outp, mib, reps);
     size_t llc = llc_kib ? (size_t)llc_kib << 10 : sysfs_size("devices/system/cpu/cpu0/cache/index3/size");

@@ -3,9 +3,10 @@
 #ifndef PD_PROBE_PROBE_H
 #define PD_PROBE_PROBE_H
 
-/* paddiser-probe cpu|gpu|io|resolve [options]; see usage() in run.c and
- * docs/probe.md. Returns the process exit status: 0 (including "nothing to
- * sample"), 1 runtime failure, 2 usage error. */
+/* paddiser-probe cpu|gpu|io|resolve|block [options], --help, --version;
+ * see the usage texts in run.c and docs/probe.md. Returns the process exit
+ * status: 0 (including "nothing to sample"), 1 runtime failure, 2 usage
+ * error. */
 int pd_probe_main(int argc, char **argv);
 
 #endif

@@ -5,6 +5,8 @@
  *   paddiser-probe gpu ...same...
  *   paddiser-probe io  ...same... --io-path P [--io-path P ...]
  *   paddiser-probe resolve --io-path P [...] [--host NAME]   (targets JSON to stdout)
+ *   paddiser-probe block --dir DIR [--cpu] [--gpu] [--io-path P ...]   (the injected block)
+ *   paddiser-probe [SUBCOMMAND] --help, paddiser-probe --version
  *
  * The loop is built to cost little: each sample reads its /proc files into one
  * reused buffer, formats into one reused string and appends it with a single
@@ -29,10 +31,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/cliopt.h"
 #include "common/sysroot.h"
 #include "common/util.h"
 #include "probe/inject.h"
 #include "probe/sample.h"
+#include "paddiser.h"
 
 extern char **environ;
 
@@ -68,14 +72,77 @@ static void on_signal(int sig)
     g_stop = 1;
 }
 
-static int usage(const char *msg)
+static void usage(FILE *out)
 {
-    if (msg)
-        fprintf(stderr, PROG ": %s\n", msg);
-    fprintf(stderr, "usage: " PROG " cpu|gpu|io --dir DIR --attempt ID [--interval S] [--host NAME]\n"
-                    "                      [--watch-pid PID] [--samples N] [--io-path P ...]\n"
-                    "       " PROG " resolve --io-path P [--io-path P ...] [--host NAME]\n");
-    return 2;
+    fprintf(out, "usage: " PROG " <subcommand> [options]\n"
+                 "       " PROG " --help | --version\n"
+                 "\n"
+                 "Samplers, each until its sentinel DIR/__iops_*trace_running.ID disappears:\n"
+                 "  cpu       CPU and memory use (/proc/stat, /proc/meminfo)\n"
+                 "  gpu       NVIDIA GPUs (nvidia-smi); nothing without one\n"
+                 "  io        block device and NFS traffic of the --io-path file systems\n"
+                 "Tools:\n"
+                 "  resolve   the I/O targets of --io-path paths, as JSON on stdout\n"
+                 "  block     the probe block paddiser bench injects into run scripts\n"
+                 "\n"
+                 "options:\n"
+                 "  -h, --help     this help\n"
+                 "      --version  print the version and exit\n"
+                 "\n"
+                 "Run '" PROG " <subcommand> --help' for a subcommand's options.\n"
+                 "Exit status: 0 (also when there is nothing to sample), 1 failure, 2 usage error.\n");
+}
+
+/* Help of the samplers: KIND, what it samples, the file prefix infix. */
+static void sampler_usage(FILE *out, probe_kind kind)
+{
+    const char *name = kind == K_CPU ? "cpu" : kind == K_GPU ? "gpu" : "io";
+    const char *infix = kind == K_CPU ? "" : kind == K_GPU ? "gpu_" : "io_";
+    fprintf(out, "usage: " PROG " %s --dir DIR --attempt ID%s [options]\n", name,
+            kind == K_IO ? " --io-path P [--io-path P ...]" : "");
+    fprintf(out, "Samples %s\n"
+                 "into DIR/__iops_%strace_HOST_ID.csv until DIR/__iops_%strace_running.ID\n"
+                 "disappears (none there at the start: nothing is sampled).\n",
+            kind == K_CPU   ? "CPU and memory use"
+            : kind == K_GPU ? "the NVIDIA GPUs (nvidia-smi; none: nothing is sampled)"
+                            : "the block devices and NFS mounts under the --io-path paths",
+            infix, infix);
+    fprintf(out, "options:\n"
+                 "      --dir DIR        directory of the sentinel and the trace file (default .)\n"
+                 "      --attempt ID     attempt id in the file names (1-128 of A-Z a-z 0-9 . _ - + @ : =)\n"
+                 "      --interval S     seconds between samples, 0 to 86400 (default 1; 0 needs --samples)\n"
+                 "      --host NAME      host name in the rows and the file name (default: short hostname)\n"
+                 "      --watch-pid PID  stop as well once process PID is gone\n"
+                 "      --samples N      stop after N samples\n");
+    if (kind == K_IO)
+        fprintf(out, "      --io-path P      a path whose file system is sampled (repeat for more);\n"
+                     "                       its targets go to DIR/__iops_io_targets_HOST_ID.json\n");
+    fprintf(out, "  -h, --help           this help\n");
+}
+
+static void resolve_usage(FILE *out)
+{
+    fprintf(out, "usage: " PROG " resolve --io-path P [--io-path P ...] [--host NAME]\n"
+                 "Prints the I/O targets (block devices, NFS mounts) of the paths as JSON;\n"
+                 "warnings on stderr.\n"
+                 "options:\n"
+                 "      --io-path P   a path to resolve (repeat for more)\n"
+                 "      --host NAME   host name in the JSON (default: the short hostname)\n"
+                 "  -h, --help        this help\n");
+}
+
+static void block_usage(FILE *out)
+{
+    fprintf(out, "usage: " PROG " block --dir DIR [--cpu] [--gpu] [--io-path P ...] [--interval S] [--probe BIN]\n"
+                 "Prints the probe block that paddiser bench injects into a run script.\n"
+                 "options:\n"
+                 "      --dir DIR      the directory the samplers write to\n"
+                 "      --cpu          start the CPU and memory sampler\n"
+                 "      --gpu          start the GPU sampler\n"
+                 "      --io-path P    start the I/O sampler on P (relative: to DIR; repeat for more)\n"
+                 "      --interval S   seconds between samples (default 1)\n"
+                 "      --probe BIN    the " PROG " the block runs (absolute; default: this one)\n"
+                 "  -h, --help         this help\n");
 }
 
 static bool name_ok(const char *s, size_t max)
@@ -90,85 +157,95 @@ static bool name_ok(const char *s, size_t max)
     return true;
 }
 
-static int parse_args(int argc, char **argv, probe_opts *o)
+enum { OPT_DIR = 1000, OPT_ATTEMPT, OPT_INTERVAL, OPT_HOST, OPT_WATCH_PID, OPT_SAMPLES, OPT_IO_PATH,
+       OPT_CPU, OPT_GPU, OPT_PROBE };
+
+/* The options of the samplers and resolve (argv[0] is the subcommand).
+ * -1 to go on, else the exit status (0 after --help; usage errors reported). */
+static int parse_args(probe_kind kind, const char *cmd, int argc, char **argv, probe_opts *o)
 {
-    *o = (probe_opts){.dir = ".", .interval = 1.0};
-    if (argc < 2)
-        return usage("missing subcommand");
-    const char *sub = argv[1];
-    if (strcmp(sub, "cpu") == 0)
-        o->kind = K_CPU;
-    else if (strcmp(sub, "gpu") == 0)
-        o->kind = K_GPU;
-    else if (strcmp(sub, "io") == 0)
-        o->kind = K_IO;
-    else if (strcmp(sub, "resolve") == 0)
-        o->kind = K_RESOLVE;
-    else {
-        fprintf(stderr, PROG ": unknown subcommand '%s'\n", sub);
-        return usage(NULL);
-    }
+    static const struct option sampler_opts[] = {
+        {"dir", required_argument, NULL, OPT_DIR},
+        {"attempt", required_argument, NULL, OPT_ATTEMPT},
+        {"interval", required_argument, NULL, OPT_INTERVAL},
+        {"host", required_argument, NULL, OPT_HOST},
+        {"watch-pid", required_argument, NULL, OPT_WATCH_PID},
+        {"samples", required_argument, NULL, OPT_SAMPLES},
+        {"help", no_argument, NULL, 'h'},
+        {"io-path", required_argument, NULL, OPT_IO_PATH}, /* io only: last */
+        {NULL, 0, NULL, 0},
+    };
+    static const struct option resolve_opts[] = {
+        {"io-path", required_argument, NULL, OPT_IO_PATH},
+        {"host", required_argument, NULL, OPT_HOST},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    *o = (probe_opts){.kind = kind, .dir = ".", .interval = 1.0};
     o->io_paths = calloc((size_t)argc, sizeof *o->io_paths);
     if (!o->io_paths) {
         fprintf(stderr, PROG ": out of memory\n");
         return 1;
     }
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool takes = strcmp(a, "--dir") == 0 || strcmp(a, "--attempt") == 0 || strcmp(a, "--interval") == 0 ||
-                     strcmp(a, "--host") == 0 || strcmp(a, "--watch-pid") == 0 ||
-                     strcmp(a, "--samples") == 0 || strcmp(a, "--io-path") == 0;
-        if (!takes) {
-            fprintf(stderr, PROG ": unknown option '%s'\n", a);
-            return usage(NULL);
-        }
-        if (!v) {
-            fprintf(stderr, PROG ": option %s needs a value\n", a);
-            return usage(NULL);
-        }
-        i++;
-        if (strcmp(a, "--dir") == 0) {
-            o->dir = v;
-        } else if (strcmp(a, "--attempt") == 0) {
-            if (!name_ok(v, 128)) {
-                fprintf(stderr, PROG ": bad --attempt '%s' (1-128 of A-Z a-z 0-9 . _ - + @ : =)\n", v);
+    struct option opts[PD_ARRAY_LEN(sampler_opts)]; /* cpu and gpu: without --io-path */
+    memcpy(opts, sampler_opts, sizeof opts);
+    if (kind == K_CPU || kind == K_GPU)
+        opts[PD_ARRAY_LEN(opts) - 2] = (struct option){NULL, 0, NULL, 0};
+    const struct option *longopts = kind == K_RESOLVE ? resolve_opts : opts;
+    int c;
+    optind = 0;
+    while ((c = pd_opt_next(cmd, argc, argv, "h", longopts)) != -1) {
+        switch (c) {
+        case OPT_DIR:
+            o->dir = optarg;
+            break;
+        case OPT_ATTEMPT:
+            if (!name_ok(optarg, 128)) {
+                fprintf(stderr, "%s: bad --attempt '%s' (1-128 of A-Z a-z 0-9 . _ - + @ : =)\n", cmd, optarg);
                 return 2;
             }
-            o->attempt = v;
-        } else if (strcmp(a, "--interval") == 0) {
-            if (!pd_parse_double(v, &o->interval) || !(o->interval >= 0) || o->interval > 86400) {
-                fprintf(stderr, PROG ": bad --interval '%s' (seconds, 0 to 86400)\n", v);
+            o->attempt = optarg;
+            break;
+        case OPT_INTERVAL:
+            if (!pd_opt_double(cmd, "--interval", optarg, 0, 86400, &o->interval))
+                return 2;
+            break;
+        case OPT_HOST:
+            if (!name_ok(optarg, 64)) {
+                fprintf(stderr, "%s: bad --host '%s' (1-64 of A-Z a-z 0-9 . _ - + @ : =)\n", cmd, optarg);
                 return 2;
             }
-        } else if (strcmp(a, "--host") == 0) {
-            if (!name_ok(v, 64)) {
-                fprintf(stderr, PROG ": bad --host '%s' (1-64 of A-Z a-z 0-9 . _ - + @ : =)\n", v);
+            snprintf(o->host, sizeof o->host, "%s", optarg);
+            break;
+        case OPT_WATCH_PID:
+            if (!pd_opt_long(cmd, "--watch-pid", optarg, 1, LONG_MAX, &o->watch_pid))
                 return 2;
-            }
-            snprintf(o->host, sizeof o->host, "%s", v);
-        } else if (strcmp(a, "--watch-pid") == 0) {
-            if (!pd_parse_long(v, &o->watch_pid) || o->watch_pid <= 0) {
-                fprintf(stderr, PROG ": bad --watch-pid '%s'\n", v);
+            break;
+        case OPT_SAMPLES:
+            if (!pd_opt_long(cmd, "--samples", optarg, 1, LONG_MAX, &o->samples))
                 return 2;
-            }
-        } else if (strcmp(a, "--samples") == 0) {
-            if (!pd_parse_long(v, &o->samples) || o->samples <= 0) {
-                fprintf(stderr, PROG ": bad --samples '%s' (a positive count)\n", v);
-                return 2;
-            }
-        } else {
-            o->io_paths[o->n_io_paths++] = v;
+            break;
+        case OPT_IO_PATH:
+            o->io_paths[o->n_io_paths++] = optarg;
+            break;
+        case 'h':
+            if (kind == K_RESOLVE)
+                resolve_usage(stdout);
+            else
+                sampler_usage(stdout, kind);
+            return 0;
+        default:
+            return 2;
         }
     }
-    if (o->kind != K_RESOLVE && !o->attempt)
-        return usage("--attempt is required");
-    if (o->interval == 0 && o->samples == 0 && o->kind != K_RESOLVE)
-        return usage("--interval 0 is only allowed with --samples");
-    if ((o->kind == K_IO || o->kind == K_RESOLVE) && o->n_io_paths == 0)
-        return usage("io needs at least one --io-path");
-    if (o->kind != K_IO && o->kind != K_RESOLVE && o->n_io_paths > 0)
-        return usage("--io-path only applies to io");
+    if (optind < argc)
+        return pd_opt_error(cmd, "unexpected argument '%s'", argv[optind]);
+    if (kind != K_RESOLVE && !o->attempt)
+        return pd_opt_error(cmd, "--attempt is required");
+    if (o->interval == 0 && o->samples == 0 && kind != K_RESOLVE)
+        return pd_opt_error(cmd, "--interval 0 is only allowed with --samples");
+    if ((kind == K_IO || kind == K_RESOLVE) && o->n_io_paths == 0)
+        return pd_opt_error(cmd, "needs at least one --io-path");
     if (!o->host[0]) {
         pd_short_hostname(o->host, sizeof o->host);
         for (char *p = o->host; *p; p++) /* keep file names and CSV plain */
@@ -177,7 +254,7 @@ static int parse_args(int argc, char **argv, probe_opts *o)
         if (!o->host[0])
             snprintf(o->host, sizeof o->host, "localhost");
     }
-    return 0;
+    return -1;
 }
 
 /* Whole file into the reused buffer (grown, never shrunk). NULL if unreadable. */
@@ -552,48 +629,66 @@ static int sample_loop(sampler *s, trace_file *tf, const char *sentinel)
 }
 
 /* paddiser-probe block --dir DIR [--cpu] [--gpu] [--io-path P ...] [--interval S]
- * [--probe BIN]: prints the injected shell block (tests, debugging). */
+ * [--probe BIN]: prints the injected shell block (tests, debugging). argv[0]
+ * is "block". */
 static int run_block(int argc, char **argv)
 {
+    static const struct option longopts[] = {
+        {"cpu", no_argument, NULL, OPT_CPU},
+        {"gpu", no_argument, NULL, OPT_GPU},
+        {"dir", required_argument, NULL, OPT_DIR},
+        {"probe", required_argument, NULL, OPT_PROBE},
+        {"io-path", required_argument, NULL, OPT_IO_PATH},
+        {"interval", required_argument, NULL, OPT_INTERVAL},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *cmd = PROG " block";
     pd_probe_inject_cfg cfg = {.interval_s = 1.0};
     const char **paths = calloc((size_t)argc, sizeof *paths);
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     self[n > 0 ? n : 0] = '\0';
     cfg.probe_bin = self;
-    int rc = 0;
-    for (int i = 2; i < argc && rc == 0 && paths; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--cpu") == 0) {
-            cfg.cpu = true;
-        } else if (strcmp(a, "--gpu") == 0) {
-            cfg.gpu = true;
-        } else if (v && strcmp(a, "--dir") == 0) {
-            cfg.dir = argv[++i];
-        } else if (v && strcmp(a, "--probe") == 0) {
-            cfg.probe_bin = argv[++i];
-        } else if (v && strcmp(a, "--io-path") == 0) {
+    int rc = paths ? -1 : 1, c;
+    optind = 0;
+    while (rc < 0 && (c = pd_opt_next(cmd, argc, argv, "h", longopts)) != -1) {
+        switch (c) {
+        case OPT_CPU: cfg.cpu = true; break;
+        case OPT_GPU: cfg.gpu = true; break;
+        case OPT_DIR: cfg.dir = optarg; break;
+        case OPT_PROBE: cfg.probe_bin = optarg; break;
+        case OPT_IO_PATH:
             cfg.io = true;
-            paths[cfg.n_io_paths++] = argv[++i];
-        } else if (v && strcmp(a, "--interval") == 0) {
-            if (!pd_parse_double(argv[++i], &cfg.interval_s))
-                rc = usage("bad --interval");
-        } else {
-            fprintf(stderr, PROG ": block: unknown or incomplete option '%s'\n", a);
+            paths[cfg.n_io_paths++] = optarg;
+            break;
+        case OPT_INTERVAL:
+            if (!pd_opt_double(cmd, "--interval", optarg, 0, 86400, &cfg.interval_s))
+                rc = 2;
+            break;
+        case 'h':
+            block_usage(stdout);
+            rc = 0;
+            break;
+        default:
             rc = 2;
         }
     }
+    if (rc < 0 && optind < argc)
+        rc = pd_opt_error(cmd, "unexpected argument '%s'", argv[optind]);
     cfg.io_paths = paths;
     pd_str out = {0};
     char err[256];
-    if (!paths) {
-        rc = 1;
-    } else if (rc == 0 && pd_probe_injection(&out, &cfg, err, sizeof err) != 0) {
-        fprintf(stderr, PROG ": block: %s\n", err);
+    if (rc < 0 && pd_probe_injection(&out, &cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", cmd, err);
         rc = 2;
-    } else if (rc == 0 && out.data) {
-        fputs(out.data, stdout);
+    } else if (rc < 0) {
+        if (out.data)
+            fputs(out.data, stdout);
+        rc = 0;
     }
+    if (rc == 1)
+        fprintf(stderr, PROG ": out of memory\n");
     pd_str_free(&out);
     free(paths);
     return rc;
@@ -601,11 +696,53 @@ static int run_block(int argc, char **argv)
 
 int pd_probe_main(int argc, char **argv)
 {
-    if (argc >= 2 && strcmp(argv[1], "block") == 0)
+    enum { OPT_VERSION = 1100 };
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+    static const struct {
+        const char *name;
+        probe_kind kind;
+    } subs[] = {{"cpu", K_CPU}, {"gpu", K_GPU}, {"io", K_IO}, {"resolve", K_RESOLVE}};
+    int c;
+    optind = 0; /* '+': the options before the subcommand only */
+    while ((c = pd_opt_next(PROG, argc, argv, "+h", longopts)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return 0;
+        case OPT_VERSION:
+            printf(PROG " %s\n", pd_version());
+            return 0;
+        default:
+            return 2;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, PROG ": missing subcommand\n");
+        usage(stderr);
+        return 2;
+    }
+    const char *sub = argv[optind];
+    argc -= optind;
+    argv += optind;
+    if (strcmp(sub, "block") == 0)
         return run_block(argc, argv);
+    size_t k = 0;
+    while (k < PD_ARRAY_LEN(subs) && strcmp(sub, subs[k].name) != 0)
+        k++;
+    if (k == PD_ARRAY_LEN(subs)) {
+        fprintf(stderr, PROG ": unknown subcommand '%s'\n", sub);
+        usage(stderr);
+        return 2;
+    }
+    char cmd[32];
+    snprintf(cmd, sizeof cmd, PROG " %s", sub);
     probe_opts o;
-    int rc = parse_args(argc, argv, &o);
-    if (rc != 0) {
+    int rc = parse_args(subs[k].kind, cmd, argc, argv, &o);
+    if (rc >= 0) { /* --help, a usage error or no memory */
         free(o.io_paths);
         return rc;
     }

@@ -1,0 +1,54 @@
+#include "common/cliopt.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "common/util.h"
+
+int pd_opt_next(const char *cmd, int argc, char **argv, const char *shortopts, const struct option *longopts)
+{
+    /* getopt names argv[0] in its messages: the command, for this call. */
+    char *argv0 = argv[0];
+    argv[0] = (char *)cmd;
+    opterr = 1;
+    int c = getopt_long(argc, argv, shortopts, longopts, NULL);
+    argv[0] = argv0;
+    if (c == '?' || c == ':') {
+        fprintf(stderr, "Try '%s --help'.\n", cmd);
+        return '?';
+    }
+    return c;
+}
+
+int pd_opt_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\nTry '%s --help'.\n", cmd);
+    va_end(ap);
+    return 2;
+}
+
+bool pd_opt_long(const char *cmd, const char *name, const char *value, long lo, long hi, long *out)
+{
+    long v;
+    if (!pd_parse_long(value, &v) || v < lo || v > hi) {
+        fprintf(stderr, "%s: %s must be an integer in %ld..%ld, got '%s'\n", cmd, name, lo, hi, value);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool pd_opt_double(const char *cmd, const char *name, const char *value, double lo, double hi, double *out)
+{
+    double v;
+    if (!pd_parse_double(value, &v) || !(v >= lo && v <= hi)) {
+        fprintf(stderr, "%s: %s must be a number in [%g, %g], got '%s'\n", cmd, name, lo, hi, value);
+        return false;
+    }
+    *out = v;
+    return true;
+}

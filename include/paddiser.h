@@ -19,6 +19,15 @@
 extern "C" {
 #endif
 
+/* Marks the exported API: the library is built with -fvisibility=hidden. */
+#ifndef PD_API
+#if defined(__GNUC__) || defined(__clang__)
+#define PD_API __attribute__((visibility("default")))
+#else
+#define PD_API
+#endif
+#endif
+
 /* Library version (semantic versioning; the SONAME is libpaddiser.so.MAJOR). */
 #define PD_VERSION_MAJOR 0
 #define PD_VERSION_MINOR 2
@@ -27,7 +36,7 @@ extern "C" {
 
 /* The version of the library actually linked (may differ from the header's
  * PD_VERSION_STRING when a newer shared library is installed). */
-const char *pd_version(void);
+PD_API const char *pd_version(void);
 
 typedef enum {
     PD_OK = 0,
@@ -39,7 +48,7 @@ typedef enum {
     PD_EIO = -6,          /* system call or file error (errno kept) */
 } pd_status;
 
-const char *pd_strerror(int status);
+PD_API const char *pd_strerror(int status);
 
 /* ---- access patterns ---------------------------------------------------- */
 
@@ -93,24 +102,24 @@ typedef struct {
 } pd_options;
 
 /* Fills defaults (AUTO backend, EXACT planner, discover nodes, sampling on). */
-void pd_options_default(pd_options *opt);
+PD_API void pd_options_default(pd_options *opt);
 /* opt may be NULL for defaults. Idempotent: a second init returns PD_ESTATE. */
-int pd_init(const pd_options *opt);
-int pd_finalize(void);
+PD_API int pd_init(const pd_options *opt);
+PD_API int pd_finalize(void);
 
 /* ---- data objects -------------------------------------------------------- */
 
 /* Registers [addr, addr+size) under a name; returns the object id (>= 0) or
  * an error. hint may be NULL (unknown pattern). */
-int pd_object_register(const char *name, void *addr, size_t size, const pd_access_hint *hint);
+PD_API int pd_object_register(const char *name, void *addr, size_t size, const pd_access_hint *hint);
 /* The object was reallocated or resized for a new input. */
-int pd_object_update(int id, void *addr, size_t size);
-int pd_object_unregister(int id);
+PD_API int pd_object_update(int id, void *addr, size_t size);
+PD_API int pd_object_unregister(int id);
 
 /* Paper API: objects is an array of object base pointers terminated by NULL,
  * sizes[i] the size in bytes of objects[i]. Registers them all with unknown
  * pattern; returns objects on success, NULL on error (errno = EINVAL/ENOMEM). */
-void *LB_HM_config(void *objects, int *sizes);
+PD_API void *LB_HM_config(void *objects, int *sizes);
 
 /* ---- tasks ---------------------------------------------------------------- */
 
@@ -120,12 +129,12 @@ void *LB_HM_config(void *objects, int *sizes);
  * at once (one thread per task at a time); a task may begin and end several
  * times in one instance (its times add up). The first complete instance of every task is the base input
  * profile; later instances are estimated, predicted and planned. */
-int pd_task_begin(int task_id);
-int pd_task_end(int task_id);
+PD_API int pd_task_begin(int task_id);
+PD_API int pd_task_end(int task_id);
 
 /* All tasks of one instance reached the synchronisation point: the runtime
  * estimates, predicts and plans for the next instance and migrates pages. */
-int pd_sync_point(void);
+PD_API int pd_sync_point(void);
 
 /* ---- planning across processes (MPI) ------------------------------------------ */
 
@@ -140,7 +149,7 @@ int pd_sync_point(void);
  * own pages. Plans then change only at pd_sync_point. fn NULL switches back to
  * planning per process. Call after pd_init. */
 typedef int (*pd_allgather_fn)(void *ctx, const void *send, void *recv, size_t bytes);
-int pd_set_allgather(pd_allgather_fn fn, void *ctx, int nprocs);
+PD_API int pd_set_allgather(pd_allgather_fn fn, void *ctx, int nprocs);
 
 /* ---- plan query ------------------------------------------------------------ */
 
@@ -154,7 +163,7 @@ typedef struct {
 /* Copies up to max task plans of this process's tasks; returns their number
  * (>= 0) or an error. makespan (may be NULL) receives the predicted makespan
  * (over all processes' tasks with pd_set_allgather). */
-int pd_plan_query(pd_task_plan *out, int max, double *makespan);
+PD_API int pd_plan_query(pd_task_plan *out, int max, double *makespan);
 
 /* ---- profiling and runtime state queries ------------------------------------ */
 
@@ -181,7 +190,7 @@ typedef struct {
     char thp_note[160];          /* what could not be done (madvise failed, ...) */
 } pd_profile_info;
 
-int pd_profile_info_get(pd_profile_info *out);
+PD_API int pd_profile_info_get(pd_profile_info *out);
 
 typedef struct {
     int task;
@@ -195,10 +204,10 @@ typedef struct {
 } pd_task_profile;
 
 /* Profile of one task (task id as given to pd_task_begin). */
-int pd_task_profile_get(int task, pd_task_profile *out);
+PD_API int pd_task_profile_get(int task, pd_task_profile *out);
 /* Sampled, scaled accesses of an object in the last completed instance, by
  * one task (task >= 0) or all tasks (task < 0). */
-int pd_object_accesses(int object, int task, double *out);
+PD_API int pd_object_accesses(int object, int task, double *out);
 
 /* Where the runtime's backend holds an object's pages now. */
 enum { PD_PAGE_FAST = 0, PD_PAGE_SLOW = 1, PD_PAGE_UNKNOWN = -1 /* e.g. not resident yet */ };
@@ -211,7 +220,7 @@ enum { PD_PAGE_FAST = 0, PD_PAGE_SLOW = 1, PD_PAGE_UNKNOWN = -1 /* e.g. not resi
  * PD_EUNSUPPORTED without a backend (PD_BACKEND_NONE or none found: pages
  * never move), PD_EIO when the backend cannot tell. Call it with no task
  * running for a consistent picture (pages move at sync points). */
-int pd_object_page_tiers(int object, int *tier_out, size_t max_pages);
+PD_API int pd_object_page_tiers(int object, int *tier_out, size_t max_pages);
 
 /* ---- planners (pure functions, usable without the runtime) ------------------ */
 
@@ -237,7 +246,7 @@ typedef struct {
 
 /* step: share increment of the greedy (0 = 0.05); the exact planner uses it as
  * the share resolution of its per-task search. */
-int pd_plan(pd_planner_kind which, const pd_plan_problem *problem, double step, pd_plan_result *out);
+PD_API int pd_plan(pd_planner_kind which, const pd_plan_problem *problem, double step, pd_plan_result *out);
 
 #ifdef __cplusplus
 }

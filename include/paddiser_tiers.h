@@ -24,6 +24,15 @@
 extern "C" {
 #endif
 
+/* Marks the exported API: the library is built with -fvisibility=hidden. */
+#ifndef PD_API
+#if defined(__GNUC__) || defined(__clang__)
+#define PD_API __attribute__((visibility("default")))
+#else
+#define PD_API
+#endif
+#endif
+
 #define PD_TIERS_MAX_NODES 64
 
 typedef struct {
@@ -53,17 +62,17 @@ typedef struct {
  * Returns 0, or -1 with a message naming the offending file in err (a file
  * that exists but cannot be parsed). A kernel without NUMA in sysfs is not an
  * error: one node 0, no slow tier. */
-int pd_tiers_discover(pd_tiers *t, char *err, size_t errlen);
+PD_API int pd_tiers_discover(pd_tiers *t, char *err, size_t errlen);
 
 /* Node entry by id, or NULL. */
-const pd_tier_node *pd_tiers_node(const pd_tiers *t, int id);
+PD_API const pd_tier_node *pd_tiers_node(const pd_tiers *t, int id);
 
 /* (Re)chooses fast_node/slow_node/reason from the discovered nodes; returns 1
  * when a slow tier exists, else 0 (slow_node = -1). Called by discover. */
-int pd_tiers_choose(pd_tiers *t);
+PD_API int pd_tiers_choose(pd_tiers *t);
 
 /* Is node `slow` a slower tier than node `fast` (same rule as the choice)? */
-int pd_tiers_is_slower(const pd_tier_node *slow, const pd_tier_node *fast);
+PD_API int pd_tiers_is_slower(const pd_tier_node *slow, const pd_tier_node *fast);
 
 #ifdef __cplusplus
 }

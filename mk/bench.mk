@@ -7,7 +7,7 @@ CHECK_SLURM_STUDY ?= examples/membw/membw.yaml
 
 $(MEMBW_BIN): examples/membw/triad.c
 	@mkdir -p $(dir $@)
-	$(CC) -O2 -std=c11 -Wall -Wextra -Werror -fopenmp -o $@ $<
+	$(CC) -O2 -std=c11 $(WARNFLAGS) -fopenmp -o $@ $<
 
 .PHONY: membw check-slurm
 membw: $(MEMBW_BIN)

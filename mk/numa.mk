@@ -7,7 +7,7 @@ NUMA_GUEST_SRCS := tests/numa/guest_numa.c src/lib/tiers.c src/lib/backend_numa.
 NUMA_GUEST := $(BUILD)/numa/guest_numa
 NUMA_TIERS_SRCS := tests/numa/guest_tiers.c src/cli/cmd_tiers.c src/lib/tiers.c src/common/util.c src/common/sysroot.c
 NUMA_TIERS := $(BUILD)/numa/paddiser-tiers
-NUMA_STATIC_FLAGS := -static -O2 -g -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude -Isrc -D_GNU_SOURCE
+NUMA_STATIC_FLAGS := -static -O2 -g -std=c11 $(WARNFLAGS) -Iinclude -Isrc -D_GNU_SOURCE
 
 # End to end through the public API, once the runtime (src/lib/runtime.c) is
 # there. Dynamic (the runtime may need shared-only libraries); the whole
@@ -33,7 +33,7 @@ $(NUMA_TIERS): $(NUMA_TIERS_SRCS) $(wildcard include/*.h src/cli/*.h src/common/
 
 $(NUMA_API): tests/numa/guest_numa_api.c $(BUILD)/libpaddiser_internal.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -O2 -g -std=c11 -Wall -Wextra -Werror -o $@ $< \
+	$(CC) $(CPPFLAGS) -O2 -g -std=c11 $(WARNFLAGS) -o $@ $< \
 		-Wl,--whole-archive $(BUILD)/libpaddiser_internal.a -Wl,--no-whole-archive $(LDFLAGS) $(LDLIBS)
 
 check-numa:

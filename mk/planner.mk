@@ -1,6 +1,8 @@
 # Planner / estimation / model fragment (issue #4, planner half).
-# The runtime finds shipped tables and the default model in the source tree.
-CPPFLAGS += -DPD_SOURCE_DIR='"$(CURDIR)"'
+# Tests and benches find the shipped tables and the default model in the
+# source tree; the library and the programs never do (they read
+# PREFIX/share/paddiser, see src/common/datadir.c).
+$(BUILD)/obj/tests/%.o $(BUILD)/obj/bench/%.o: CPPFLAGS += -DPD_SOURCE_DIR='"$(CURDIR)"'
 
 .PHONY: model-default model-embed stencil-calibrate bench-planner
 
@@ -79,7 +81,7 @@ bench-model: $(BUILD)/bench/model_bench
 # needed libraries, and an example linked against libpaddiser.{a,so} with
 # exactly these libraries.
 RUNTIME_LDLIBS := $(strip $(shell pkg-config --libs jansson numa 2>/dev/null)) -lm -lpthread
-$(BUILD)/libpaddiser.so: LDLIBS = $(RUNTIME_LDLIBS)
+$(BUILD)/libpaddiser.so.$(VERSION): LDLIBS = $(RUNTIME_LDLIBS)
 
 RT_LINK_DIR := $(BUILD)/runtime_link
 .PHONY: check-runtime-link

@@ -4,10 +4,6 @@
  * repetitions finish, then write the run summary and the report. */
 #include "bench/run.h"
 
-/* Paths are built in PATH_MAX-sized buffers; one that does not fit fails at
- * open() with a clear errno, so truncation needs no separate check. */
-#pragma GCC diagnostic ignored "-Wformat-truncation"
-
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
@@ -317,7 +313,8 @@ static void probe_binary(char *buf, size_t len)
     char *slash = strrchr(self, '/');
     if (slash)
         *slash = '\0';
-    snprintf(buf, len, "%s/paddiser-probe", self);
+    if (pd_path_join(buf, len, self, "paddiser-probe") != 0)
+        snprintf(buf, len, "paddiser-probe"); /* too long a path: let PATH find it */
 }
 
 static int write_params(const pd_bench_run *run, const pd_bench_exec *ex, const char *dir, bool verify)
@@ -397,7 +394,10 @@ static void set_aside_previous_attempt(const char *dir)
             continue;
         if (!made) {
             for (int k = 1; k < 1000; k++) {
-                snprintf(dest, sizeof dest, "%s/previous_attempt_%d", dir, k);
+                char name[32];
+                snprintf(name, sizeof name, "previous_attempt_%d", k);
+                if (pd_path_join(dest, sizeof dest, dir, name) != 0)
+                    break;
                 if (mkdir(dest, 0755) == 0) {
                     made = true;
                     break;
@@ -409,10 +409,9 @@ static void set_aside_previous_attempt(const char *dir)
                 break;
         }
         char from[PATH_MAX], to[PATH_MAX];
-        snprintf(from, sizeof from, "%s/%s", dir, n);
-        snprintf(to, sizeof to, "%s/%s", dest, n);
-        if (rename(from, to) != 0)
-            fprintf(stderr, "paddiser bench: warning: cannot move %s aside: %s\n", from, strerror(errno));
+        if (pd_path_join(from, sizeof from, dir, n) != 0 || pd_path_join(to, sizeof to, dest, n) != 0 ||
+            rename(from, to) != 0)
+            fprintf(stderr, "paddiser bench: warning: cannot move %s/%s aside: %s\n", dir, n, strerror(errno));
     }
     closedir(d);
 }
@@ -663,8 +662,9 @@ int pd_bench_main(const pd_bench_options *opt)
         free(py);
     }
     char cfgcopy[PATH_MAX + 32];
-    snprintf(cfgcopy, sizeof cfgcopy, "%s/__iops_config.yaml", run->run_dir);
-    if ((!opt->resume || access(cfgcopy, F_OK) != 0) && copy_config(run) != 0)
+    bool have_copy = pd_path_join(cfgcopy, sizeof cfgcopy, run->run_dir, "__iops_config.yaml") == 0 &&
+                     access(cfgcopy, F_OK) == 0;
+    if ((!opt->resume || !have_copy) && copy_config(run) != 0)
         fprintf(stderr, "paddiser bench: warning: cannot copy the config into %s\n", run->run_dir);
     for (size_t e = 0; e < run->matrix.nexecs; e++) {
         char dir[PATH_MAX];
@@ -687,8 +687,8 @@ int pd_bench_main(const pd_bench_options *opt)
             set_aside_previous_attempt(t->dir);
         char path[PATH_MAX + NAME_MAX + 2];
         const pd_bench_rendered *rd = &rendered[k];
-        snprintf(path, sizeof path, "%s/%s", t->dir, pd_bench_task_script(run, t));
-        if (pd_mkdir_p(t->dir, 0755) != 0 || pd_write_file_atomic(path, rd->script, strlen(rd->script)) != 0 ||
+        if (pd_path_join(path, sizeof path, t->dir, pd_bench_task_script(run, t)) != 0 ||
+            pd_mkdir_p(t->dir, 0755) != 0 || pd_write_file_atomic(path, rd->script, strlen(rd->script)) != 0 ||
             chmod(path, 0755) != 0 || pd_bench_write_status(t, run->executor_name) != 0) {
             fprintf(stderr, "paddiser bench: cannot prepare %s: %s\n", t->dir, strerror(errno));
             goto out;
@@ -742,8 +742,9 @@ int pd_bench_main(const pd_bench_options *opt)
     char err[512];
     err[0] = '\0';
     char summary[PATH_MAX + 40], report[PATH_MAX + 16];
-    snprintf(summary, sizeof summary, "%s/__iops_resource_summary.csv", run->run_dir);
-    snprintf(report, sizeof report, "%s/report.html", run->run_dir);
+    /* display only; the run directory was made, so its files' names fit */
+    pd_path_join(summary, sizeof summary, run->run_dir, "__iops_resource_summary.csv");
+    pd_path_join(report, sizeof report, run->run_dir, "report.html");
     int src = pd_summary_write(run->run_dir, err, sizeof err);
     if (src < 0)
         fprintf(stderr, "paddiser bench: warning: run summary: %s\n", err);
@@ -756,8 +757,7 @@ int pd_bench_main(const pd_bench_options *opt)
         printf(", %zu failed", failed);
     printf("\nrun directory: %s\nresults: %s/results.csv\n", run->run_dir, run->run_dir);
     char own[PATH_MAX + 16];
-    snprintf(own, sizeof own, "%s/results.csv", run->run_dir);
-    if (sink && strcmp(sink, own))
+    if (sink && (pd_path_join(own, sizeof own, run->run_dir, "results.csv") != 0 || strcmp(sink, own)))
         printf("output.sink: %s\n", sink);
     printf("summary: %s\n", src == 1 ? summary : src == 0 ? "(no resource samples, none written)" : "(not written)");
     printf("report: %s\n", rrc == 0 ? report : "(not written)");

@@ -263,3 +263,15 @@ char *pd_trim(char *s)
     s[n] = '\0';
     return s;
 }
+
+int pd_path_join(char *out, size_t outlen, const char *dir, const char *name)
+{
+    int n = snprintf(out, outlen, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= outlen) {
+        if (outlen)
+            out[0] = '\0';
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return 0;
+}

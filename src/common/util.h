@@ -33,6 +33,9 @@ int pd_write_file(const char *path, const char *data, size_t len);
 int pd_write_file_atomic(const char *path, const char *data, size_t len);
 /* mkdir -p; 0 on success (existing dirs are fine). */
 int pd_mkdir_p(const char *path, unsigned mode);
+/* dir + "/" + name into out; returns 0, or -1 with errno = ENAMETOOLONG when
+ * it does not fit (a silently cut path would name another file). */
+int pd_path_join(char *out, size_t outlen, const char *dir, const char *name);
 
 /* Strict parsers: whole string must be a number (leading/trailing blanks ok). */
 bool pd_parse_double(const char *s, double *out);

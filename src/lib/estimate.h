@@ -44,8 +44,11 @@ void pd_alpha_refine(pd_alpha_state *st, double estimated, double measured);
 int pd_alpha_is_online(const pd_access_hint *hint);
 /* alpha of an input-independent stencil on elements of elem_size bytes (0
  * means 8), from the micro-benchmark table: $PADDISER_STENCIL_TABLE, else
- * models/stencil_alpha.csv of the source tree, else built-in values. */
+ * stencil_alpha.csv in the data directory (common/datadir.h), else the
+ * built-in copy of that table. */
 double pd_alpha_stencil(size_t elem_size);
+/* The built-in table (the copy of models/stencil_alpha.csv). */
+void pd_stencil_table_builtin(double out[7]);
 /* Where the stencil table came from ("built-in" or a path). */
 const char *pd_stencil_table_source(void);
 /* Reads a stencil table CSV (columns elem_size,alpha; one row for each

@@ -13,13 +13,11 @@
 
 #include <jansson.h>
 
+#include "common/datadir.h"
 #include "lib/model.h"
 #include "lib/model_internal.h"
 #include "paddiser.h"
 
-#ifndef PD_SOURCE_DIR
-#define PD_SOURCE_DIR "."
-#endif
 
 const char *const pd_model_input_names[PD_MODEL_NINPUTS] = {
     "llc_mpki", "ipc", "prf_miss", "mem_wcy", "l2_ld_miss", "br_msp", "vec_ins", "l3_ld_miss", "r",
@@ -146,10 +144,11 @@ pd_model *pd_model_load(const char *path, char *err, size_t errlen)
         err[0] = '\0';
     }
     pd_model *m = NULL;
-    FILE *probe = fopen(PD_SOURCE_DIR "/models/default_model.json", "r");
-    if (probe) {
+    char shipped[4096];
+    FILE *probe = pd_datadir_file("default_model.json", shipped, sizeof shipped) == 0 ? fopen(shipped, "r") : NULL;
+    if (probe) { /* absent is normal (not installed): the embedded copy is the same model */
         fclose(probe);
-        m = load_file(PD_SOURCE_DIR "/models/default_model.json", err, errlen);
+        m = load_file(shipped, err, errlen);
     }
     if (!m && pd_model_default_size > 0)
         m = pd_model_from_buffer(pd_model_default_data, pd_model_default_size, "embedded", err, errlen);

@@ -143,7 +143,7 @@ static int memory_mode(const pd_sim_profile *p, size_t cap_pages, const pd_sim_p
 {
     size_t n = p->npages;
     double *tot = malloc(n * sizeof *tot);
-    size_t *set = malloc(n * sizeof *set);
+    size_t *set = calloc(n ? n : 1, sizeof *set);
     pl->probe = calloc(n, sizeof *pl->probe);
     if (!tot || !set || !pl->probe) {
         free(tot), free(set);

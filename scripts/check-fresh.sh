@@ -10,8 +10,8 @@
 # first bookworm main deb entry of /etc/apt/sources.list, then
 # /etc/apt/sources.list.d/*.list and *.sources in apt's order); it is written
 # into no file of the repository. Each chroot runs in its own mount and pid
-# namespace (unshare), where a fresh proc, a bind of /dev and a read-only
-# sysfs are mounted: they vanish with the namespace whatever happens, and
+# namespace (unshare), where the root bound onto itself, a fresh proc, a
+# bind of /dev and a read-only sysfs are mounted: they vanish with the namespace whatever happens, and
 # nothing of the host's /sys, /proc/sys or daemons is written. The root is
 # removed at the end unless PADDISER_KEEP_FRESH=1.
 # Needs root. Takes several minutes (debootstrap, apt inside, two builds).
@@ -151,12 +151,18 @@ took clone
 
 # in_root LOG COMMAND: COMMAND in /root/paddiser, chrooted as root, in fresh
 # mount + pid namespaces (killed with everything it started if we go).
+# The root is first bound onto itself so that, as on a real machine, "/" is
+# a mount in the chroot's /proc/self/mountinfo (paddiser-probe resolves an
+# I/O path to the mount holding it; a bare chroot lists no mount for "/");
+# proc is mounted after that, from inside the new pid namespace.
 in_root() {
     lg=$1; shift
     # shellcheck disable=SC2016
-    unshare --mount --pid --fork --kill-child --mount-proc="$R/proc" sh -c '
+    unshare --mount --pid --fork --kill-child sh -c '
         set -e
         R=$1; shift
+        mount --bind "$R" "$R"
+        mount -t proc proc "$R/proc"
         mount --rbind /dev "$R/dev"
         mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$R/sys"
         exec chroot "$R" /usr/bin/env -i HOME=/root TERM=dumb \

@@ -15,7 +15,8 @@
 # command to run as root, and exits 1.
 set -eu
 
-BASE_PKGS="build-essential pkg-config libyaml-dev libjansson-dev libcmocka-dev libnuma-dev libxgboost-dev"
+# groff-base: tests/man_pages.sh renders the man pages with groff -ww (warnings fail).
+BASE_PKGS="build-essential pkg-config libyaml-dev libjansson-dev libcmocka-dev libnuma-dev libxgboost-dev groff-base"
 # pkg-config module:Debian package, for the check without apt.
 PC_MODULES="yaml-0.1:libyaml-dev jansson:libjansson-dev cmocka:libcmocka-dev numa:libnuma-dev"
 
@@ -37,6 +38,7 @@ pkg_command() {
         qemu-system-x86) echo qemu-system-x86_64 ;;
         busybox-static|busybox) echo busybox ;;
         debootstrap) echo debootstrap ;;
+        groff-base) echo groff ;;
         python3) echo python3 ;;
         git) echo git ;;
         make) echo make ;;

@@ -108,12 +108,15 @@ grep -qF -- '\-\-opt=' "$P1" || err "$P1: the --opt=value form is not mentioned"
 # ---- paddiser-probe.1 against the probe's usage --------------------------------------
 P2=man/paddiser-probe.1
 if [ -x "$BUILD/paddiser-probe" ]; then
-    "$BUILD/paddiser-probe" >"$T/pu" 2>&1
+    "$BUILD/paddiser-probe" >/dev/null 2>&1
     [ $? -eq 2 ] || err "paddiser-probe without arguments should exit 2"
-    subs=$(sed -n 's/^.*paddiser-probe \([a-z|]*\) .*/\1/p' "$T/pu" | tr '|' ' ')
-    [ -n "$subs" ] || err "no subcommands found in the probe's usage"
-    for s in $subs block; do
+    "$BUILD/paddiser-probe" --help >"$T/pu" 2>&1 || err "paddiser-probe --help failed"
+    # the help lists each subcommand as "  name   description"
+    subs=$(sed -n 's/^  \([a-z][a-z-]*\)  .*/\1/p' "$T/pu")
+    [ -n "$subs" ] || err "no subcommands found in the probe's help"
+    for s in $subs; do
         tags "$P2" | grep -qx -- "$s" || err "$P2: subcommand '$s' has no entry"
+        "$BUILD/paddiser-probe" "$s" --help >>"$T/pu" 2>&1 || err "paddiser-probe $s --help failed"
     done
     for o in $(grep -o -- '--[a-z][a-z0-9-]*' "$T/pu" | sort -u) --cpu --gpu --probe --help --version; do
         has_opt "$P2" "$o" || err "$P2: option $o is not documented"

@@ -35,7 +35,7 @@ static void usage(FILE *out)
             "\n"
             "Exit status: 0 all repetitions succeeded, 1 some failed, 2 configuration\n"
             "error (nothing was run), 130 interrupted (resume with --resume).\n"
-            "See docs/bench.md.\n");
+            "See paddiser(1), and docs/bench.md in the source tree.\n");
 }
 
 static bool is_dir(const char *path)

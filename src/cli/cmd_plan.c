@@ -1,6 +1,6 @@
 /* paddiser plan PROBLEM.json: runs the placement planners (pd_plan) on a
  * problem file and prints per-task shares, bytes, times and the makespan.
- * Format: docs/planner.md#problem-files. */
+ * Format: docs/planner.md, section "paddiser plan PROBLEM.json". */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -372,7 +372,7 @@ static void usage(FILE *out)
             "  --model PATH     performance model for tasks with \"features\" (default: the shipped one)\n"
             "  --json           print the plans as JSON\n"
             "  -h, --help       this help\n"
-            "See docs/planner.md.\n");
+            "See paddiser(1), and docs/planner.md in the source tree.\n");
 }
 
 int cmd_plan(int argc, char **argv)

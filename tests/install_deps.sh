@@ -10,6 +10,9 @@
 # missing packages and the apt-get command are printed, nothing run.
 # Installs nothing and needs no root.
 set -eu
+# The fake cc below stands for the compiler; a CC from the caller (make
+# CC=clang check-unit exports it) would name one the restricted PATH lacks.
+unset CC CPPFLAGS LDFLAGS
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")" && pwd)}
 SCRIPT=$TESTS_DIR/../scripts/install-deps.sh
 SH=$(command -v sh)

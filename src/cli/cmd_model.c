@@ -361,10 +361,6 @@ static int cmd_gen(int argc, char **argv)
 
 int cmd_model(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     static const struct {
         const char *name;
         int (*fn)(int, char **);
@@ -375,18 +371,9 @@ int cmd_model(int argc, char **argv)
         {"gen-synthetic", cmd_gen},
         {"calibrate-stencil", cmd_model_calibrate_stencil},
     };
-    int c;
-    optind = 0; /* '+': the options before the subcommand only */
-    while ((c = pd_opt_next("paddiser model", argc, argv, "+h", longopts)) != -1) {
-        if (c != 'h')
-            return 2;
-        usage(stdout);
-        return 0;
-    }
-    if (optind >= argc) {
-        usage(stderr);
-        return 2;
-    }
+    int before = pd_opt_before_subcommand("paddiser model", argc, argv, usage);
+    if (before >= 0)
+        return before;
     for (size_t k = 0; k < PD_ARRAY_LEN(subs); k++)
         if (!strcmp(argv[optind], subs[k].name))
             return subs[k].fn(argc - optind, argv + optind);

@@ -736,22 +736,9 @@ static const sim_sub sim_subs[] = {
 
 int cmd_sim(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    optind = 0; /* '+': the options before the subcommand only */
-    while ((c = pd_opt_next("paddiser sim", argc, argv, "+h", longopts)) != -1) {
-        if (c != 'h')
-            return 2;
-        usage(stdout);
-        return 0;
-    }
-    if (optind >= argc) {
-        usage(stderr);
-        return 2;
-    }
+    int before = pd_opt_before_subcommand("paddiser sim", argc, argv, usage);
+    if (before >= 0)
+        return before;
     const sim_sub *sub = NULL;
     for (size_t k = 0; k < PD_ARRAY_LEN(sim_subs) && !sub; k++)
         if (!strcmp(argv[optind], sim_subs[k].name))

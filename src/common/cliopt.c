@@ -52,3 +52,24 @@ bool pd_opt_double(const char *cmd, const char *name, const char *value, double 
     *out = v;
     return true;
 }
+
+int pd_opt_before_subcommand(const char *cmd, int argc, char **argv, void (*usage)(FILE *))
+{
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    optind = 0; /* '+': the options before the subcommand only */
+    while ((c = pd_opt_next(cmd, argc, argv, "+h", longopts)) != -1) {
+        if (c != 'h')
+            return 2;
+        usage(stdout);
+        return 0;
+    }
+    if (optind >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    return -1;
+}

@@ -17,11 +17,18 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 /* getopt_long(argc, argv, shortopts, longopts) with cmd in its messages;
  * on an unknown option or a missing value the message and the hint are on
  * stderr and the result is '?' (the caller's usage error, exit status 2). */
 int pd_opt_next(const char *cmd, int argc, char **argv, const char *shortopts, const struct option *longopts);
+
+/* The options before a subcommand (only --help/-h): with none given and a
+ * subcommand next, returns -1 with optind at the subcommand; else prints
+ * usage (to stdout after --help, to stderr when the subcommand is missing)
+ * and returns the exit status (0, or 2). */
+int pd_opt_before_subcommand(const char *cmd, int argc, char **argv, void (*usage)(FILE *));
 
 /* Any other usage error: "CMD: MESSAGE" and the hint on stderr. Returns 2,
  * the exit status of a usage error. */

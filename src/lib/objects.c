@@ -8,6 +8,7 @@
 
 #include "common/util.h"
 #include "lib/page_sampler.h"
+#include "lib/placement.h"
 #include "lib/runtime_internal.h"
 
 static int hint_valid(const pd_access_hint *h)
@@ -40,6 +41,7 @@ static void place_slow(void *addr, size_t size)
     uintptr_t hi = ((uintptr_t)addr + size + PD_SAMPLE_PAGE - 1) & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
     pd_migrate_stats st = {0};
     rt.backend->place(rt.backend, (void *)lo, (size_t)(hi - lo), PD_TIER_SLOW, &st);
+    rt_migrate_forget((void *)lo, (size_t)(hi - lo));
 }
 
 typedef struct {

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,49 @@ static void test_object_errors(void **state)
     assert_int_equal(pd_object_accesses(a, -1, &acc), PD_ENOTFOUND);
     assert_int_equal(pd_object_accesses(b, -1, NULL), PD_EINVAL);
     assert_int_equal(pd_finalize(), PD_OK);
+}
+
+/* Ranges that are not the application's writable memory are refused with
+ * PD_EINVAL, at once: unmapped, past the end of the mapping (a 4 KiB block
+ * with SIZE_MAX / 2 bytes used to hang the sim backend), code, read-only
+ * data. pd_object_update checks the new range alike. */
+static void test_object_bad_ranges(void **state)
+{
+    (void)state;
+    long pg = sysconf(_SC_PAGESIZE);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_SIM;
+    o.fast_capacity = 1 << 20;
+    assert_int_equal(pd_init(&o), PD_OK);
+    char *gone = mmap(NULL, 4 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(gone != MAP_FAILED);
+    assert_int_equal(munmap(gone, 4 * (size_t)pg), 0);
+    assert_int_equal(pd_object_register("unmapped", gone, 4 * (size_t)pg, NULL), PD_EINVAL);
+    char *small = malloc(4096);
+    assert_non_null(small);
+    assert_int_equal(pd_object_register("past-end", small, SIZE_MAX / 2, NULL), PD_EINVAL);
+    assert_int_equal(pd_object_register("code", (void *)(uintptr_t)&test_object_bad_ranges, 4096, NULL), PD_EINVAL);
+    char *ro = mmap(NULL, 2 * (size_t)pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(ro != MAP_FAILED);
+    assert_int_equal(pd_object_register("read-only", ro, 2 * (size_t)pg, NULL), PD_EINVAL);
+    /* a mapping with a hole in the middle */
+    char *holey = mmap(NULL, 3 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(holey != MAP_FAILED);
+    assert_int_equal(munmap(holey + pg, (size_t)pg), 0);
+    assert_int_equal(pd_object_register("holey", holey, 3 * (size_t)pg, NULL), PD_EINVAL);
+    /* the real thing is accepted, and an update to a bad range is refused */
+    int id = pd_object_register("ok", small, 4096, NULL);
+    assert_true(id >= 0);
+    assert_int_equal(pd_object_update(id, small, SIZE_MAX / 2), PD_EINVAL);
+    assert_int_equal(pd_object_update(id, ro, 2 * (size_t)pg), PD_EINVAL);
+    assert_int_equal(pd_object_update(id, small, 4096), PD_OK);
+    assert_int_equal(pd_object_unregister(id), PD_OK);
+    assert_int_equal(pd_finalize(), PD_OK);
+    munmap(ro, 2 * (size_t)pg);
+    munmap(holey, (size_t)pg);
+    munmap(holey + 2 * pg, (size_t)pg);
+    free(small);
 }
 
 static void test_task_errors(void **state)
@@ -350,6 +394,7 @@ int main(void)
         cmocka_unit_test_teardown(test_order_errors_before_init, teardown),
         cmocka_unit_test_teardown(test_init_twice_and_bad_options, teardown),
         cmocka_unit_test_teardown(test_object_errors, teardown),
+        cmocka_unit_test_teardown(test_object_bad_ranges, teardown),
         cmocka_unit_test_teardown(test_task_errors, teardown),
         cmocka_unit_test_teardown(test_strerror, teardown),
         cmocka_unit_test_teardown(test_lb_hm_config, teardown),

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "lib/mapcheck.h"
 #include "lib/page_sampler.h"
 #include "lib/placement.h"
 #include "lib/runtime_internal.h"
@@ -27,6 +28,16 @@ static int overlaps(const void *addr, size_t size, int skip)
         if (lo < ohi && olo < hi)
             return 1;
     }
+    return 0;
+}
+
+/* The application's own writable memory, or a one-line message and no. */
+static int range_ok(const char *call, const char *name, const void *addr, size_t size)
+{
+    char why[160] = "";
+    if (rt_range_is_writable_memory(addr, size, why, sizeof why))
+        return 1;
+    rt_message("%s(\"%s\", %p, %zu): %s", call, name ? name : "(unnamed)", addr, size, why);
     return 0;
 }
 
@@ -96,6 +107,8 @@ static int register_locked(const char *name, void *addr, size_t size, const pd_a
         return PD_EINVAL;
     if (hint && !hint_valid(hint))
         return PD_EINVAL;
+    if (!range_ok("pd_object_register", name, addr, size))
+        return PD_EINVAL;
     if (overlaps(addr, size, -1))
         return PD_EINVAL;
     if (rt.nobjects == rt.cap_objects) {
@@ -148,6 +161,8 @@ static int update_locked(int id, void *addr, size_t size)
     if (overlaps(addr, size, id))
         return PD_EINVAL;
     rt_object *o = &rt.objects[id];
+    if ((o->addr != addr || o->size != size) && !range_ok("pd_object_update", o->name, addr, size))
+        return PD_EINVAL;
     if (o->addr == addr && o->size == size)
         return PD_OK;
     if (rt.sampling)

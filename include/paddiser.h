@@ -110,7 +110,9 @@ PD_API int pd_finalize(void);
 /* ---- data objects -------------------------------------------------------- */
 
 /* Registers [addr, addr+size) under a name; returns the object id (>= 0) or
- * an error. hint may be NULL (unknown pattern). */
+ * an error. hint may be NULL (unknown pattern). The name of an object that
+ * was unregistered brings that object back (same id, its history kept): free,
+ * unregister, allocate and register again for the next input. */
 PD_API int pd_object_register(const char *name, void *addr, size_t size, const pd_access_hint *hint);
 /* The object was reallocated or resized for a new input. */
 PD_API int pd_object_update(int id, void *addr, size_t size);
@@ -118,8 +120,15 @@ PD_API int pd_object_unregister(int id);
 
 /* Paper API: objects is an array of object base pointers terminated by NULL,
  * sizes[i] the size in bytes of objects[i]. Registers them all with unknown
- * pattern; returns objects on success, NULL on error (errno = EINVAL/ENOMEM). */
+ * pattern; returns objects on success, NULL on error (errno = EINVAL/ENOMEM).
+ * objects[i] is the same object at every call (by position, named
+ * "LB_HM_object<i>"): a call with new pointers, before the next input's
+ * instance, is that input's objects and keeps their history; a new block
+ * may reuse another object's old memory. */
 PD_API void *LB_HM_config(void *objects, int *sizes);
+/* The same with size_t sizes, for objects of 2 GiB and more (int sizes
+ * cannot hold them). */
+PD_API void *LB_HM_config_sizes(void *objects, const size_t *sizes);
 
 /* ---- tasks ---------------------------------------------------------------- */
 

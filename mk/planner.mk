@@ -99,3 +99,14 @@ check-runtime-link: $(BUILD)/libpaddiser.a $(BUILD)/libpaddiser.so
 		echo "check-runtime-link: libpaddiser.a refers to training / xgboost symbols" >&2; exit 1; fi
 	@echo "check-runtime-link: libpaddiser.{a,so} link with: $(RUNTIME_LDLIBS) -fopenmp"
 check-unit: check-runtime-link
+
+# Sync-point cost against registered size (bench/sync_bench.c; a benchmark).
+SYNC_BENCH_ARGS ?= 20 64 1024 4096
+$(BUILD)/bench/sync_bench: $(call OBJ,bench/sync_bench.c) $(BUILD)/libpaddiser_internal.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+.PHONY: bench-sync
+bench-sync: $(BUILD)/bench/sync_bench
+	PADDISER_QUIET=1 $(BUILD)/bench/sync_bench $(SYNC_BENCH_ARGS)
+-include $(BUILD)/obj/bench/sync_bench.d

@@ -12,13 +12,19 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "lib/page_sampler.h"
+#include "lib/runtime_internal.h"
 #include "paddiser.h"
+
+/* What the registry holds for an object (white-box: sizes past 2 GiB). */
+static size_t rt_object_size(int id) { return rt.objects[id].size; }
+static void *rt_first_object_addr(int id) { return rt.objects[id].addr; }
 
 #define MB (1024ul * 1024ul)
 
@@ -110,6 +116,49 @@ static void test_object_errors(void **state)
     assert_int_equal(pd_finalize(), PD_OK);
 }
 
+/* Ranges that are not the application's writable memory are refused with
+ * PD_EINVAL, at once: unmapped, past the end of the mapping (a 4 KiB block
+ * with SIZE_MAX / 2 bytes used to hang the sim backend), code, read-only
+ * data. pd_object_update checks the new range alike. */
+static void test_object_bad_ranges(void **state)
+{
+    (void)state;
+    long pg = sysconf(_SC_PAGESIZE);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_SIM;
+    o.fast_capacity = 1 << 20;
+    assert_int_equal(pd_init(&o), PD_OK);
+    char *gone = mmap(NULL, 4 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(gone != MAP_FAILED);
+    assert_int_equal(munmap(gone, 4 * (size_t)pg), 0);
+    assert_int_equal(pd_object_register("unmapped", gone, 4 * (size_t)pg, NULL), PD_EINVAL);
+    char *small = malloc(4096);
+    assert_non_null(small);
+    assert_int_equal(pd_object_register("past-end", small, SIZE_MAX / 2, NULL), PD_EINVAL);
+    assert_int_equal(pd_object_register("code", (void *)(uintptr_t)&test_object_bad_ranges, 4096, NULL), PD_EINVAL);
+    char *ro = mmap(NULL, 2 * (size_t)pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(ro != MAP_FAILED);
+    assert_int_equal(pd_object_register("read-only", ro, 2 * (size_t)pg, NULL), PD_EINVAL);
+    /* a mapping with a hole in the middle */
+    char *holey = mmap(NULL, 3 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(holey != MAP_FAILED);
+    assert_int_equal(munmap(holey + pg, (size_t)pg), 0);
+    assert_int_equal(pd_object_register("holey", holey, 3 * (size_t)pg, NULL), PD_EINVAL);
+    /* the real thing is accepted, and an update to a bad range is refused */
+    int id = pd_object_register("ok", small, 4096, NULL);
+    assert_true(id >= 0);
+    assert_int_equal(pd_object_update(id, small, SIZE_MAX / 2), PD_EINVAL);
+    assert_int_equal(pd_object_update(id, ro, 2 * (size_t)pg), PD_EINVAL);
+    assert_int_equal(pd_object_update(id, small, 4096), PD_OK);
+    assert_int_equal(pd_object_unregister(id), PD_OK);
+    assert_int_equal(pd_finalize(), PD_OK);
+    munmap(ro, 2 * (size_t)pg);
+    munmap(holey, (size_t)pg);
+    munmap(holey + 2 * pg, (size_t)pg);
+    free(small);
+}
+
 static void test_task_errors(void **state)
 {
     (void)state;
@@ -184,6 +233,97 @@ static void test_lb_hm_config(void **state)
     void *none[] = {NULL};
     assert_ptr_equal(LB_HM_config(none, sizes), none);
     assert_int_equal(pd_finalize(), PD_OK);
+}
+
+static double sweep_as_task(int task, volatile char *p, size_t n)
+{
+    double sum = 0;
+    assert_int_equal(pd_task_begin(task), PD_OK);
+    for (int pass = 0; pass < 20; pass++)
+        for (size_t i = 0; i < n; i += 64)
+            sum += p[i]++;
+    assert_int_equal(pd_task_end(task), PD_OK);
+    return sum;
+}
+
+/* Reallocation, the common case: the next input's arrays are new blocks.
+ * Typed API: unregister, free, allocate, register under the same name: the
+ * same id comes back with its history (the accesses profiled so far).
+ * Paper API: LB_HM_config with new pointers is the same objects (by
+ * position), also when object 0's new block is object 1's old one; that
+ * used to fail with EINVAL (the update overlapped object 1's stale range). */
+static void test_reallocation_keeps_objects(void **state)
+{
+    (void)state;
+    const size_t n = 1 << 20;
+    init_none(1);
+    char *a = aligned_alloc(4096, n);
+    assert_non_null(a);
+    memset(a, 1, n);
+    int id = pd_object_register("grid", a, n, NULL);
+    assert_true(id >= 0);
+    int other = pd_object_register("other", aligned_alloc(4096, 4096), 4096, NULL);
+    assert_true(other >= 0);
+    sweep_as_task(0, a, n);
+    assert_int_equal(pd_sync_point(), PD_OK);
+    double before;
+    assert_int_equal(pd_object_accesses(id, -1, &before), PD_OK);
+    assert_true(before > 0);
+    assert_int_equal(pd_object_unregister(id), PD_OK);
+    free(a);
+    char *a2 = aligned_alloc(4096, 2 * n);
+    assert_non_null(a2);
+    memset(a2, 1, 2 * n);
+    assert_int_equal(pd_object_register("grid", a2, 2 * n, NULL), id);
+    double after;
+    assert_int_equal(pd_object_accesses(id, -1, &after), PD_OK);
+    assert_true(after == before); /* nothing forgotten */
+    sweep_as_task(0, a2, 2 * n);
+    assert_int_equal(pd_sync_point(), PD_OK);
+    assert_int_equal(pd_object_unregister(id), PD_OK);
+    void *o = rt_first_object_addr(other);
+    assert_int_equal(pd_object_unregister(other), PD_OK);
+    free(o);
+    free(a2);
+    assert_int_equal(pd_finalize(), PD_OK);
+
+    /* Paper API: object 0 moves into object 1's old block. */
+    static char blk[3][16384] __attribute__((aligned(4096)));
+    void *objs[] = {blk[0], blk[1], NULL};
+    int sizes[] = {16384, 16384};
+    assert_ptr_equal(LB_HM_config(objs, sizes), objs);
+    void *next[] = {blk[1], blk[2], NULL};
+    assert_ptr_equal(LB_HM_config(next, sizes), next);
+    double acc;
+    assert_int_equal(pd_object_accesses(2, -1, &acc), PD_ENOTFOUND); /* still two objects */
+    /* overlapping new ranges are refused, and leave the registry as it was */
+    void *clash[] = {blk[0], blk[0] + 4096, NULL};
+    errno = 0;
+    assert_null(LB_HM_config(clash, sizes));
+    assert_int_equal(errno, EINVAL);
+    assert_ptr_equal(LB_HM_config(next, sizes), next);
+    assert_int_equal(pd_finalize(), PD_OK);
+}
+
+/* LB_HM_config_sizes: size_t sizes, for objects past what an int holds
+ * (3 GiB of reserved, never touched address space). */
+static void test_lb_hm_config_sizes_past_2gib(void **state)
+{
+    (void)state;
+    size_t big = 3ul << 30;
+    char *p = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    assert_true(p != MAP_FAILED);
+    init_none(0);
+    void *objs[] = {p, NULL};
+    size_t sizes[] = {big};
+    size_t zero[] = {0};
+    errno = 0;
+    assert_null(LB_HM_config_sizes(objs, zero));
+    assert_int_equal(errno, EINVAL);
+    assert_ptr_equal(LB_HM_config_sizes(objs, sizes), objs);
+    assert_int_equal(rt_object_size(0), big);
+    assert_int_equal(pd_finalize(), PD_OK);
+    munmap(p, big);
 }
 
 /* The child of test_lb_hm_config_finalizes_at_exit: forked, not re-executed
@@ -350,10 +490,13 @@ int main(void)
         cmocka_unit_test_teardown(test_order_errors_before_init, teardown),
         cmocka_unit_test_teardown(test_init_twice_and_bad_options, teardown),
         cmocka_unit_test_teardown(test_object_errors, teardown),
+        cmocka_unit_test_teardown(test_object_bad_ranges, teardown),
         cmocka_unit_test_teardown(test_task_errors, teardown),
         cmocka_unit_test_teardown(test_strerror, teardown),
         cmocka_unit_test_teardown(test_lb_hm_config, teardown),
         cmocka_unit_test_teardown(test_lb_hm_config_finalizes_at_exit, teardown),
+        cmocka_unit_test_teardown(test_reallocation_keeps_objects, teardown),
+        cmocka_unit_test_teardown(test_lb_hm_config_sizes_past_2gib, teardown),
         cmocka_unit_test_teardown(test_concurrent_tasks_openmp, teardown),
         cmocka_unit_test_teardown(test_unregister_unprotects, teardown),
         cmocka_unit_test_teardown(test_sampling_off_and_env_overrides, teardown),

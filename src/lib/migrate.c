@@ -202,23 +202,30 @@ static void move_chunked(page_list *l, int tier, pd_migrate_stats *total, size_t
     }
 }
 
-/* Pages this runtime put on the fast tier last time, as runs. Those that an
- * object no longer covers (shrunk, moved, unregistered) would otherwise keep
- * their fast memory forever. */
+/* The pages this runtime has on the fast tier, as sorted runs: what the
+ * last sync point promoted and kept there (per-page outcomes confirmed by a
+ * query when a move reported failures). A sync point then moves only the
+ * difference between this set and the new plan, so its cost follows what
+ * changes, not what is registered; every other managed page is on the slow
+ * tier since its registration (objects.c places it there) or its demotion.
+ * Pages that an object no longer covers (shrunk, moved, unregistered) are
+ * given back to the slow tier at the next sync point. */
 static struct {
     uintptr_t *start;
     size_t *npages;
     size_t n;
-} prev_fast;
+    int unknown; /* after an allocation failure: any registered page may be fast */
+} placed;
 
 void rt_migrate_reset(void)
 {
-    free(prev_fast.start);
-    free(prev_fast.npages);
-    memset(&prev_fast, 0, sizeof prev_fast);
+    free(placed.start);
+    free(placed.npages);
+    memset(&placed, 0, sizeof placed);
 }
 
-static int remember_fast(const page_list *fast)
+/* placed := the pages of a sorted, duplicate-free list. */
+static int placed_set(const page_list *fast)
 {
     size_t runs = 0;
     for (size_t i = 0; i < fast->n; i++)
@@ -240,10 +247,67 @@ static int remember_fast(const page_list *fast)
         npages[r - 1]++;
     }
     rt_migrate_reset();
-    prev_fast.start = start;
-    prev_fast.npages = npages;
-    prev_fast.n = runs;
+    placed.start = start;
+    placed.npages = npages;
+    placed.n = runs;
     return 0;
+}
+
+static int placed_has(uintptr_t pg)
+{
+    if (placed.unknown)
+        return 0;
+    size_t lo = 0, hi = placed.n; /* first run starting after pg */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (placed.start[mid] <= pg)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && pg < placed.start[lo - 1] + placed.npages[lo - 1] * RT_PAGE;
+}
+
+/* Every page of the placed set, in address order, into out; when the set
+ * is unknown, every registered page. */
+static int placed_pages(page_list *out)
+{
+    if (placed.unknown) {
+        for (size_t o = 0; o < rt.nobjects; o++) {
+            const rt_object *ob = &rt.objects[o];
+            if (!ob->used)
+                continue;
+            for (uintptr_t pg = (uintptr_t)ob->addr & ~(uintptr_t)(RT_PAGE - 1); pg < (uintptr_t)ob->addr + ob->size;
+                 pg += RT_PAGE)
+                if (page_push(out, pg) != 0)
+                    return -1;
+        }
+        return 0;
+    }
+    for (size_t r = 0; r < placed.n; r++)
+        for (size_t k = 0; k < placed.npages[r]; k++)
+            if (page_push(out, placed.start[r] + k * RT_PAGE) != 0)
+                return -1;
+    return 0;
+}
+
+void rt_migrate_forget(const void *addr, size_t len)
+{
+    if (!placed.n || !len)
+        return;
+    uintptr_t lo = (uintptr_t)addr & ~(uintptr_t)(RT_PAGE - 1);
+    uintptr_t hi = (uintptr_t)addr + len;
+    page_list all = {0}, keep = {0};
+    int rc = placed_pages(&all);
+    for (size_t i = 0; i < all.n && rc == 0; i++)
+        if ((uintptr_t)all.v[i] < lo || (uintptr_t)all.v[i] >= hi)
+            rc = page_push(&keep, (uintptr_t)all.v[i]);
+    if (rc != 0 || placed_set(&keep) != 0) {
+        rt_migrate_reset();
+        placed.unknown = 1; /* the next sync point submits every page, as if none were known */
+    }
+    free(all.v);
+    free(keep.v);
 }
 
 static int covered_by_object(uintptr_t pg)
@@ -257,65 +321,104 @@ static int covered_by_object(uintptr_t pg)
     return 0;
 }
 
-/* Gives back the fast pages of last time that no object covers now. Their
- * failures are not counted: the memory may be gone. */
-static int release_stale(void)
+/* pages[0..n) to the fast tier, hottest first. Demotion candidates,
+ * coldest first: the placed pages the plan drops (normally already moved
+ * out; those that would not move are tried again), then the submitted pages
+ * themselves, coldest first. */
+static int promote_pages(void **pages, size_t n, const page_list *dropped, pd_migrate_stats *st,
+                         pd_migrate_stats *demoted)
 {
-    page_list stale = {0};
-    for (size_t r = 0; r < prev_fast.n; r++)
-        for (size_t k = 0; k < prev_fast.npages[r]; k++) {
-            uintptr_t pg = prev_fast.start[r] + k * RT_PAGE;
-            if (!covered_by_object(pg) && page_push(&stale, pg) != 0) {
-                free(stale.v);
-                return -1;
-            }
-        }
-    pd_migrate_stats ignored = {0};
-    move_chunked(&stale, PD_TIER_SLOW, &ignored, NULL);
-    free(stale.v);
-    return 0;
+    page_list hot = {pages, n, n};
+    if (!rt.backend->promote) {
+        move_chunked(&hot, PD_TIER_FAST, st, NULL);
+        return 0;
+    }
+    page_list cold = {0};
+    int rc = 0;
+    for (size_t i = 0; i < dropped->n && rc == 0; i++)
+        rc = page_push(&cold, (uintptr_t)dropped->v[i]);
+    for (size_t i = n; i-- > 0 && rc == 0;)
+        rc = page_push(&cold, (uintptr_t)pages[i]);
+    if (rc == 0)
+        rt.backend->promote(rt.backend, pages, n, cold.v, cold.n, st, demoted);
+    free(cold.v);
+    return rc;
 }
 
-/* Pages of the last plan that this one does not give fast memory. */
-static int prev_not_planned(const page_list *fast, page_list *out)
+/* The plan's new pages (not yet placed) to the fast tier. Where some do not
+ * fit (the node or the budget is short), the whole plan once more in rank
+ * order, so that the backend can trade a placed but colder planned page for
+ * a hotter new one: the rare case pays for the whole plan, the common one
+ * only for what changed. */
+static int promote_plan(const plan_list *sel, const page_list *hot_new, const page_list *dropped,
+                        pd_migrate_stats *st, pd_migrate_stats *demoted)
 {
-    for (size_t r = 0; r < prev_fast.n; r++)
-        for (size_t k = 0; k < prev_fast.npages[r]; k++) {
-            uintptr_t pg = prev_fast.start[r] + k * RT_PAGE;
-            if (!in_sorted(fast, pg) && page_push(out, pg) != 0)
-                return -1;
-        }
-    return 0;
-}
-
-/* The plan's pages to the fast tier, hottest first. Demotion candidates,
- * coldest first: the last plan's pages this one drops (normally already
- * moved out above; those that would not move are tried again), then the
- * plan's own pages, coldest first. */
-static int promote_plan(const plan_list *sel, const page_list *fast, pd_migrate_stats *st, pd_migrate_stats *demoted)
-{
-    page_list hot = {0}, cold = {0};
+    pd_migrate_stats first = {0};
+    if (promote_pages(hot_new->v, hot_new->n, dropped, &first, demoted) != 0)
+        return -1;
+    if (!first.pages_failed) {
+        *st = first;
+        return 0;
+    }
+    page_list all = {0};
     int rc = 0;
     for (size_t i = 0; i < sel->n && rc == 0; i++)
-        rc = page_push(&hot, sel->v[i].page);
-    if (rc == 0 && rt.backend->promote) {
-        rc = prev_not_planned(fast, &cold);
-        for (size_t i = sel->n; i-- > 0 && rc == 0;)
-            rc = page_push(&cold, sel->v[i].page);
-        if (rc == 0)
-            rt.backend->promote(rt.backend, hot.v, hot.n, cold.v, cold.n, st, demoted);
-    } else if (rc == 0) {
-        move_chunked(&hot, PD_TIER_FAST, st, NULL);
+        rc = page_push(&all, sel->v[i].page);
+    if (rc == 0) {
+        pd_migrate_stats again = {0}, dem2 = {0};
+        rc = promote_pages(all.v, all.n, dropped, &again, &dem2);
+        again.bytes_moved += first.bytes_moved; /* the first pass's moves happened too */
+        *st = again;
+        stats_add(demoted, &dem2);
     }
-    free(hot.v);
-    free(cold.v);
+    free(all.v);
+    return rc;
+}
+
+static int cmp_page(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* After a move that reported failures: which of the pages that were or
+ * were to be fast really are (one query of those pages, not of every
+ * registered page). */
+static int confirm_placed(const page_list *before, const page_list *fast)
+{
+    page_list all = {0};
+    int rc = 0;
+    for (size_t i = 0; i < before->n && rc == 0; i++)
+        rc = page_push(&all, (uintptr_t)before->v[i]);
+    for (size_t i = 0; i < fast->n && rc == 0; i++)
+        rc = page_push(&all, (uintptr_t)fast->v[i]);
+    int *tier = rc == 0 ? malloc((all.n ? all.n : 1) * sizeof *tier) : NULL;
+    if (!tier || rt.backend->query(rt.backend, all.v, all.n, tier) != 0) {
+        free(tier);
+        free(all.v);
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < all.n; i++)
+        if (tier[i] == PD_TIER_FAST && covered_by_object((uintptr_t)all.v[i]))
+            all.v[k++] = all.v[i];
+    all.n = k;
+    qsort(all.v, all.n, sizeof *all.v, cmp_page);
+    k = 0;
+    for (size_t i = 0; i < all.n; i++)
+        if (k == 0 || all.v[k - 1] != all.v[i])
+            all.v[k++] = all.v[i];
+    all.n = k;
+    rc = placed_set(&all);
+    free(tier);
+    free(all.v);
     return rc;
 }
 
 int rt_migrate(task_pred *p, int n, const size_t *bytes)
 {
     plan_list sel = {0};
-    page_list fast = {0}, slow = {0};
+    page_list fast = {0}, before = {0}, dropped = {0}, stale = {0}, hot = {0};
     int rc = PD_OK;
     for (int i = 0; i < n && rc == PD_OK; i++)
         if (select_task_pages(&p[i], bytes[i], &sel) != 0)
@@ -333,32 +436,40 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes)
                 rc = PD_ENOMEM;
         qsort(sel.v, sel.n, sizeof *sel.v, cmp_plan_rank);
     }
-    if (rc == PD_OK) {
-        for (size_t o = 0; o < rt.nobjects && rc == PD_OK; o++) {
-            const rt_object *ob = &rt.objects[o];
-            if (!ob->used)
-                continue;
-            uintptr_t lo = (uintptr_t)ob->addr & ~(uintptr_t)(RT_PAGE - 1);
-            for (uintptr_t pg = lo; pg < (uintptr_t)ob->addr + ob->size; pg += RT_PAGE)
-                if (!in_sorted(&fast, pg) && page_push(&slow, pg) != 0) {
-                    rc = PD_ENOMEM;
-                    break;
-                }
-        }
+    /* The difference: placed pages the plan drops (or no object covers any
+     * more) go slow, planned pages not yet placed go fast, hottest first. */
+    if (rc == PD_OK && placed_pages(&before) != 0)
+        rc = PD_ENOMEM;
+    for (size_t i = 0; i < before.n && rc == PD_OK; i++) {
+        uintptr_t pg = (uintptr_t)before.v[i];
+        if (!covered_by_object(pg))
+            rc = page_push(&stale, pg) ? PD_ENOMEM : PD_OK;
+        else if (!in_sorted(&fast, pg))
+            rc = page_push(&dropped, pg) ? PD_ENOMEM : PD_OK;
     }
+    for (size_t i = 0; i < sel.n && rc == PD_OK; i++)
+        if (!placed_has(sel.v[i].page) && page_push(&hot, sel.v[i].page) != 0)
+            rc = PD_ENOMEM;
     if (rc == PD_OK) {
-        pd_migrate_stats total = {0}, promoted = {0}, demoted = {0};
-        if (release_stale() != 0)
-            rc = PD_ENOMEM;
-        move_chunked(&slow, PD_TIER_SLOW, &total, NULL); /* cold out first: frees room */
-        if (promote_plan(&sel, &fast, &promoted, &demoted) != 0)
-            rc = PD_ENOMEM;
-        if (remember_fast(&fast) != 0)
+        pd_migrate_stats total = {0}, promoted = {0}, demoted = {0}, ignored = {0};
+        /* stale pages: failures not counted, the memory may be gone */
+        move_chunked(&stale, PD_TIER_SLOW, &ignored, NULL);
+        move_chunked(&dropped, PD_TIER_SLOW, &total, NULL); /* out first: frees room */
+        if (promote_plan(&sel, &hot, &dropped, &promoted, &demoted) != 0)
             rc = PD_ENOMEM;
         stats_add(&total, &promoted);
+        if (rc == PD_OK) {
+            /* Without failures the plan is what is placed; otherwise ask. */
+            int exact = total.pages_failed == 0 && demoted.pages_moved == 0;
+            if (exact ? placed_set(&fast) != 0 : confirm_placed(&before, &fast) != 0)
+                rc = PD_ENOMEM;
+        }
         rt.last_migration = total;
         rt.last_demoted = demoted;
-        rt.fast_bytes = promoted.pages_moved * RT_PAGE;
+        size_t np = 0;
+        for (size_t r = 0; r < placed.n; r++)
+            np += placed.npages[r];
+        rt.fast_bytes = np * RT_PAGE;
         if (total.pages_failed)
             rt_message("migration: %zu of %zu pages not moved (enomem %zu, ebusy %zu, efault %zu, other %zu), "
                        "%zu demoted to make room",
@@ -367,7 +478,10 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes)
     }
     free(sel.v);
     free(fast.v);
-    free(slow.v);
+    free(before.v);
+    free(dropped.v);
+    free(stale.v);
+    free(hot.v);
     return rc;
 }
 

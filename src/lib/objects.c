@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "lib/mapcheck.h"
 #include "lib/page_sampler.h"
+#include "lib/placement.h"
 #include "lib/runtime_internal.h"
 
 static int hint_valid(const pd_access_hint *h)
@@ -15,17 +17,29 @@ static int hint_valid(const pd_access_hint *h)
     return (unsigned)h->pattern <= PD_PATTERN_RANDOM && (h->input_dependent == 0 || h->input_dependent == 1);
 }
 
+/* Does [addr, addr+size) overlap a registered object other than skip and
+ * those marked rebinding (objects LB_HM_config is moving in one call)? */
 static int overlaps(const void *addr, size_t size, int skip)
 {
     uintptr_t lo = (uintptr_t)addr, hi = lo + size;
     for (size_t i = 0; i < rt.nobjects; i++) {
         const rt_object *o = &rt.objects[i];
-        if (!o->used || (int)i == skip)
+        if (!o->used || o->rebinding || (int)i == skip)
             continue;
         uintptr_t olo = (uintptr_t)o->addr, ohi = olo + o->size;
         if (lo < ohi && olo < hi)
             return 1;
     }
+    return 0;
+}
+
+/* The application's own writable memory, or a one-line message and no. */
+static int range_ok(const char *call, const char *name, const void *addr, size_t size)
+{
+    char why[160] = "";
+    if (rt_range_is_writable_memory(addr, size, why, sizeof why))
+        return 1;
+    rt_message("%s(\"%s\", %p, %zu): %s", call, name ? name : "(unnamed)", addr, size, why);
     return 0;
 }
 
@@ -40,6 +54,7 @@ static void place_slow(void *addr, size_t size)
     uintptr_t hi = ((uintptr_t)addr + size + PD_SAMPLE_PAGE - 1) & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
     pd_migrate_stats st = {0};
     rt.backend->place(rt.backend, (void *)lo, (size_t)(hi - lo), PD_TIER_SLOW, &st);
+    rt_migrate_forget((void *)lo, (size_t)(hi - lo));
 }
 
 typedef struct {
@@ -94,8 +109,30 @@ static int register_locked(const char *name, void *addr, size_t size, const pd_a
         return PD_EINVAL;
     if (hint && !hint_valid(hint))
         return PD_EINVAL;
+    if (!range_ok("pd_object_register", name, addr, size))
+        return PD_EINVAL;
     if (overlaps(addr, size, -1))
         return PD_EINVAL;
+    /* The same name as an unregistered object: the same object, for a new
+     * input (freed, then allocated again). It keeps its id, and with it its
+     * profile history and refined alpha; a different pattern starts alpha
+     * afresh. */
+    for (size_t i = 0; name && i < rt.nobjects; i++) {
+        rt_object *o = &rt.objects[i];
+        if (o->used || !o->name || strcmp(o->name, name))
+            continue;
+        o->used = 1;
+        o->addr = addr;
+        o->size = size;
+        if (hint && hint->pattern != o->alpha.hint.pattern) {
+            pd_alpha_init(&o->alpha, hint);
+            o->alpha0 = o->alpha.alpha;
+        }
+        place_slow(addr, size);
+        rt.ranges_dirty = 1;
+        rt.plan_stale = 1;
+        return (int)i;
+    }
     if (rt.nobjects == rt.cap_objects) {
         size_t ncap = rt.cap_objects ? rt.cap_objects * 2 : 16;
         rt_object *n = realloc(rt.objects, ncap * sizeof *n);
@@ -146,6 +183,8 @@ static int update_locked(int id, void *addr, size_t size)
     if (overlaps(addr, size, id))
         return PD_EINVAL;
     rt_object *o = &rt.objects[id];
+    if ((o->addr != addr || o->size != size) && !range_ok("pd_object_update", o->name, addr, size))
+        return PD_EINVAL;
     if (o->addr == addr && o->size == size)
         return PD_OK;
     if (rt.sampling)
@@ -181,9 +220,7 @@ int pd_object_unregister(int id)
         rt_object *o = &rt.objects[id];
         if (rt.sampling)
             pd_sampler_drop_object(id);
-        free(o->name);
-        o->name = NULL;
-        o->used = 0;
+        o->used = 0; /* the name stays: registering it again revives the object */
         release_uncovered(o->addr, o->size);
         rt.ranges_dirty = 1;
         rt.plan_stale = 1;
@@ -199,21 +236,13 @@ static void finalize_at_exit(void)
     pd_finalize();
 }
 
-void *LB_HM_config(void *objects, int *sizes)
+/* LB_HM_config and LB_HM_config_sizes: objects[i] is the object of
+ * position i (named LB_HM_object<i>) whatever its pointer, so a call with
+ * new pointers is a new input of the same objects and keeps their history.
+ * The objects of the call move together: a new block may take the place of
+ * another object's old one (free, then allocate, for the next input). */
+static void *config_objects(void **objs, size_t n, const size_t *sizes)
 {
-    void **objs = objects;
-    if (!objs || !sizes) {
-        errno = EINVAL;
-        return NULL;
-    }
-    size_t n = 0;
-    while (objs[n]) {
-        if (sizes[n] <= 0) {
-            errno = EINVAL;
-            return NULL;
-        }
-        n++;
-    }
     /* The paper's API needs no separate init call. */
     int irc = pd_init(NULL);
     if (irc != PD_OK && irc != PD_ESTATE) {
@@ -225,28 +254,95 @@ void *LB_HM_config(void *objects, int *sizes)
     if (irc == PD_OK && !exit_hook && atexit(finalize_at_exit) == 0)
         exit_hook = 1;
     int rc = rt.initialized ? PD_OK : PD_ESTATE;
+    int *id = rc == PD_OK ? malloc((n ? n : 1) * sizeof *id) : NULL;
+    if (rc == PD_OK && !id)
+        rc = PD_ENOMEM;
+    /* Which registered object each position is, and mark them all. */
     for (size_t i = 0; i < n && rc == PD_OK; i++) {
-        /* Called again before a new instance: same base pointer means the same
-         * object with a new size. */
-        int found = -1;
+        char name[48];
+        snprintf(name, sizeof name, "LB_HM_object%zu", i);
+        id[i] = -1;
         for (size_t k = 0; k < rt.nobjects; k++)
-            if (rt.objects[k].used && rt.objects[k].addr == objs[i])
-                found = (int)k;
-        if (found >= 0)
-            rc = update_locked(found, objs[i], (size_t)sizes[i]);
-        else {
+            if (rt.objects[k].used && rt.objects[k].name && !strcmp(rt.objects[k].name, name))
+                id[i] = (int)k;
+        if (id[i] >= 0)
+            rt.objects[id[i]].rebinding = 1;
+    }
+    /* Every new range is checked before anything changes, so a refused
+     * call leaves the registry as it was: memory, wrap, objects outside the
+     * call, and the new ranges against each other. */
+    for (size_t i = 0; i < n && rc == PD_OK; i++)
+        if ((uintptr_t)objs[i] + sizes[i] < (uintptr_t)objs[i] || overlaps(objs[i], sizes[i], -1) ||
+            !range_ok("LB_HM_config", "LB_HM_object", objs[i], sizes[i]))
+            rc = PD_EINVAL;
+    for (size_t i = 0; i < n && rc == PD_OK; i++)
+        for (size_t j = i + 1; j < n && rc == PD_OK; j++) {
+            uintptr_t a = (uintptr_t)objs[i], b = (uintptr_t)objs[j];
+            if (a < b + sizes[j] && b < a + sizes[i])
+                rc = PD_EINVAL;
+        }
+    for (size_t i = 0; i < n && rc == PD_OK; i++) {
+        if (id[i] >= 0) {
+            rc = update_locked(id[i], objs[i], sizes[i]);
+        } else {
             char name[48];
             snprintf(name, sizeof name, "LB_HM_object%zu", i);
-            int id = register_locked(name, objs[i], (size_t)sizes[i], NULL);
-            rc = id < 0 ? id : PD_OK;
+            int r = register_locked(name, objs[i], sizes[i], NULL);
+            rc = r < 0 ? r : PD_OK;
         }
     }
+    for (size_t k = 0; k < rt.nobjects; k++)
+        rt.objects[k].rebinding = 0;
+    free(id);
     pthread_mutex_unlock(&rt.lock);
     if (rc != PD_OK) {
         errno = rc == PD_ENOMEM ? ENOMEM : EINVAL;
         return NULL;
     }
-    return objects;
+    return objs;
+}
+
+void *LB_HM_config(void *objects, int *sizes)
+{
+    void **objs = objects;
+    if (!objs || !sizes) {
+        errno = EINVAL;
+        return NULL;
+    }
+    size_t n = 0;
+    while (objs[n]) {
+        if (sizes[n] <= 0) { /* also what an int size computed past 2 GiB often wraps to */
+            errno = EINVAL;
+            return NULL;
+        }
+        n++;
+    }
+    size_t *sz = malloc((n ? n : 1) * sizeof *sz);
+    if (!sz) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        sz[i] = (size_t)sizes[i];
+    void *r = config_objects(objs, n, sz);
+    free(sz);
+    return r;
+}
+
+void *LB_HM_config_sizes(void *objects, const size_t *sizes)
+{
+    void **objs = objects;
+    if (!objs || !sizes) {
+        errno = EINVAL;
+        return NULL;
+    }
+    size_t n = 0;
+    for (; objs[n]; n++)
+        if (sizes[n] == 0) {
+            errno = EINVAL;
+            return NULL;
+        }
+    return config_objects(objs, n, sizes);
 }
 
 size_t rt_objects_total_bytes(void)

@@ -42,6 +42,9 @@ size_t rt_bytes_cb(void *plan_ctx, int task, double r);
 /* migrate.c */
 int rt_migrate(task_pred *p, int n, const size_t *bytes);
 void rt_migrate_reset(void); /* forget the fast pages of earlier plans */
+/* Pages of [addr, addr+len) are no longer on the fast tier (placed slow
+ * again at registration or update): the next plan promotes them anew. */
+void rt_migrate_forget(const void *addr, size_t len);
 size_t rt_plan_capacity(void);
 
 #endif

@@ -49,6 +49,7 @@ typedef struct {
     size_t base_size;     /* size during the base instance (0: no base yet) */
     void *sampled_addr;   /* range of the current/last instance (the sample */
     size_t sampled_size;  /* table's, when sampling) */
+    int rebinding;        /* LB_HM_config is moving it with others in one call */
 } rt_object;
 
 /* A sampled region's accesses for one task, as fractions of its object's

@@ -464,6 +464,13 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes)
             if (exact ? placed_set(&fast) != 0 : confirm_placed(&before, &fast) != 0)
                 rc = PD_ENOMEM;
         }
+        if (rc != PD_OK) {
+            /* Pages may have moved before the allocation failed: the kept
+             * set no longer says which are fast, so the next sync point
+             * submits every page rather than trusting it. */
+            rt_migrate_reset();
+            placed.unknown = 1;
+        }
         rt.last_migration = total;
         rt.last_demoted = demoted;
         size_t np = 0;

@@ -85,6 +85,14 @@ EOF
 # bench --summarize has its own help too
 "$P" bench --summarize="$T" --help >"$T/out" 2>"$T/err" || fail "bench --summarize=DIR --help failed"
 grep -q "^usage: paddiser bench --summarize" "$T/out" || fail "bench --summarize help: $(cat "$T/out")"
+# an option's value that is exactly --help or -h asks for help, not a file named --help
+for h in --help -h; do
+    "$P" bench --summarize $h >"$T/out" 2>"$T/err" || fail "bench --summarize $h: exit $?: $(cat "$T/err")"
+    grep -q "^usage: paddiser bench --summarize" "$T/out" || fail "bench --summarize $h: $(cat "$T/out")"
+    [ ! -s "$T/err" ] || fail "bench --summarize $h: noise on stderr: $(cat "$T/err")"
+    "$P" sim run --profile $h >"$T/out" 2>"$T/err" || fail "sim run --profile $h: exit $?"
+    grep -q "^usage: paddiser sim run" "$T/out" || fail "sim run --profile $h: $(head -n 1 "$T/out")"
+done
 
 # missing values and bad values: exit 2, the command and the option named
 missing() { # CMD OPTION [ARGS...]: OPTION given last, without its value

@@ -61,6 +61,11 @@ int cmd_bench(int argc, char **argv)
     pd_bench_options opt = {.executor = -1};
     long n;
     int c;
+    /* --summarize is its own command with its own options and help
+     * ("--summarize --help" is its help, not bench's). */
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--summarize") || !strncmp(argv[i], "--summarize=", 12))
+            return pd_summary_main(argc, argv);
     optind = 0;
     while ((c = pd_opt_next(CMD, argc, argv, "qh", longopts)) != -1) {
         switch (c) {

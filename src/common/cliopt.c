@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "common/util.h"
 
@@ -13,6 +14,12 @@ int pd_opt_next(const char *cmd, int argc, char **argv, const char *shortopts, c
     opterr = 1;
     int c = getopt_long(argc, argv, shortopts, longopts, NULL);
     argv[0] = argv0;
+    /* "--summarize --help": getopt takes --help as the option's value.  A
+     * value that is exactly --help or -h, given as its own word, means help
+     * (a literal value "--help" can still be passed as --opt=--help). */
+    if (optarg && c != '?' && c != ':' && optind > 0 && optarg == argv[optind - 1] &&
+        (!strcmp(optarg, "--help") || !strcmp(optarg, "-h")) && strchr(shortopts, 'h'))
+        return 'h';
     if (c == '?' || c == ':') {
         fprintf(stderr, "Try '%s --help'.\n", cmd);
         return '?';

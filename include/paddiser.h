@@ -167,6 +167,13 @@ typedef struct {
     double dram_share;     /* fraction of the task's accesses served by fast memory */
     size_t dram_bytes;     /* fast-memory bytes given to the task */
     double predicted_time; /* seconds, under this plan */
+    /* How far to trust predicted_time: the median of the task's most recent
+     * instances (up to 8) of this very input (same object sizes) when there
+     * are any, else of other inputs scaled by Eq. 1. */
+    int predicted_from;    /* instances the prediction rests on */
+    int same_input;        /* 1: they ran this input; 0: other inputs, scaled */
+    double predicted_cv;   /* their robust relative spread (1.4826 MAD / median);
+                              NaN with fewer than 2 */
 } pd_task_plan;
 
 /* Copies up to max task plans of this process's tasks; returns their number

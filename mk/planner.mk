@@ -110,3 +110,15 @@ $(BUILD)/bench/sync_bench: $(call OBJ,bench/sync_bench.c) $(BUILD)/libpaddiser_i
 bench-sync: $(BUILD)/bench/sync_bench
 	PADDISER_QUIET=1 $(BUILD)/bench/sync_bench $(SYNC_BENCH_ARGS)
 -include $(BUILD)/obj/bench/sync_bench.d
+
+# Prediction error against the naive previous-instance predictor on a
+# multi-phase OpenMP program with several inputs (bench/predict_bench.c).
+PREDICT_BENCH_ARGS ?=
+$(BUILD)/bench/predict_bench: $(call OBJ,bench/predict_bench.c) $(BUILD)/libpaddiser_internal.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+.PHONY: bench-predict
+bench-predict: $(BUILD)/bench/predict_bench
+	PADDISER_QUIET=1 $(BUILD)/bench/predict_bench $(PREDICT_BENCH_ARGS)
+-include $(BUILD)/obj/bench/predict_bench.d

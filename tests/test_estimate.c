@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,25 +119,61 @@ static void test_refine(void **state)
     near(st.alpha, 0.5);
     pd_alpha_refine(&st, 100, 100);  /* estimate was right: unchanged */
     near(st.alpha, 0.5);
-    pd_alpha_refine(&st, 100, 200);  /* target 1.0, EMA with weight .5 */
-    near(st.alpha, 0.75);
+    pd_alpha_refine(&st, 100, 200);  /* target 1.0: median of .5, .5, 1 */
+    near(st.alpha, 0.5);
     assert_int_equal(st.refinements, 3);
     pd_alpha_refine(&st, 0, 10);     /* ignored */
     pd_alpha_refine(&st, NAN, 10);
     pd_alpha_refine(&st, 10, -1);
     pd_alpha_refine(&st, 10, INFINITY);
-    near(st.alpha, 0.75);
+    near(st.alpha, 0.5);
     assert_int_equal(st.refinements, 3);
-    pd_alpha_refine(&st, 1, 1e12);   /* bounded target */
-    near(st.alpha, 0.5 * 0.75 + 0.5 * PD_ALPHA_MAX);
-    pd_alpha_refine(&st, 1e12, 0);
-    near(st.alpha, 0.5 * (0.5 * 0.75 + 0.5 * PD_ALPHA_MAX) + 0.5 * PD_ALPHA_MIN);
+    pd_alpha_refine(&st, 1, 1e12);   /* bounded target: .5 .5 1 64 */
+    near(st.alpha, 0.75);
+    pd_alpha_refine(&st, 1e12, 0);   /* 1/64 .5 .5 1 64 */
+    near(st.alpha, 0.5);
+    for (int i = 0; i < PD_ALPHA_WINDOW; i++) /* the window forgets: all 1.0 now */
+        pd_alpha_refine(&st, st.alpha, 1.0);
+    near(st.alpha, 1.0);
     /* stream: tabulated, never refined */
     h = (pd_access_hint){.pattern = PD_PATTERN_STREAM, .elem_size = 8};
     pd_alpha_init(&st, &h);
     pd_alpha_refine(&st, 100, 1000);
     near(st.alpha, 0.125);
     assert_int_equal(st.refinements, 0);
+}
+
+/* Sampled counts of one input spread by a factor of ten (lognormal noise,
+ * sigma 0.6): alpha converges to the true value and stays near it. */
+static void test_refine_converges_under_noise(void **state)
+{
+    (void)state;
+    pd_alpha_state st;
+    pd_access_hint h = {.pattern = PD_PATTERN_RANDOM};
+    pd_alpha_init(&st, &h);
+    const double truth = 2.0, base = 1000;
+    uint64_t s = 7;
+    double last[10];
+    for (int i = 0; i < 40; i++) {
+        /* Box-Muller from a fixed generator: the same noise every run */
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        double u1 = ((s >> 11) + 0.5) / 9007199254740992.0;
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        double u2 = ((s >> 11) + 0.5) / 9007199254740992.0;
+        double noise = exp(0.6 * sqrt(-2 * log(u1)) * cos(2 * M_PI * u2));
+        pd_alpha_refine(&st, base * st.alpha, base * truth * noise);
+        if (i >= 30)
+            last[i - 30] = st.alpha;
+    }
+    double m = 0, v = 0;
+    for (int i = 0; i < 10; i++)
+        m += last[i] / 10;
+    for (int i = 0; i < 10; i++)
+        v += (last[i] - m) * (last[i] - m) / 9;
+    print_message("alpha over the last 10 refinements: mean %.3f (truth %.1f), CV %.1f%%\n", m, truth,
+                  100 * sqrt(v) / m);
+    assert_true(m > truth / 1.5 && m < truth * 1.5);
+    assert_true(sqrt(v) / m < 0.25);
 }
 
 static void write_file(const char *path, const char *text)
@@ -190,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_alpha_init_by_pattern),
         cmocka_unit_test(test_online_patterns),
         cmocka_unit_test(test_refine),
+        cmocka_unit_test(test_refine_converges_under_noise),
         cmocka_unit_test(test_stencil_table_errors),
     };
     int rc = cmocka_run_group_tests_name("estimate", tests, NULL, NULL);

@@ -228,8 +228,16 @@ void pd_alpha_refine(pd_alpha_state *st, double estimated, double measured)
         target = PD_ALPHA_MIN;
     if (target > PD_ALPHA_MAX)
         target = PD_ALPHA_MAX;
-    /* First measurement replaces the guess; later ones are averaged. */
-    double w = st->refinements == 0 ? 1.0 : PD_ALPHA_EMA_WEIGHT;
-    st->alpha = (1 - w) * st->alpha + w * target;
+    st->target[st->refinements % PD_ALPHA_WINDOW] = target;
     st->refinements++;
+    unsigned n = st->refinements < PD_ALPHA_WINDOW ? st->refinements : PD_ALPHA_WINDOW;
+    double v[PD_ALPHA_WINDOW];
+    memcpy(v, st->target, n * sizeof *v);
+    for (unsigned i = 1; i < n; i++) /* insertion sort: at most PD_ALPHA_WINDOW */
+        for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double x = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = x;
+        }
+    st->alpha = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }

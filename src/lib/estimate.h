@@ -12,10 +12,13 @@
 
 #define PD_CACHE_LINE 64
 
+#define PD_ALPHA_WINDOW 16 /* refinements the online alpha is the median of */
+
 typedef struct {
     pd_access_hint hint;
     double alpha;        /* current alpha (1 until known) */
     unsigned refinements;/* online updates so far (random / input-dependent stencil) */
+    double target[PD_ALPHA_WINDOW]; /* the last refinements' targets (a ring) */
 } pd_alpha_state;
 
 /* Initial alpha for a hint: tabulated for stream/stride, the offline
@@ -28,16 +31,17 @@ double pd_alpha_stream_stride(size_t elem_size, size_t stride);
 /* 0 when prof_acc <= 0, size_base == 0 or alpha <= 0 (or non-finite). */
 double pd_estimate_accesses(double prof_acc, size_t size_base, size_t size_new, double alpha);
 /* Online refinement from a sampled measurement of this instance: a no-op
- * for stream/stride and input-independent stencils; otherwise alpha moves
- * to alpha * measured / estimated (bounded to [PD_ALPHA_MIN, PD_ALPHA_MAX]),
- * replacing the initial guess on the first call and as an exponential
- * moving average (weight PD_ALPHA_EMA_WEIGHT) afterwards. Non-finite or
- * non-positive estimates and negative measurements are ignored. */
+ * for stream/stride and input-independent stencils; otherwise the target
+ * alpha * measured / estimated (bounded to [PD_ALPHA_MIN, PD_ALPHA_MAX])
+ * joins the last PD_ALPHA_WINDOW targets and alpha becomes their median:
+ * the first call replaces the initial guess, and one sampled count off by
+ * a factor of ten (they ranged 57k-598k for one input) moves nothing.
+ * Non-finite or non-positive estimates and negative measurements are
+ * ignored. */
 void pd_alpha_refine(pd_alpha_state *st, double estimated, double measured);
 
 #define PD_ALPHA_MIN (1.0 / 64)
 #define PD_ALPHA_MAX 64.0
-#define PD_ALPHA_EMA_WEIGHT 0.5
 
 /* 1 when the hint's alpha is refined online (random, unknown, NULL hint,
  * input-dependent stencil). */

@@ -354,6 +354,20 @@ size_t rt_objects_total_bytes(void)
     return sum;
 }
 
+uint64_t rt_input_signature(int sampled)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a over (index, size) */
+    for (size_t i = 0; i < rt.nobjects; i++) {
+        if (!rt.objects[i].used)
+            continue;
+        uint64_t w[2] = {i, sampled ? rt.objects[i].sampled_size : rt.objects[i].size};
+        const unsigned char *b = (const unsigned char *)w;
+        for (size_t k = 0; k < sizeof w; k++)
+            h = (h ^ b[k]) * 0x100000001b3ull;
+    }
+    return h;
+}
+
 int rt_sampler_sync_ranges(void)
 {
     /* The sizes this instance runs with (the base of Eq. 1 when it is the

@@ -33,6 +33,9 @@ typedef struct {
 
 /* predict.c */
 void rt_predict_times(task_pred *tp);        /* t_dram, t_slow, est_acc, factor */
+/* The instance that just ended joins the task's history (profile.c, after
+ * the bases and alpha of this sync point are set). */
+void rt_record_instance(rt_task *t);
 int rt_build_bytes_curve(task_pred *tp);
 int rt_tabulate_curves(task_pred *p, int n); /* curve[] of all, one model call */
 double rt_hot_weight(const task_pred *tp, const rt_hot *h);

@@ -8,8 +8,14 @@
  *            access-weighted slow/fast latency ratio of the task's objects'
  *            patterns, m the memory-bound fraction (MEM_WCY with hardware
  *            counters, else PADDISER_MEM_BOUND, default 0.5)
- *   base measured at DRAM access share r0: t_base = T_dram_b * (sigma - (sigma-1) r0)
- *   T_dram = s * T_dram_b,  T_slow = s * sigma * T_dram_b
+ *            (1 without a backend: one memory)
+ *   T_dram = the median over the task's last RT_WINDOW instances of the
+ *            input it will run (same object sizes), each brought to its
+ *            DRAM-only time by its measured DRAM share r0:
+ *            t / (sigma - (sigma-1) r0); for an input not seen yet, the
+ *            median over its last RT_WINDOW instances of any input, each
+ *            also divided by its own s, times s (robust_dram_time)
+ *   T_slow = sigma * T_dram
  *   T(r)   = Eq. 2 with the model (pd_time_table_build: every task's curve in
  *            one model call; hardware features, NaN where not measured),
  *            clamped to [T_dram, T_slow] and made non-increasing in r on a
@@ -150,22 +156,25 @@ int rt_tabulate_curves(task_pred *p, int n)
     return rc;
 }
 
-void rt_predict_times(task_pred *tp)
+/* Eq. 1 scale of the task's input (the objects' sizes now, or with sampled
+ * the sizes its last instance ran with) against its base input; L gets the
+ * access-weighted slow/fast latency ratio of its objects. est (may be NULL)
+ * receives the per-object estimates. */
+static double task_scale(const rt_task *t, int sampled, double *est, double *L)
 {
-    rt_task *t = tp->task;
     double est_sum = 0, base_sum = 0, lat_w = 0, lat_sum = 0;
     for (size_t o = 0; o < t->nacc && o < rt.nobjects; o++) {
-        rt_object *ob = &rt.objects[o];
-        t->est_acc[o] = 0;
-        tp->factor[o] = 1.0;
+        const rt_object *ob = &rt.objects[o];
+        if (est)
+            est[o] = 0;
         if (!ob->used || !ob->base_size)
             continue;
         double alpha = ob->alpha0 > 0 ? ob->alpha.alpha / ob->alpha0 : 1.0;
-        t->est_acc[o] = pd_estimate_accesses(t->base_acc[o], ob->base_size, ob->size, alpha);
-        est_sum += t->est_acc[o];
+        double e = pd_estimate_accesses(t->base_acc[o], ob->base_size, sampled ? ob->sampled_size : ob->size, alpha);
+        if (est)
+            est[o] = e;
+        est_sum += e;
         base_sum += t->base_acc[o];
-        if (t->last_acc[o] > 0)
-            tp->factor[o] = t->est_acc[o] / t->last_acc[o];
         lat_w += t->base_acc[o];
         lat_sum += t->base_acc[o] * pattern_ratio(ob);
     }
@@ -176,23 +185,110 @@ void rt_predict_times(task_pred *tp)
         /* Nothing sampled: scale by registered bytes. */
         double now = 0, base = 0;
         for (size_t o = 0; o < rt.nobjects; o++) {
-            rt_object *ob = &rt.objects[o];
+            const rt_object *ob = &rt.objects[o];
             if (ob->used && ob->base_size) {
-                now += (double)ob->size;
+                double sz = (double)(sampled ? ob->sampled_size : ob->size);
+                now += sz;
                 base += (double)ob->base_size;
-                lat_w += (double)ob->size;
-                lat_sum += (double)ob->size * pattern_ratio(ob);
+                lat_w += sz;
+                lat_sum += sz * pattern_ratio(ob);
             }
         }
         if (base > 0)
             scale = now / base;
     }
-    double L = lat_w > 0 ? lat_sum / lat_w : env_double("PADDISER_SLOW_RATIO_RANDOM", 3.77, 1.0, 100.0);
+    *L = lat_w > 0 ? lat_sum / lat_w : env_double("PADDISER_SLOW_RATIO_RANDOM", 3.77, 1.0, 100.0);
+    return scale;
+}
+
+/* sigma = slow-only / DRAM-only time of the task. */
+static double task_sigma(const rt_task *t, double L)
+{
+    if (!rt.backend)
+        return 1.0; /* one memory: no slow tier to be slower on */
     double m = env_double("PADDISER_MEM_BOUND", 0.5, 0.0, 1.0);
     if (t->base_model_in[PD_FEAT_MEM_WCY] > 0) /* NaN without counters */
         m = fmin(1.0, t->base_model_in[PD_FEAT_MEM_WCY]);
-    double sigma = 1.0 + m * (L - 1.0);
-    double t_dram_b = t->base_time / (sigma - (sigma - 1.0) * t->base_r0);
-    tp->t_dram = scale * t_dram_b;
-    tp->t_slow = scale * sigma * t_dram_b;
+    return 1.0 + m * (L - 1.0);
+}
+
+void rt_record_instance(rt_task *t)
+{
+    double L, scale = task_scale(t, 1, NULL, &L), sigma = task_sigma(t, L);
+    rt_instance in = {rt_input_signature(1), t->last_time, sigma - (sigma - 1.0) * t->last_r0, scale};
+    if (!(in.time > 0) || !(in.g > 0) || !(in.scale > 0) || !isfinite(in.time))
+        return; /* nothing to learn from (a task that took no time) */
+    t->hist[t->hist_next] = in;
+    t->hist_next = (t->hist_next + 1) % RT_HISTORY;
+    if (t->nhist < RT_HISTORY)
+        t->nhist++;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* DRAM-only time of the task's next instance at the base input's scale
+ * times scale_next, from its recent instances: the median over the last
+ * RT_WINDOW instances of the input it will run (each brought to DRAM-only
+ * time by its measured share), or, for an input not seen yet, the median
+ * over the last RT_WINDOW instances of any input, each brought to the base
+ * input's scale by its own Eq. 1 scale, times scale_next. A median, not
+ * the first instance: one slow or fast instance (a first touch, a noisy
+ * neighbour, a sampling burst) moves it by nothing. NAN without history. */
+static double robust_dram_time(rt_task *t, double scale_next)
+{
+    uint64_t next = rt_input_signature(0);
+    double v[RT_WINDOW];
+    int n = 0;
+    for (int i = 0; i < t->nhist && n < RT_WINDOW; i++) {
+        const rt_instance *h = &t->hist[(t->hist_next - 1 - i + RT_HISTORY) % RT_HISTORY];
+        if (h->input == next)
+            v[n++] = h->time / h->g;
+    }
+    t->pred_same_input = n > 0;
+    double unit = 1.0;
+    if (n == 0) {
+        for (int i = 0; i < t->nhist && n < RT_WINDOW; i++) {
+            const rt_instance *h = &t->hist[(t->hist_next - 1 - i + RT_HISTORY) % RT_HISTORY];
+            v[n++] = h->time / h->g / h->scale;
+        }
+        unit = scale_next;
+    }
+    t->pred_n = n;
+    t->pred_cv = NAN;
+    if (n == 0)
+        return NAN;
+    double med = median_of(v, n);
+    if (n >= 2 && med > 0) {
+        double dev[RT_WINDOW];
+        for (int i = 0; i < n; i++)
+            dev[i] = fabs(v[i] - med);
+        t->pred_cv = 1.4826 * median_of(dev, n) / med; /* MAD, as a normal sigma */
+    }
+    return unit * med;
+}
+
+void rt_predict_times(task_pred *tp)
+{
+    rt_task *t = tp->task;
+    double L, scale = task_scale(t, 0, t->est_acc, &L);
+    for (size_t o = 0; o < t->nacc && o < rt.nobjects; o++) {
+        const rt_object *ob = &rt.objects[o];
+        tp->factor[o] = ob->used && ob->base_size && t->last_acc[o] > 0 ? t->est_acc[o] / t->last_acc[o] : 1.0;
+    }
+    double sigma = task_sigma(t, L);
+    double t_dram = robust_dram_time(t, scale);
+    if (!isfinite(t_dram)) /* no usable instance yet: the base instance alone */
+        t_dram = scale * t->base_time / (sigma - (sigma - 1.0) * t->base_r0);
+    tp->t_dram = t_dram;
+    tp->t_slow = sigma * t_dram;
 }

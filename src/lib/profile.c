@@ -223,8 +223,11 @@ int rt_sync_locked(int plan)
         else if (pd_alpha_is_online(&ob->alpha.hint) && est > 0 && meas > 0)
             pd_alpha_refine(&ob->alpha, est, meas);
     }
-    for (int s = 0; s < rt.ntasks; s++)
+    for (int s = 0; s < rt.ntasks; s++) {
+        if (rt.tasks[s]->ran && rc == PD_OK)
+            rt_record_instance(rt.tasks[s]);
         rt.tasks[s]->ran = 0;
+    }
     free(l.v);
     if (rt.sampling)
         pd_sampler_reset_counts();

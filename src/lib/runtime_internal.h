@@ -52,6 +52,16 @@ typedef struct {
     int rebinding;        /* LB_HM_config is moving it with others in one call */
 } rt_object;
 
+/* One completed instance of a task, as the robust estimates need it. */
+#define RT_HISTORY 32 /* instances kept per task */
+#define RT_WINDOW 8   /* most recent ones (of the same input if any) a prediction rests on */
+typedef struct {
+    uint64_t input; /* rt_input_signature of the sizes it ran with */
+    double time;    /* wall time, seconds */
+    double g;       /* time / DRAM-only time at its measured share r0 */
+    double scale;   /* Eq. 1 scale of its input against the base input */
+} rt_instance;
+
 /* A sampled region's accesses for one task, as fractions of its object's
  * size, so the hotness survives reallocation and resizing. */
 typedef struct {
@@ -77,6 +87,12 @@ typedef struct {
     double base_model_in[PD_NFEATURES]; /* NaN = not measured */
     size_t nacc;          /* length of the per-object arrays below */
     double *base_acc;     /* [nacc] */
+
+    rt_instance hist[RT_HISTORY]; /* ring, hist_next the oldest once full */
+    int nhist, hist_next;
+    double pred_cv;       /* robust CV of what the last prediction rests on (NaN: < 2) */
+    int pred_n;           /* instances it rests on */
+    int pred_same_input;  /* 1: they ran the predicted input itself */
 
     double last_time, last_r0;
     double last_feat[PD_NFEATURES];
@@ -138,6 +154,10 @@ extern rt_state rt;
 /* objects.c */
 void rt_objects_free(void);
 size_t rt_objects_total_bytes(void);
+/* Which input the objects hold: a hash of every registered object's
+ * position and size (sampled: the sizes the last instance ran with), so a
+ * reallocated input of the same sizes is the same input. */
+uint64_t rt_input_signature(int sampled);
 int rt_sampler_sync_ranges(void); /* instance start: object sizes, sample table */
 
 /* tasks.c */

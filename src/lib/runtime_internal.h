@@ -54,7 +54,7 @@ typedef struct {
 
 /* One completed instance of a task, as the robust estimates need it. */
 #define RT_HISTORY 32 /* instances kept per task */
-#define RT_WINDOW 8   /* most recent ones (of the same input if any) a prediction rests on */
+#define RT_WINDOW 3   /* most recent ones (of the same input if any) a prediction rests on */
 typedef struct {
     uint64_t input; /* rt_input_signature of the sizes it ran with */
     double time;    /* wall time, seconds */

@@ -236,14 +236,15 @@ static double median_of(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* DRAM-only time of the task's next instance at the base input's scale
- * times scale_next, from its recent instances: the median over the last
- * RT_WINDOW instances of the input it will run (each brought to DRAM-only
- * time by its measured share), or, for an input not seen yet, the median
- * over the last RT_WINDOW instances of any input, each brought to the base
- * input's scale by its own Eq. 1 scale, times scale_next. A median, not
- * the first instance: one slow or fast instance (a first touch, a noisy
- * neighbour, a sampling burst) moves it by nothing. NAN without history. */
+/* DRAM-only time of the task's next instance, from its recent instances:
+ * the median over the last RT_WINDOW instances of the input it will run
+ * (each brought to DRAM-only time by its measured share), or, for an input
+ * not seen yet, the median over its last RT_WINDOW instances of any input,
+ * each divided by its own Eq. 1 scale, times scale_next (the next input's).
+ * A median, not the first instance: one slow or fast instance (a first
+ * touch, a noisy neighbour, a sampling burst) moves nothing. Only a few
+ * instances, because times shift in regimes that a long window follows too
+ * slowly (docs/runtime.md, bench-predict). NAN without history. */
 static double robust_dram_time(rt_task *t, double scale_next)
 {
     uint64_t next = rt_input_signature(0);

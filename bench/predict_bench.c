@@ -265,6 +265,7 @@ int main(int argc, char **argv)
     if (!pred || !meas || !naive || !which || !occ)
         return 1;
     input_arrays in = {0};
+    double moved_same = 0; /* bytes migrated at sync points between instances of one input */
     int k = 0;
     for (int r = 0; r < rounds; r++) {
         for (int i = 0; i < ninputs; i++) {
@@ -304,6 +305,9 @@ int main(int argc, char **argv)
                     fprintf(stderr, "predict_bench: pd_sync_point: %s\n", pd_strerror(rc));
                     return 1;
                 }
+                pd_profile_info info;
+                if (j > 0 && pd_profile_info_get(&info) == PD_OK) /* same input as the instance before */
+                    moved_same += info.bytes_moved;
                 if (csv)
                     fprintf(csv, "%d,%g,%d,%.9g,%.9g,%.9g\n", k, mib[i], occ[k], pred[k], meas[k], naive[k]);
             }
@@ -351,6 +355,9 @@ int main(int argc, char **argv)
            nl, 100 * mrt, 100 * mnv, mrt / mnv);
     printf("  first instance of an input (%zu): median |error| %.1f%%, range %+.1f%% .. %+.1f%%\n", nf,
            100 * mfirst_abs, 100 * lo, 100 * hi);
+    if (backend != PD_BACKEND_NONE)
+        printf("  migrated between instances of an unchanged input: %.1f MiB in %d sync points\n",
+               moved_same / MIB, rounds * ninputs * (reps - 1));
     for (int i = 0; i < ninputs; i++) {
         size_t n = 0, nn = 0;
         double *w = calloc((size_t)total, sizeof *w), msum = 0;

@@ -1106,6 +1106,8 @@ static void parse_output(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
         const char *m = scalar(v);
         if (!m || (strcmp(m, "append") && strcmp(m, "overwrite")))
             err_at(c, node_line(v), "output.sink.mode", "must be append or overwrite, found '%s'", m ? m : type_desc(v));
+        else
+            cfg->sink_overwrite = !strcmp(m, "overwrite");
     }
     if ((v = map_get(c, sink, "path")))
         get_text(c, v, "output.sink.path", &cfg->sink_path);

@@ -91,6 +91,7 @@ typedef struct {
     char **metrics;                  /* union of every script's metrics, in order: results.csv columns */
     size_t nmetrics;
     pd_cfg_text sink_path; /* text NULL: run_dir/results.csv */
+    int sink_overwrite;    /* output.sink.mode overwrite: the sink holds this run's rows only */
     pd_search_method search;
     struct {
         long n_samples;      /* 0: use percentage */

@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +61,19 @@ int pd_bench_write_status(const pd_bench_task *t, const char *executor)
 
 /* ------------------------------------------------------------ results */
 
-static void results_text(const pd_bench_run *run, pd_str *out)
+/* key is a whole line of text */
+static int line_in(const char *text, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (!strncmp(p, key, n) && (p[n] == '\n' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+/* The header and every succeeded repetition's row; with skip, only the rows
+ * whose "exec_NNNN,R" key is not a line of skip (rows already appended). */
+static void results_rows(const pd_bench_run *run, const char *skip, pd_str *out)
 {
     const pd_bench_config *cfg = &run->cfg;
     pd_str_append(out, "execution_id,repetition");
@@ -77,7 +90,11 @@ static void results_text(const pd_bench_run *run, pd_str *out)
         const pd_bench_task *t = &run->tasks[k];
         if (t->state != PD_TASK_SUCCEEDED)
             continue;
-        pd_str_printf(out, "exec_%04d,%d", t->exec_id, t->repetition);
+        char key[64];
+        snprintf(key, sizeof key, "exec_%04d,%d", t->exec_id, t->repetition);
+        if (skip && line_in(skip, key))
+            continue;
+        pd_str_append(out, key);
         for (size_t i = 0; i < cfg->nvars; i++) {
             pd_str v = {0};
             pd_val_append(&v, &t->values[i]);
@@ -91,6 +108,11 @@ static void results_text(const pd_bench_run *run, pd_str *out)
         }
         pd_str_append(out, "\n");
     }
+}
+
+static void results_text(const pd_bench_run *run, pd_str *out)
+{
+    results_rows(run, NULL, out);
 }
 
 static void write_results(const pd_bench_run *run)
@@ -117,35 +139,74 @@ static void mkdir_parent(const char *path)
     free(dir);
 }
 
-/* output.sink.path, when it is not run_dir/results.csv: append (mode append,
- * same header) or replace. */
+/* Keys ("exec_NNNN,R") of the rows this run appended to output.sink.path,
+ * one a line, so a resumed run appends only the rows it has not. */
+#define SINK_LEDGER "__paddiser_sink_rows"
+
+/* output.sink.path, when it is not run_dir/results.csv. mode overwrite: the
+ * sink is replaced by this run's rows (all of them, after a resume too).
+ * mode append (the default): rows not yet appended by this run go to the
+ * end when the sink's header is the same (a new or different sink is
+ * written whole), and their keys to the run's ledger, so an interrupted and
+ * resumed run leaves each repetition's row there once. */
 static void write_sink(const pd_bench_run *run, const char *sink)
 {
-    char own[PATH_MAX + 16];
+    char own[PATH_MAX + 16], ledger[PATH_MAX + 32];
     snprintf(own, sizeof own, "%s/results.csv", run->run_dir);
     if (!sink || !strcmp(sink, own))
         return;
-    pd_str s = {0};
-    results_text(run, &s);
+    snprintf(ledger, sizeof ledger, "%s/" SINK_LEDGER, run->run_dir);
+    pd_str s = {0}, keys = {0};
+    results_rows(run, NULL, &s);
     if (!s.data)
         return;
-    char *old = pd_read_file(sink, NULL);
     const char *nl = strchr(s.data, '\n');
     size_t hlen = nl ? (size_t)(nl - s.data) + 1 : s.len;
-    mkdir_parent(sink);
-    int rc;
-    if (old && !strncmp(old, s.data, hlen)) {
-        FILE *f = fopen(sink, "a");
-        rc = f && fwrite(s.data + hlen, 1, s.len - hlen, f) == s.len - hlen ? 0 : -1;
-        if (f && fclose(f) != 0)
-            rc = -1;
-    } else {
-        rc = pd_write_file_atomic(sink, s.data, s.len);
+    char *old = run->cfg.sink_overwrite ? NULL : pd_read_file(sink, NULL);
+    int append = old && !strncmp(old, s.data, hlen);
+    char *done = append ? pd_read_file(ledger, NULL) : NULL;
+    if (append && done) { /* only the rows this run has not appended yet */
+        pd_str_free(&s);
+        results_rows(run, done, &s);
     }
-    if (rc != 0)
+    /* the keys of the rows written now: the first two fields of each */
+    for (const char *p = s.data + hlen; *p;) {
+        const char *e = strchr(p, '\n'), *c1 = strchr(p, ',');
+        const char *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+        size_t klen = c2 && (!e || c2 < e) ? (size_t)(c2 - p) : e ? (size_t)(e - p) : strlen(p);
+        pd_str_printf(&keys, "%.*s\n", (int)klen, p);
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    mkdir_parent(sink);
+    int rc = 0;
+    if (append) {
+        if (s.len > hlen) {
+            int fd = open(sink, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+            rc = fd >= 0 && write(fd, s.data + hlen, s.len - hlen) == (ssize_t)(s.len - hlen) ? 0 : -1;
+            if (fd >= 0 && close(fd) != 0)
+                rc = -1;
+        }
+    } else {
+        /* written whole: no earlier row of this run is in it any more */
+        rc = pd_write_file_atomic(sink, s.data, s.len);
+        if (rc == 0)
+            unlink(ledger);
+    }
+    if (rc != 0) {
         fprintf(stderr, "paddiser bench: warning: cannot write output.sink.path %s: %s\n", sink, strerror(errno));
+    } else if (!run->cfg.sink_overwrite && keys.len) {
+        int fd = open(ledger, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0 || write(fd, keys.data, keys.len) != (ssize_t)keys.len)
+            fprintf(stderr, "paddiser bench: warning: cannot write %s: %s\n", ledger, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+    }
     free(old);
+    free(done);
     pd_str_free(&s);
+    pd_str_free(&keys);
 }
 
 /* ----------------------------------------------------------- callbacks */

@@ -246,6 +246,9 @@ static bool trace_open(trace_reader *t, const char *path, const char *const *col
     t->csv = pd_csv_reader_open(path, 0, err, sizeof err);
     if (!t->csv)
         return false;
+    /* a row cut short by a failed write (no line end) is not a sample: cut
+     * inside its last field it would parse as a whole row, wrongly */
+    pd_csv_reader_complete_lines(t->csv, true);
     pd_csv_row hdr;
     if (pd_csv_reader_next(t->csv, &hdr, err, sizeof err) <= 0)
         goto fail;

@@ -331,6 +331,7 @@ struct pd_csv_reader {
     size_t cap;
     char *pos, *end; /* unread text */
     bool eof, bom_checked, failed;
+    bool complete_lines, tail_terminated, dropped;
     size_t line, record_line;
     field_vec fields;
     char msg[320]; /* the error, repeated by later calls */
@@ -408,6 +409,8 @@ static bool refill(pd_csv_reader *r)
         }
         if (n == 0) {
             r->eof = true;
+            /* the file's last byte: does its last record have a line end? */
+            r->tail_terminated = r->end == r->buf || r->end[-1] == '\n' || r->end[-1] == '\r';
             break;
         }
         r->end += n;
@@ -438,6 +441,10 @@ int pd_csv_reader_next(pd_csv_reader *r, pd_csv_row *row, char *err, size_t errl
             r->pos = next;
             if (is_blank(&r->fields, 0))
                 continue;
+            if (r->complete_lines && r->eof && next == r->end && !r->tail_terminated) {
+                r->dropped = true; /* cut short by its writer */
+                return 0;
+            }
             row->fields = r->fields.v;
             row->nfields = r->fields.n;
             return 1;
@@ -462,6 +469,10 @@ int pd_csv_reader_next(pd_csv_reader *r, pd_csv_row *row, char *err, size_t errl
 }
 
 size_t pd_csv_reader_line(const pd_csv_reader *r) { return r->record_line; }
+
+void pd_csv_reader_complete_lines(pd_csv_reader *r, bool on) { r->complete_lines = on; }
+
+int pd_csv_reader_dropped(const pd_csv_reader *r) { return r->dropped; }
 
 void pd_csv_reader_close(pd_csv_reader *r)
 {

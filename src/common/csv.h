@@ -61,6 +61,13 @@ pd_csv_reader *pd_csv_reader_open(const char *path, size_t block_size, char *err
  * the end of the file, -1 with err (file, line, reason: unterminated quoted
  * field, read error, out of memory); after -1 the reader only returns -1. */
 int pd_csv_reader_next(pd_csv_reader *r, pd_csv_row *row, char *err, size_t errlen);
+/* Append-only files a writer may have cut short (trace CSVs: a failed or
+ * interrupted write): with on, a last record without a line end is not
+ * returned (a row cut inside its last field would parse as a whole row with
+ * a wrong value), and pd_csv_reader_dropped says so. Off by default. */
+void pd_csv_reader_complete_lines(pd_csv_reader *r, bool on);
+/* 1 when a cut last record was left out. */
+int pd_csv_reader_dropped(const pd_csv_reader *r);
 /* Line number (1-based) where the last record returned starts. */
 size_t pd_csv_reader_line(const pd_csv_reader *r);
 void pd_csv_reader_close(pd_csv_reader *r);

@@ -836,6 +836,8 @@ static bool stream_file(trace_ctx *c, const char *path, const char *name, size_t
     const char *const *cols = trace_kinds[c->kind].cols;
     char err[512];
     pd_csv_reader *rd = pd_csv_reader_open(path, 0, err, sizeof err);
+    if (rd) /* a sampler's last row may be cut short by a failed write */
+        pd_csv_reader_complete_lines(rd, true);
     pd_csv_row row;
     int got = rd ? pd_csv_reader_next(rd, &row, err, sizeof err) : -1;
     if (got == 0)

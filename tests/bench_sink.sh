@@ -3,7 +3,8 @@
 # its --resume leave each repetition's row in the sink once (it used to
 # append every succeeded row again: 9 rows for 6 repetitions), and a second
 # run appends its own; with mode overwrite the sink holds the last run's
-# rows only (it used to be ignored: two runs gave 12 rows).
+# rows only (it used to be ignored: two runs gave 12 rows). A sink that
+# cannot be written makes the run exit 1.
 set -eu
 BUILD=${BUILD:-build}
 PD=$(cd "$BUILD" && pwd)/paddiser
@@ -58,4 +59,12 @@ for mode in append overwrite; do
     [ $mode = append ] && want=12
     [ "$(rows sink_$mode.csv)" -eq $want ] || fail "$mode: after two runs want $want rows: $(cat sink_$mode.csv)"
 done
+# a sink that cannot be written fails the run (it used to exit 0 with a warning)
+study append wd_bad | sed "s|path: $T/sink_append.csv|path: $T/adir|" >bad.yaml
+mkdir adir
+rm -f slow.flag
+rc=0; "$PD" bench bad.yaml -q >/dev/null 2>bad.log || rc=$?
+[ "$rc" -eq 1 ] || { cat bad.log; fail "unwritable sink: exit $rc, want 1"; }
+grep -q "cannot write output.sink.path $T/adir" bad.log || fail "unwritable sink not named: $(cat bad.log)"
+grep -q "results were not all saved" bad.log || fail "no final word on the lost results: $(cat bad.log)"
 echo "bench_sink: ok"

@@ -115,15 +115,20 @@ static void results_text(const pd_bench_run *run, pd_str *out)
     results_rows(run, NULL, out);
 }
 
-static void write_results(const pd_bench_run *run)
+/* 0, or -1 after saying why on stderr. */
+static int write_results(const pd_bench_run *run)
 {
     pd_str s = {0};
     results_text(run, &s);
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/results.csv", run->run_dir);
-    if (!s.data || pd_write_file_atomic(path, s.data, s.len) != 0)
-        fprintf(stderr, "paddiser bench: warning: cannot write %s: %s\n", path, strerror(errno));
+    int rc = 0;
+    if (!s.data || pd_write_file_atomic(path, s.data, s.len) != 0) {
+        fprintf(stderr, "paddiser bench: cannot write %s: %s\n", path, strerror(errno));
+        rc = -1;
+    }
     pd_str_free(&s);
+    return rc;
 }
 
 /* Creates the directory a file is to go in (a failure shows when the file
@@ -149,17 +154,17 @@ static void mkdir_parent(const char *path)
  * end when the sink's header is the same (a new or different sink is
  * written whole), and their keys to the run's ledger, so an interrupted and
  * resumed run leaves each repetition's row there once. */
-static void write_sink(const pd_bench_run *run, const char *sink)
+static int write_sink(const pd_bench_run *run, const char *sink)
 {
     char own[PATH_MAX + 16], ledger[PATH_MAX + 32];
     snprintf(own, sizeof own, "%s/results.csv", run->run_dir);
     if (!sink || !strcmp(sink, own))
-        return;
+        return 0;
     snprintf(ledger, sizeof ledger, "%s/" SINK_LEDGER, run->run_dir);
     pd_str s = {0}, keys = {0};
     results_rows(run, NULL, &s);
     if (!s.data)
-        return;
+        return -1;
     const char *nl = strchr(s.data, '\n');
     size_t hlen = nl ? (size_t)(nl - s.data) + 1 : s.len;
     char *old = run->cfg.sink_overwrite ? NULL : pd_read_file(sink, NULL);
@@ -195,7 +200,7 @@ static void write_sink(const pd_bench_run *run, const char *sink)
             unlink(ledger);
     }
     if (rc != 0) {
-        fprintf(stderr, "paddiser bench: warning: cannot write output.sink.path %s: %s\n", sink, strerror(errno));
+        fprintf(stderr, "paddiser bench: cannot write output.sink.path %s: %s\n", sink, strerror(errno));
     } else if (!run->cfg.sink_overwrite && keys.len) {
         int fd = open(ledger, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0 || write(fd, keys.data, keys.len) != (ssize_t)keys.len)
@@ -207,6 +212,7 @@ static void write_sink(const pd_bench_run *run, const char *sink)
     free(done);
     pd_str_free(&s);
     pd_str_free(&keys);
+    return rc;
 }
 
 /* ----------------------------------------------------------- callbacks */
@@ -784,8 +790,9 @@ int pd_bench_main(const pd_bench_options *opt)
     /* Execute */
     int xrc = cfg->executor == PD_EXEC_SLURM ? pd_exec_slurm(run, cfg->parallel, cfg->poll_interval_s)
                                              : pd_exec_local(run, cfg->parallel);
-    write_results(run);
-    write_sink(run, sink);
+    /* results not saved: the run did not succeed, whatever the scripts did */
+    int lost = write_results(run) != 0;
+    lost |= write_sink(run, sink) != 0;
     size_t ok = 0, failed = 0, cancelled = 0;
     for (size_t k = 0; k < run->ntasks; k++) {
         ok += run->tasks[k].state == PD_TASK_SUCCEEDED;
@@ -824,6 +831,10 @@ int pd_bench_main(const pd_bench_options *opt)
     printf("report: %s\n", rrc == 0 ? report : "(not written)");
     fflush(stdout);
     status = failed || cancelled ? 1 : 0;
+    if (lost) {
+        fprintf(stderr, "paddiser bench: the results were not all saved (see above): exit 1\n");
+        status = 1;
+    }
 
 out:
     if (status == 2 && created_dir)

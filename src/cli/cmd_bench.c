@@ -33,8 +33,9 @@ static void usage(FILE *out)
             "  -q, --quiet            no progress lines\n"
             "  -h, --help             this help\n"
             "\n"
-            "Exit status: 0 all repetitions succeeded, 1 some failed, 2 configuration\n"
-            "error (nothing was run), 130 interrupted (resume with --resume).\n"
+            "Exit status: 0 all repetitions succeeded, 1 some failed or their results\n"
+            "could not be saved, 2 configuration error (nothing was run), 130\n"
+            "interrupted (resume with --resume).\n"
             "See paddiser(1), and docs/bench.md in the source tree.\n");
 }
 

@@ -5,17 +5,42 @@
 #   scripts/slurm-localhost.sh env      # prints "export SLURM_CONF=..." for the clients
 #   scripts/slurm-localhost.sh stop     # stops the daemons it started, by PID
 # Everything (config, munge socket/key copy, state, spool, logs, PID files)
-# lives under $PADDISER_SLURM_DIR (default /tmp/paddiser-slurm); no system
-# service state is touched. Needs root (slurmd) and the slurm-wlm and munge
-# packages (scripts/install-deps.sh slurm-wlm munge). Ports: 16817/16818
-# unless PADDISER_SLURM_PORT (slurmctld; slurmd uses +1) says otherwise.
+# lives under $PADDISER_SLURM_DIR; no system service state is touched.
+# Without it, start makes a new directory with an unpredictable name
+# (mktemp -d) and prints "PADDISER_SLURM_DIR=..." on stdout; stop, status
+# and env need it set. A directory given must be ours, a real directory
+# (not a link) and writable by no one else: a fixed name in a shared /tmp
+# let another user plant it (and read the munge key copy, choose where
+# slurm.conf goes, have stop kill any PID). stop kills a PID only when its
+# file is not a link and the process is the daemon it names. Needs root (slurmd)
+# and the slurm-wlm and munge packages (scripts/install-deps.sh slurm-wlm
+# munge). Ports: 16817/16818 unless PADDISER_SLURM_PORT (slurmctld; slurmd
+# uses +1) says otherwise.
 set -eu
-D=${PADDISER_SLURM_DIR:-/tmp/paddiser-slurm}
+log() { echo "slurm-localhost: $*" >&2; }
+
+# the state directory: ours, a real directory, nobody else may write it
+check_dir() {
+    [ -d "$1" ] && [ ! -L "$1" ] || { log "$1 is not a directory"; exit 1; }
+    [ "$(stat -c %u "$1")" = "$(id -u)" ] || { log "$1 belongs to someone else: refusing it"; exit 1; }
+    case $(stat -c %A "$1") in
+        ?????w????|????????w?) log "$1 is writable by others: refusing it"; exit 1;;
+    esac
+}
+if [ -n "${PADDISER_SLURM_DIR:-}" ]; then
+    D=$PADDISER_SLURM_DIR
+    [ "${1:-}" = start ] && [ ! -e "$D" ] && mkdir -m 0755 "$D"
+    check_dir "$D"
+elif [ "${1:-}" = start ]; then
+    D=$(mktemp -d "${TMPDIR:-/tmp}/paddiser-slurm.XXXXXX")
+    echo "PADDISER_SLURM_DIR=$D"
+else
+    log "PADDISER_SLURM_DIR is not set (start prints the directory it made)"
+    exit 2
+fi
 PORT=${PADDISER_SLURM_PORT:-16817}
 CONF=$D/etc/slurm.conf
 CPUS=${PADDISER_SLURM_CPUS:-2}
-
-log() { echo "slurm-localhost: $*" >&2; }
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
@@ -80,8 +105,7 @@ start() {
     for b in munged slurmctld slurmd sinfo; do
         command -v $b >/dev/null 2>&1 || { log "$b not found: scripts/install-deps.sh slurm-wlm munge"; exit 1; }
     done
-    # Local state dirs must be ours (and not world-writable) for munged.
-    mkdir -p "$D"
+    # ours and not writable by others (check_dir); munged must traverse it
     chmod 0755 "$D"
     write_conf
     start_munge
@@ -103,9 +127,21 @@ start() {
     log "up: SLURM_CONF=$CONF (node idle after ~$((i / 10)).$((i % 10)) s)"
 }
 
+# kills the PID in file $1 only if the file is not a link and the process
+# is $2 (munged writes its own PID file, as the munge user)
 stop_pidfile() {
+    if [ -L "$1" ]; then
+        log "$1 is a link: not killing what it names"
+        return 0
+    fi
     if alive "$1"; then
         pid=$(cat "$1")
+        comm=$(cat "/proc/$pid/comm" 2>/dev/null || true)
+        if [ "$comm" != "$2" ]; then
+            log "$1 names PID $pid, which is '$comm', not $2: not killing it"
+            rm -f "$1"
+            return 0
+        fi
         kill "$pid"
         i=0
         while kill -0 "$pid" 2>/dev/null; do
@@ -118,9 +154,9 @@ stop_pidfile() {
 }
 
 stop() {
-    stop_pidfile "$D/slurmd.pid"
-    stop_pidfile "$D/slurmctld.pid"
-    stop_pidfile "$D/munge/munged.pid"
+    stop_pidfile "$D/slurmd.pid" slurmd
+    stop_pidfile "$D/slurmctld.pid" slurmctld
+    stop_pidfile "$D/munge/munged.pid" munged
     log "stopped"
 }
 

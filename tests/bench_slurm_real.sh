@@ -12,8 +12,11 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PD=$(cd "$BUILD" && pwd)/paddiser
 STUDY=${CHECK_SLURM_STUDY:-$ROOT/examples/membw/membw.yaml}
 export MEMBW_BIN=${MEMBW_BIN:-$(cd "$BUILD" && pwd)/membw-triad}
-D=${PADDISER_SLURM_DIR:-/tmp/paddiser-slurm}
 W=$(mktemp -d /tmp/paddiser-check-slurm.XXXXXX)
+chmod 0711 "$W" # munged (the munge user) reaches its socket below
+# the cluster's state in a directory of this test's own, never a fixed name
+export PADDISER_SLURM_DIR=$W/slurm
+D=$PADDISER_SLURM_DIR
 trap '"$ROOT/scripts/slurm-localhost.sh" stop; rm -rf "$W"' EXIT
 fail() { echo "check-slurm: FAIL: $*" >&2; exit 1; }
 

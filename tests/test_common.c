@@ -1,4 +1,5 @@
 /* Tests of src/common: CSV parsing/writing, strict number parsing, strings. */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 
 #include "common/csv.h"
@@ -155,6 +157,50 @@ static void test_reader_complete_lines(void **state)
     remove_temp(pc);
     remove_temp(pw);
     remove_temp(pq);
+}
+
+/* A file or link planted at the old temporary name PATH.tmp.<pid> is never
+ * written through (issue #13: it truncated the link's target), and a link
+ * at PATH itself is replaced, not followed. */
+static void test_write_atomic_ignores_planted_links(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pd-atomic-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256], planted[300], target[256], target2[256];
+    snprintf(path, sizeof path, "%s/results.csv", dir);
+    snprintf(planted, sizeof planted, "%s.tmp.%ld", path, (long)getpid());
+    snprintf(target, sizeof target, "%s/precious", dir);
+    snprintf(target2, sizeof target2, "%s/precious2", dir);
+    assert_int_equal(pd_write_file(target, "keep me\n", 8), 0);
+    assert_int_equal(pd_write_file(target2, "keep me too\n", 12), 0);
+    assert_int_equal(symlink(target, planted), 0);
+    assert_int_equal(symlink(target2, path), 0);
+    assert_int_equal(pd_write_file_atomic(path, "a,b\n1,2\n", 8), 0);
+    char *t = pd_read_file(target, NULL), *t2 = pd_read_file(target2, NULL), *r = pd_read_file(path, NULL);
+    assert_string_equal(t, "keep me\n");
+    assert_string_equal(t2, "keep me too\n");
+    assert_string_equal(r, "a,b\n1,2\n");
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_mode & 0777, 0644);
+    free(t);
+    free(t2);
+    free(r);
+    /* nothing left behind but the four names */
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    assert_int_equal(n, 4);
+    unlink(planted);
+    unlink(path);
+    unlink(target);
+    unlink(target2);
+    rmdir(dir);
 }
 
 static void test_reader_row_longer_than_block(void **state)
@@ -361,6 +407,7 @@ int main(void)
         cmocka_unit_test(test_csv_put_field),
         cmocka_unit_test(test_parse_numbers),
         cmocka_unit_test(test_reader_complete_lines),
+        cmocka_unit_test(test_write_atomic_ignores_planted_links),
         cmocka_unit_test(test_sysroot_override),
         cmocka_unit_test(test_str_and_trim),
     };

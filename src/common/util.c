@@ -120,22 +120,41 @@ int pd_write_file(const char *path, const char *data, size_t len)
 
 int pd_write_file_atomic(const char *path, const char *data, size_t len)
 {
+    /* The temporary name is unpredictable and created exclusively (mkstemp:
+     * O_CREAT | O_EXCL, so a planted file or link there is never written
+     * through; it used to be PATH.tmp.<pid>), and rename replaces a link at
+     * path rather than following it. */
     char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp) {
         errno = ENAMETOOLONG;
         return -1;
     }
-    if (pd_write_file(tmp, data, len) != 0) {
-        unlink(tmp);
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0)
         return -1;
+    int rc = fchmod(fd, 0644); /* as a plain create would, not mkstemp's 0600 */
+    for (size_t off = 0; rc == 0 && off < len;) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            rc = -1;
+            break;
+        }
+        off += (size_t)w;
     }
-    if (rename(tmp, path) != 0) {
+    if (close(fd) != 0)
+        rc = -1;
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = -1;
+    if (rc != 0) {
         int e = errno;
         unlink(tmp);
         errno = e;
-        return -1;
     }
-    return 0;
+    return rc;
 }
 
 int pd_mkdir_p(const char *path, unsigned mode)

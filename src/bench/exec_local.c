@@ -25,8 +25,9 @@ static pid_t start_task(const pd_bench_run *run, const pd_bench_task *t)
         _exit(126);
     }
     int in = open("/dev/null", O_RDONLY);
-    int out = open("stdout", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = open("stderr", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    /* O_NOFOLLOW: a link planted in the repetition directory is not written through */
+    int out = open("stdout", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
+    int err = open("stderr", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
     if (in < 0 || out < 0 || err < 0) {
         dprintf(2, "paddiser bench: cannot open stdout/stderr in %s: %s\n", t->dir, strerror(errno));
         _exit(126);

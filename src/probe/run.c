@@ -319,7 +319,8 @@ static int trace_open(trace_file *t)
 {
     if (t->fd >= 0)
         return 0;
-    int fd = open(t->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    /* never through a link planted in the repetition directory */
+    int fd = open(t->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0) {
         fprintf(stderr, PROG ": cannot open %s: %s\n", t->path, strerror(errno));
         return -1;

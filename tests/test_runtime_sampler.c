@@ -374,7 +374,8 @@ static void test_allowance_before_budget(void **state)
 {
     (void)state;
     pd_sampler_stop();
-    pd_sampler_config cfg = {.seed = 7, .period_ms = 0, .budget = 1e-9, .min_per_object = 1, .allowance_s = 10};
+    pd_sampler_config cfg = {.seed = 7, .period_ms = 0, .budget = 1e-9, .min_per_object = 1, .allowance_s = 10,
+                             .allowance_frac = -1};
     assert_int_equal(pd_sampler_start(&cfg), 0);
     unsigned char *buf = map_buf(2 * MB);
     pd_sampler_range r = {buf, 2 * MB, 0};
@@ -392,6 +393,43 @@ static void test_allowance_before_budget(void **state)
     assert_int_equal(st.skipped, 0);
     pd_sampler_reset_counts();
     assert_int_equal(pd_sampler_count(0, 0), 0);
+    munmap(buf, 2 * MB);
+}
+
+/* The allowance is a share of the previous instance's length: the first
+ * instance gets the whole allowance_s (every re-arm due), an instance
+ * after one that lasted microseconds gets about nothing (with a share of
+ * 1e-9: femtoseconds), so the budget decides at once. */
+static void test_allowance_is_a_share_of_the_instance(void **state)
+{
+    (void)state;
+    pd_sampler_stop();
+    pd_sampler_config cfg = {.seed = 7, .period_ms = 0, .budget = 1e-9, .min_per_object = 1, .allowance_s = 10,
+                             .allowance_frac = 1e-9};
+    assert_int_equal(pd_sampler_start(&cfg), 0);
+    unsigned char *buf = map_buf(2 * MB);
+    pd_sampler_range r = {buf, 2 * MB, 0};
+    assert_int_equal(pd_sampler_set_ranges(&r, 1), 0);
+    pd_sampler_set_thread_task(0);
+    for (int inst = 0; inst < 2; inst++) {
+        pd_sampler_stats st0, st;
+        pd_sampler_get_stats(&st0);
+        pd_sampler_arm();
+        for (int i = 0; i < 3; i++) {
+            touch_region(buf, 0, 2 * MB);
+            pd_sampler_rearm_if_due();
+        }
+        pd_sampler_disarm();
+        pd_sampler_get_stats(&st);
+        if (inst == 0) { /* no length known yet: the whole allowance */
+            assert_int_equal(pd_sampler_count(0, 0), 3);
+            assert_int_equal(st.skipped - st0.skipped, 0);
+        } else { /* the first pass costs more than the share: the rest are skipped */
+            assert_int_equal(pd_sampler_count(0, 0), 1);
+            assert_int_equal(st.skipped - st0.skipped, 3);
+        }
+        pd_sampler_reset_counts();
+    }
     munmap(buf, 2 * MB);
 }
 
@@ -479,6 +517,7 @@ int main(void)
         cmocka_unit_test_teardown(test_drop_object_unprotects_at_once, teardown),
         cmocka_unit_test_teardown(test_budget_skips_early_rearm, teardown),
         cmocka_unit_test_teardown(test_allowance_before_budget, teardown),
+        cmocka_unit_test_teardown(test_allowance_is_a_share_of_the_instance, teardown),
         cmocka_unit_test_teardown(test_small_objects_get_every_page, teardown),
         cmocka_unit_test_teardown(test_dense_budget_shrinks_floor, teardown),
         cmocka_unit_test_teardown(test_frequency_ranks_pages_per_task, teardown),

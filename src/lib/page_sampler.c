@@ -45,7 +45,10 @@ static struct {
     double last_pass;  /* seconds the last re-arm pass took */
     uint64_t faults_at_pass; /* S.faults when it ended */
     double fault_cost; /* seconds per sampled fault (arm, trap, handler, restore), calibrated */
-    double allowance;  /* seconds of sampling cost per instance before the budget applies */
+    double allowance;  /* seconds of sampling cost per instance before the budget applies, at most */
+    double allowance_frac; /* ... and at most this share of the previous instance (< 0: no bound) */
+    double inst_allowance; /* this instance's */
+    double inst_start; /* monotonic seconds: this instance began (counts reset) */
     double inst_passes; /* this instance (since the counts were reset): pass seconds */
     uint64_t inst_faults_base; /* S.faults when it began */
     _Atomic uintptr_t scratch; /* calibration page: the handler only restores it */
@@ -235,7 +238,7 @@ static double due_time(void)
         return 0; /* unlimited: always due */
     /* Within an instance's allowance every pass is due. */
     double inst = S.inst_passes + (double)(atomic_load(&S.faults) - S.inst_faults_base) * S.fault_cost;
-    if (inst < S.allowance)
+    if (inst < S.inst_allowance)
         return 0;
     double faults = (double)(atomic_load(&S.faults) - S.faults_at_pass);
     return S.last_end + (S.last_pass + faults * S.fault_cost) / S.budget;
@@ -638,6 +641,9 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     S.last_pass = 0;
     S.faults_at_pass = 0;
     S.allowance = cfg && cfg->allowance_s < 0 ? 0 : cfg && cfg->allowance_s > 0 ? cfg->allowance_s : 0.02;
+    S.allowance_frac = cfg && cfg->allowance_frac < 0 ? -1 : cfg && cfg->allowance_frac > 0 ? cfg->allowance_frac : 0.02;
+    S.inst_allowance = S.allowance;
+    S.inst_start = pd_monotonic();
     S.inst_passes = 0;
     S.inst_faults_base = 0;
     atomic_store(&S.passes, 0);
@@ -809,7 +815,12 @@ void pd_sampler_reset_counts(void)
         atomic_store(&t->hwait[h], 0);
         atomic_store(&t->hkey[h], 0);
     }
-    /* A new instance: a new allowance. */
+    /* A new instance: a new allowance, a share of the last one's length. */
+    double now = pd_monotonic();
+    S.inst_allowance = S.allowance;
+    if (S.allowance_frac > 0 && S.allowance_frac * (now - S.inst_start) < S.inst_allowance)
+        S.inst_allowance = S.allowance_frac * (now - S.inst_start);
+    S.inst_start = now;
     S.inst_passes = 0;
     S.inst_faults_base = atomic_load(&S.faults);
     pthread_mutex_unlock(&S.lock);

@@ -181,6 +181,8 @@ int pd_init(const pd_options *opt)
             /* 0 = unlimited */
             .budget = env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1) ? env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1) / 100.0 : -1,
             .allowance_s = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 20) ? env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 20) / 1000.0 : -1,
+            /* 0 = the fixed allowance alone */
+            .allowance_frac = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_PCT", 2) ? env_unsigned("PADDISER_SAMPLE_ALLOWANCE_PCT", 2) / 100.0 : -1,
         };
         int src = pd_sampler_start(&cfg);
         if (src == 0)

@@ -117,7 +117,10 @@ static void test_cpu_two_hosts(void **state)
                    "cpu_system_pct,cpu_idle_pct\r\n"
                    "node02,101.0,0,16777216,10485760,8.0,2.0,90.0\r\n" /* 6 GiB, cpu 10 */
                    "\r\n"
-                   "node02,104.0,0,16777216,9437184,10.0,2.0,88.0");   /* 7 GiB, cpu 12 */
+                   "node02,104.0,0,16777216,9437184,10.0,2.0,88.0\r\n" /* 7 GiB, cpu 12 */
+                   /* cut short by a failed write (no line end): not a sample,
+                    * though its fields parse (cpu 12, mem 15 GiB) */
+                   "node02,105.0,0,16777216,1048576,10.0,2.0,8");
     /* a file without the needed columns is skipped as a whole */
     paths[2] = put(dir, "__iops_trace_node03_300.csv", "garbage\nnode03,1,2\n");
 

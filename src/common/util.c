@@ -294,3 +294,15 @@ int pd_path_join(char *out, size_t outlen, const char *dir, const char *name)
     }
     return 0;
 }
+
+static int cmp_median(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double pd_median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_median);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}

@@ -39,6 +39,8 @@ int pd_path_join(char *out, size_t outlen, const char *dir, const char *name);
 
 /* Strict parsers: whole string must be a number (leading/trailing blanks ok). */
 bool pd_parse_double(const char *s, double *out);
+/* Median of v[0..n) (sorts v in place); n must be > 0. */
+double pd_median(double *v, size_t n);
 bool pd_parse_long(const char *s, long *out);
 bool pd_parse_u64(const char *s, unsigned long long *out);
 

@@ -232,12 +232,6 @@ void pd_alpha_refine(pd_alpha_state *st, double estimated, double measured)
     st->refinements++;
     unsigned n = st->refinements < PD_ALPHA_WINDOW ? st->refinements : PD_ALPHA_WINDOW;
     double v[PD_ALPHA_WINDOW];
-    memcpy(v, st->target, n * sizeof *v);
-    for (unsigned i = 1; i < n; i++) /* insertion sort: at most PD_ALPHA_WINDOW */
-        for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            double x = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = x;
-        }
-    st->alpha = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    memcpy(v, st->target, n * sizeof *v); /* the ring keeps its order */
+    st->alpha = pd_median(v, n);
 }

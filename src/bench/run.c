@@ -72,8 +72,9 @@ static int line_in(const char *text, const char *key)
 }
 
 /* The header and every succeeded repetition's row; with skip, only the rows
- * whose "exec_NNNN,R" key is not a line of skip (rows already appended). */
-static void results_rows(const pd_bench_run *run, const char *skip, pd_str *out)
+ * whose "exec_NNNN,R" key is not a line of skip (rows already appended).
+ * keys (may be NULL) gets the key of each row written, one a line. */
+static void results_rows(const pd_bench_run *run, const char *skip, pd_str *out, pd_str *keys)
 {
     const pd_bench_config *cfg = &run->cfg;
     pd_str_append(out, "execution_id,repetition");
@@ -95,6 +96,8 @@ static void results_rows(const pd_bench_run *run, const char *skip, pd_str *out)
         if (skip && line_in(skip, key))
             continue;
         pd_str_append(out, key);
+        if (keys)
+            pd_str_printf(keys, "%s\n", key);
         for (size_t i = 0; i < cfg->nvars; i++) {
             pd_str v = {0};
             pd_val_append(&v, &t->values[i]);
@@ -112,7 +115,7 @@ static void results_rows(const pd_bench_run *run, const char *skip, pd_str *out)
 
 static void results_text(const pd_bench_run *run, pd_str *out)
 {
-    results_rows(run, NULL, out);
+    results_rows(run, NULL, out, NULL);
 }
 
 /* 0, or -1 after saying why on stderr. */
@@ -161,31 +164,25 @@ static int write_sink(const pd_bench_run *run, const char *sink)
     if (!sink || !strcmp(sink, own))
         return 0;
     snprintf(ledger, sizeof ledger, "%s/" SINK_LEDGER, run->run_dir);
+    char *old = run->cfg.sink_overwrite ? NULL : pd_read_file(sink, NULL);
+    char *done = old ? pd_read_file(ledger, NULL) : NULL;
     pd_str s = {0}, keys = {0};
-    results_rows(run, NULL, &s);
+    int rc = -1;
+    results_rows(run, done, &s, &keys); /* only the rows this run has not appended yet */
     if (!s.data)
-        return -1;
+        goto out; /* out of memory */
     const char *nl = strchr(s.data, '\n');
     size_t hlen = nl ? (size_t)(nl - s.data) + 1 : s.len;
-    char *old = run->cfg.sink_overwrite ? NULL : pd_read_file(sink, NULL);
     int append = old && !strncmp(old, s.data, hlen);
-    char *done = append ? pd_read_file(ledger, NULL) : NULL;
-    if (append && done) { /* only the rows this run has not appended yet */
+    if (!append && done) { /* written whole: every row */
         pd_str_free(&s);
-        results_rows(run, done, &s);
-    }
-    /* the keys of the rows written now: the first two fields of each */
-    for (const char *p = s.data + hlen; *p;) {
-        const char *e = strchr(p, '\n'), *c1 = strchr(p, ',');
-        const char *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
-        size_t klen = c2 && (!e || c2 < e) ? (size_t)(c2 - p) : e ? (size_t)(e - p) : strlen(p);
-        pd_str_printf(&keys, "%.*s\n", (int)klen, p);
-        if (!e)
-            break;
-        p = e + 1;
+        pd_str_free(&keys);
+        results_rows(run, NULL, &s, &keys);
+        if (!s.data)
+            goto out;
     }
     mkdir_parent(sink);
-    int rc = 0;
+    rc = 0;
     if (append) {
         if (s.len > hlen) {
             /* the user's own path, outside the run directory: a link there is theirs */
@@ -209,6 +206,7 @@ static int write_sink(const pd_bench_run *run, const char *sink)
         if (fd >= 0)
             close(fd);
     }
+out:
     free(old);
     free(done);
     pd_str_free(&s);

@@ -224,16 +224,10 @@ void rt_record_instance(rt_task *t)
         t->nhist++;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* The task's i-th most recent instance (0: the last), i < nhist. */
+static const rt_instance *recent(const rt_task *t, int i)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median_of(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return &t->hist[(t->hist_next - 1 - i + RT_HISTORY) % RT_HISTORY];
 }
 
 /* DRAM-only time of the task's next instance, from its recent instances:
@@ -251,7 +245,7 @@ static double robust_dram_time(rt_task *t, double scale_next)
     double v[RT_WINDOW];
     int n = 0;
     for (int i = 0; i < t->nhist && n < RT_WINDOW; i++) {
-        const rt_instance *h = &t->hist[(t->hist_next - 1 - i + RT_HISTORY) % RT_HISTORY];
+        const rt_instance *h = recent(t, i);
         if (h->input == next)
             v[n++] = h->time / h->g;
     }
@@ -259,7 +253,7 @@ static double robust_dram_time(rt_task *t, double scale_next)
     double unit = 1.0;
     if (n == 0) {
         for (int i = 0; i < t->nhist && n < RT_WINDOW; i++) {
-            const rt_instance *h = &t->hist[(t->hist_next - 1 - i + RT_HISTORY) % RT_HISTORY];
+            const rt_instance *h = recent(t, i);
             v[n++] = h->time / h->g / h->scale;
         }
         unit = scale_next;
@@ -268,12 +262,12 @@ static double robust_dram_time(rt_task *t, double scale_next)
     t->pred_cv = NAN;
     if (n == 0)
         return NAN;
-    double med = median_of(v, n);
+    double med = pd_median(v, (size_t)n);
     if (n >= 2 && med > 0) {
         double dev[RT_WINDOW];
         for (int i = 0; i < n; i++)
             dev[i] = fabs(v[i] - med);
-        t->pred_cv = 1.4826 * median_of(dev, n) / med; /* MAD, as a normal sigma */
+        t->pred_cv = 1.4826 * pd_median(dev, (size_t)n) / med; /* MAD, as a normal sigma */
     }
     return unit * med;
 }

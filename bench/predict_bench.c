@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "paddiser.h"
 
 #define MAX_INPUTS 16
@@ -45,14 +46,6 @@ typedef struct {
     double *x, *y, *z;
     uint32_t *idx;   /* random gather indices into x */
 } input_arrays;
-
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 /* Footprint: 3 double arrays + one uint32 index array = 28 bytes/element. */
 static int input_alloc(input_arrays *in, double mib, uint64_t seed)
@@ -69,7 +62,7 @@ static int input_alloc(input_arrays *in, double mib, uint64_t seed)
         in->x[i] = 1.0;
         in->y[i] = (double)(i & 7);
         in->z[i] = 0.5;
-        in->idx[i] = (uint32_t)(splitmix(&s) % in->n);
+        in->idx[i] = (uint32_t)(pd_splitmix64(&s) % in->n);
     }
     return 0;
 }
@@ -129,18 +122,9 @@ static double run_instance(input_arrays *in, int nt, double *task_time)
     return sink > -1 ? mk : -mk; /* keeps the gather alive */
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static double median(double *v, size_t n)
 {
-    if (n == 0)
-        return NAN;
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return n ? pd_median(v, n) : NAN;
 }
 
 static double cv(const double *v, size_t n)

@@ -44,12 +44,9 @@ refused "--seed must be" --seed -1
 "$P" sim study --quick -w bfs -t optane,pmem --profile-dir "$T/none" 2>"$T/err"
 [ $? -eq 2 ] || fail "study with an unknown tier should exit 2"
 grep -q "unknown tier preset 'pmem'" "$T/err" || fail "study: no message for the unknown tier"
-"$P" sim study --quick -w bfs --model /nonexistent/m.json --profile-dir "$T/none" 2>"$T/err"
-[ $? -eq 2 ] || fail "study --quick with --model (ignored) should exit 2"
-grep -q "\-\-quick leaves out" "$T/err" || fail "study: no message for --model with --quick"
-"$P" sim study -w bfs -i tiny --model /nonexistent/m.json --profile-dir "$T/none" 2>"$T/err"
-[ $? -eq 1 ] || fail "study with a missing model should exit 1"
-grep -q "/nonexistent/m.json" "$T/err" || fail "study: missing model not named"
+"$P" sim study --quick -w bfs --repeats 0 --profile-dir "$T/none" 2>"$T/err"
+[ $? -eq 2 ] || fail "study --repeats 0 should exit 2"
+grep -q "\-\-repeats" "$T/err" || fail "study: no message for --repeats 0"
 "$P" sim gen-training -w bfs -i tiny --profile-dir "$T/none" 2>"$T/err"
 [ $? -eq 2 ] || fail "gen-training without --output should exit 2"
 grep -q "needs --output" "$T/err" || fail "gen-training: no message for the missing output"
@@ -76,11 +73,20 @@ for pol in first-touch hot-first memory-mode greedy exact hot-exact; do
     grep -q "^$pol " "$T/out" || fail "run output lacks $pol"
 done
 
-"$P" sim study --quick -w stencil,dmrg -i tiny --profile-dir "$T/prof" -o "$T/r.md" \
+"$P" sim study --quick -w stencil,dmrg -i tiny --repeats 2 --profile-dir "$T/prof" -o "$T/r.md" \
     --csv "$T/r.csv" >/dev/null || fail "study failed"
-grep -q "### stencil on optane" "$T/r.md" || fail "study table lacks stencil"
-grep -q "### dmrg on optane" "$T/r.md" || fail "study table lacks dmrg"
-[ "$(wc -l <"$T/r.csv")" -eq 37 ] || fail "study csv should have 2 x 3 x 6 rows"
+grep -q "### libpaddiser (runtime) vs each policy" "$T/r.md" || fail "study lacks the headline table"
+grep -q "^| stencil |" "$T/r.md" || fail "study table lacks stencil"
+grep -q "^| dmrg |" "$T/r.md" || fail "study table lacks dmrg"
+grep -q "±" "$T/r.md" || fail "study: no confidence interval with 2 repeats"
+head -1 "$T/r.csv" | grep -q "^workload,tier,capacity,input,policy,repeat,makespan_s,cov," ||
+    fail "study csv header is not the contract's"
+# 2 workloads x 3 capacities x 12 policies x 2 repeats, every policy named as the contract says
+[ "$(wc -l <"$T/r.csv")" -eq 145 ] || fail "study csv should have 2 x 3 x 12 x 2 rows"
+for pol in runtime greedy-oracle exact-oracle hot-first hot-exact tpp hemem memtis damon colloid memory-mode first-touch; do
+    grep -q "^stencil,optane,0.20,tiny,$pol,1," "$T/r.csv" || fail "study csv lacks $pol"
+done
+[ -s "$T/prof/r1/stencil-tiny.json" ] || fail "repeat 1 not profiled afresh in its own directory"
 
 "$P" sim gen-training -w dmrg -i tiny --profile-dir "$T/prof" -n 4 -o "$T/train.csv" >/dev/null ||
     fail "gen-training failed"

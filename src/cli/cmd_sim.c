@@ -72,7 +72,7 @@ static const char help_run[] =
     "  -w, --workload W      spgemm, bfs, stencil or dmrg (its profile is cached)\n"
     "  -i, --input IN        tiny, base, in1, in2 or in3 (default base)\n"
     "  -p, --profile FILE    use this profile file instead of running a workload\n"
-    "  -t, --tier T          tier preset: optane, cxl or dram (default optane)\n"
+    "  -t, --tier T          tier preset: optane, cxl, cxl-slow or dram (default optane)\n"
     "  -c, --capacity C      fast-memory fraction of the footprint, in [0, 1] (default 0.5)\n"
     "  -P, --policy NAME     the policy the metrics and gains are of: first-touch, hot-first,\n"
     "                        memory-mode, greedy, exact, hot-exact (default exact)\n"
@@ -82,15 +82,16 @@ static const char help_run[] =
 
 static const char help_study[] =
     "usage: paddiser sim study [options]\n"
-    "Capacity sweep over workloads, inputs and tier presets: the tables of docs/results.md.\n"
+    "libpaddiser as shipped vs every baseline, scored by the independent scorer with 95% intervals\n"
+    "over repeats and sensitivity bands: the tables of docs/results.md.\n"
     "options:\n"
     H_WORKLOADS("all") H_INPUTS("base,in1,in2,in3")
-    "  -t, --tier LIST       comma list of optane,cxl,dram (default optane,cxl)\n"
-    "  -c, --capacity LIST   fast-memory fractions: 0.5, 0.1,0.5 or 0.1:0.9:0.1 (default 0.1:0.9:0.1)\n"
+    "  -t, --tier LIST       comma list of optane,cxl,cxl-slow,dram (default optane,cxl,cxl-slow)\n"
+    "  -c, --capacity LIST   fast-memory fractions: 0.5, 0.1,0.5 or 0.1:0.9:0.1 (default 0.1:0.9:0.2)\n"
     "  -o, --output FILE     write the markdown tables\n"
-    "      --csv FILE        all results, one row per policy and point\n"
-    "      --quick           base input, optane, capacities 0.2,0.5,0.8, 1 rep, no Eq. 2 table\n"
-    "      --model FILE      Eq. 2 model for the planning-on-Eq.-2 table (default: the shipped one)\n"
+    "      --csv FILE        one row per workload,tier,capacity,input,policy,repeat\n"
+    "      --repeats N       fresh profiles and seeds per repeat, 1..30 (default 5; --quick 1)\n"
+    "      --quick           base input, optane, capacities 0.2,0.5,0.8, 1 rep, 1 repeat\n"
     "  -v, --verbose         progress on stderr\n"
     H_PROFILES H_PLANNER H_HELP;
 
@@ -99,7 +100,7 @@ static const char help_gen_training[] =
     "Writes the Eq. 2 model-training CSV from the workloads' profiles.\n"
     "options:\n"
     H_WORKLOADS("all") H_INPUTS("base,in1,in2,in3")
-    "  -t, --tier T          tier preset: optane, cxl or dram (default optane)\n"
+    "  -t, --tier T          tier preset: optane, cxl, cxl-slow or dram (default optane)\n"
     "  -o, --output FILE     where to write the CSV\n"
     "  -n, --placements N    placements per task, 1..1000 (default 10)\n"
     "      --seed N          placement seed (default 1)\n"
@@ -120,7 +121,7 @@ static const char help_runtime[] =
     "libpaddiser's own placement (sim backend) vs the simulated policies, per capacity.\n"
     "options:\n"
     H_WORKLOADS("all") H_INPUTS("base")
-    "  -t, --tier T          tier preset: optane, cxl or dram (default optane)\n"
+    "  -t, --tier T          tier preset: optane, cxl, cxl-slow or dram (default optane)\n"
     "  -c, --capacity LIST   fast-memory fractions: 0.5, 0.1,0.5 or 0.1:0.9:0.1 (default 0.1,0.3,0.5,0.7)\n"
     H_PROFILES H_PLANNER H_HELP;
 
@@ -201,8 +202,8 @@ typedef struct {
     strlist workloads, inputs, tiers;
     double *caps;
     int ncaps;
-    const char *policy, *profile, *profile_dir, *metrics, *tasks_csv, *output, *csv, *model;
-    int refresh, reps, placements, quick, verbose;
+    const char *policy, *profile, *profile_dir, *metrics, *tasks_csv, *output, *csv;
+    int refresh, reps, placements, quick, verbose, repeats;
     pd_sim_policy_opts opts;
     const char *cmd; /* "paddiser sim run": names the subcommand in messages */
     int argc;        /* the subcommand's arguments, argv[0] its name */
@@ -210,7 +211,7 @@ typedef struct {
 } sim_args;
 
 enum { OPT_PROFILE_DIR = 1000, OPT_REFRESH, OPT_SEED, OPT_STEP, OPT_METRICS, OPT_TASKS_CSV,
-       OPT_CSV, OPT_QUICK, OPT_ROUNDS, OPT_MODEL };
+       OPT_CSV, OPT_QUICK, OPT_ROUNDS, OPT_REPEATS };
 
 /* Every option of the subcommands; each subcommand takes those its sim_sub
  * lists, and -h/--help. */
@@ -224,7 +225,7 @@ static const struct option all_opts[] = {
     {"tasks-csv", required_argument, NULL, OPT_TASKS_CSV}, {"output", required_argument, NULL, 'o'},
     {"csv", required_argument, NULL, OPT_CSV}, {"placements", required_argument, NULL, 'n'},
     {"quick", no_argument, NULL, OPT_QUICK}, {"rounds", required_argument, NULL, OPT_ROUNDS},
-    {"model", required_argument, NULL, OPT_MODEL}, {"verbose", no_argument, NULL, 'v'},
+    {"repeats", required_argument, NULL, OPT_REPEATS}, {"verbose", no_argument, NULL, 'v'},
 };
 
 #define MAX_SUB_OPTS 24
@@ -317,7 +318,11 @@ static int parse_args(const sim_sub *sub, int argc, char **argv, sim_args *a)
             a->opts.rounds = (int)l;
             break;
         case OPT_METRICS: a->metrics = optarg; break;
-        case OPT_MODEL: a->model = optarg; break;
+        case OPT_REPEATS:
+            if (!pd_opt_long(a->cmd, "--repeats", optarg, 1, 30, &l))
+                return 2;
+            a->repeats = (int)l;
+            break;
         case OPT_TASKS_CSV: a->tasks_csv = optarg; break;
         case 'o': a->output = optarg; break;
         case OPT_CSV: a->csv = optarg; break;
@@ -360,7 +365,7 @@ static int check_names(const sim_args *a)
     for (int k = 0; k < a->tiers.n; k++) {
         pd_sim_machine m;
         if (pd_sim_machine_preset(a->tiers.v[k], &m) != 0) {
-            fprintf(stderr, "paddiser sim: unknown tier preset '%s' (optane, cxl, dram)\n", a->tiers.v[k]);
+            fprintf(stderr, "paddiser sim: unknown tier preset '%s' (optane, cxl, cxl-slow, dram)\n", a->tiers.v[k]);
             return 2;
         }
     }
@@ -534,12 +539,9 @@ static int sim_run(sim_args *a)
 
 static int sim_study(sim_args *a)
 {
-    if (a->quick && a->model) {
-        fprintf(stderr, "paddiser sim study: --model is for the Eq. 2 table, which --quick leaves out\n");
-        return 2;
-    }
     if (a->quick ? set_defaults(a, "study", ALL_WORKLOADS, "base", "optane", "0.2,0.5,0.8")
-                 : set_defaults(a, "study", ALL_WORKLOADS, "base,in1,in2,in3", "optane,cxl", "0.1:0.9:0.1"))
+                 : set_defaults(a, "study", ALL_WORKLOADS, "base,in1,in2,in3", "optane,cxl,cxl-slow",
+                                "0.1:0.9:0.2"))
         return 1;
     pd_str cmd = {0};
     pd_str_append(&cmd, "paddiser sim study");
@@ -551,9 +553,8 @@ static int sim_study(sim_args *a)
         .tiers = (const char **)a->tiers.v, .ntiers = a->tiers.n,
         .caps = a->caps, .ncaps = a->ncaps,
         .profile_dir = a->profile_dir, .refresh = a->refresh, .reps = a->reps ? a->reps : a->quick ? 1 : 3,
-        .opts = a->opts, .md_path = a->output, .csv_path = a->csv, .command = cmd.data,
-        .verbose = a->verbose, .coarse_step = a->quick ? 0 : 0.2, .eq2 = !a->quick, .runtime = !a->quick,
-        .model_path = a->model,
+        .repeats = a->repeats ? a->repeats : a->quick ? 1 : 5,
+        .md_path = a->output, .csv_path = a->csv, .command = cmd.data, .verbose = a->verbose,
     };
     char err[512] = "";
     int rc = pd_sim_study(&cfg, err, sizeof err);
@@ -727,7 +728,7 @@ static const sim_sub sim_subs[] = {
     {"profile", sim_profile, help_profile, {'w', 'i', 'o', 'r'}},
     {"run", sim_run, help_run, {'w', 'i', 'p', 't', 'c', 'P', OPT_METRICS, OPT_TASKS_CSV, O_PROFILES, O_PLANNER}},
     {"study", sim_study, help_study,
-     {'w', 'i', 't', 'c', 'o', OPT_CSV, OPT_QUICK, OPT_MODEL, 'v', O_PROFILES, O_PLANNER}},
+     {'w', 'i', 't', 'c', 'o', OPT_CSV, OPT_QUICK, OPT_REPEATS, 'v', O_PROFILES}},
     {"gen-training", sim_gen_training, help_gen_training, {'w', 'i', 't', 'o', 'n', OPT_SEED, O_PROFILES}},
     {"verify", sim_verify, help_verify, {'w', 'i'}},
     {"sampling", sim_sampling, help_sampling, {'w', 'i'}},

@@ -74,15 +74,84 @@ int pd_sim_profile_add_object(pd_sim_profile *p, const char *name, size_t bytes,
     return p->nobjects++;
 }
 
+/* Every object in at most PD_SIM_REGIONS_PER_OBJECT regions of equal page
+ * count (the last may be shorter); regions never span objects. */
+static int make_regions(pd_sim_profile *p)
+{
+    size_t n = 0;
+    for (int o = 0; o < p->nobjects; o++) {
+        size_t np = p->objects[o].npages, per = (np + PD_SIM_REGIONS_PER_OBJECT - 1) / PD_SIM_REGIONS_PER_OBJECT;
+        n += (np + per - 1) / per;
+    }
+    p->region_page = malloc((n + 1) * sizeof *p->region_page);
+    p->region_object = malloc((n ? n : 1) * sizeof *p->region_object);
+    p->page_region = malloc(p->npages * sizeof *p->page_region);
+    if (!p->region_page || !p->region_object || !p->page_region)
+        return -1;
+    size_t r = 0;
+    for (int o = 0; o < p->nobjects; o++) {
+        const pd_sim_object *ob = &p->objects[o];
+        size_t per = (ob->npages + PD_SIM_REGIONS_PER_OBJECT - 1) / PD_SIM_REGIONS_PER_OBJECT;
+        for (size_t k = 0; k < ob->npages; k++) {
+            if (k % per == 0) {
+                p->region_page[r] = ob->page_base + k;
+                p->region_object[r++] = o;
+            }
+            p->page_region[ob->page_base + k] = r - 1;
+        }
+    }
+    p->region_page[n] = p->npages;
+    p->nregions = n;
+    return 0;
+}
+
 int pd_sim_profile_alloc_counts(pd_sim_profile *p)
 {
-    if (!p || p->npages == 0)
+    if (!p || p->npages == 0 || p->tasks[0].reads)
         return -1;
     for (int t = 0; t < p->ntasks; t++) {
         p->tasks[t].reads = calloc(p->npages, sizeof(uint64_t));
         p->tasks[t].writes = calloc(p->npages, sizeof(uint64_t));
         if (!p->tasks[t].reads || !p->tasks[t].writes)
             return -1;
+    }
+    return make_regions(p);
+}
+
+pd_sim_phase_task *pd_sim_profile_add_phase(pd_sim_profile *p)
+{
+    if (!p || !p->region_page)
+        return NULL;
+    size_t nt = (size_t)p->ntasks, nr = p->nregions ? p->nregions : 1;
+    pd_sim_phase_task *ph = realloc(p->phases, ((size_t)p->nphases + 1) * nt * sizeof *ph);
+    if (!ph)
+        return NULL;
+    p->phases = ph;
+    pd_sim_phase_task *row = &ph[(size_t)p->nphases * nt];
+    memset(row, 0, nt * sizeof *row);
+    p->nphases++; /* counted before the counters, so pd_sim_profile_free frees a partial row */
+    for (size_t t = 0; t < nt; t++) {
+        row[t].reads = calloc(nr, sizeof(uint64_t));
+        row[t].writes = calloc(nr, sizeof(uint64_t));
+        if (!row[t].reads || !row[t].writes)
+            return NULL;
+    }
+    return row;
+}
+
+int pd_sim_profile_single_phase(pd_sim_profile *p)
+{
+    if (p->nphases > 0)
+        return 0;
+    pd_sim_phase_task *row = pd_sim_profile_add_phase(p);
+    if (!row)
+        return -1;
+    for (int t = 0; t < p->ntasks; t++) {
+        row[t].time_s = p->tasks[t].time_s;
+        for (size_t g = 0; g < p->npages; g++) {
+            row[t].reads[p->page_region[g]] += p->tasks[t].reads[g];
+            row[t].writes[p->page_region[g]] += p->tasks[t].writes[g];
+        }
     }
     return 0;
 }
@@ -100,6 +169,14 @@ void pd_sim_profile_free(pd_sim_profile *p)
             free(p->tasks[t].writes);
         }
     free(p->tasks);
+    for (size_t k = 0; p->phases && k < (size_t)p->nphases * (size_t)p->ntasks; k++) {
+        free(p->phases[k].reads);
+        free(p->phases[k].writes);
+    }
+    free(p->phases);
+    free(p->region_page);
+    free(p->region_object);
+    free(p->page_region);
     free(p->workload);
     free(p->input);
     free(p);
@@ -178,6 +255,11 @@ pd_sim_profile *pd_sim_profile_predict(const pd_sim_profile *base, const pd_sim_
         p->tasks[t].time_s = base->tasks[t].time_s * s;
         p->tasks[t].compute_s = base->tasks[t].compute_s * s;
     }
+    if (pd_sim_profile_single_phase(p) != 0) { /* an estimate knows no phases */
+        snprintf(err, errlen, "out of memory");
+        pd_sim_profile_free(p);
+        return NULL;
+    }
     return p;
 }
 
@@ -187,7 +269,7 @@ int pd_sim_profile_save(const pd_sim_profile *p, const char *path, char *err, si
 {
     json_t *root = json_object(), *objs = json_array(), *tasks = json_array();
     json_object_set_new(root, "format", json_string("paddiser-sim-profile"));
-    json_object_set_new(root, "version", json_integer(1));
+    json_object_set_new(root, "version", json_integer(2));
     json_object_set_new(root, "workload", json_string(p->workload));
     json_object_set_new(root, "input", json_string(p->input));
     json_object_set_new(root, "page_size", json_integer(PD_SIM_PAGE));
@@ -217,6 +299,25 @@ int pd_sim_profile_save(const pd_sim_profile *p, const char *path, char *err, si
     }
     json_object_set_new(root, "objects", objs);
     json_object_set_new(root, "tasks", tasks);
+    json_t *phases = json_array();
+    for (int ph = 0; ph < p->nphases; ph++) {
+        json_t *row = json_array();
+        for (int t = 0; t < p->ntasks; t++) {
+            const pd_sim_phase_task *pt = PD_SIM_PHASE(p, ph, t);
+            json_t *regs = json_array();
+            for (size_t r = 0; r < p->nregions; r++)
+                if (pt->reads[r] || pt->writes[r])
+                    json_array_append_new(regs, json_pack("[I, I, I]", (json_int_t)r,
+                                                          (json_int_t)pt->reads[r],
+                                                          (json_int_t)pt->writes[r]));
+            json_array_append_new(row, json_pack("{s:f, s:o}", "time_s", pt->time_s, "regions", regs));
+        }
+        json_array_append_new(phases, row);
+    }
+    if (p->nphases > 0) /* without, the file loads as one phase of the whole run */
+        json_object_set_new(root, "phases", phases);
+    else
+        json_decref(phases);
     /* atomic replace: concurrent studies may share a profile cache */
     char *text = json_dumps(root, JSON_COMPACT);
     json_decref(root);
@@ -235,6 +336,51 @@ int pd_sim_profile_save(const pd_sim_profile *p, const char *path, char *err, si
 
 #define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); goto fail; } while (0)
 
+/* "phases" of a version-2 file; none (version 1) means one phase. */
+static int load_phases(pd_sim_profile *p, json_t *phases, const char *path, char *err,
+                       size_t errlen)
+{
+    if (!phases) {
+        if (pd_sim_profile_single_phase(p) == 0)
+            return 0;
+        FAIL("%s: out of memory", path);
+    }
+    if (!json_is_array(phases) || json_array_size(phases) == 0)
+        FAIL("%s: \"phases\" must be a non-empty array", path);
+    size_t ph;
+    json_t *row;
+    json_array_foreach(phases, ph, row) {
+        if (!json_is_array(row) || json_array_size(row) != (size_t)p->ntasks)
+            FAIL("%s: phase %zu must list one entry per task (%d)", path, ph, p->ntasks);
+        pd_sim_phase_task *pt = pd_sim_profile_add_phase(p);
+        if (!pt)
+            FAIL("%s: out of memory", path);
+        size_t t;
+        json_t *v;
+        json_array_foreach(row, t, v) {
+            json_t *ts = json_object_get(v, "time_s"), *regs = json_object_get(v, "regions");
+            if (!json_is_number(ts) || json_number_value(ts) < 0 || !json_is_array(regs))
+                FAIL("%s: phase %zu task %zu needs a non-negative \"time_s\" and a \"regions\" array",
+                     path, ph, t);
+            pt[t].time_s = json_number_value(ts);
+            size_t k;
+            json_t *e;
+            json_array_foreach(regs, k, e) {
+                json_int_t r, rd, wr;
+                if (json_unpack(e, "[III]", &r, &rd, &wr) != 0 || r < 0 ||
+                    (size_t)r >= p->nregions || rd < 0 || wr < 0)
+                    FAIL("%s: phase %zu task %zu region entry %zu: want [region < %zu, reads >= 0, writes >= 0]",
+                         path, ph, t, k, p->nregions);
+                pt[t].reads[r] += (uint64_t)rd;
+                pt[t].writes[r] += (uint64_t)wr;
+            }
+        }
+    }
+    return 0;
+fail:
+    return -1;
+}
+
 pd_sim_profile *pd_sim_profile_load(const char *path, char *err, size_t errlen)
 {
     json_error_t jerr;
@@ -247,8 +393,9 @@ pd_sim_profile *pd_sim_profile_load(const char *path, char *err, size_t errlen)
     const char *fmt = json_string_value(json_object_get(root, "format"));
     if (!fmt || strcmp(fmt, "paddiser-sim-profile"))
         FAIL("%s: not a paddiser-sim-profile file (\"format\" missing or wrong)", path);
-    if (json_integer_value(json_object_get(root, "version")) != 1)
-        FAIL("%s: unsupported profile version (want 1)", path);
+    json_int_t version = json_integer_value(json_object_get(root, "version"));
+    if (version != 1 && version != 2)
+        FAIL("%s: unsupported profile version (want 1 or 2)", path);
     json_t *ps = json_object_get(root, "page_size");
     if (ps && json_integer_value(ps) != PD_SIM_PAGE)
         FAIL("%s: page_size must be %d", path, PD_SIM_PAGE);
@@ -313,6 +460,8 @@ pd_sim_profile *pd_sim_profile_load(const char *path, char *err, size_t errlen)
             tk->writes[g] += (uint64_t)w;
         }
     }
+    if (load_phases(p, json_object_get(root, "phases"), path, err, errlen) != 0)
+        goto fail;
     json_decref(root);
     return p;
 fail:

@@ -2,12 +2,14 @@
  * page of every managed object, the memory accesses (64 B cache-line
  * transfers) it reads and writes, plus each task's measured time on this
  * machine. File format (JSON, documented in docs/sim.md):
- *   {"format": "paddiser-sim-profile", "version": 1, "workload": str,
+ *   {"format": "paddiser-sim-profile", "version": 2, "workload": str,
  *    "input": str, "page_size": 4096,
  *    "objects": [{"name", "bytes", "pattern", "elem_size"}],
  *    "tasks": [{"id", "time_s", "compute_s",
- *               "pages": [[object, page, reads, writes], ...]}]}
- * Only pages a task touched are listed. */
+ *               "pages": [[object, page, reads, writes], ...]}],
+ *    "phases": [[{"time_s", "regions": [[region, reads, writes], ...]}, ...one per task], ...]}
+ * Only pages and regions a task touched are listed. Version 2 added
+ * "phases"; version-1 files load as one phase. */
 #ifndef PD_SIM_PROFILE_H
 #define PD_SIM_PROFILE_H
 
@@ -36,6 +38,20 @@ typedef struct {
     uint64_t *writes;  /* [npages] */
 } pd_sim_task;
 
+/* Barrier-delimited phases: every task runs once per phase and the next
+ * phase starts when all have finished, so a phase's time is its slowest
+ * task's. Counts are kept per region (an object is cut into at most
+ * PD_SIM_REGIONS_PER_OBJECT regions of equal page count), which keeps a
+ * profile of many phases small; within a region the task's whole-run page
+ * counts say which pages the phase's accesses went to. */
+#define PD_SIM_REGIONS_PER_OBJECT 64
+
+typedef struct {
+    double time_s;     /* measured on this machine (thread CPU time, min of runs) */
+    uint64_t *reads;   /* [nregions] line reads */
+    uint64_t *writes;  /* [nregions] */
+} pd_sim_phase_task;
+
 typedef struct {
     char *workload;
     char *input;
@@ -44,7 +60,17 @@ typedef struct {
     size_t npages;     /* all objects' pages */
     int ntasks;
     pd_sim_task *tasks;
+    /* regions (made by pd_sim_profile_alloc_counts) */
+    size_t nregions;
+    size_t *region_page;  /* [nregions + 1] first global page of each region */
+    int *region_object;   /* [nregions] */
+    size_t *page_region;  /* [npages] */
+    /* phases: [nphases][ntasks], phase-major (PD_SIM_PHASE) */
+    int nphases;
+    pd_sim_phase_task *phases;
 } pd_sim_profile;
+
+#define PD_SIM_PHASE(p, ph, t) (&(p)->phases[(size_t)(ph) * (size_t)(p)->ntasks + (size_t)(t)])
 
 /* Empty profile with ntasks tasks and no objects. NULL on OOM. */
 pd_sim_profile *pd_sim_profile_new(const char *workload, const char *input, int ntasks);
@@ -52,8 +78,16 @@ pd_sim_profile *pd_sim_profile_new(const char *workload, const char *input, int 
  * pd_sim_profile_alloc_counts. */
 int pd_sim_profile_add_object(pd_sim_profile *p, const char *name, size_t bytes,
                               pd_pattern pattern, size_t elem_size);
-/* Allocates the zeroed per-task page counters. 0 or -1 (OOM). */
+/* Allocates the zeroed per-task page counters and cuts the objects into
+ * regions. 0 or -1 (OOM). */
 int pd_sim_profile_alloc_counts(pd_sim_profile *p);
+/* Appends a phase with zeroed counts and times; returns its first task
+ * entry (PD_SIM_PHASE(p, p->nphases - 1, 0)) or NULL when out of memory. */
+pd_sim_phase_task *pd_sim_profile_add_phase(pd_sim_profile *p);
+/* A profile without phases (built by hand, an estimate, a version-1 file)
+ * gets one phase holding the whole run: the tasks' totals and times.
+ * No-op when it has phases. 0 or -1 (OOM). */
+int pd_sim_profile_single_phase(pd_sim_profile *p);
 void pd_sim_profile_free(pd_sim_profile *p);
 
 /* Total line accesses (reads + writes) of a task / of everything per page. */

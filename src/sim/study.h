@@ -1,6 +1,6 @@
 /* The placement comparison: profiles (cached on disk), all policies at a
- * fast-memory capacity, the full sweep with its CSV and the markdown table
- * of docs/results.md, and model-training data for the Eq. 2 model. */
+ * fast-memory capacity, the study behind docs/results.md, and
+ * model-training data for the Eq. 2 model. */
 #ifndef PD_SIM_STUDY_H
 #define PD_SIM_STUDY_H
 
@@ -41,21 +41,20 @@ double pd_sim_gain(double t_policy, double t_base);
  * contract's paddiser_tasks.csv; header when with_header. */
 void pd_sim_tasks_csv(FILE *f, const pd_sim_profile *p, const pd_sim_result *res, int with_header);
 
+/* The study (src/sim/evaluation.c): libpaddiser as shipped and every
+ * baseline, scored by the independent scorer at each sensitivity variant,
+ * `repeats` times (fresh profiles, fresh seeds). */
 typedef struct {
     const char **workloads; int nworkloads;
     const char **inputs; int ninputs;
     const char **tiers; int ntiers;
     double *caps; int ncaps;
-    const char *profile_dir;
+    const char *profile_dir; /* repeat r > 0 caches in <dir>/r<r> */
     int refresh, reps;
-    pd_sim_policy_opts opts;
-    const char *md_path;   /* markdown table (docs/results.md); NULL = none */
-    const char *csv_path;  /* one row per tier/workload/input/capacity/policy; NULL = none */
+    int repeats;           /* >= 1 */
+    const char *md_path;   /* markdown (docs/results.md); NULL = none */
+    const char *csv_path;  /* workload,tier,capacity,input,policy,repeat,makespan_s,cov,...; NULL = none */
     const char *command;   /* shown in the markdown as how to regenerate */
-    double coarse_step;    /* > 0: also plan at this share step (first tier) */
-    int eq2;               /* 1: also plan on Eq. 2 curves (first tier) */
-    int runtime;           /* 1: also run libpaddiser end to end (first tier, base input) */
-    const char *model_path;/* Eq. 2 model; NULL = the shipped default */
     int verbose;
 } pd_sim_study_cfg;
 

@@ -8,6 +8,9 @@
  *    local DRAM; Sun et al., "Demystifying CXL Memory" (MICRO'23) measure
  *    roughly half the bandwidth of local DDR for one expander. We use +85 ns
  *    and 0.5x read / 0.45x write.
+ *  - cxl-slow: the slow end of real CXL expansion cards, 2-5x local DRAM
+ *    latency ("Exploring and Evaluating Real-world CXL", arXiv 2405.14209):
+ *    5x, with a quarter of DRAM's bandwidth (assumed).
  * The DRAM bandwidth is that of an 8-core slice of a socket (the profiles
  * have 8 tasks): 34 GB/s read, 26 GB/s write. */
 #include <string.h>
@@ -18,7 +21,7 @@
 #define DRAM_BW_R 34.0
 #define DRAM_BW_W 26.0
 
-const char *const pd_sim_preset_names[] = {"optane", "cxl", "dram", NULL};
+const char *const pd_sim_preset_names[] = {"optane", "cxl", "cxl-slow", "dram", NULL};
 
 int pd_sim_machine_preset(const char *name, pd_sim_machine *out)
 {
@@ -33,6 +36,9 @@ int pd_sim_machine_preset(const char *name, pd_sim_machine *out)
     } else if (!strcmp(name, "cxl")) {
         slow = (pd_sim_tier){DRAM_LAT + 85.0, DRAM_LAT + 85.0, DRAM_BW_R * 0.5, DRAM_BW_W * 0.45};
         out->desc = "DRAM + CXL memory expander (+85 ns, 0.5x/0.45x bandwidth)";
+    } else if (!strcmp(name, "cxl-slow")) {
+        slow = (pd_sim_tier){DRAM_LAT * 5, DRAM_LAT * 5, DRAM_BW_R * 0.25, DRAM_BW_W * 0.25};
+        out->desc = "DRAM + slow CXL expander (5x latency, 0.25x bandwidth)";
     } else if (!strcmp(name, "dram")) {
         slow = dram;
         out->desc = "DRAM + DRAM (control: both tiers equal)";

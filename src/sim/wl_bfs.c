@@ -131,6 +131,7 @@ static void bfs_run(void *st, pd_wl_ctx *ctx)
             pd_wl_wr_range(ctx, t, g->o_level, (size_t)lo * sizeof(int), (size_t)(hi - lo) * sizeof(int));
             pd_wl_task_end(ctx, t, t0);
         }
+        pd_wl_sync(ctx);
         g->level[source] = 0;
         long claimed = 1;
         for (int L = 0; claimed > 0; L++) { /* one sync point per level */
@@ -141,6 +142,7 @@ static void bfs_run(void *st, pd_wl_ctx *ctx)
                 claimed += expand(ctx, g, t, L);
                 pd_wl_task_end(ctx, t, t0);
             }
+            pd_wl_sync(ctx);
             reached += (double)claimed;
         }
     }

@@ -165,6 +165,7 @@ static void dmrg_run(void *st, pd_wl_ctx *ctx)
                 apply_block(ctx, d, t, b);
             pd_wl_task_end(ctx, t, t0);
         }
+        pd_wl_sync(ctx);
     }
     ctx->checksum = d->X[0];
 }

@@ -245,6 +245,7 @@ static void spgemm_run(void *st, pd_wl_ctx *ctx)
         symbolic(ctx, s, t);
         pd_wl_task_end(ctx, t, t0);
     }
+    pd_wl_sync(ctx);
     for (int i = 0; i < n; i++) /* sync point: row offsets */
         s->crp[i + 1] += s->crp[i];
 #pragma omp parallel for schedule(dynamic, 1)
@@ -253,6 +254,7 @@ static void spgemm_run(void *st, pd_wl_ctx *ctx)
         numeric(ctx, s, t);
         pd_wl_task_end(ctx, t, t0);
     }
+    pd_wl_sync(ctx);
     double sum = 0;
     for (size_t p = 0; p < s->cnnz; p++)
         sum += s->cv[p];

@@ -115,6 +115,7 @@ static void stencil_run(void *st, pd_wl_ctx *ctx)
             sweep(ctx, s, t, in, out, oin, oout);
             pd_wl_task_end(ctx, t, t0);
         }
+        pd_wl_sync(ctx);
     }
     const double *res = s->sweeps % 2 ? s->v : s->u;
     ctx->checksum = res[(size_t)s->nx * s->ny * s->nz / 2];

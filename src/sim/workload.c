@@ -97,17 +97,77 @@ static double thread_cpu(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Room for phase `ph`'s row of per-task CPU times. 0 or -1. */
+static int phase_room(pd_wl_ctx *ctx, int ph)
+{
+    if (ph < ctx->phase_cap)
+        return 0;
+    int cap = ctx->phase_cap ? 2 * ctx->phase_cap : 16;
+    while (cap <= ph)
+        cap *= 2;
+    size_t nt = (size_t)ctx->prof->ntasks;
+    double *c = realloc(ctx->phase_cpu, (size_t)cap * nt * sizeof *c);
+    if (!c)
+        return -1;
+    memset(c + (size_t)ctx->phase_cap * nt, 0, (size_t)(cap - ctx->phase_cap) * nt * sizeof *c);
+    ctx->phase_cpu = c;
+    ctx->phase_cap = cap;
+    return 0;
+}
+
+/* The counting run's accesses since the last sync become a profile phase:
+ * region totals now, less what earlier phases took (region_seen). */
+static int record_phase_counts(pd_wl_ctx *ctx)
+{
+    pd_sim_profile *p = ctx->prof;
+    size_t nr = p->nregions;
+    if (!ctx->region_seen &&
+        !(ctx->region_seen = calloc((size_t)p->ntasks * nr * 2, sizeof(uint64_t))))
+        return -1;
+    pd_sim_phase_task *row = pd_sim_profile_add_phase(p);
+    if (!row)
+        return -1;
+    for (int t = 0; t < p->ntasks; t++) {
+        uint64_t *seen_r = ctx->region_seen + (size_t)t * nr * 2, *seen_w = seen_r + nr;
+        for (size_t g = 0; g < p->npages; g++) {
+            row[t].reads[p->page_region[g]] += p->tasks[t].reads[g];
+            row[t].writes[p->page_region[g]] += p->tasks[t].writes[g];
+        }
+        for (size_t r = 0; r < nr; r++) {
+            row[t].reads[r] -= seen_r[r];
+            row[t].writes[r] -= seen_w[r];
+            seen_r[r] += row[t].reads[r];
+            seen_w[r] += row[t].writes[r];
+        }
+    }
+    return 0;
+}
+
+void pd_wl_sync(pd_wl_ctx *ctx)
+{
+    if (ctx->counting && record_phase_counts(ctx) != 0)
+        ctx->oom = 1;
+    ctx->phase++;
+    ctx->phase_open = 0;
+    if (phase_room(ctx, ctx->phase) != 0)
+        ctx->oom = 1;
+}
+
 double pd_wl_task_begin(pd_wl_ctx *ctx, int task)
 {
     if (ctx->runtime && pd_task_begin(task) != PD_OK)
         __atomic_add_fetch(&ctx->rt_errors, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&ctx->phase_open, 1, __ATOMIC_RELAXED);
     return thread_cpu();
 }
 
 void pd_wl_task_end(pd_wl_ctx *ctx, int task, double started)
 {
     /* one thread runs a given task at a time, so no atomics are needed */
-    ctx->task_cpu[task] += thread_cpu() - started;
+    double dt = thread_cpu() - started;
+    ctx->task_cpu[task] += dt;
+    if (ctx->phase < ctx->phase_cap)
+        ctx->phase_cpu[(size_t)ctx->phase * ctx->prof->ntasks + task] += dt;
     if (ctx->runtime && pd_task_end(task) != PD_OK)
         __atomic_add_fetch(&ctx->rt_errors, 1, __ATOMIC_RELAXED);
 }
@@ -164,7 +224,26 @@ static void wl_ctx_free(pd_wl_ctx *ctx)
     free(ctx->task_cpu);
     free(ctx->obj_addr);
     free(ctx->rt_id);
+    free(ctx->phase_cpu);
+    free(ctx->region_seen);
     memset(ctx, 0, sizeof *ctx);
+}
+
+/* One run with its phases: a fresh phase count, and what ran after the
+ * last sync closed as a phase. 0, or -1 when a phase could not be recorded. */
+static int run_phased(const pd_workload *w, void *st, pd_wl_ctx *ctx)
+{
+    ctx->phase = 0;
+    ctx->phase_open = 0;
+    ctx->oom = phase_room(ctx, 0) != 0;
+    if (ctx->phase_cpu)
+        memset(ctx->phase_cpu, 0, (size_t)ctx->phase_cap * ctx->prof->ntasks * sizeof(double));
+    if (ctx->counting && ctx->region_seen)
+        memset(ctx->region_seen, 0, (size_t)ctx->prof->ntasks * ctx->prof->nregions * 2 * sizeof(uint64_t));
+    w->run(st, ctx);
+    if (ctx->phase_open)
+        pd_wl_sync(ctx);
+    return ctx->oom ? -1 : 0;
 }
 
 pd_sim_profile *pd_wl_profile(const pd_workload *w, const char *input, int reps, char *err,
@@ -190,21 +269,48 @@ pd_sim_profile *pd_wl_profile(const pd_workload *w, const char *input, int reps,
         reps = 1;
     for (int t = 0; t < p->ntasks; t++)
         p->tasks[t].time_s = -1;
+    double *phase_best = NULL; /* [nphases][ntasks]: min over runs */
+    int nphases = -1;
     for (int r = 0; r < reps; r++) {
         memset(ctx.task_cpu, 0, (size_t)p->ntasks * sizeof(double));
-        w->run(st, &ctx);
+        if (run_phased(w, st, &ctx) != 0 ||
+            (nphases >= 0 && ctx.phase != nphases)) {
+            snprintf(err, errlen, ctx.oom ? "workload %s: out of memory recording phases"
+                                          : "workload %s: run %d had %d phases, run 1 had %d",
+                     w->name, r + 1, ctx.phase, nphases);
+            goto fail;
+        }
+        size_t cells = (size_t)ctx.phase * (size_t)p->ntasks;
+        if (nphases < 0) {
+            nphases = ctx.phase;
+            if (!(phase_best = malloc((cells ? cells : 1) * sizeof *phase_best))) {
+                snprintf(err, errlen, "workload %s: out of memory", w->name);
+                goto fail;
+            }
+            memcpy(phase_best, ctx.phase_cpu, cells * sizeof *phase_best);
+        }
+        for (size_t k = 0; k < cells; k++)
+            phase_best[k] = fmin(phase_best[k], ctx.phase_cpu[k]);
         for (int t = 0; t < p->ntasks; t++)
             if (p->tasks[t].time_s < 0 || ctx.task_cpu[t] < p->tasks[t].time_s)
                 p->tasks[t].time_s = ctx.task_cpu[t];
     }
     if (pd_sim_profile_alloc_counts(p) != 0) {
         snprintf(err, errlen, "workload %s: out of memory for counters", w->name);
-        w->teardown(st);
-        wl_ctx_free(&ctx);
-        return NULL;
+        goto fail;
     }
     ctx.counting = 1;
-    w->run(st, &ctx);
+    if (run_phased(w, st, &ctx) != 0 || p->nphases != nphases) {
+        snprintf(err, errlen, ctx.oom ? "workload %s: out of memory recording phases"
+                                      : "workload %s: the counting run had %d phases, the timed ones %d",
+                 w->name, p->nphases, nphases);
+        goto fail;
+    }
+    for (int ph = 0; ph < nphases; ph++)
+        for (int t = 0; t < p->ntasks; t++)
+            PD_SIM_PHASE(p, ph, t)->time_s = phase_best[(size_t)ph * p->ntasks + t];
+    free(phase_best);
+    phase_best = NULL;
     w->teardown(st);
     if (pd_wl_calibrate_compute(p) != 0) {
         snprintf(err, errlen, "workload %s: out of memory calibrating compute times", w->name);
@@ -214,6 +320,11 @@ pd_sim_profile *pd_wl_profile(const pd_workload *w, const char *input, int reps,
     ctx.prof = NULL; /* the caller's */
     wl_ctx_free(&ctx);
     return p;
+fail:
+    free(phase_best);
+    w->teardown(st);
+    wl_ctx_free(&ctx);
+    return NULL;
 }
 
 int pd_wl_verify(const pd_workload *w, const char *input, char *err, size_t errlen)

@@ -23,6 +23,13 @@ typedef struct pd_wl_ctx {
     int runtime;           /* 1: also drive libpaddiser (objects, task marks) */
     int *rt_id;            /* [nobjects] libpaddiser object ids */
     int rt_errors;         /* failed pd_task_begin/end calls */
+    /* phases (pd_wl_sync) */
+    int phase;             /* current phase of this run */
+    int phase_open;        /* a task ran since the last sync */
+    int phase_cap;         /* rows allocated in phase_cpu */
+    double *phase_cpu;     /* [phase_cap][ntasks] thread CPU seconds per phase */
+    uint64_t *region_seen; /* [ntasks][nregions] counts already given to phases */
+    int oom;               /* a phase could not be recorded */
 } pd_wl_ctx;
 
 typedef struct {
@@ -73,6 +80,9 @@ int pd_wl_objects(pd_wl_ctx *ctx, const pd_wl_object_spec *objs, size_t n);
 /* ---- called by kernels while running -------------------------------------- */
 double pd_wl_task_begin(pd_wl_ctx *ctx, int task);
 void pd_wl_task_end(pd_wl_ctx *ctx, int task, double started);
+/* A barrier: ends the current phase (called by one thread, between
+ * parallel regions). What runs after the last sync is a phase of its own. */
+void pd_wl_sync(pd_wl_ctx *ctx);
 
 /* One line access at byte offset off of object obj (no-op unless counting). */
 static inline void pd_wl_rd(pd_wl_ctx *ctx, int task, int obj, size_t off)

@@ -53,14 +53,9 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-typedef struct {
-    double hot, tie;
-    size_t page;
-} ranked;
-
-static int cmp_ranked_desc(const void *a, const void *b)
+int pd_sim_cmp_ranked_desc(const void *a, const void *b)
 {
-    const ranked *x = a, *y = b;
+    const pd_sim_ranked *x = a, *y = b;
     if (x->hot != y->hot)
         return x->hot < y->hot ? 1 : -1;
     if (x->tie != y->tie)
@@ -79,7 +74,7 @@ static int hot_first(const pd_sim_profile *p, size_t cap_pages, const pd_sim_pol
 {
     size_t n = p->npages;
     double *tot = malloc(n * sizeof *tot), *nz = malloc(n * sizeof *nz);
-    ranked *rk = malloc(n * sizeof *rk);
+    pd_sim_ranked *rk = malloc(n * sizeof *rk);
     if (!tot || !nz || !rk) {
         free(tot), free(nz), free(rk);
         return -1;
@@ -110,7 +105,7 @@ static int hot_first(const pd_sim_profile *p, size_t cap_pages, const pd_sim_pol
         rk[g].tie = exact ? 0 : pd_wl_uniform(&seed);
         rk[g].page = g;
     }
-    qsort(rk, n, sizeof *rk, cmp_ranked_desc);
+    qsort(rk, n, sizeof *rk, pd_sim_cmp_ranked_desc);
     for (size_t k = 0; k < n && k < cap_pages; k++)
         pl->fast[rk[k].page] = 1;
     free(tot), free(nz), free(rk);
@@ -377,7 +372,7 @@ static int fill_leftover(const pd_sim_profile *p, size_t cap_pages, pd_sim_place
     if (used >= cap_pages)
         return 0;
     double *tot = malloc(n * sizeof *tot);
-    ranked *rk = malloc(n * sizeof *rk);
+    pd_sim_ranked *rk = malloc(n * sizeof *rk);
     if (!tot || !rk) {
         free(tot), free(rk);
         return -1;
@@ -386,8 +381,8 @@ static int fill_leftover(const pd_sim_profile *p, size_t cap_pages, pd_sim_place
     size_t k = 0;
     for (size_t g = 0; g < n; g++)
         if (pl->fast[g] == 0 && tot[g] > 0)
-            rk[k++] = (ranked){.hot = tot[g], .tie = 0, .page = g};
-    qsort(rk, k, sizeof *rk, cmp_ranked_desc);
+            rk[k++] = (pd_sim_ranked){.hot = tot[g], .tie = 0, .page = g};
+    qsort(rk, k, sizeof *rk, pd_sim_cmp_ranked_desc);
     for (size_t j = 0; j < k && used < cap_pages; j++, used++)
         pl->fast[rk[j].page] = 1;
     free(tot), free(rk);

@@ -60,6 +60,14 @@ typedef struct {
     const pd_model *eq2;
 } pd_sim_policy_opts;
 
+/* A page ranked by hotness, ties broken by `tie`, then by page index;
+ * pd_sim_cmp_ranked_desc sorts the hottest first (qsort). */
+typedef struct {
+    double hot, tie;
+    size_t page;
+} pd_sim_ranked;
+int pd_sim_cmp_ranked_desc(const void *a, const void *b);
+
 /* capacity in bytes. 0 or -1 with err. Free with pd_sim_placement_free. */
 int pd_sim_place(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_machine *m,
                  size_t capacity, const pd_sim_policy_opts *opts, pd_sim_placement *out,

@@ -235,31 +235,16 @@ static double sample_period(const pd_sim_profile *p, double per_page)
 
 /* ---- tpp -------------------------------------------------------------------- */
 
-typedef struct {
-    double last, tie; /* phase last seen accessed (-1 never); random */
-    size_t page;
-} lru_entry;
-
-static int cmp_lru(const void *a, const void *b)
-{
-    const lru_entry *x = a, *y = b;
-    if (x->last != y->last)
-        return x->last < y->last ? -1 : 1;
-    if (x->tie != y->tie)
-        return x->tie < y->tie ? -1 : 1;
-    return x->page < y->page ? -1 : x->page > y->page;
-}
-
 /* kswapd woken by failed promotions: demotes `want` inactive fast pages,
- * least recently seen first. */
+ * least recently seen first (ranked by -last, ties by a random key). */
 static void tpp_reclaim(double *fast, const unsigned char *active, const double *last, size_t n,
-                        size_t want, size_t *used, lru_entry *lru, uint64_t *seed)
+                        size_t want, size_t *used, pd_sim_ranked *lru, uint64_t *seed)
 {
     size_t m = 0;
     for (size_t g = 0; g < n; g++)
         if (fast[g] > 0 && !active[g])
-            lru[m++] = (lru_entry){last[g], pd_wl_uniform(seed), g};
-    qsort(lru, m, sizeof *lru, cmp_lru);
+            lru[m++] = (pd_sim_ranked){-last[g], -pd_wl_uniform(seed), g};
+    qsort(lru, m, sizeof *lru, pd_sim_cmp_ranked_desc);
     for (size_t k = 0; k < m && k < want; k++)
         fast[lru[k].page] = 0, (*used)--;
 }
@@ -291,7 +276,7 @@ int pd_sim_bl_tpp(const pd_sim_profile *p, size_t cap_pages, const pd_sim_bl_opt
     double *last = malloc(n * sizeof *last);
     unsigned char *active = calloc(n, 1);
     size_t *cand = malloc(n * sizeof *cand);
-    lru_entry *lru = malloc(n * sizeof *lru);
+    pd_sim_ranked *lru = malloc(n * sizeof *lru);
     int rc = -1;
     if (!acc || !scratch || !last || !active || !cand || !lru || timeline_init(&tl, p) != 0)
         goto out;

@@ -250,6 +250,9 @@ int main(int argc, char **argv)
         return 1;
     input_arrays in = {0};
     double moved_same = 0; /* bytes migrated at sync points between instances of one input */
+    double *moved_at = calloc((size_t)reps, sizeof *moved_at); /* ... by the instance before (j) */
+    if (!moved_at)
+        return 1;
     int k = 0;
     for (int r = 0; r < rounds; r++) {
         for (int i = 0; i < ninputs; i++) {
@@ -290,8 +293,10 @@ int main(int argc, char **argv)
                     return 1;
                 }
                 pd_profile_info info;
-                if (j > 0 && pd_profile_info_get(&info) == PD_OK) /* same input as the instance before */
+                if (j > 0 && pd_profile_info_get(&info) == PD_OK) { /* same input as the instance before */
                     moved_same += info.bytes_moved;
+                    moved_at[j] += info.bytes_moved;
+                }
                 if (csv)
                     fprintf(csv, "%d,%g,%d,%.9g,%.9g,%.9g\n", k, mib[i], occ[k], pred[k], meas[k], naive[k]);
             }
@@ -339,9 +344,14 @@ int main(int argc, char **argv)
            nl, 100 * mrt, 100 * mnv, mrt / mnv);
     printf("  first instance of an input (%zu): median |error| %.1f%%, range %+.1f%% .. %+.1f%%\n", nf,
            100 * mfirst_abs, 100 * lo, 100 * hi);
-    if (backend != PD_BACKEND_NONE)
+    if (backend != PD_BACKEND_NONE && reps > 1) {
         printf("  migrated between instances of an unchanged input: %.1f MiB in %d sync points\n",
                moved_same / MIB, rounds * ninputs * (reps - 1));
+        printf("  ... by the input's instance it follows (MiB over %d visits):", rounds * ninputs);
+        for (int j = 1; j < reps; j++)
+            printf(" %d: %.1f", j + 1, moved_at[j] / MIB);
+        printf("\n");
+    }
     for (int i = 0; i < ninputs; i++) {
         size_t n = 0, nn = 0;
         double *w = calloc((size_t)total, sizeof *w), msum = 0;
@@ -364,6 +374,7 @@ int main(int argc, char **argv)
     free(e_first);
     free(v);
     free(pred);
+    free(moved_at);
     free(meas);
     free(naive);
     free(which);

@@ -204,6 +204,18 @@ typedef struct {
                                     (2 MB units) or "system" (left alone: no pages move) */
     size_t thp_off_bytes;        /* registered bytes advised MADV_NOHUGEPAGE */
     char thp_note[160];          /* what could not be done (madvise failed, ...) */
+    /* The last sync point's gain-versus-cost rule (docs/runtime.md): a new
+     * plan that differs from the placement is applied only if its predicted
+     * gain beats the noise floor and, over the horizon, the cost of its moves. */
+    int plan_decided;            /* 1: a plan differed from the placement */
+    int plan_kept;               /* 1: it did not pay, the placement stayed */
+    double plan_current_s;       /* predicted makespan under the placement */
+    double plan_planned_s;       /* predicted makespan under the new plan */
+    double plan_cost_s;          /* its moves: pages x migrate_s_per_page */
+    double plan_min_gain_s;      /* noise floor the gain had to beat */
+    int plan_horizon;            /* instances the gain was counted over */
+    double migrate_s_per_page;   /* measured (median of recent moves), PADDISER_MIGRATE_BW,
+                                    or the prior 4 KiB at 1 GB/s */
 } pd_profile_info;
 
 PD_API int pd_profile_info_get(pd_profile_info *out);

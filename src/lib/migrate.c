@@ -37,7 +37,8 @@ static int page_push(page_list *l, uintptr_t p)
     return 0;
 }
 
-static int in_sorted(const page_list *l, uintptr_t p)
+/* Index of the first page >= p in a sorted list. */
+static size_t lower_bound(const page_list *l, uintptr_t p)
 {
     size_t lo = 0, hi = l->n;
     while (lo < hi) {
@@ -47,7 +48,13 @@ static int in_sorted(const page_list *l, uintptr_t p)
         else
             hi = mid;
     }
-    return lo < l->n && (uintptr_t)l->v[lo] == p;
+    return lo;
+}
+
+static int in_sorted(const page_list *l, uintptr_t p)
+{
+    size_t i = lower_bound(l, p);
+    return i < l->n && (uintptr_t)l->v[i] == p;
 }
 
 static const task_pred *sort_tp; /* qsort context; rt.lock is held */
@@ -122,6 +129,15 @@ static int push_region(plan_list *out, const rt_object *o, uintptr_t lo, uintptr
     return 0;
 }
 
+/* A sampled region's bytes in its object as the object is now. */
+static void region_bounds(const rt_object *o, const rt_hot *h, uintptr_t *lo, uintptr_t *hi)
+{
+    *lo = (uintptr_t)o->addr + (uintptr_t)(h->off_frac * (double)o->size);
+    *hi = (uintptr_t)o->addr + (uintptr_t)((h->off_frac + h->len_frac) * (double)o->size);
+    if (*hi > (uintptr_t)o->addr + o->size)
+        *hi = (uintptr_t)o->addr + o->size;
+}
+
 /* Pages of a task's hottest regions (by next-instance weight, the order of
  * its bytes curve) up to its planned bytes, hottest first, each with its
  * rank in the task's plan. page_select's pd_select_plan wants one count per
@@ -148,10 +164,8 @@ static int select_task_pages(const task_pred *tp, size_t budget, plan_list *out)
         const rt_object *o = &rt.objects[h->object];
         if (!o->used || rt_hot_weight(tp, h) <= 0)
             continue;
-        uintptr_t lo = (uintptr_t)o->addr + (uintptr_t)(h->off_frac * (double)o->size);
-        uintptr_t hi = (uintptr_t)o->addr + (uintptr_t)((h->off_frac + h->len_frac) * (double)o->size);
-        if (hi > (uintptr_t)o->addr + o->size)
-            hi = (uintptr_t)o->addr + o->size;
+        uintptr_t lo, hi;
+        region_bounds(o, h, &lo, &hi);
         rc = push_region(out, o, lo, hi, budget, &used, &units);
     }
     for (size_t k = first; k < out->n; k++)
@@ -251,6 +265,14 @@ static int placed_set(const page_list *fast)
     placed.npages = npages;
     placed.n = runs;
     return 0;
+}
+
+static size_t placed_bytes(void)
+{
+    size_t np = 0;
+    for (size_t r = 0; r < placed.n; r++)
+        np += placed.npages[r];
+    return np * RT_PAGE;
 }
 
 static int placed_has(uintptr_t pg)
@@ -415,8 +437,80 @@ static int confirm_placed(const page_list *before, const page_list *fast)
     return rc;
 }
 
-int rt_migrate(task_pred *p, int n, const size_t *bytes)
+/* Fast share of a task's next-instance accesses if exactly the pages of
+ * fast (sorted) were on the fast tier: its sampled regions weighted as in
+ * its bytes curve (per-page weight times pages); a task with nothing
+ * sampled gets the fast share of all registered pages. *fast_bytes: the
+ * fast bytes inside its regions. */
+static double share_under(const task_pred *tp, const page_list *fast, size_t total_pages, size_t *fast_bytes)
 {
+    const rt_task *t = tp->task;
+    double all = 0, on = 0;
+    size_t nb = 0;
+    for (size_t j = 0; j < t->nhot; j++) {
+        const rt_hot *h = &t->hot[j];
+        const rt_object *o = &rt.objects[h->object];
+        double w = rt_hot_weight(tp, h);
+        uintptr_t lo, hi;
+        if (!o->used || !(w > 0))
+            continue;
+        region_bounds(o, h, &lo, &hi);
+        lo &= ~(uintptr_t)(RT_PAGE - 1);
+        if (hi <= lo)
+            continue;
+        size_t np = (size_t)((hi - lo + RT_PAGE - 1) / RT_PAGE);
+        size_t nf = lower_bound(fast, hi) - lower_bound(fast, lo);
+        all += w * (double)np;
+        on += w * (double)nf;
+        nb += nf * RT_PAGE;
+    }
+    *fast_bytes = nb;
+    if (all > 0)
+        return on / all;
+    if (!total_pages)
+        return 0;
+    return fast->n >= total_pages ? 1.0 : (double)fast->n / (double)total_pages;
+}
+
+/* The gain-versus-cost rule: the plan (pages planned, sorted) is applied
+ * only if its predicted makespan beats the current placement's (pages
+ * placed, sorted) by more than the noise floor (PADDISER_MIN_GAIN of the
+ * current makespan, default 2%) and by more, over the horizon, than moving
+ * the `moves` pages costs. Both makespans come from the same curves and the
+ * same page accounting, so noise in the times scales both alike and a plan
+ * that only reshuffles pages of about equal sampled heat (the churn of an
+ * unchanged input) gains less than the floor. Returns 1 to keep the
+ * placement; cur_* receive each task's share, fast bytes and predicted
+ * time under it. */
+static int keep_placement(task_pred *p, int n, const page_list *placed_now, const page_list *planned, size_t moves,
+                          double *cur_share, size_t *cur_bytes, double *cur_time)
+{
+    rt_plan_decision d = {.decided = 1, .pages = moves, .horizon = rt_plan_horizon()};
+    size_t total_pages = rt_objects_total_bytes() / RT_PAGE;
+    plan_ctx ctx = {p, n, 0};
+    for (int i = 0; i < n; i++) {
+        size_t nb;
+        double planned_t = rt_time_cb(&ctx, i, share_under(&p[i], planned, total_pages, &nb));
+        cur_share[i] = share_under(&p[i], placed_now, total_pages, &cur_bytes[i]);
+        cur_time[i] = rt_time_cb(&ctx, i, cur_share[i]);
+        if (planned_t > d.planned_s)
+            d.planned_s = planned_t;
+        if (cur_time[i] > d.current_s)
+            d.current_s = cur_time[i];
+    }
+    d.min_gain_s = rt_min_gain_share() * d.current_s;
+    d.cost_s = (double)moves * rt_migrate_seconds_per_page();
+    double gain = d.current_s - d.planned_s;
+    d.kept = !(gain > d.min_gain_s && gain * d.horizon > d.cost_s);
+    rt.last_decision = d;
+    return d.kept;
+}
+
+int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept_share, size_t *kept_bytes,
+               double *kept_time)
+{
+    *kept = 0;
+    memset(&rt.last_decision, 0, sizeof rt.last_decision);
     plan_list sel = {0};
     page_list fast = {0}, before = {0}, dropped = {0}, stale = {0}, hot = {0};
     int rc = PD_OK;
@@ -450,14 +544,37 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes)
     for (size_t i = 0; i < sel.n && rc == PD_OK; i++)
         if (!placed_has(sel.v[i].page) && page_push(&hot, sel.v[i].page) != 0)
             rc = PD_ENOMEM;
-    if (rc == PD_OK) {
+    if (rc == PD_OK && !placed.unknown && (hot.n || dropped.n) &&
+        keep_placement(p, n, &before, &fast, hot.n + dropped.n, kept_share, kept_bytes, kept_time)) {
+        /* The placement stays; only what no object covers any more leaves. */
+        pd_migrate_stats ignored = {0};
+        move_chunked(&stale, PD_TIER_SLOW, &ignored, NULL);
+        page_list keep = {0};
+        for (size_t i = 0; i < before.n && rc == PD_OK; i++)
+            if (covered_by_object((uintptr_t)before.v[i]) && page_push(&keep, (uintptr_t)before.v[i]) != 0)
+                rc = PD_ENOMEM;
+        if (rc == PD_OK && stale.n && placed_set(&keep) != 0)
+            rc = PD_ENOMEM;
+        if (rc != PD_OK) {
+            rt_migrate_reset();
+            placed.unknown = 1;
+        }
+        free(keep.v);
+        memset(&rt.last_migration, 0, sizeof rt.last_migration);
+        memset(&rt.last_demoted, 0, sizeof rt.last_demoted);
+        rt.fast_bytes = placed_bytes();
+        *kept = 1;
+    } else if (rc == PD_OK) {
         pd_migrate_stats total = {0}, promoted = {0}, demoted = {0}, ignored = {0};
         /* stale pages: failures not counted, the memory may be gone */
         move_chunked(&stale, PD_TIER_SLOW, &ignored, NULL);
+        double t0 = pd_monotonic();
         move_chunked(&dropped, PD_TIER_SLOW, &total, NULL); /* out first: frees room */
         if (promote_plan(&sel, &hot, &dropped, &promoted, &demoted) != 0)
             rc = PD_ENOMEM;
         stats_add(&total, &promoted);
+        if (total.bytes_moved)
+            rt_migrate_cost_record(total.pages_moved, pd_monotonic() - t0);
         if (rc == PD_OK) {
             /* Without failures the plan is what is placed; otherwise ask. */
             int exact = total.pages_failed == 0 && demoted.pages_moved == 0;
@@ -473,10 +590,7 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes)
         }
         rt.last_migration = total;
         rt.last_demoted = demoted;
-        size_t np = 0;
-        for (size_t r = 0; r < placed.n; r++)
-            np += placed.npages[r];
-        rt.fast_bytes = np * RT_PAGE;
+        rt.fast_bytes = placed_bytes();
         if (total.pages_failed)
             rt_message("migration: %zu of %zu pages not moved (enomem %zu, ebusy %zu, efault %zu, other %zu), "
                        "%zu demoted to make room",

@@ -155,9 +155,9 @@ int rt_replan_locked(int collective)
     size_t m = n ? (size_t)n : 1;
     task_pred *p = calloc(m, sizeof *p);
     double *share = calloc(m, sizeof *share);
-    size_t *bytes = calloc(m, sizeof *bytes);
+    size_t *bytes = calloc(m, sizeof *bytes), *kbytes = calloc(m, sizeof *kbytes);
     double *times = calloc(m, sizeof *times);
-    int rc = p && share && bytes && times ? PD_OK : PD_ENOMEM;
+    int rc = p && share && bytes && kbytes && times ? PD_OK : PD_ENOMEM;
     int k = 0;
     for (int s = 0; s < rt.ntasks && rc == PD_OK; s++) {
         rt_task *t = rt.tasks[s];
@@ -214,8 +214,23 @@ int rt_replan_locked(int collective)
                 p[i].task->plan_time = times[i];
             }
             rt.makespan = res.makespan;
+            int kept = 0;
             if (rt.backend)
-                rc = rt_migrate(p, n, bytes);
+                rc = rt_migrate(p, n, bytes, &kept, share, kbytes, times);
+            if (rc == PD_OK && kept) {
+                /* The plan did not pay for its moves: the tasks run under
+                 * the placement they have (across processes, the plan's
+                 * makespan stays the gathered one). */
+                double local = 0;
+                for (int i = 0; i < n; i++) {
+                    p[i].task->plan_share = share[i];
+                    p[i].task->plan_bytes = kbytes[i];
+                    p[i].task->plan_time = times[i];
+                    local = times[i] > local ? times[i] : local;
+                }
+                if (!rt.allgather)
+                    rt.makespan = local;
+            }
         }
     }
     for (size_t i = 0; p && i < m; i++) {
@@ -225,6 +240,7 @@ int rt_replan_locked(int collective)
     free(p);
     free(share);
     free(bytes);
+    free(kbytes);
     free(times);
     return rc;
 }

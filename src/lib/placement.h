@@ -42,12 +42,23 @@ double rt_hot_weight(const task_pred *tp, const rt_hot *h);
 double rt_time_cb(void *plan_ctx, int task, double r);
 size_t rt_bytes_cb(void *plan_ctx, int task, double r);
 
-/* migrate.c */
-int rt_migrate(task_pred *p, int n, const size_t *bytes);
+/* migrate.c: moves the plan's difference to the current placement, unless
+ * the predicted gain over the horizon does not pay for the moves or stays
+ * within the noise floor; then the placement stays and kept_share/
+ * kept_bytes/kept_time (n each) receive what each task runs under. */
+int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept_share, size_t *kept_bytes,
+               double *kept_time);
 void rt_migrate_reset(void); /* forget the fast pages of earlier plans */
 /* Pages of [addr, addr+len) are no longer on the fast tier (placed slow
  * again at registration or update): the next plan promotes them anew. */
 void rt_migrate_forget(const void *addr, size_t len);
 size_t rt_plan_capacity(void);
+
+/* migrate_cost.c */
+double rt_migrate_seconds_per_page(void);  /* measured, or PADDISER_MIGRATE_BW, or the prior */
+void rt_migrate_cost_record(size_t pages_moved, double seconds);
+void rt_input_run_record(void);            /* at each sync point, after the instance */
+int rt_plan_horizon(void);                 /* instances a new placement is expected to serve */
+double rt_min_gain_share(void);            /* PADDISER_MIN_GAIN, default 2% */
 
 #endif

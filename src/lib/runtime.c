@@ -205,6 +205,10 @@ int pd_init(const pd_options *opt)
     rt.plan_stale = 0;
     memset(&rt.last_migration, 0, sizeof rt.last_migration);
     memset(&rt.last_demoted, 0, sizeof rt.last_demoted);
+    memset(&rt.last_decision, 0, sizeof rt.last_decision);
+    rt.nmove_s = rt.move_next = 0; /* a new backend: its moves are measured anew */
+    rt.input_run = 0;
+    rt.last_ran_input = 0;
     rt.epoch++;
     rt.initialized = 1;
     pthread_mutex_unlock(&rt.lock);
@@ -357,6 +361,14 @@ int pd_profile_info_get(pd_profile_info *out)
         out->bytes_moved = rt.last_migration.bytes_moved;
         out->pages_demoted = rt.last_demoted.pages_moved;
         out->bytes_demoted = rt.last_demoted.bytes_moved;
+        out->plan_decided = rt.last_decision.decided;
+        out->plan_kept = rt.last_decision.kept;
+        out->plan_current_s = rt.last_decision.current_s;
+        out->plan_planned_s = rt.last_decision.planned_s;
+        out->plan_cost_s = rt.last_decision.cost_s;
+        out->plan_min_gain_s = rt.last_decision.min_gain_s;
+        out->plan_horizon = rt.last_decision.horizon;
+        out->migrate_s_per_page = rt_migrate_seconds_per_page();
         snprintf(out->thp, sizeof out->thp, "%s",
                  rt.thp == PD_THP_OFF ? "off" : rt.thp == PD_THP_KEEP ? "keep" : "system");
         out->thp_off_bytes = rt.thp_off_bytes;

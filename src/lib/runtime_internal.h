@@ -111,6 +111,18 @@ typedef struct {
     size_t ran_bytes;
 } rt_task;
 
+/* The last sync point's migration decision. */
+typedef struct {
+    int decided;        /* a plan differed from the placement: the rule ran */
+    int kept;           /* 1: the placement stayed, the plan was not applied */
+    double current_s;   /* predicted makespan, current placement */
+    double planned_s;   /* predicted makespan, the new plan */
+    double cost_s;      /* pages to move x seconds per page */
+    double min_gain_s;  /* the gain a plan must beat: noise floor */
+    int horizon;        /* instances the gain is counted over */
+    size_t pages;       /* pages the plan would move */
+} rt_plan_decision;
+
 typedef struct {
     pthread_mutex_t lock;
     int initialized;
@@ -143,6 +155,14 @@ typedef struct {
     size_t fast_bytes; /* registered bytes placed on the fast tier */
     pd_migrate_stats last_migration;
     pd_migrate_stats last_demoted; /* demoted for room during the last promotion */
+
+    /* gain-versus-cost rule (migrate.c, migrate_cost.c) */
+#define RT_MOVE_SAMPLES 8
+    double move_s[RT_MOVE_SAMPLES]; /* measured seconds per moved page, ring */
+    int nmove_s, move_next;
+    uint64_t last_ran_input; /* rt_input_signature of the last instance */
+    int input_run;           /* consecutive instances of that input */
+    rt_plan_decision last_decision;
 
     pd_thp_mode thp;      /* in effect: OFF, KEEP, or AUTO = left alone */
     size_t thp_off_bytes; /* bytes advised MADV_NOHUGEPAGE */

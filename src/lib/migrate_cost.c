@@ -1,0 +1,82 @@
+/* What a migration costs and how long its gain lasts: the two sides of the
+ * sync point's gain-versus-cost rule (migrate.c).
+ *
+ * Cost per page: the median of the last RT_MOVE_SAMPLES sync points' own
+ * moves (wall time over pages moved, only those that moved at least
+ * RT_MOVE_MIN_PAGES), so it is what this machine and backend really take;
+ * before any move, a prior of one 4 KiB page at 1 GB/s (the order of
+ * move_pages on today's two-tier machines; the simulator's scorer assumes
+ * the same figure). PADDISER_MIGRATE_BW (bytes per second) fixes it
+ * instead, for a backend whose moves cost nothing here (sim).
+ *
+ * Horizon: how many instances a new placement is expected to serve. The
+ * number of consecutive instances the current input has run so far (an
+ * input that has lasted k instances is, without other knowledge, expected
+ * to last about k more), 1 for an input not run yet, at most RT_HISTORY. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "common/util.h"
+#include "lib/placement.h"
+#include "lib/runtime_internal.h"
+
+#define RT_MOVE_MIN_PAGES 64
+#define RT_PRIOR_BW 1e9
+
+static double fixed_bw(void)
+{
+    const char *v = getenv("PADDISER_MIGRATE_BW");
+    double d;
+    if (v && *v && pd_parse_double(v, &d) && d > 0)
+        return d;
+    return 0;
+}
+
+double rt_migrate_seconds_per_page(void)
+{
+    double bw = fixed_bw();
+    if (bw > 0)
+        return (double)RT_PAGE / bw;
+    if (rt.nmove_s == 0)
+        return (double)RT_PAGE / RT_PRIOR_BW;
+    double v[RT_MOVE_SAMPLES];
+    for (int i = 0; i < rt.nmove_s; i++)
+        v[i] = rt.move_s[i];
+    return pd_median(v, (size_t)rt.nmove_s);
+}
+
+void rt_migrate_cost_record(size_t pages_moved, double seconds)
+{
+    if (pages_moved < RT_MOVE_MIN_PAGES || !(seconds >= 0) || !isfinite(seconds))
+        return;
+    rt.move_s[rt.move_next] = seconds / (double)pages_moved;
+    rt.move_next = (rt.move_next + 1) % RT_MOVE_SAMPLES;
+    if (rt.nmove_s < RT_MOVE_SAMPLES)
+        rt.nmove_s++;
+}
+
+void rt_input_run_record(void)
+{
+    uint64_t ran = rt_input_signature(1);
+    if (rt.input_run > 0 && ran == rt.last_ran_input)
+        rt.input_run++;
+    else
+        rt.input_run = 1;
+    rt.last_ran_input = ran;
+}
+
+int rt_plan_horizon(void)
+{
+    if (rt.input_run <= 0 || rt_input_signature(0) != rt.last_ran_input)
+        return 1;
+    return rt.input_run < RT_HISTORY ? rt.input_run : RT_HISTORY;
+}
+
+double rt_min_gain_share(void)
+{
+    const char *v = getenv("PADDISER_MIN_GAIN");
+    double d;
+    if (v && *v && pd_parse_double(v, &d) && d >= 0 && d < 1)
+        return d;
+    return 0.02;
+}

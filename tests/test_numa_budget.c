@@ -424,6 +424,10 @@ static void test_runtime_reallocation_cycles(void **state)
 int main(void)
 {
     (void)fx_single_node; /* the fixture's, unused here */
+    /* Registered pages start on the slow node here: these tests are about
+     * promotion, demotion and the budget from there (the default start,
+     * first touch, is checked in the QEMU guest and with the sim backend). */
+    setenv("PADDISER_START_TIER", "slow", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_efault_uncharges, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_budget_short_recounts, fx_setup, fx_teardown),

@@ -31,7 +31,7 @@ static void sweep(unsigned char *p, size_t len)
 
 /* In the test body, not a cmocka setup: cmocka installs its own SIGSEGV
  * handler around each test, which would take the page sampler's faults. */
-static void start(void)
+static void start_with(size_t capacity)
 {
     pd_perf_set_clock(fake_clock);
     buf = aligned_alloc(2 * MB, 16 * MB);
@@ -40,9 +40,15 @@ static void start(void)
     pd_options o;
     pd_options_default(&o);
     o.backend = PD_BACKEND_SIM;
-    o.fast_capacity = 6 * MB;
-    pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
+    o.fast_capacity = capacity;
     assert_int_equal(pd_init(&o), PD_OK);
+}
+
+/* One 16 MB object, 6 MB of fast memory. */
+static void start(void)
+{
+    start_with(6 * MB);
+    pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
     assert_int_equal(pd_object_register("grid", buf, 16 * MB, &stream), 0);
 }
 
@@ -52,6 +58,7 @@ static int teardown(void **state)
     pd_finalize();
     pd_perf_set_clock(NULL);
     unsetenv("PADDISER_MIGRATE_BW");
+    unsetenv("PADDISER_MIN_GAIN");
     free(buf);
     buf = NULL;
     return 0;
@@ -80,7 +87,8 @@ static pd_profile_info instance(size_t size)
         int pays = gain > info.plan_min_gain_s && gain * info.plan_horizon > info.plan_cost_s;
         assert_int_equal(info.plan_kept, !pays);
         assert_true(info.plan_horizon >= 1);
-        assert_float_equal(info.plan_min_gain_s, 0.02 * info.plan_current_s, 1e-12);
+        const char *floor = getenv("PADDISER_MIN_GAIN");
+        assert_float_equal(info.plan_min_gain_s, (floor ? atof(floor) : 0.02) * info.plan_current_s, 1e-12);
         if (info.plan_kept)
             assert_int_equal(info.pages_moved, 0);
     }
@@ -99,7 +107,8 @@ static size_t fast_bytes(void)
 }
 
 /* Moves that cost more than any gain (1 byte per second): the runtime
- * plans, predicts the gain, and keeps every page where it is; what it
+ * plans, predicts the gain, and keeps every page where first touch put it
+ * (the sim backend: the object's first 6 MB, registration order); what it
  * reports as the tasks' plan is the placement they really run under. The
  * horizon grows with the instances of the unchanged input and falls back
  * to 1 when the input changes. */
@@ -108,6 +117,7 @@ static void test_moves_that_do_not_pay_are_not_made(void **state)
     (void)state;
     setenv("PADDISER_MIGRATE_BW", "1", 1);
     start();
+    assert_int_equal(fast_bytes(), 6 * MB);
     for (int i = 0; i < 4; i++) {
         pd_profile_info info = instance(16 * MB);
         assert_int_equal(info.plan_decided, 1);
@@ -116,14 +126,19 @@ static void test_moves_that_do_not_pay_are_not_made(void **state)
         assert_true(info.plan_current_s > info.plan_planned_s + info.plan_min_gain_s); /* it would gain */
         assert_true(info.plan_cost_s > 1e3);
         assert_float_equal(info.migrate_s_per_page, 4096.0, 1e-9);
-        assert_int_equal(fast_bytes(), 0);
+        assert_int_equal(info.pages_moved, 0);
+        assert_int_equal(fast_bytes(), 6 * MB);
         pd_task_plan plan[2];
         double makespan;
         assert_int_equal(pd_plan_query(plan, 2, &makespan), 2);
-        for (int t = 0; t < 2; t++) {
-            assert_float_equal(plan[t].dram_share, 0.0, 1e-12);
-            assert_int_equal(plan[t].dram_bytes, 0);
-        }
+        const pd_task_plan *t0 = plan[0].task == 0 ? &plan[0] : &plan[1];
+        const pd_task_plan *t1 = plan[0].task == 1 ? &plan[0] : &plan[1];
+        /* task 0's 2 MB are all in the first-touch fast range, task 1's
+         * 12 MB only from 4 to 6 MB */
+        assert_float_equal(t0->dram_share, 1.0, 1e-9);
+        assert_int_equal(t0->dram_bytes, 2 * MB);
+        assert_true(t1->dram_share > 0.05 && t1->dram_share < 0.4);
+        assert_int_equal(t1->dram_bytes, 2 * MB);
         assert_float_equal(makespan, info.plan_current_s, 1e-12);
     }
     /* A new input: the gain is counted over one instance again. */
@@ -131,6 +146,50 @@ static void test_moves_that_do_not_pay_are_not_made(void **state)
     pd_profile_info info = instance(12 * MB);
     assert_int_equal(info.plan_horizon, 1);
     assert_int_equal(info.plan_kept, 1);
+}
+
+/* First touch put the cold object in fast memory (registered first): the
+ * first plan trades it for the hot one, moving exactly the difference. */
+static void test_first_touch_start_moves_the_difference(void **state)
+{
+    (void)state;
+    setenv("PADDISER_MIGRATE_BW", "1e15", 1);
+    start_with(4 * MB);
+    pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
+    int cold = pd_object_register("cold", buf, 4 * MB, &stream);
+    int hot = pd_object_register("hot", buf + 8 * MB, 4 * MB, &stream);
+    assert_true(cold >= 0 && hot >= 0);
+    int tiers[1024];
+    int fc = 0, fh = 0;
+    assert_int_equal(pd_object_page_tiers(cold, tiers, 1024), 1024);
+    for (int i = 0; i < 1024; i++)
+        fc += tiers[i] == PD_PAGE_FAST;
+    assert_int_equal(fc, 1024); /* first touch: registration order */
+    assert_int_equal(pd_task_begin(0), PD_OK);
+    sweep(buf, 4 * MB);
+    fake_now += 0.05;
+    assert_int_equal(pd_task_end(0), PD_OK);
+    for (int k = 0; k < 8; k++) {
+        assert_int_equal(pd_task_begin(0), PD_OK);
+        sweep(buf + 8 * MB, 4 * MB);
+        fake_now += 0.05;
+        assert_int_equal(pd_task_end(0), PD_OK);
+    }
+    assert_int_equal(pd_sync_point(), PD_OK);
+    pd_profile_info info;
+    assert_int_equal(pd_profile_info_get(&info), PD_OK);
+    fc = fh = 0;
+    assert_int_equal(pd_object_page_tiers(cold, tiers, 1024), 1024);
+    for (int i = 0; i < 1024; i++)
+        fc += tiers[i] == PD_PAGE_FAST;
+    assert_int_equal(pd_object_page_tiers(hot, tiers, 1024), 1024);
+    for (int i = 0; i < 1024; i++)
+        fh += tiers[i] == PD_PAGE_FAST;
+    assert_int_equal(info.plan_kept, 0);
+    assert_true(fh > fc);
+    /* out: the cold pages that left; in: the hot pages that came */
+    assert_int_equal(info.bytes_moved, (size_t)((1024 - fc) + fh) * 4096);
+    assert_true(fc + fh <= 1024);
 }
 
 /* Free moves: the first plan is applied at once; with an unchanged input
@@ -159,12 +218,74 @@ static void test_unchanged_input_stops_migrating(void **state)
     assert_true(fast_bytes() <= 6 * MB);
 }
 
+/* Fast pages of the object's first `pages` pages, as a bitmap. */
+static void fast_map(unsigned char *map, int pages)
+{
+    int tiers[4096];
+    assert_int_equal(pd_object_page_tiers(0, tiers, 4096), pages);
+    for (int i = 0; i < pages; i++)
+        map[i] = tiers[i] == PD_PAGE_FAST;
+}
+
+/* Task 1's instance of an input of `size` bytes: 8 passes over its hot
+ * range [lo, hi), one over the rest of [4 MB, size); task 0: [0, 2 MB). */
+static void skewed_instance(size_t size, size_t lo, size_t hi)
+{
+    assert_int_equal(pd_task_begin(0), PD_OK);
+    sweep(buf, 2 * MB);
+    fake_now += 0.1;
+    assert_int_equal(pd_task_end(0), PD_OK);
+    for (int k = 0; k < 9; k++) {
+        assert_int_equal(pd_task_begin(1), PD_OK);
+        if (k < 8)
+            sweep(buf + lo, hi - lo);
+        else
+            sweep(buf + 4 * MB, size - 4 * MB);
+        fake_now += 0.1;
+        assert_int_equal(pd_task_end(1), PD_OK);
+    }
+    assert_int_equal(pd_sync_point(), PD_OK);
+}
+
+/* A revisited input is planned from its own heat: input A (16 MB) is hot
+ * in [4, 8) MB, input B (12 MB) in [8, 12) MB. After three instances of A,
+ * three of B and back to A, the plan for A puts A's hot range in fast
+ * memory again, before any instance of A has run (from B's heat, mapped
+ * onto A's sizes, it would put [10.7, 16) MB there). */
+static void test_revisited_input_uses_its_own_heat(void **state)
+{
+    (void)state;
+    setenv("PADDISER_MIGRATE_BW", "1e15", 1);
+    start();
+    for (int i = 0; i < 3; i++)
+        skewed_instance(16 * MB, 4 * MB, 8 * MB);
+    unsigned char a[4096], again[4096];
+    fast_map(a, 4096);
+    int hot_a = 0;
+    for (int i = 1024; i < 2048; i++)
+        hot_a += a[i];
+    assert_int_equal(hot_a, 1024); /* [4, 8) MB */
+    assert_int_equal(pd_object_update(0, buf, 12 * MB), PD_OK);
+    for (int i = 0; i < 3; i++)
+        skewed_instance(12 * MB, 8 * MB, 12 * MB);
+    assert_int_equal(pd_object_update(0, buf, 16 * MB), PD_OK);
+    pd_task_plan plan[2];
+    assert_int_equal(pd_plan_query(plan, 2, NULL), 2); /* plans input A */
+    fast_map(again, 4096);
+    int hot_again = 0;
+    for (int i = 1024; i < 2048; i++)
+        hot_again += again[i];
+    assert_int_equal(hot_again, 1024);
+}
+
 int main(void)
 {
     setenv("PADDISER_QUIET", "1", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_moves_that_do_not_pay_are_not_made, teardown),
         cmocka_unit_test_teardown(test_unchanged_input_stops_migrating, teardown),
+        cmocka_unit_test_teardown(test_first_touch_start_moves_the_difference, teardown),
+        cmocka_unit_test_teardown(test_revisited_input_uses_its_own_heat, teardown),
     };
     return cmocka_run_group_tests_name("runtime_migrate_rule", tests, NULL, NULL);
 }

@@ -223,6 +223,9 @@ static void test_every_task_sampled_under_budget(void **state)
 
 int main(void)
 {
+    /* Pages start on the slow tier: these tests rank and place from there
+     * (the default start, first touch: test_runtime_migrate_rule.c). */
+    setenv("PADDISER_START_TIER", "slow", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_errors_and_no_backend),
         cmocka_unit_test(test_hot_object_ranked_and_placed),

@@ -9,6 +9,11 @@
 #include <stddef.h>
 
 enum { PD_TIER_FAST = 0, PD_TIER_SLOW = 1 };
+/* place only: leave the range where first touch put it; the backend takes
+ * note (numa: charges the pages it finds on the fast node to its budget;
+ * sim: puts pages it has never seen where a kernel's first touch would,
+ * fast while room is left, then slow). Nothing moves. */
+enum { PD_PLACE_FIRST_TOUCH = 2 };
 
 typedef struct {
     size_t pages_requested;

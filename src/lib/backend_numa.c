@@ -427,9 +427,38 @@ static int place_locked(numa_state *s, void *addr, size_t npages, int node, pd_m
     return 0;
 }
 
+/* First touch stays (PD_PLACE_FIRST_TOUCH): no policy, no move; the pages
+ * of the range found on the fast node are charged to the budget (charged,
+ * not enforced, as at place). */
+static int adopt_locked(numa_state *s, void *addr, size_t npages, pd_migrate_stats *st)
+{
+    if (charged_reserve(s, npages))
+        return -1;
+    int where[PD_NUMA_BATCH];
+    void *pages[PD_NUMA_BATCH];
+    for (size_t off = 0; off < npages; off += PD_NUMA_BATCH) {
+        size_t cnt = range_pages(s, addr, npages, off, pages, PD_NUMA_BATCH);
+        if (query_nodes(s, pages, cnt, where))
+            return -1;
+        for (size_t i = 0; i < cnt; i++)
+            if (where[i] == s->fast_node)
+                charge(s, pages[i]);
+    }
+    if (st)
+        st->pages_requested += npages;
+    return 0;
+}
+
 static int numa_place(pd_backend *b, void *addr, size_t len, int tier, pd_migrate_stats *st)
 {
     numa_state *s = state_of(b);
+    if (tier == PD_PLACE_FIRST_TOUCH && addr && (uintptr_t)addr % s->page_size == 0) {
+        size_t npages = (len + s->page_size - 1) / s->page_size;
+        pthread_mutex_lock(&s->lock);
+        int rc = npages ? adopt_locked(s, addr, npages, st) : 0;
+        pthread_mutex_unlock(&s->lock);
+        return rc;
+    }
     int node = tier_node(s, tier);
     if (node < 0 || node >= MASK_WORDS * 64 - 1 || !addr || (uintptr_t)addr % s->page_size) {
         errno = EINVAL;

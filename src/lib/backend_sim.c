@@ -102,14 +102,30 @@ static void set_page(sim_state *s, uintptr_t page, int tier, pd_migrate_stats *s
     st->bytes_moved += s->page;
 }
 
+/* First touch of a page never seen: fast while room is left, else slow. A
+ * known page stays where it is. Caller holds the lock. */
+static void first_touch_page(sim_state *s, uintptr_t page, pd_migrate_stats *st)
+{
+    if (!s->cap || !s->keys[find_slot(s, page + 1)]) {
+        pd_migrate_stats quiet = {0}; /* a first touch is not a move */
+        set_page(s, page, s->fast_pages < s->capacity_pages ? PD_TIER_FAST : PD_TIER_SLOW, &quiet);
+    }
+    st->pages_requested++;
+}
+
 static int sim_place(pd_backend *b, void *addr, size_t len, int tier, pd_migrate_stats *st)
 {
     sim_state *s = b->state;
-    if ((tier != PD_TIER_FAST && tier != PD_TIER_SLOW) || !st || ((uintptr_t)addr % s->page) != 0)
+    if ((tier != PD_TIER_FAST && tier != PD_TIER_SLOW && tier != PD_PLACE_FIRST_TOUCH) || !st ||
+        ((uintptr_t)addr % s->page) != 0)
         return -EINVAL;
     pthread_mutex_lock(&s->lock);
-    for (size_t off = 0; off < len; off += s->page)
-        set_page(s, (uintptr_t)addr + off, tier, st);
+    for (size_t off = 0; off < len; off += s->page) {
+        if (tier == PD_PLACE_FIRST_TOUCH)
+            first_touch_page(s, (uintptr_t)addr + off, st);
+        else
+            set_page(s, (uintptr_t)addr + off, tier, st);
+    }
     pthread_mutex_unlock(&s->lock);
     return st->pages_failed ? -ENOMEM : 0;
 }

@@ -332,6 +332,58 @@ void rt_migrate_forget(const void *addr, size_t len)
     free(keep.v);
 }
 
+static int cmp_page(const void *a, const void *b);
+
+int rt_migrate_adopt(void)
+{
+    if (!rt.adopt_pending || !rt.backend)
+        return PD_OK;
+    rt.adopt_pending = 0;
+    page_list all = {0};
+    int rc = placed.unknown || placed_pages(&all) == 0 ? PD_OK : PD_ENOMEM;
+    enum { BATCH = 4096 };
+    void *pages[BATCH];
+    int tier[BATCH];
+    for (size_t o = 0; o < rt.nobjects && rc == PD_OK; o++) {
+        rt_object *ob = &rt.objects[o];
+        if (!ob->used || !ob->adopt)
+            continue;
+        ob->adopt = 0;
+        uintptr_t lo = (uintptr_t)ob->addr & ~(uintptr_t)(RT_PAGE - 1), hi = (uintptr_t)ob->addr + ob->size;
+        pd_migrate_stats st = {0};
+        rt.backend->place(rt.backend, (void *)lo, (size_t)((hi - lo + RT_PAGE - 1) & ~(uintptr_t)(RT_PAGE - 1)),
+                          PD_PLACE_FIRST_TOUCH, &st);
+        for (uintptr_t pg = lo; pg < hi && rc == PD_OK;) {
+            size_t n = 0;
+            for (; n < BATCH && pg < hi; pg += RT_PAGE)
+                pages[n++] = (void *)pg;
+            if (rt.backend->query(rt.backend, pages, n, tier) != 0)
+                continue; /* cannot tell: these pages are planned from scratch */
+            for (size_t i = 0; i < n && rc == PD_OK; i++)
+                if (tier[i] == PD_TIER_FAST && page_push(&all, (uintptr_t)pages[i]) != 0)
+                    rc = PD_ENOMEM;
+        }
+    }
+    if (rc == PD_OK && !placed.unknown) {
+        if (all.n)
+            qsort(all.v, all.n, sizeof *all.v, cmp_page);
+        size_t k = 0;
+        for (size_t i = 0; i < all.n; i++)
+            if (k == 0 || all.v[k - 1] != all.v[i])
+                all.v[k++] = all.v[i];
+        all.n = k;
+        if (placed_set(&all) != 0)
+            rc = PD_ENOMEM;
+    }
+    if (rc != PD_OK) {
+        rt_migrate_reset();
+        placed.unknown = 1;
+    }
+    rt.fast_bytes = placed_bytes();
+    free(all.v);
+    return rc;
+}
+
 static int covered_by_object(uintptr_t pg)
 {
     for (size_t o = 0; o < rt.nobjects; o++) {
@@ -511,6 +563,8 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
 {
     *kept = 0;
     memset(&rt.last_decision, 0, sizeof rt.last_decision);
+    if (rt_migrate_adopt() != PD_OK)
+        return PD_ENOMEM;
     plan_list sel = {0};
     page_list fast = {0}, before = {0}, dropped = {0}, stale = {0}, hot = {0};
     int rc = PD_OK;
@@ -544,7 +598,12 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
     for (size_t i = 0; i < sel.n && rc == PD_OK; i++)
         if (!placed_has(sel.v[i].page) && page_push(&hot, sel.v[i].page) != 0)
             rc = PD_ENOMEM;
-    if (rc == PD_OK && !placed.unknown && (hot.n || dropped.n) &&
+    /* A placement holding more fast memory than the plan may use (first
+     * touch beyond the capacity, or beyond this process's part of a plan
+     * across processes: the others count on the rest) is never kept. */
+    size_t held = before.n - stale.n;
+    int over = held * RT_PAGE > (rt.allgather ? fast.n * RT_PAGE : rt.capacity);
+    if (rc == PD_OK && !placed.unknown && !over && (hot.n || dropped.n) &&
         keep_placement(p, n, &before, &fast, hot.n + dropped.n, kept_share, kept_bytes, kept_time)) {
         /* The placement stays; only what no object covers any more leaves. */
         pd_migrate_stats ignored = {0};

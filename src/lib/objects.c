@@ -43,18 +43,35 @@ static int range_ok(const char *call, const char *name, const void *addr, size_t
     return 0;
 }
 
-/* The backend starts every managed page on the slow tier: the base instance
- * is profiled slow-only, and later plans promote pages from there. */
-static void place_slow(void *addr, size_t size)
+/* Where a registered (or moved) object's pages start. By default where
+ * first touch put them: nothing moves at registration (moving a whole
+ * footprint out costs footprint / migration bandwidth, seconds per GiB),
+ * the base instance runs on that placement (its measured DRAM share enters
+ * the prediction), and the next plan moves only its difference to it
+ * (rt_migrate_adopt learns the fast pages). PADDISER_START_TIER=slow moves
+ * every page to the slow tier instead, so the base instance is profiled
+ * slow-only. */
+static void place_initial(rt_object *o)
 {
-    rt_thp_prepare(addr, size); /* first: placement then moves base pages */
-    if (!rt.backend || !size)
+    rt_thp_prepare(o->addr, o->size); /* first: placement then moves base pages */
+    if (!rt.backend || !o->size)
         return;
-    uintptr_t lo = (uintptr_t)addr & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
-    uintptr_t hi = ((uintptr_t)addr + size + PD_SAMPLE_PAGE - 1) & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
-    pd_migrate_stats st = {0};
-    rt.backend->place(rt.backend, (void *)lo, (size_t)(hi - lo), PD_TIER_SLOW, &st);
+    uintptr_t lo = (uintptr_t)o->addr & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
+    uintptr_t hi = ((uintptr_t)o->addr + o->size + PD_SAMPLE_PAGE - 1) & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
     rt_migrate_forget((void *)lo, (size_t)(hi - lo));
+    if (rt.start_slow) {
+        pd_migrate_stats st = {0};
+        rt.backend->place(rt.backend, (void *)lo, (size_t)(hi - lo), PD_TIER_SLOW, &st);
+        o->adopt = 0;
+        return;
+    }
+    /* The sim backend's first touch of pages it has not seen, now, in
+     * registration order; numa charges what is on the fast node. Pages
+     * touched later are learned at the next sync point or plan. */
+    pd_migrate_stats st = {0};
+    rt.backend->place(rt.backend, (void *)lo, (size_t)(hi - lo), PD_PLACE_FIRST_TOUCH, &st);
+    o->adopt = 1;
+    rt.adopt_pending = 1;
 }
 
 typedef struct {
@@ -128,7 +145,7 @@ static int register_locked(const char *name, void *addr, size_t size, const pd_a
             pd_alpha_init(&o->alpha, hint);
             o->alpha0 = o->alpha.alpha;
         }
-        place_slow(addr, size);
+        place_initial(o);
         rt.ranges_dirty = 1;
         rt.plan_stale = 1;
         return (int)i;
@@ -160,7 +177,7 @@ static int register_locked(const char *name, void *addr, size_t size, const pd_a
         h = *hint;
     pd_alpha_init(&o->alpha, &h);
     o->alpha0 = o->alpha.alpha;
-    place_slow(addr, size);
+    place_initial(o);
     rt.ranges_dirty = 1;
     rt.plan_stale = 1;
     return (int)rt.nobjects++;
@@ -194,7 +211,7 @@ static int update_locked(int id, void *addr, size_t size)
     o->addr = addr;
     o->size = size;
     release_uncovered(old_addr, old_size);
-    place_slow(addr, size);
+    place_initial(o);
     rt.ranges_dirty = 1;
     rt.plan_stale = 1;
     return PD_OK;

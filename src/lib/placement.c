@@ -168,6 +168,7 @@ int rt_replan_locked(int collective)
             break;
         }
         p[k].task = t;
+        rt_heat_select(t, rt_input_signature(0)); /* a revisited input: its own heat */
         rt_predict_times(&p[k]);
         if (rt_build_bytes_curve(&p[k]) != PD_OK) {
             rc = PD_ENOMEM;

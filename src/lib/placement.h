@@ -49,6 +49,10 @@ size_t rt_bytes_cb(void *plan_ctx, int task, double r);
 int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept_share, size_t *kept_bytes,
                double *kept_time);
 void rt_migrate_reset(void); /* forget the fast pages of earlier plans */
+/* Objects registered or moved since: their pages stay where first touch put
+ * them, and the fast ones join the runtime's fast set (at the next sync
+ * point or plan, so that pages touched since registration count). */
+int rt_migrate_adopt(void);
 /* Pages of [addr, addr+len) are no longer on the fast tier (placed slow
  * again at registration or update): the next plan promotes them anew. */
 void rt_migrate_forget(const void *addr, size_t len);

@@ -278,7 +278,8 @@ void rt_predict_times(task_pred *tp)
     double L, scale = task_scale(t, 0, t->est_acc, &L);
     for (size_t o = 0; o < t->nacc && o < rt.nobjects; o++) {
         const rt_object *ob = &rt.objects[o];
-        tp->factor[o] = ob->used && ob->base_size && t->last_acc[o] > 0 ? t->est_acc[o] / t->last_acc[o] : 1.0;
+        /* the heat's per-object totals (its input's, heat.c) to this estimate */
+        tp->factor[o] = ob->used && ob->base_size && t->hot_acc[o] > 0 ? t->est_acc[o] / t->hot_acc[o] : 1.0;
     }
     double sigma = task_sigma(t, L);
     double t_dram = robust_dram_time(t, scale);

@@ -50,7 +50,7 @@ static int cmp_hot_desc(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static int add_hot(rt_task *t, size_t *cap, rt_hot h)
+int rt_hot_push(rt_task *t, size_t *cap, rt_hot h)
 {
     if (t->nhot == *cap) {
         size_t ncap = *cap ? *cap * 2 : 64;
@@ -61,98 +61,6 @@ static int add_hot(rt_task *t, size_t *cap, rt_hot h)
         *cap = ncap;
     }
     t->hot[t->nhot++] = h;
-    return 0;
-}
-
-/* Order of a task's regions by place: object, then offset. */
-static int cmp_hot_place(const void *a, const void *b)
-{
-    const rt_hot *x = a, *y = b;
-    if (x->object != y->object)
-        return x->object < y->object ? -1 : 1;
-    return x->off_frac < y->off_frac ? -1 : x->off_frac > y->off_frac;
-}
-
-/* One instance's sampled counts are noisy (a region's count is a few
- * intervals), and a plan re-optimised on fresh noise always looks better
- * than the placement chosen on the last noise: that is the churn of an
- * unchanged input. So while the input stays the same, each region's heat
- * is the running mean over up to RT_SMOOTH instances (then an average with
- * weight 1/RT_SMOOTH for the newest), except where a region's count moved
- * beyond its noise (heat_changed: the pattern really shifted, and the new
- * heat counts alone); `prior` is how many instances of this input came just
- * before. Each object's total stays what this
- * instance measured: only the distribution within it is smoothed, so Eq. 1
- * and the per-object factors see the same totals as before. */
-#define RT_SMOOTH 4
-/* A region's count (intervals it was touched in) moved by more than its
- * sampling noise allows (2.5 sigma of a Poisson count): the access pattern
- * changed there, and the new count replaces the old heat at once. */
-static int heat_changed(uint64_t now, uint64_t before)
-{
-    double d = (double)now - (double)before;
-    return d * d > 6.25 * ((double)now + (double)before + 1.0);
-}
-
-/* A region sampled before but not in this instance keeps its earlier heat,
- * faded by the newest instance's weight w, unless it was too hot for a
- * zero count now to be noise. */
-static int keep_faded(rt_task *t, size_t *cap, rt_hot o, double w)
-{
-    if (heat_changed(0, o.count))
-        return 0;
-    o.touches *= 1 - w;
-    o.accesses *= 1 - w;
-    o.count = 0;
-    return add_hot(t, cap, o);
-}
-
-static int smooth_hot(rt_task *t, size_t *cap, rt_hot *old, size_t nold, int prior)
-{
-    if (!nold || prior <= 0)
-        return 0;
-    double w = 1.0 / (prior + 1 < RT_SMOOTH ? prior + 1 : RT_SMOOTH);
-    qsort(old, nold, sizeof *old, cmp_hot_place);
-    qsort(t->hot, t->nhot, sizeof *t->hot, cmp_hot_place);
-    size_t nnew = t->nhot, j = 0;
-    for (size_t i = 0; i < nnew; i++) {
-        rt_hot *h = &t->hot[i];
-        while (j < nold && cmp_hot_place(&old[j], h) < 0) {
-            if (keep_faded(t, cap, old[j++], w) != 0) /* sampled before, not this time */
-                return -1;
-            h = &t->hot[i]; /* add_hot may have moved the list */
-        }
-        double ot = 0, oa = 0;
-        uint64_t oc = 0;
-        if (j < nold && old[j].object == h->object && fabs(old[j].off_frac - h->off_frac) < 1e-12) {
-            ot = old[j].touches;
-            oa = old[j].accesses;
-            oc = old[j].count;
-            j++;
-        }
-        if (heat_changed(h->count, oc))
-            continue; /* this instance's heat alone */
-        h->touches = w * h->touches + (1 - w) * ot;
-        h->accesses = w * h->accesses + (1 - w) * oa;
-    }
-    for (; j < nold; j++)
-        if (keep_faded(t, cap, old[j], w) != 0)
-            return -1;
-    /* Per object: back to the total this instance measured. */
-    qsort(t->hot, t->nhot, sizeof *t->hot, cmp_hot_place);
-    for (size_t i = 0, k; i < t->nhot; i = k) {
-        double sum = 0;
-        for (k = i; k < t->nhot && t->hot[k].object == t->hot[i].object; k++)
-            sum += t->hot[k].accesses;
-        int ob = t->hot[i].object;
-        double raw = (size_t)ob < t->nacc ? t->last_acc[ob] : 0;
-        if (!(sum > 0) || !(raw > 0))
-            continue; /* not touched this time: the earlier heat, faded, stays */
-        for (size_t q = i; q < k; q++) {
-            t->hot[q].touches *= raw / sum;
-            t->hot[q].accesses *= raw / sum;
-        }
-    }
     return 0;
 }
 
@@ -221,8 +129,10 @@ int rt_sync_locked(int plan)
         free(l.v);
         return PD_ENOMEM;
     }
-    int rc = PD_OK;
-    for (int slot = 0; slot < rt.ntasks; slot++) {
+    /* Before the measured shares: objects registered since this instance
+     * began ran where first touch put them. */
+    int rc = rt_migrate_adopt();
+    for (int slot = 0; slot < rt.ntasks && rc == PD_OK; slot++) {
         rt_task *t = rt.tasks[slot];
         if (!t->ran)
             continue;
@@ -231,15 +141,9 @@ int rt_sync_locked(int plan)
             break;
         }
         memset(t->last_acc, 0, t->nacc * sizeof *t->last_acc);
-        /* The last instance's regions, to smooth this one's with when it
-         * ran the same input (the history does not hold this one yet). */
+        /* The heat so far, to smooth this instance's with (heat.c). */
         rt_hot *old = t->hot;
         size_t nold = t->nhot;
-        int prior = 0;
-        uint64_t ran = rt_input_signature(1);
-        for (int i = 0; i < t->nhist && prior < RT_SMOOTH; i++, prior++)
-            if (t->hist[(t->hist_next - 1 - i + RT_HISTORY) % RT_HISTORY].input != ran)
-                break;
         t->nhot = 0;
         size_t cap = 0;
         t->hot = NULL;
@@ -267,14 +171,17 @@ int rt_sync_locked(int plan)
             rt_hot h = {info.object,
                         (double)((uintptr_t)info.region - (uintptr_t)o->sampled_addr) / (double)o->sampled_size,
                         (double)info.region_len / (double)o->sampled_size, l.v[i].count, touches, acc};
-            if (add_hot(t, &cap, h) != 0) {
+            if (rt_hot_push(t, &cap, h) != 0) {
                 rc = PD_ENOMEM;
                 break;
             }
         }
-        if (rc == PD_OK && smooth_hot(t, &cap, old, nold, prior) != 0)
-            rc = PD_ENOMEM;
-        free(old);
+        if (rc == PD_OK) {
+            if (rt_heat_merge(t, &cap, old, nold, rt_input_signature(1)) != 0)
+                rc = PD_ENOMEM;
+        } else {
+            free(old);
+        }
         if (rc != PD_OK)
             break;
         if (t->nhot)

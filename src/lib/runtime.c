@@ -209,6 +209,13 @@ int pd_init(const pd_options *opt)
     rt.nmove_s = rt.move_next = 0; /* a new backend: its moves are measured anew */
     rt.input_run = 0;
     rt.last_ran_input = 0;
+    rt.adopt_pending = 0;
+    rt.start_slow = 0;
+    const char *start = getenv("PADDISER_START_TIER");
+    if (start && !strcmp(start, "slow"))
+        rt.start_slow = 1;
+    else if (start && *start && strcmp(start, "first-touch"))
+        rt_message("PADDISER_START_TIER=%s ignored (expected first-touch or slow)", start);
     rt.epoch++;
     rt.initialized = 1;
     pthread_mutex_unlock(&rt.lock);

@@ -50,6 +50,7 @@ typedef struct {
     void *sampled_addr;   /* range of the current/last instance (the sample */
     size_t sampled_size;  /* table's, when sampling) */
     int rebinding;        /* LB_HM_config is moving it with others in one call */
+    int adopt;            /* registered or moved: its fast pages are not known yet */
 } rt_object;
 
 /* One completed instance of a task, as the robust estimates need it. */
@@ -72,6 +73,18 @@ typedef struct {
                          the time to first touch (random/unknown objects) */
     double accesses;  /* touches * pages of the region */
 } rt_hot;
+
+/* A task's heat of one input, kept while it runs others (heat.c). */
+#define RT_HEAT_INPUTS 4
+typedef struct {
+    uint64_t input;
+    rt_hot *hot;
+    size_t nhot;
+    double *acc; /* per object: the totals hot sums to */
+    size_t nacc;
+    int n;       /* instances it averages */
+    unsigned long stamp;
+} rt_heat_entry;
 
 typedef struct {
     int id;
@@ -99,8 +112,13 @@ typedef struct {
     int last_hw;
     double *last_acc;     /* [nacc] */
     double *est_acc;      /* [nacc] estimate for the planned instance */
-    rt_hot *hot;          /* last instance, hottest first */
+    rt_hot *hot;          /* heat of input hot_input, hottest first (heat.c) */
     size_t nhot;
+    uint64_t hot_input;   /* rt_input_signature the heat belongs to */
+    int hot_n;            /* instances of it the heat averages */
+    double *hot_acc;      /* [nacc] per object: the accesses hot sums to */
+    rt_heat_entry heat_mem[RT_HEAT_INPUTS]; /* other inputs' heat */
+    unsigned long heat_clock;
 
     /* plan in effect for the next / current instance */
     int planned;
@@ -137,6 +155,8 @@ typedef struct {
     rt_object *objects;
     size_t nobjects, cap_objects;
     int ranges_dirty; /* sampler table must be rebuilt before arming */
+    int start_slow;   /* PADDISER_START_TIER=slow: registration moves pages to the slow tier */
+    int adopt_pending; /* some object has adopt set */
     int plan_stale;   /* objects changed since the last plan */
 
     rt_task *tasks[RT_MAX_TASKS];
@@ -184,6 +204,18 @@ int rt_sampler_sync_ranges(void); /* instance start: object sizes, sample table 
 rt_task *rt_task_find(int id);
 void rt_tasks_free(void);
 int rt_task_grow_arrays(rt_task *t); /* per-object arrays to rt.nobjects */
+
+/* profile.c: appends a region to t->hot (cap: its allocated length) */
+int rt_hot_push(rt_task *t, size_t *cap, rt_hot h);
+
+/* heat.c: at a sync point, t->hot holds the instance's regions and old the
+ * heat before (taken over); blends them when they are the same input (or
+ * with the remembered heat of the input that ran), keeps old's heat
+ * otherwise. At planning, rt_heat_select brings the heat of the next input
+ * when it is remembered. */
+int rt_heat_merge(rt_task *t, size_t *cap, rt_hot *old, size_t nold, uint64_t ran);
+void rt_heat_select(rt_task *t, uint64_t next);
+void rt_heat_free(rt_task *t);
 
 /* placement.c */
 int rt_sync_locked(int plan); /* plan: also re-plan and migrate */

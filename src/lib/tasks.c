@@ -55,7 +55,7 @@ int rt_task_grow_arrays(rt_task *t)
     if (t->nacc >= n)
         return PD_OK;
     if (grow_one(&t->base_acc, t->nacc, n) || grow_one(&t->last_acc, t->nacc, n) ||
-        grow_one(&t->est_acc, t->nacc, n))
+        grow_one(&t->est_acc, t->nacc, n) || grow_one(&t->hot_acc, t->nacc, n))
         return PD_ENOMEM;
     t->nacc = n;
     return PD_OK;
@@ -198,6 +198,7 @@ void rt_tasks_free(void)
         free(t->last_acc);
         free(t->est_acc);
         free(t->hot);
+        rt_heat_free(t);
         free(t);
         rt.tasks[i] = NULL;
     }

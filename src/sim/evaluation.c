@@ -67,12 +67,16 @@ static void keep_first_touch(const pd_sim_profile *p, size_t cap_pages, double *
             fast[g] = 1, used++;
 }
 
-/* What the runtime as shipped really moves: registration places every
- * registered page on the slow tier (first touch's fast pages move out),
- * then the sync point promotes its plan's pages, so a first-touch fast page
- * that the plan keeps moves twice. */
+/* What the runtime really moved. By default it leaves registered pages
+ * where first touch put them and moves the difference to its plan, like
+ * every policy here; with PADDISER_START_TIER=slow, registration moved
+ * every first-touch fast page out and the sync point moved the plan's
+ * pages in, so a first-touch page it plans moved twice. */
 static size_t runtime_moved_pages(const double *first_touch, const double *fast, size_t npages)
 {
+    const char *start = getenv("PADDISER_START_TIER");
+    if (!start || strcmp(start, "slow"))
+        return pd_score_moved_pages(first_touch, fast, npages);
     size_t n = 0;
     for (size_t g = 0; g < npages; g++)
         n += (first_touch[g] > 0.5) + (fast[g] > 0.5);
@@ -109,8 +113,8 @@ static int place(ev_policy k, const pd_sim_profile *p, const pd_sim_machine *m, 
             snprintf(err, errlen, "%s: out of memory", ev_names[k]);
         return -1;
     }
-    /* The runtime as shipped moved every first-touch page out at
-     * registration (its base instance is profiled slow-only): none stays. */
+    /* The runtime's placement is what its backend holds: the first-touch
+     * pages it kept are in it, those it moved out must not come back. */
     if (!out->mm && out->held_back == 0 && k != EV_RUNTIME)
         keep_first_touch(p, cap_pages, out->fast);
     return 0;

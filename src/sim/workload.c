@@ -369,8 +369,24 @@ static double tv_distance(const double *a, const double *b, size_t n, size_t str
  * the objects registered, every task marked, one sync point. *state is the
  * kernel's state for rt_instance_end, even on failure; layout, when given,
  * must have this run's objects and pages. */
-static int rt_instance(const pd_workload *w, const char *input, const pd_sim_profile *layout,
-                       pd_wl_ctx *ctx, void **state, char *err, size_t errlen)
+/* The instance itself and its sync point. */
+static int rt_run(const pd_workload *w, void *state, pd_wl_ctx *ctx, char *err, size_t errlen)
+{
+    w->run(state, ctx);
+    if (ctx->rt_errors) {
+        snprintf(err, errlen, "%s: %d pd_task_begin/end calls failed", w->name, ctx->rt_errors);
+        return -1;
+    }
+    int st = pd_sync_point();
+    if (st != PD_OK) {
+        snprintf(err, errlen, "pd_sync_point: %s", pd_strerror(st));
+        return -1;
+    }
+    return 0;
+}
+
+static int rt_setup(const pd_workload *w, const char *input, const pd_sim_profile *layout, pd_wl_ctx *ctx,
+                    void **state, char *err, size_t errlen)
 {
     *ctx = (pd_wl_ctx){.runtime = 1};
     *state = w->setup(ctx, input, err, errlen);
@@ -383,17 +399,35 @@ static int rt_instance(const pd_workload *w, const char *input, const pd_sim_pro
         snprintf(err, errlen, "%s/%s: the profile's objects differ from this run's", w->name, input);
         return -1;
     }
-    w->run(*state, ctx);
-    if (ctx->rt_errors) {
-        snprintf(err, errlen, "%s: %d pd_task_begin/end calls failed", w->name, ctx->rt_errors);
-        return -1;
-    }
-    int st = pd_sync_point();
-    if (st != PD_OK) {
-        snprintf(err, errlen, "pd_sync_point: %s", pd_strerror(st));
-        return -1;
-    }
     return 0;
+}
+
+/* Where the runtime's backend holds the layout's pages now (1 = fast). */
+static int rt_fast_pages(const pd_sim_profile *layout, const pd_wl_ctx *ctx, int *tiers, double *fast, char *err,
+                         size_t errlen)
+{
+    /* Objects are page-aligned: the runtime's page k of an object is profile
+     * page k (pd_object_page_tiers, with no task running). */
+    for (int o = 0; o < layout->nobjects; o++) {
+        const pd_sim_object *ob = &layout->objects[o];
+        int n = pd_object_page_tiers(ctx->rt_id[o], tiers + ob->page_base, ob->npages);
+        if (n < 0 || (size_t)n != ob->npages) {
+            snprintf(err, errlen, "pd_object_page_tiers(%s): %s", ob->name,
+                     n < 0 ? pd_strerror(n) : "page count differs from the profile's");
+            return -1;
+        }
+    }
+    for (size_t g = 0; g < layout->npages; g++)
+        fast[g] = tiers[g] == PD_PAGE_FAST;
+    return 0;
+}
+
+static int rt_instance(const pd_workload *w, const char *input, const pd_sim_profile *layout,
+                       pd_wl_ctx *ctx, void **state, char *err, size_t errlen)
+{
+    if (rt_setup(w, input, layout, ctx, state, err, errlen) != 0)
+        return -1;
+    return rt_run(w, *state, ctx, err, errlen);
 }
 
 static void rt_instance_end(const pd_workload *w, void *state, pd_wl_ctx *ctx)
@@ -487,32 +521,34 @@ int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capa
         snprintf(err, errlen, "pd_init: %s", pd_strerror(st));
         return -1;
     }
-    pd_wl_ctx ctx;
-    void *state;
+    pd_wl_ctx ctx = {.runtime = 1};
+    void *state = NULL;
     int rc = -1;
-    int *tiers = NULL;
-    if (rt_instance(w, input, layout, &ctx, &state, err, errlen) != 0)
-        goto done;
-    if (pd_plan_query(NULL, 0, predicted) < 0)
-        *predicted = 0;
-    /* Objects are page-aligned: the runtime's page k of an object is profile
-     * page k (pd_object_page_tiers, with no task running). */
-    tiers = malloc(layout->npages * sizeof *tiers);
+    int *tiers = malloc(layout->npages * sizeof *tiers);
     if (!tiers) {
         snprintf(err, errlen, "out of memory");
         goto done;
     }
-    for (int o = 0; o < layout->nobjects; o++) {
-        const pd_sim_object *ob = &layout->objects[o];
-        int n = pd_object_page_tiers(ctx.rt_id[o], tiers + ob->page_base, ob->npages);
-        if (n < 0 || (size_t)n != ob->npages) {
-            snprintf(err, errlen, "pd_object_page_tiers(%s): %s", ob->name,
-                     n < 0 ? pd_strerror(n) : "page count differs from the profile's");
+    if (rt_setup(w, input, layout, &ctx, &state, err, errlen) != 0 ||
+        rt_fast_pages(layout, &ctx, tiers, fast, err, errlen) != 0)
+        goto done;
+    /* The study charges every policy the pages that differ from its first
+     * touch (the first capacity pages in layout order); the runtime starts
+     * from the sim backend's first touch, which must be the same pages. */
+    const char *start = getenv("PADDISER_START_TIER");
+    size_t cap_pages = capacity / PD_SIM_PAGE;
+    for (size_t g = 0; g < layout->npages && !(start && !strcmp(start, "slow")); g++)
+        if ((fast[g] > 0.5) != (g < cap_pages)) {
+            snprintf(err, errlen, "%s/%s: the runtime's first touch differs from the study's at page %zu", w->name,
+                     input, g);
             goto done;
         }
-    }
-    for (size_t g = 0; g < layout->npages; g++)
-        fast[g] = tiers[g] == PD_PAGE_FAST;
+    if (rt_run(w, state, &ctx, err, errlen) != 0)
+        goto done;
+    if (pd_plan_query(NULL, 0, predicted) < 0)
+        *predicted = 0;
+    if (rt_fast_pages(layout, &ctx, tiers, fast, err, errlen) != 0)
+        goto done;
     rc = 0;
 done:
     rt_instance_end(w, state, &ctx);

@@ -1,0 +1,231 @@
+/* A task's sampled heat (rt_task.hot: its regions, hottest first) across
+ * instances: smoothed while the input stays the same, and remembered per
+ * input, so that a revisited input is planned from its own heat rather than
+ * from the last input's.
+ *
+ * One instance's sampled counts are noisy (a region's count is a few
+ * intervals), and a plan re-optimised on fresh noise always looks better
+ * than the placement chosen on the last noise: that is the churn of an
+ * unchanged input. So each region's heat is the running mean over up to
+ * PADDISER_HEAT_WINDOW instances of the input (default 4; then an average
+ * with that weight for the newest), except where a region's count moved
+ * beyond its noise (heat_changed: the pattern really shifted there, and the
+ * new heat counts alone). Each object's total stays what the last instance
+ * measured: only the distribution within it is smoothed, so Eq. 1 and the
+ * per-object factors see measured totals. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "lib/placement.h"
+#include "lib/runtime_internal.h"
+
+#define RT_HEAT_WINDOW 4
+
+/* Instances a region's heat is averaged over (1: the last alone). */
+static int heat_window(void)
+{
+    const char *v = getenv("PADDISER_HEAT_WINDOW");
+    unsigned long long n;
+    if (v && *v && pd_parse_u64(v, &n) && n >= 1 && n <= RT_HISTORY)
+        return (int)n;
+    return RT_HEAT_WINDOW;
+}
+
+/* Order of a task's regions by place: object, then offset. */
+static int cmp_hot_place(const void *a, const void *b)
+{
+    const rt_hot *x = a, *y = b;
+    if (x->object != y->object)
+        return x->object < y->object ? -1 : 1;
+    return x->off_frac < y->off_frac ? -1 : x->off_frac > y->off_frac;
+}
+
+/* A region's count (intervals it was touched in) moved by more than its
+ * sampling noise allows (2.5 sigma of a Poisson count). */
+static int heat_changed(uint64_t now, uint64_t before)
+{
+    double d = (double)now - (double)before;
+    return d * d > 6.25 * ((double)now + (double)before + 1.0);
+}
+
+/* A region in the earlier heat but not sampled now keeps that heat, faded
+ * by the newest instance's weight w, unless it was too hot for a zero count
+ * now to be noise. */
+static int keep_faded(rt_task *t, size_t *cap, rt_hot o, double w)
+{
+    if (heat_changed(0, o.count))
+        return 0;
+    o.touches *= 1 - w;
+    o.accesses *= 1 - w;
+    o.count = 0;
+    return rt_hot_push(t, cap, o);
+}
+
+/* t->hot (this instance's regions) blended with base, the heat of `prior`
+ * earlier instances of the same input. */
+static int smooth(rt_task *t, size_t *cap, rt_hot *base, size_t nbase, int prior, int window)
+{
+    if (!nbase || prior <= 0 || window <= 1)
+        return 0;
+    double w = 1.0 / (prior + 1 < window ? prior + 1 : window);
+    qsort(base, nbase, sizeof *base, cmp_hot_place);
+    if (t->nhot)
+        qsort(t->hot, t->nhot, sizeof *t->hot, cmp_hot_place);
+    size_t nnew = t->nhot, j = 0;
+    for (size_t i = 0; i < nnew; i++) {
+        rt_hot *h = &t->hot[i];
+        while (j < nbase && cmp_hot_place(&base[j], h) < 0) {
+            if (keep_faded(t, cap, base[j++], w) != 0)
+                return -1;
+            h = &t->hot[i]; /* the push may have moved the list */
+        }
+        double ot = 0, oa = 0;
+        uint64_t oc = 0;
+        if (j < nbase && base[j].object == h->object && fabs(base[j].off_frac - h->off_frac) < 1e-12) {
+            ot = base[j].touches;
+            oa = base[j].accesses;
+            oc = base[j].count;
+            j++;
+        }
+        if (heat_changed(h->count, oc))
+            continue; /* this instance's heat alone */
+        h->touches = w * h->touches + (1 - w) * ot;
+        h->accesses = w * h->accesses + (1 - w) * oa;
+    }
+    for (; j < nbase; j++)
+        if (keep_faded(t, cap, base[j], w) != 0)
+            return -1;
+    /* Per object: back to the total this instance measured. */
+    if (t->nhot)
+        qsort(t->hot, t->nhot, sizeof *t->hot, cmp_hot_place);
+    for (size_t i = 0, k; i < t->nhot; i = k) {
+        double sum = 0;
+        for (k = i; k < t->nhot && t->hot[k].object == t->hot[i].object; k++)
+            sum += t->hot[k].accesses;
+        int ob = t->hot[i].object;
+        double raw = (size_t)ob < t->nacc ? t->last_acc[ob] : 0;
+        if (!(sum > 0) || !(raw > 0))
+            continue; /* not touched this time: the earlier heat, faded, stays */
+        for (size_t q = i; q < k; q++) {
+            t->hot[q].touches *= raw / sum;
+            t->hot[q].accesses *= raw / sum;
+        }
+    }
+    return 0;
+}
+
+/* ---- memory per input ---------------------------------------------------- */
+
+static rt_heat_entry *find_entry(rt_task *t, uint64_t input)
+{
+    for (int i = 0; i < RT_HEAT_INPUTS; i++)
+        if (t->heat_mem[i].hot && t->heat_mem[i].input == input)
+            return &t->heat_mem[i];
+    return NULL;
+}
+
+static void entry_clear(rt_heat_entry *e)
+{
+    free(e->hot);
+    free(e->acc);
+    memset(e, 0, sizeof *e);
+}
+
+/* Keeps (input, hot, acc, n) in the least recently stored slot; takes hot. */
+static void stash(rt_task *t, uint64_t input, rt_hot *hot, size_t nhot, const double *acc, int n)
+{
+    if (!hot || !nhot || !input) {
+        free(hot);
+        return;
+    }
+    rt_heat_entry *e = find_entry(t, input); /* the same input: replaced */
+    for (int i = 0; i < RT_HEAT_INPUTS && !e; i++)
+        if (!t->heat_mem[i].hot)
+            e = &t->heat_mem[i];
+    if (!e) { /* the least recently stored */
+        e = &t->heat_mem[0];
+        for (int i = 1; i < RT_HEAT_INPUTS; i++)
+            if (t->heat_mem[i].stamp < e->stamp)
+                e = &t->heat_mem[i];
+    }
+    entry_clear(e);
+    double *copy = t->nacc ? malloc(t->nacc * sizeof *copy) : NULL;
+    if (t->nacc && !copy) {
+        free(hot); /* out of memory: forgotten, planned from other heat */
+        return;
+    }
+    if (copy)
+        memcpy(copy, acc, t->nacc * sizeof *copy);
+    *e = (rt_heat_entry){input, hot, nhot, copy, t->nacc, n, ++t->heat_clock};
+}
+
+static int set_hot_acc(rt_task *t, const double *acc, size_t nacc)
+{
+    if (!t->hot_acc && t->nacc && !(t->hot_acc = calloc(t->nacc, sizeof *t->hot_acc)))
+        return -1;
+    for (size_t o = 0; o < t->nacc; o++)
+        t->hot_acc[o] = o < nacc ? acc[o] : 0;
+    return 0;
+}
+
+int rt_heat_merge(rt_task *t, size_t *cap, rt_hot *old, size_t nold, uint64_t ran)
+{
+    rt_hot *base = NULL;
+    size_t nbase = 0;
+    int prior = 0;
+    if (nold && t->hot_input == ran) {
+        base = old, nbase = nold, prior = t->hot_n;
+    } else {
+        stash(t, t->hot_input, old, nold, t->hot_acc, t->hot_n);
+        rt_heat_entry *e = find_entry(t, ran);
+        if (e) {
+            base = e->hot, nbase = e->nhot, prior = e->n;
+            e->hot = NULL;
+            entry_clear(e);
+        }
+    }
+    int window = heat_window();
+    int rc = smooth(t, cap, base, nbase, prior, window);
+    free(base);
+    t->hot_input = ran;
+    t->hot_n = window > 1 && prior + 1 < window ? prior + 1 : window > 1 ? window : 1;
+    if (rc == 0 && set_hot_acc(t, t->last_acc, t->nacc) != 0)
+        rc = -1;
+    return rc;
+}
+
+void rt_heat_select(rt_task *t, uint64_t next)
+{
+    if (!next || t->hot_input == next)
+        return;
+    rt_heat_entry *e = find_entry(t, next);
+    if (!e)
+        return;
+    rt_heat_entry in = *e; /* taken out of its slot */
+    memset(e, 0, sizeof *e);
+    if (t->hot_acc)
+        stash(t, t->hot_input, t->hot, t->nhot, t->hot_acc, t->hot_n);
+    else
+        free(t->hot);
+    t->hot = in.hot;
+    t->nhot = in.nhot;
+    t->hot_input = next;
+    t->hot_n = in.n;
+    if (set_hot_acc(t, in.acc, in.nacc) != 0) { /* out of memory: factors of 1 */
+        free(t->hot);
+        t->hot = NULL;
+        t->nhot = 0;
+    }
+    free(in.acc);
+}
+
+void rt_heat_free(rt_task *t)
+{
+    for (int i = 0; i < RT_HEAT_INPUTS; i++)
+        entry_clear(&t->heat_mem[i]);
+    free(t->hot_acc);
+    t->hot_acc = NULL;
+}

@@ -86,6 +86,14 @@ static void test_arithmetic_follows_python(void **state)
     EXPECT("2 ** 10", "1024");
     EXPECT("-2 ** 2", "-4");
     EXPECT("2 ** -1", "0.5");
+    /* by squaring (issue #13: these looped for 2^63 steps) */
+    EXPECT("1 ** 9223372036854775807", "1");
+    EXPECT("(-1) ** 9223372036854775807", "-1");
+    EXPECT("0 ** 9223372036854775807", "0");
+    EXPECT("2 ** 62", "4611686018427387904");
+    EXPECT("(-2) ** 63", "-9223372036854775808");
+    EXPECT("3 ** 39", "4052555153018976267");
+    EXPECT("7 ** 0", "1");
     EXPECT("a * b", "24");
     EXPECT("a * f", "15.0");
     EXPECT("f / 2", "1.25");
@@ -181,6 +189,9 @@ static void test_expression_errors(void **state)
     expect_error("a $ b", "unexpected character '$'");
     expect_error("", "empty expression");
     expect_error("9223372036854775807 + 1", "integer overflow");
+    expect_error("2 ** 63", "integer overflow");
+    expect_error("3 ** 40", "integer overflow");
+    expect_error("2 ** 9223372036854775807", "integer overflow");
     expect_error("12abc", "malformed number");
     expect_error("missing", "UNDEF");
     expect_error("min(-", "expected a value, found end of expression"); /* found by fuzzing: no bad free */

@@ -267,7 +267,7 @@ static bool maybe_read_file(ctx *c, char **text, int line, const char *key, bool
     }
     char *content = pd_read_file(path, NULL);
     if (!content) {
-        err_at(c, line, key, "cannot read file '%s': %s", path, strerror(errno));
+        err_at(c, line, key, "cannot read file '%s': %s", path, pd_read_strerror(errno));
         free(path);
         return false;
     }
@@ -1225,7 +1225,7 @@ int pd_bench_config_load(const char *path, pd_bench_config *cfg, pd_str *errors,
     char *text = pd_read_file(path, NULL);
     if (!text) {
         *cfg = (pd_bench_config){0};
-        pd_str_printf(errors, "%s: cannot read: %s\n", path, strerror(errno));
+        pd_str_printf(errors, "%s: cannot read: %s\n", path, pd_read_strerror(errno));
         return -1;
     }
     char *dir = pd_strdup(path);

@@ -426,10 +426,14 @@ static int arith(parser *p, const char *op, pd_val *a, pd_val *b, pd_val *out)
     case '*':
         if (op[1] == '*') {
             if (ints && y >= 0) {
-                long long acc = 1;
-                for (long long k = 0; k < y; k++)
-                    if (__builtin_mul_overflow(acc, x, &acc))
+                /* by squaring: O(log y) steps, so 1 ** (2^63-1) ends at once */
+                long long acc = 1, base = x;
+                for (long long e = y; e > 0; e >>= 1) {
+                    if ((e & 1) && __builtin_mul_overflow(acc, base, &acc))
                         return fail(p, "integer overflow (in \"%s\")", p->src);
+                    if (e > 1 && __builtin_mul_overflow(base, base, &base))
+                        return fail(p, "integer overflow (in \"%s\")", p->src);
+                }
                 *out = pd_val_int(acc);
             } else {
                 *out = pd_val_float(pow(fx, fy));

@@ -153,7 +153,7 @@ int pd_metrics_parse_file_ctx(const char *path, const char *python_parser, const
     }
     char *text = pd_read_file(path, NULL);
     if (!text) {
-        snprintf(err, errlen, "cannot read metrics file %s: %s", path, strerror(errno));
+        snprintf(err, errlen, "cannot read metrics file %s: %s", path, pd_read_strerror(errno));
         return -1;
     }
     size_t found = pd_metrics_from_text(text, names, n, values);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -530,12 +531,57 @@ static int copy_config(const pd_bench_run *run)
     return rc;
 }
 
+/* One harness per run directory at a time (issue #13): an flock held for
+ * the whole run or resume on a file created without following links. The
+ * kernel drops it with the process (also after kill -9); scripts do not
+ * inherit it (O_CLOEXEC). The file names the holder's pid. Returns the
+ * descriptor to keep open, or -1 with a message. */
+#define RUN_LOCK "__paddiser_lock"
+static int lock_run_dir(const char *dir)
+{
+    char path[PATH_MAX];
+    if (pd_path_join(path, sizeof path, dir, RUN_LOCK) != 0) {
+        fprintf(stderr, "paddiser bench: %s: path too long\n", dir);
+        return -1;
+    }
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "paddiser bench: cannot lock the run directory: %s: %s\n", path,
+                fd < 0 ? strerror(errno) : "not a regular file");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        char who[32] = "";
+        ssize_t n = pread(fd, who, sizeof who - 1, 0);
+        who[n > 0 ? n : 0] = '\0';
+        who[strcspn(who, "\n")] = '\0';
+        if (e == EWOULDBLOCK)
+            fprintf(stderr,
+                    "paddiser bench: %s is in use by another paddiser bench (pid %s); nothing was run twice: "
+                    "wait for it to end (or stop it), then --resume\n",
+                    dir, who[0] ? who : "unknown");
+        else
+            fprintf(stderr, "paddiser bench: cannot lock %s: %s\n", path, strerror(e));
+        close(fd);
+        return -1;
+    }
+    char pid[32];
+    int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)len, 0) != len)
+        fprintf(stderr, "paddiser bench: warning: cannot write the holder's pid into %s\n", path);
+    return fd;
+}
+
 int pd_bench_main(const pd_bench_options *opt)
 {
     pd_bench_run run_s = {0}, *run = &run_s;
     size_t cfg_nvars = 0;
     pd_str errors = {0}, warnings = {0};
-    int status = 2;
+    int status = 2, lock_fd = -1;
     bool created_dir = false;
     pd_bench_rendered *rendered = NULL; /* per task: script, post script, input files */
     char *sink = NULL;
@@ -619,6 +665,9 @@ int pd_bench_main(const pd_bench_options *opt)
             }
         }
     }
+
+    if (!opt->dry_run && (lock_fd = lock_run_dir(run->run_dir)) < 0)
+        goto out;
 
     /* Plan: matrix, every repetition's script, the sink path */
     if (pd_bench_matrix_build(cfg, run->run_dir, &run->matrix, &errors, &warnings) != 0) {
@@ -836,8 +885,14 @@ int pd_bench_main(const pd_bench_options *opt)
     }
 
 out:
-    if (status == 2 && created_dir)
-        rmdir(run->run_dir); /* empty: nothing was run */
+    if (status == 2 && created_dir) { /* empty: nothing was run */
+        char lock[PATH_MAX];
+        if (pd_path_join(lock, sizeof lock, run->run_dir, RUN_LOCK) == 0)
+            unlink(lock);
+        rmdir(run->run_dir);
+    }
+    if (lock_fd >= 0)
+        close(lock_fd);
     if (rendered)
         for (size_t k = 0; k < run->ntasks; k++)
             pd_bench_rendered_free(&rendered[k], cfg_nvars);

@@ -281,7 +281,7 @@ pd_csv *pd_csv_load(const char *path, char *err, size_t errlen)
 {
     char *text = pd_read_file(path, NULL);
     if (!text) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s: %s", path, pd_read_strerror(errno));
         return NULL;
     }
     char inner[256];

@@ -86,11 +86,30 @@ char *pd_str_take(pd_str *s)
     return d;
 }
 
+/* Regular files only: a device (/dev/zero) never ends and a FIFO blocks at
+ * open, so both are refused (EINVAL, "not a regular file"); O_NONBLOCK
+ * makes the open of a FIFO return at once. /proc and /sys files are
+ * regular. */
 char *pd_read_file(const char *path, size_t *len_out)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return NULL;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        close(fd);
+        errno = e;
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    FILE *f = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return NULL;
+    }
     pd_str s = {0};
     char buf[8192];
     size_t n;
@@ -106,6 +125,11 @@ char *pd_read_file(const char *path, size_t *len_out)
     if (len_out)
         *len_out = s.len;
     return pd_str_take(&s);
+}
+
+const char *pd_read_strerror(int err)
+{
+    return err == EINVAL ? "not a regular file" : strerror(err);
 }
 
 int pd_write_file(const char *path, const char *data, size_t len)

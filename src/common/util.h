@@ -27,7 +27,11 @@ void pd_str_free(pd_str *s);
 char *pd_str_take(pd_str *s);
 
 /* Reads a whole file into a NUL-terminated heap buffer; NULL + errno on failure. */
+/* Whole regular file (NUL-terminated); NULL with errno, EINVAL for a file
+ * that is not regular (device, FIFO, socket). */
 char *pd_read_file(const char *path, size_t *len_out);
+/* strerror for pd_read_file's errno ("not a regular file" for EINVAL). */
+const char *pd_read_strerror(int err);
 /* Writes (truncating) or atomically replaces a file: 0 or -1 with errno. */
 int pd_write_file(const char *path, const char *data, size_t len);
 int pd_write_file_atomic(const char *path, const char *data, size_t len);

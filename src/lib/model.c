@@ -117,7 +117,7 @@ static pd_model *load_file(const char *path, char *err, size_t errlen)
     size_t len = 0;
     char *data = pd_read_file(path, &len);
     if (!data) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s: %s", path, pd_read_strerror(errno));
         return NULL;
     }
     pd_model *m = pd_model_from_buffer(data, len, path, err, errlen);

@@ -96,8 +96,8 @@ char *pd_read_file(const char *path, size_t *len_out)
     if (fd < 0)
         return NULL;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        int e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+    int e = fstat(fd, &st) != 0 ? errno : S_ISREG(st.st_mode) ? 0 : S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+    if (e) {
         close(fd);
         errno = e;
         return NULL;
@@ -105,7 +105,7 @@ char *pd_read_file(const char *path, size_t *len_out)
     int fl = fcntl(fd, F_GETFL);
     FILE *f = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 ? fdopen(fd, "rb") : NULL;
     if (!f) {
-        int e = errno;
+        e = errno;
         close(fd);
         errno = e;
         return NULL;

@@ -392,6 +392,11 @@ static int teardown(void **state)
 
 int main(void)
 {
+    /* Where a plan's pages go, not whether a plan pays for its moves
+     * (test_runtime_migrate_rule.c): every plan that gains at all is
+     * applied, whatever the sampled heat of a slow (sanitised) run. */
+    setenv("PADDISER_MIGRATE_BW", "1e15", 1);
+    setenv("PADDISER_MIN_GAIN", "0", 1);
     setenv("PADDISER_QUIET", "1", 1);
     /* Registered pages start on the slow node here: these tests are about
      * promotion, demotion and the budget from there (the default start,

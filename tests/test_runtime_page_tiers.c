@@ -223,6 +223,11 @@ static void test_every_task_sampled_under_budget(void **state)
 
 int main(void)
 {
+    /* Where a plan's pages go, not whether a plan pays for its moves
+     * (test_runtime_migrate_rule.c): every plan that gains at all is
+     * applied, whatever the sampled heat of a slow (sanitised) run. */
+    setenv("PADDISER_MIGRATE_BW", "1e15", 1);
+    setenv("PADDISER_MIN_GAIN", "0", 1);
     /* Pages start on the slow tier: these tests rank and place from there
      * (the default start, first touch: test_runtime_migrate_rule.c). */
     setenv("PADDISER_START_TIER", "slow", 1);

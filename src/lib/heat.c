@@ -191,7 +191,7 @@ int rt_heat_merge(rt_task *t, size_t *cap, rt_hot *old, size_t nold, uint64_t ra
     int rc = smooth(t, cap, base, nbase, prior, window);
     free(base);
     t->hot_input = ran;
-    t->hot_n = window > 1 && prior + 1 < window ? prior + 1 : window > 1 ? window : 1;
+    t->hot_n = prior + 1 < window ? prior + 1 : window;
     if (rc == 0 && set_hot_acc(t, t->last_acc, t->nacc) != 0)
         rc = -1;
     return rc;

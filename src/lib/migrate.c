@@ -332,7 +332,24 @@ void rt_migrate_forget(const void *addr, size_t len)
     free(keep.v);
 }
 
-static int cmp_page(const void *a, const void *b);
+static int cmp_page(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* placed := the pages of a list in any order, duplicates allowed. */
+static int placed_set_unsorted(page_list *l)
+{
+    if (l->n)
+        qsort(l->v, l->n, sizeof *l->v, cmp_page);
+    size_t k = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (k == 0 || l->v[k - 1] != l->v[i])
+            l->v[k++] = l->v[i];
+    l->n = k;
+    return placed_set(l);
+}
 
 int rt_migrate_adopt(void)
 {
@@ -364,17 +381,8 @@ int rt_migrate_adopt(void)
                     rc = PD_ENOMEM;
         }
     }
-    if (rc == PD_OK && !placed.unknown) {
-        if (all.n)
-            qsort(all.v, all.n, sizeof *all.v, cmp_page);
-        size_t k = 0;
-        for (size_t i = 0; i < all.n; i++)
-            if (k == 0 || all.v[k - 1] != all.v[i])
-                all.v[k++] = all.v[i];
-        all.n = k;
-        if (placed_set(&all) != 0)
-            rc = PD_ENOMEM;
-    }
+    if (rc == PD_OK && !placed.unknown && placed_set_unsorted(&all) != 0)
+        rc = PD_ENOMEM;
     if (rc != PD_OK) {
         rt_migrate_reset();
         placed.unknown = 1;
@@ -449,11 +457,6 @@ static int promote_plan(const plan_list *sel, const page_list *hot_new, const pa
     return rc;
 }
 
-static int cmp_page(const void *a, const void *b)
-{
-    uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* After a move that reported failures: which of the pages that were or
  * were to be fast really are (one query of those pages, not of every
@@ -477,13 +480,7 @@ static int confirm_placed(const page_list *before, const page_list *fast)
         if (tier[i] == PD_TIER_FAST && covered_by_object((uintptr_t)all.v[i]))
             all.v[k++] = all.v[i];
     all.n = k;
-    qsort(all.v, all.n, sizeof *all.v, cmp_page);
-    k = 0;
-    for (size_t i = 0; i < all.n; i++)
-        if (k == 0 || all.v[k - 1] != all.v[i])
-            all.v[k++] = all.v[i];
-    all.n = k;
-    rc = placed_set(&all);
+    rc = placed_set_unsorted(&all);
     free(tier);
     free(all.v);
     return rc;
@@ -566,7 +563,7 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
     if (rt_migrate_adopt() != PD_OK)
         return PD_ENOMEM;
     plan_list sel = {0};
-    page_list fast = {0}, before = {0}, dropped = {0}, stale = {0}, hot = {0};
+    page_list fast = {0}, before = {0}, covered = {0}, dropped = {0}, stale = {0}, hot = {0};
     int rc = PD_OK;
     for (int i = 0; i < n && rc == PD_OK; i++)
         if (select_task_pages(&p[i], bytes[i], &sel) != 0)
@@ -592,8 +589,8 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
         uintptr_t pg = (uintptr_t)before.v[i];
         if (!covered_by_object(pg))
             rc = page_push(&stale, pg) ? PD_ENOMEM : PD_OK;
-        else if (!in_sorted(&fast, pg))
-            rc = page_push(&dropped, pg) ? PD_ENOMEM : PD_OK;
+        else if (page_push(&covered, pg) != 0 || (!in_sorted(&fast, pg) && page_push(&dropped, pg) != 0))
+            rc = PD_ENOMEM;
     }
     for (size_t i = 0; i < sel.n && rc == PD_OK; i++)
         if (!placed_has(sel.v[i].page) && page_push(&hot, sel.v[i].page) != 0)
@@ -601,24 +598,17 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
     /* A placement holding more fast memory than the plan may use (first
      * touch beyond the capacity, or beyond this process's part of a plan
      * across processes: the others count on the rest) is never kept. */
-    size_t held = before.n - stale.n;
-    int over = held * RT_PAGE > (rt.allgather ? fast.n * RT_PAGE : rt.capacity);
+    int over = covered.n * RT_PAGE > (rt.allgather ? fast.n * RT_PAGE : rt.capacity);
     if (rc == PD_OK && !placed.unknown && !over && (hot.n || dropped.n) &&
-        keep_placement(p, n, &before, &fast, hot.n + dropped.n, kept_share, kept_bytes, kept_time)) {
+        keep_placement(p, n, &covered, &fast, hot.n + dropped.n, kept_share, kept_bytes, kept_time)) {
         /* The placement stays; only what no object covers any more leaves. */
         pd_migrate_stats ignored = {0};
         move_chunked(&stale, PD_TIER_SLOW, &ignored, NULL);
-        page_list keep = {0};
-        for (size_t i = 0; i < before.n && rc == PD_OK; i++)
-            if (covered_by_object((uintptr_t)before.v[i]) && page_push(&keep, (uintptr_t)before.v[i]) != 0)
-                rc = PD_ENOMEM;
-        if (rc == PD_OK && stale.n && placed_set(&keep) != 0)
+        if (stale.n && placed_set(&covered) != 0) {
             rc = PD_ENOMEM;
-        if (rc != PD_OK) {
             rt_migrate_reset();
             placed.unknown = 1;
         }
-        free(keep.v);
         memset(&rt.last_migration, 0, sizeof rt.last_migration);
         memset(&rt.last_demoted, 0, sizeof rt.last_demoted);
         rt.fast_bytes = placed_bytes();
@@ -659,6 +649,7 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
     free(sel.v);
     free(fast.v);
     free(before.v);
+    free(covered.v);
     free(dropped.v);
     free(stale.v);
     free(hot.v);

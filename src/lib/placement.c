@@ -158,6 +158,7 @@ int rt_replan_locked(int collective)
     size_t *bytes = calloc(m, sizeof *bytes), *kbytes = calloc(m, sizeof *kbytes);
     double *times = calloc(m, sizeof *times);
     int rc = p && share && bytes && kbytes && times ? PD_OK : PD_ENOMEM;
+    uint64_t next = rt_input_signature(0); /* the input the plan is for */
     int k = 0;
     for (int s = 0; s < rt.ntasks && rc == PD_OK; s++) {
         rt_task *t = rt.tasks[s];
@@ -168,7 +169,7 @@ int rt_replan_locked(int collective)
             break;
         }
         p[k].task = t;
-        rt_heat_select(t, rt_input_signature(0)); /* a revisited input: its own heat */
+        rt_heat_select(t, next); /* a revisited input: its own heat */
         rt_predict_times(&p[k]);
         if (rt_build_bytes_curve(&p[k]) != PD_OK) {
             rc = PD_ENOMEM;

@@ -132,6 +132,7 @@ int rt_sync_locked(int plan)
     /* Before the measured shares: objects registered since this instance
      * began ran where first touch put them. */
     int rc = rt_migrate_adopt();
+    uint64_t ran = rt_input_signature(1); /* the input this instance ran */
     for (int slot = 0; slot < rt.ntasks && rc == PD_OK; slot++) {
         rt_task *t = rt.tasks[slot];
         if (!t->ran)
@@ -177,7 +178,7 @@ int rt_sync_locked(int plan)
             }
         }
         if (rc == PD_OK) {
-            if (rt_heat_merge(t, &cap, old, nold, rt_input_signature(1)) != 0)
+            if (rt_heat_merge(t, &cap, old, nold, ran) != 0)
                 rc = PD_ENOMEM;
         } else {
             free(old);

@@ -74,8 +74,7 @@ static void keep_first_touch(const pd_sim_profile *p, size_t cap_pages, double *
  * pages in, so a first-touch page it plans moved twice. */
 static size_t runtime_moved_pages(const double *first_touch, const double *fast, size_t npages)
 {
-    const char *start = getenv("PADDISER_START_TIER");
-    if (!start || strcmp(start, "slow"))
+    if (!pd_wl_runtime_starts_slow())
         return pd_score_moved_pages(first_touch, fast, npages);
     size_t n = 0;
     for (size_t g = 0; g < npages; g++)

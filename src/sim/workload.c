@@ -501,6 +501,12 @@ done:
     return rc;
 }
 
+int pd_wl_runtime_starts_slow(void)
+{
+    const char *start = getenv("PADDISER_START_TIER");
+    return start && !strcmp(start, "slow");
+}
+
 int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capacity,
                             pd_planner_kind planner, const pd_sim_profile *layout, double *fast,
                             double *predicted, char *err, size_t errlen)
@@ -535,9 +541,9 @@ int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capa
     /* The study charges every policy the pages that differ from its first
      * touch (the first capacity pages in layout order); the runtime starts
      * from the sim backend's first touch, which must be the same pages. */
-    const char *start = getenv("PADDISER_START_TIER");
     size_t cap_pages = capacity / PD_SIM_PAGE;
-    for (size_t g = 0; g < layout->npages && !(start && !strcmp(start, "slow")); g++)
+    int first_touch = !pd_wl_runtime_starts_slow();
+    for (size_t g = 0; first_touch && g < layout->npages; g++)
         if ((fast[g] > 0.5) != (g < cap_pages)) {
             snprintf(err, errlen, "%s/%s: the runtime's first touch differs from the study's at page %zu", w->name,
                      input, g);

@@ -141,6 +141,10 @@ int pd_wl_sampling_check(const pd_workload *w, const char *input, pd_wl_sampling
                          size_t errlen);
 void pd_wl_sampling_free(pd_wl_sampling *s);
 
+/* The runtime under PADDISER_START_TIER=slow: registration moves every
+ * page to the slow tier (by default pages stay where first touch put them). */
+int pd_wl_runtime_starts_slow(void);
+
 /* The runtime's own placement, end to end: runs w on input under
  * libpaddiser with the simulated backend of `capacity` bytes and the given
  * planner (page sampling, Eq. 1/2 prediction, plan, page moves at the sync

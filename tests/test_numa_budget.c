@@ -365,8 +365,9 @@ static int fast_pages(int first, int n)
 
 /* An object reallocated per instance in one of 4 slots of a real 16 MiB
  * buffer, freed (fake kernel: EFAULT) after each instance: registered,
- * moved by pd_object_update (realloc), unregistered, and again. Every instance gets its whole plan on the fast node, and at
- * the end nothing is charged. */
+ * moved by pd_object_update (realloc), unregistered, and again. Every
+ * instance gets its whole plan on the fast node (and keeps first-touched
+ * pages in the room the plan leaves), and at the end nothing is charged. */
 static void test_runtime_reallocation_cycles(void **state)
 {
     (void)state;
@@ -405,8 +406,10 @@ static void test_runtime_reallocation_cycles(void **state)
         assert_int_equal(pd_plan_query(plan, 2, NULL), 2);
         size_t planned = plan[0].dram_bytes + plan[1].dram_bytes;
         assert_true(planned > 0 && planned <= cap);
-        assert_int_equal((size_t)fast_pages(slot * SLOT, SLOT) * PAGE, planned);
-        assert_int_equal(pd_backend_numa_charged(rt.backend), planned);
+        /* the plan, and first-touched pages kept in the room it leaves */
+        size_t fast = (size_t)fast_pages(slot * SLOT, SLOT) * PAGE;
+        assert_true(fast >= planned && fast <= cap);
+        assert_int_equal(pd_backend_numa_charged(rt.backend), fast);
         fk_map(slot * SLOT, SLOT, -1); /* freed */
         if (k % 2) {
             assert_int_equal(pd_object_unregister(id), PD_OK);

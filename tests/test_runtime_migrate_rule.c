@@ -278,6 +278,84 @@ static void test_revisited_input_uses_its_own_heat(void **state)
     assert_int_equal(hot_again, 1024);
 }
 
+/* The planners return the least bytes that reach the makespan: task 1
+ * (eight 12 MB sweeps) needs all of its range, task 0 (one 2 MB sweep)
+ * none. The capacity left over goes on by benefit, so task 0 gets its 2 MB
+ * too and no fast memory stays empty. Slow start, so that every fast page
+ * is one the plan put there. */
+static void test_leftover_capacity_goes_to_the_next_task(void **state)
+{
+    (void)state;
+    setenv("PADDISER_MIGRATE_BW", "1e15", 1);
+    setenv("PADDISER_MIN_GAIN", "0", 1);
+    setenv("PADDISER_START_TIER", "slow", 1);
+    start_with(14 * MB);
+    pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
+    assert_int_equal(pd_object_register("grid", buf, 16 * MB, &stream), 0);
+    assert_int_equal(fast_bytes(), 0);
+    pd_profile_info info = instance(16 * MB);
+    assert_int_equal(info.plan_kept, 0);
+    pd_task_plan plan[2];
+    double makespan;
+    assert_int_equal(pd_plan_query(plan, 2, &makespan), 2);
+    const pd_task_plan *t0 = plan[0].task == 0 ? &plan[0] : &plan[1];
+    const pd_task_plan *t1 = plan[0].task == 1 ? &plan[0] : &plan[1];
+    assert_float_equal(t1->dram_share, 1.0, 1e-9);
+    assert_float_equal(t0->dram_share, 1.0, 1e-9);
+    assert_int_equal(t0->dram_bytes, 2 * MB);
+    assert_true(t0->predicted_time < t1->predicted_time);
+    assert_float_equal(makespan, t1->predicted_time, 1e-12);
+    /* both ranges, nothing of the untouched [2, 4) MB */
+    unsigned char map[4096];
+    fast_map(map, 4096);
+    int lo = 0, gap = 0, hi = 0;
+    for (int i = 0; i < 4096; i++) {
+        lo += i < 512 && map[i];
+        gap += i >= 512 && i < 1024 && map[i];
+        hi += i >= 1024 && map[i];
+    }
+    assert_int_equal(lo, 512);
+    assert_int_equal(gap, 0);
+    assert_int_equal(hi, 3072);
+    unsetenv("PADDISER_START_TIER");
+}
+
+/* First touch put a cold object (registered first) and half of the hot one
+ * in 6 MB of fast memory. The plan wants the hot object's 4 MB; the 2 MB
+ * it leaves keep cold pages that are there already (no move) instead of
+ * sending all 4 MB of them out and leaving the room empty. */
+static void test_room_left_keeps_first_touch_pages(void **state)
+{
+    (void)state;
+    setenv("PADDISER_MIGRATE_BW", "1e15", 1);
+    start_with(6 * MB);
+    pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
+    int cold = pd_object_register("cold", buf, 4 * MB, &stream);
+    int hot = pd_object_register("hot", buf + 8 * MB, 4 * MB, &stream);
+    assert_true(cold >= 0 && hot >= 0);
+    for (int k = 0; k < 8; k++) {
+        assert_int_equal(pd_task_begin(0), PD_OK);
+        sweep(buf + 8 * MB, 4 * MB);
+        fake_now += 0.05;
+        assert_int_equal(pd_task_end(0), PD_OK);
+    }
+    assert_int_equal(pd_sync_point(), PD_OK);
+    pd_profile_info info;
+    assert_int_equal(pd_profile_info_get(&info), PD_OK);
+    assert_int_equal(info.plan_kept, 0);
+    int tiers[1024], fc = 0, fh = 0;
+    assert_int_equal(pd_object_page_tiers(cold, tiers, 1024), 1024);
+    for (int i = 0; i < 1024; i++)
+        fc += tiers[i] == PD_PAGE_FAST;
+    assert_int_equal(pd_object_page_tiers(hot, tiers, 1024), 1024);
+    for (int i = 0; i < 1024; i++)
+        fh += tiers[i] == PD_PAGE_FAST;
+    assert_int_equal(fh, 1024);
+    assert_int_equal(fc, 512);
+    /* 512 cold pages out to make room, the hot object's other 512 in */
+    assert_int_equal(info.bytes_moved, 1024ul * 4096);
+}
+
 int main(void)
 {
     setenv("PADDISER_QUIET", "1", 1);
@@ -286,6 +364,8 @@ int main(void)
         cmocka_unit_test_teardown(test_unchanged_input_stops_migrating, teardown),
         cmocka_unit_test_teardown(test_first_touch_start_moves_the_difference, teardown),
         cmocka_unit_test_teardown(test_revisited_input_uses_its_own_heat, teardown),
+        cmocka_unit_test_teardown(test_leftover_capacity_goes_to_the_next_task, teardown),
+        cmocka_unit_test_teardown(test_room_left_keeps_first_touch_pages, teardown),
     };
     return cmocka_run_group_tests_name("runtime_migrate_rule", tests, NULL, NULL);
 }

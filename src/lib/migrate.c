@@ -585,6 +585,33 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
      * more) go slow, planned pages not yet placed go fast, hottest first. */
     if (rc == PD_OK && placed_pages(&before) != 0)
         rc = PD_ENOMEM;
+    /* What the plan leaves of the fast memory this process may use (all of
+     * it alone, its part of a plan across processes) keeps pages that are
+     * there already, in address order: keeping costs no move, while sending
+     * them out would leave the room empty (first-touch pages the sampler
+     * did not see, a plan that fills less than the capacity). */
+    size_t budget = rt.capacity;
+    if (rt.allgather) {
+        budget = 0;
+        for (int i = 0; i < n; i++)
+            budget += bytes[i];
+    }
+    if (rc == PD_OK && !placed.unknown && fast.n < budget / RT_PAGE) {
+        size_t room = budget / RT_PAGE - fast.n, nfast = fast.n;
+        for (size_t i = 0; i < before.n && room && rc == PD_OK; i++) {
+            uintptr_t pg = (uintptr_t)before.v[i];
+            page_list planned = {fast.v, nfast, nfast}; /* the sorted part; fast.v may move */
+            if (in_sorted(&planned, pg) || !covered_by_object(pg))
+                continue;
+            if (plan_push(&sel, pg) != 0 || page_push(&fast, pg) != 0)
+                rc = PD_ENOMEM;
+            else
+                sel.v[sel.n - 1].rank = 2.0; /* after every planned page */
+            room--;
+        }
+        if (fast.n > nfast) /* both parts are sorted: one sort of the whole is cheap enough */
+            qsort(fast.v, fast.n, sizeof *fast.v, cmp_page);
+    }
     for (size_t i = 0; i < before.n && rc == PD_OK; i++) {
         uintptr_t pg = (uintptr_t)before.v[i];
         if (!covered_by_object(pg))
@@ -598,7 +625,7 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
     /* A placement holding more fast memory than the plan may use (first
      * touch beyond the capacity, or beyond this process's part of a plan
      * across processes: the others count on the rest) is never kept. */
-    int over = covered.n * RT_PAGE > (rt.allgather ? fast.n * RT_PAGE : rt.capacity);
+    int over = covered.n * RT_PAGE > budget;
     if (rc == PD_OK && !placed.unknown && !over && (hot.n || dropped.n) &&
         keep_placement(p, n, &covered, &fast, hot.n + dropped.n, kept_share, kept_bytes, kept_time)) {
         /* The placement stays; only what no object covers any more leaves. */

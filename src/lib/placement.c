@@ -39,6 +39,56 @@ static size_t grid_bytes(void *vctx, int task, double r)
     return (size_t)g->b[k > RT_GRID ? RT_GRID : k];
 }
 
+/* Leftover capacity, by benefit: the planners return the least bytes that
+ * reach the optimal makespan, so capacity stays free wherever a task's
+ * curve is flat past its plan or tasks were trimmed to the makespan. The
+ * runtime goes on with Algorithm 1 from the plan: the task with the longest
+ * predicted time whose next grid step still fits gets it, until none fits.
+ * The makespan never grows; the tasks just below it get the most, which is
+ * where an error of the model would otherwise show first. Deterministic,
+ * so every process of a plan across processes fills alike. */
+static void fill_leftover(const pd_plan_problem *prob, pd_plan_result *res)
+{
+    size_t used = 0;
+    for (int i = 0; i < prob->ntasks; i++)
+        used += res->bytes[i];
+    for (;;) {
+        int best = -1;
+        double best_share = 0;
+        size_t best_bytes = 0;
+        for (int i = 0; i < prob->ntasks; i++) {
+            if (res->share[i] >= 1.0 - 1e-12)
+                continue;
+            int k = (int)floor(res->share[i] * RT_GRID + 1e-9) + 1;
+            double r = k >= RT_GRID ? 1.0 : (double)k / RT_GRID;
+            size_t b = prob->bytes(prob->ctx, i, r);
+            if (b < res->bytes[i])
+                b = res->bytes[i];
+            if (b - res->bytes[i] > prob->capacity - (used < prob->capacity ? used : prob->capacity))
+                continue;
+            if (best < 0 || res->time[i] > res->time[best]) {
+                best = i;
+                best_share = r;
+                best_bytes = b;
+            }
+        }
+        if (best < 0)
+            break;
+        used += best_bytes - res->bytes[best];
+        res->share[best] = best_share;
+        res->bytes[best] = best_bytes;
+        double t = prob->time(prob->ctx, best, best_share);
+        if (t < res->time[best])
+            res->time[best] = t;
+    }
+    double m = 0;
+    for (int i = 0; i < prob->ntasks; i++)
+        m = res->time[i] > m ? res->time[i] : m;
+    if (prob->ntasks > 0 && m < res->makespan)
+        res->makespan = m;
+    res->used = used;
+}
+
 /* Gathers every process's curves and plans all tasks; fills share/bytes/
  * times for this process's n tasks (p order). PD_EUNSUPPORTED when this
  * process cannot take part (it then plans alone). */
@@ -106,6 +156,8 @@ static int plan_across(task_pred *p, int n, plan_ctx *ctx, double *share, size_t
         pd_plan_problem prob = {total, grid_time, grid_bytes, g, (size_t)cap};
         pd_plan_result res = {gs, gb, gt, 0, 0};
         rc = pd_plan(rt.opt.planner, &prob, 0.0, &res);
+        if (rc == PD_OK)
+            fill_leftover(&prob, &res);
         if (rc == PD_OK) {
             for (int i = 0; i < n; i++) {
                 share[i] = gs[first_mine + i];
@@ -204,6 +256,8 @@ int rt_replan_locked(int collective)
             prc = pd_plan(rt.opt.planner, &prob, 0.0, &res);
             if (prc != PD_OK)
                 rt_message("planner failed: %s", pd_strerror(prc));
+            else
+                fill_leftover(&prob, &res);
         } else if (n == 0) {
             prc = PD_OK;
         }

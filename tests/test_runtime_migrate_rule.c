@@ -59,6 +59,7 @@ static int teardown(void **state)
     pd_perf_set_clock(NULL);
     unsetenv("PADDISER_MIGRATE_BW");
     unsetenv("PADDISER_MIN_GAIN");
+    unsetenv("PADDISER_START_TIER");
     free(buf);
     buf = NULL;
     return 0;
@@ -317,7 +318,6 @@ static void test_leftover_capacity_goes_to_the_next_task(void **state)
     assert_int_equal(lo, 512);
     assert_int_equal(gap, 0);
     assert_int_equal(hi, 3072);
-    unsetenv("PADDISER_START_TIER");
 }
 
 /* First touch put a cold object (registered first) and half of the hot one
@@ -356,6 +356,49 @@ static void test_room_left_keeps_first_touch_pages(void **state)
     assert_int_equal(info.bytes_moved, 1024ul * 4096);
 }
 
+/* Both tasks read [0, 4) MB, task 0 also [4, 6) MB, task 1 [8, 14) MB,
+ * eight times in equal times. Every task's plan pays for the shared range
+ * (the plan balances them: both get about 10 / 16 of their bytes), the pages are
+ * placed once: the room that leaves goes to the sampled pages no plan
+ * chose, so all of the capacity holds pages the tasks touch, nothing of
+ * the untouched [6, 8) and [14, 16) MB. Slow start: every fast page is one
+ * the runtime put there. */
+static void test_room_left_by_shared_pages_is_filled(void **state)
+{
+    (void)state;
+    setenv("PADDISER_MIGRATE_BW", "1e15", 1);
+    setenv("PADDISER_MIN_GAIN", "0", 1);
+    setenv("PADDISER_START_TIER", "slow", 1);
+    start_with(10 * MB);
+    pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
+    assert_int_equal(pd_object_register("grid", buf, 16 * MB, &stream), 0);
+    for (int k = 0; k < 8; k++) {
+        assert_int_equal(pd_task_begin(0), PD_OK);
+        sweep(buf, 6 * MB);
+        fake_now += 0.1;
+        assert_int_equal(pd_task_end(0), PD_OK);
+        assert_int_equal(pd_task_begin(1), PD_OK);
+        sweep(buf, 4 * MB);
+        sweep(buf + 8 * MB, 6 * MB);
+        fake_now += 0.1;
+        assert_int_equal(pd_task_end(1), PD_OK);
+    }
+    assert_int_equal(pd_sync_point(), PD_OK);
+    pd_task_plan plan[2];
+    assert_int_equal(pd_plan_query(plan, 2, NULL), 2);
+    assert_true(plan[0].dram_bytes + plan[1].dram_bytes > 10 * MB - 64 * 1024); /* the shared range twice */
+    unsigned char map[4096];
+    fast_map(map, 4096);
+    int touched = 0, untouched = 0;
+    for (int i = 0; i < 4096; i++) {
+        int cold = (i >= 1536 && i < 2048) || i >= 3584;
+        untouched += cold && map[i];
+        touched += !cold && map[i];
+    }
+    assert_int_equal(untouched, 0);
+    assert_int_equal(touched, 2560); /* all 10 MB */
+}
+
 int main(void)
 {
     setenv("PADDISER_QUIET", "1", 1);
@@ -366,6 +409,7 @@ int main(void)
         cmocka_unit_test_teardown(test_revisited_input_uses_its_own_heat, teardown),
         cmocka_unit_test_teardown(test_leftover_capacity_goes_to_the_next_task, teardown),
         cmocka_unit_test_teardown(test_room_left_keeps_first_touch_pages, teardown),
+        cmocka_unit_test_teardown(test_room_left_by_shared_pages_is_filled, teardown),
     };
     return cmocka_run_group_tests_name("runtime_migrate_rule", tests, NULL, NULL);
 }

@@ -37,6 +37,12 @@ static int page_push(page_list *l, uintptr_t p)
     return 0;
 }
 
+static int cmp_page(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* Index of the first page >= p in a sorted list. */
 static size_t lower_bound(const page_list *l, uintptr_t p)
 {
@@ -172,6 +178,112 @@ static int select_task_pages(const task_pred *tp, size_t budget, plan_list *out)
         out->v[k].rank = ((double)(k - first) + 0.5) / (double)(out->n - first);
     free(units.v);
     free(order);
+    return rc;
+}
+
+/* A sampled region as a candidate for room the plans left, with its
+ * benefit per page summed over the tasks whose heat it holds. */
+typedef struct {
+    uintptr_t lo, hi;
+    double benefit;
+} room_region;
+
+static int cmp_room_bounds(const void *a, const void *b)
+{
+    const room_region *x = a, *y = b;
+    if (x->lo != y->lo)
+        return x->lo < y->lo ? -1 : 1;
+    return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+static int cmp_room_benefit(const void *a, const void *b)
+{
+    const room_region *x = a, *y = b;
+    if (x->benefit != y->benefit)
+        return x->benefit < y->benefit ? 1 : -1;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Room left by pages that several tasks share: every task's plan paid for a
+ * shared page, the selection holds it once. That room goes to sampled pages
+ * no plan chose, by benefit: a page saves a task about (T_slow - T_dram)
+ * times its share of the task's heat, summed over the tasks that touch it
+ * (a shared page counts for each). fast (sorted) and sel receive at most
+ * `room` pages; fast stays sorted. Not with THP kept (whole units only). */
+static int fill_room_by_benefit(const task_pred *p, int n, size_t room, plan_list *sel, page_list *fast)
+{
+    size_t cand = 0;
+    for (int i = 0; i < n; i++)
+        cand += p[i].task->nhot;
+    if (!room || !cand || rt.thp == PD_THP_KEEP)
+        return 0;
+    room_region *rr = malloc(cand * sizeof *rr);
+    if (!rr)
+        return -1;
+    size_t k = 0;
+    for (int i = 0; i < n; i++) {
+        const rt_task *t = p[i].task;
+        double heat = 0;
+        for (size_t j = 0; j < t->nhot; j++) {
+            const rt_object *o = &rt.objects[t->hot[j].object];
+            double w = rt_hot_weight(&p[i], &t->hot[j]);
+            if (o->used && w > 0)
+                heat += w * ceil(t->hot[j].len_frac * (double)o->size / (double)RT_PAGE);
+        }
+        double span = p[i].t_slow - p[i].t_dram;
+        if (!(heat > 0) || !(span > 0))
+            continue;
+        for (size_t j = 0; j < t->nhot; j++) {
+            const rt_object *o = &rt.objects[t->hot[j].object];
+            double w = rt_hot_weight(&p[i], &t->hot[j]);
+            if (!o->used || !(w > 0))
+                continue;
+            uintptr_t lo, hi;
+            region_bounds(o, &t->hot[j], &lo, &hi);
+            lo &= ~(uintptr_t)(RT_PAGE - 1);
+            if (hi > lo)
+                rr[k++] = (room_region){lo, hi, span * w / heat};
+        }
+    }
+    /* the same region in several tasks' heat: one candidate, benefits added */
+    qsort(rr, k, sizeof *rr, cmp_room_bounds);
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (m && rr[m - 1].lo == rr[i].lo && rr[m - 1].hi == rr[i].hi)
+            rr[m - 1].benefit += rr[i].benefit;
+        else
+            rr[m++] = rr[i];
+    }
+    qsort(rr, m, sizeof *rr, cmp_room_benefit);
+    page_list chosen = {fast->v, fast->n, fast->n}; /* the sorted plan */
+    page_list extra = {0};
+    int rc = 0;
+    for (size_t i = 0; i < m && room && rc == 0; i++)
+        for (uintptr_t pg = rr[i].lo; pg < rr[i].hi && room && rc == 0; pg += RT_PAGE) {
+            if (in_sorted(&chosen, pg))
+                continue;
+            rc = page_push(&extra, pg);
+            room -= rc == 0;
+        }
+    free(rr);
+    /* regions of different objects' strata can overlap at a page: once */
+    if (rc == 0 && extra.n) {
+        qsort(extra.v, extra.n, sizeof *extra.v, cmp_page);
+        size_t u = 0;
+        for (size_t i = 0; i < extra.n; i++)
+            if (u == 0 || extra.v[u - 1] != extra.v[i])
+                extra.v[u++] = extra.v[i];
+        extra.n = u;
+    }
+    for (size_t i = 0; i < extra.n && rc == 0; i++) {
+        if (plan_push(sel, (uintptr_t)extra.v[i]) != 0 || page_push(fast, (uintptr_t)extra.v[i]) != 0)
+            rc = -1;
+        else
+            sel->v[sel->n - 1].rank = 1.5; /* after the plans' own pages */
+    }
+    if (rc == 0 && extra.n)
+        qsort(fast->v, fast->n, sizeof *fast->v, cmp_page);
+    free(extra.v);
     return rc;
 }
 
@@ -330,12 +442,6 @@ void rt_migrate_forget(const void *addr, size_t len)
     }
     free(all.v);
     free(keep.v);
-}
-
-static int cmp_page(const void *a, const void *b)
-{
-    uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* placed := the pages of a list in any order, duplicates allowed. */
@@ -586,16 +692,19 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
     if (rc == PD_OK && placed_pages(&before) != 0)
         rc = PD_ENOMEM;
     /* What the plan leaves of the fast memory this process may use (all of
-     * it alone, its part of a plan across processes) keeps pages that are
-     * there already, in address order: keeping costs no move, while sending
-     * them out would leave the room empty (first-touch pages the sampler
-     * did not see, a plan that fills less than the capacity). */
+     * it alone, its part of a plan across processes) goes first to sampled
+     * pages by benefit (room left by shared pages), then keeps pages that
+     * are there already, in address order: keeping costs no move, while
+     * sending them out would leave the room empty (first-touch pages the
+     * sampler did not see, a plan that fills less than the capacity). */
     size_t budget = rt.capacity;
     if (rt.allgather) {
         budget = 0;
         for (int i = 0; i < n; i++)
             budget += bytes[i];
     }
+    if (rc == PD_OK && fast.n < budget / RT_PAGE && fill_room_by_benefit(p, n, budget / RT_PAGE - fast.n, &sel, &fast))
+        rc = PD_ENOMEM;
     if (rc == PD_OK && !placed.unknown && fast.n < budget / RT_PAGE) {
         size_t room = budget / RT_PAGE - fast.n, nfast = fast.n;
         for (size_t i = 0; i < before.n && room && rc == PD_OK; i++) {

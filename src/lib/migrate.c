@@ -63,6 +63,26 @@ static int in_sorted(const page_list *l, uintptr_t p)
     return i < l->n && (uintptr_t)l->v[i] == p;
 }
 
+/* fast := fast (sorted) merged with extra (sorted, none of them in fast):
+ * one linear pass instead of sorting the whole again. */
+static int merge_sorted(page_list *fast, const page_list *extra)
+{
+    if (!extra->n)
+        return 0;
+    size_t n = fast->n + extra->n;
+    void **v = malloc(n * sizeof *v);
+    if (!v)
+        return -1;
+    size_t i = 0, j = 0, k = 0;
+    while (i < fast->n || j < extra->n)
+        v[k++] = j == extra->n || (i < fast->n && (uintptr_t)fast->v[i] < (uintptr_t)extra->v[j]) ? fast->v[i++]
+                                                                                                   : extra->v[j++];
+    free(fast->v);
+    fast->v = v;
+    fast->n = fast->cap = n;
+    return 0;
+}
+
 static const task_pred *sort_tp; /* qsort context; rt.lock is held */
 
 static int cmp_weight_desc(const void *a, const void *b)
@@ -276,13 +296,13 @@ static int fill_room_by_benefit(const task_pred *p, int n, size_t room, plan_lis
         extra.n = u;
     }
     for (size_t i = 0; i < extra.n && rc == 0; i++) {
-        if (plan_push(sel, (uintptr_t)extra.v[i]) != 0 || page_push(fast, (uintptr_t)extra.v[i]) != 0)
+        if (plan_push(sel, (uintptr_t)extra.v[i]) != 0)
             rc = -1;
         else
             sel->v[sel->n - 1].rank = 1.5; /* after the plans' own pages */
     }
-    if (rc == 0 && extra.n)
-        qsort(fast->v, fast->n, sizeof *fast->v, cmp_page);
+    if (rc == 0)
+        rc = merge_sorted(fast, &extra);
     free(extra.v);
     return rc;
 }
@@ -548,10 +568,17 @@ static int promote_plan(const plan_list *sel, const page_list *hot_new, const pa
         *st = first;
         return 0;
     }
+    /* the whole plan in rank order: a copy, sel is in page order */
+    plan_page *byrank = malloc((sel->n ? sel->n : 1) * sizeof *byrank);
+    if (!byrank)
+        return -1;
+    memcpy(byrank, sel->v, sel->n * sizeof *byrank);
+    qsort(byrank, sel->n, sizeof *byrank, cmp_plan_rank);
     page_list all = {0};
     int rc = 0;
     for (size_t i = 0; i < sel->n && rc == 0; i++)
-        rc = page_push(&all, sel->v[i].page);
+        rc = page_push(&all, byrank[i].page);
+    free(byrank);
     if (rc == 0) {
         pd_migrate_stats again = {0}, dem2 = {0};
         rc = promote_pages(all.v, all.n, dropped, &again, &dem2);
@@ -685,7 +712,6 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
         for (size_t i = 0; i < sel.n && rc == PD_OK; i++)
             if (page_push(&fast, sel.v[i].page) != 0)
                 rc = PD_ENOMEM;
-        qsort(sel.v, sel.n, sizeof *sel.v, cmp_plan_rank);
     }
     /* The difference: placed pages the plan drops (or no object covers any
      * more) go slow, planned pages not yet placed go fast, hottest first. */
@@ -706,20 +732,21 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
     if (rc == PD_OK && fast.n < budget / RT_PAGE && fill_room_by_benefit(p, n, budget / RT_PAGE - fast.n, &sel, &fast))
         rc = PD_ENOMEM;
     if (rc == PD_OK && !placed.unknown && fast.n < budget / RT_PAGE) {
-        size_t room = budget / RT_PAGE - fast.n, nfast = fast.n;
+        size_t room = budget / RT_PAGE - fast.n;
+        page_list keep = {0};
         for (size_t i = 0; i < before.n && room && rc == PD_OK; i++) {
             uintptr_t pg = (uintptr_t)before.v[i];
-            page_list planned = {fast.v, nfast, nfast}; /* the sorted part; fast.v may move */
-            if (in_sorted(&planned, pg) || !covered_by_object(pg))
+            if (in_sorted(&fast, pg) || !covered_by_object(pg))
                 continue;
-            if (plan_push(&sel, pg) != 0 || page_push(&fast, pg) != 0)
+            if (plan_push(&sel, pg) != 0 || page_push(&keep, pg) != 0)
                 rc = PD_ENOMEM;
             else
                 sel.v[sel.n - 1].rank = 2.0; /* after every planned page */
             room--;
         }
-        if (fast.n > nfast) /* both parts are sorted: one sort of the whole is cheap enough */
-            qsort(fast.v, fast.n, sizeof *fast.v, cmp_page);
+        if (rc == PD_OK && merge_sorted(&fast, &keep) != 0) /* before is in address order */
+            rc = PD_ENOMEM;
+        free(keep.v);
     }
     for (size_t i = 0; i < before.n && rc == PD_OK; i++) {
         uintptr_t pg = (uintptr_t)before.v[i];
@@ -728,9 +755,19 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
         else if (page_push(&covered, pg) != 0 || (!in_sorted(&fast, pg) && page_push(&dropped, pg) != 0))
             rc = PD_ENOMEM;
     }
+    /* New pages hottest first: only these are ranked, usually few or none. */
+    plan_list fresh = {0};
     for (size_t i = 0; i < sel.n && rc == PD_OK; i++)
-        if (!placed_has(sel.v[i].page) && page_push(&hot, sel.v[i].page) != 0)
+        if (!placed_has(sel.v[i].page) && plan_push(&fresh, sel.v[i].page) != 0)
             rc = PD_ENOMEM;
+        else if (fresh.n && fresh.v[fresh.n - 1].page == sel.v[i].page)
+            fresh.v[fresh.n - 1].rank = sel.v[i].rank;
+    if (fresh.n > 1)
+        qsort(fresh.v, fresh.n, sizeof *fresh.v, cmp_plan_rank);
+    for (size_t i = 0; i < fresh.n && rc == PD_OK; i++)
+        if (page_push(&hot, fresh.v[i].page) != 0)
+            rc = PD_ENOMEM;
+    free(fresh.v);
     /* A placement holding more fast memory than the plan may use (first
      * touch beyond the capacity, or beyond this process's part of a plan
      * across processes: the others count on the rest) is never kept. */

@@ -220,7 +220,7 @@ double pd_model_f(const pd_model *m, const double feat[PD_NFEATURES], double r)
     return clamp_f(f, r);
 }
 
-static double eq2(double t_dram, double t_slow, double r, double f)
+double pd_model_eq2(double t_dram, double t_slow, double r, double f)
 {
     double lo = t_dram < t_slow ? t_dram : t_slow, hi = t_dram < t_slow ? t_slow : t_dram;
     double t = t_slow - (t_slow - t_dram) * r * f;
@@ -231,7 +231,7 @@ double pd_model_predict(const pd_model *m, double t_dram, double t_slow, const d
                         double r)
 {
     r = clamp_share(r);
-    return eq2(t_dram, t_slow, r, pd_model_f(m, feat, r));
+    return pd_model_eq2(t_dram, t_slow, r, pd_model_f(m, feat, r));
 }
 
 /* Shared by the two batch predictors: row i uses feat_each[i] when given,
@@ -257,7 +257,7 @@ static int predict_rows(const pd_model *m, size_t n, const double *r, const doub
         if (f_out)
             f_out[i] = fi;
         if (t_out)
-            t_out[i] = eq2(t_dram[i * t_stride], t_slow[i * t_stride], ri, fi);
+            t_out[i] = pd_model_eq2(t_dram[i * t_stride], t_slow[i * t_stride], ri, fi);
     }
     free(rows);
     free(f);

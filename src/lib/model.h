@@ -46,6 +46,10 @@ void pd_model_free(pd_model *m);
 double pd_model_f(const pd_model *m, const double feat[PD_NFEATURES], double r);
 double pd_model_predict(const pd_model *m, double t_dram, double t_slow,
                         const double feat[PD_NFEATURES], double r);
+/* Eq. 2 with a given f: T_slow - (T_slow - T_dram) r f, kept in
+ * [T_dram, T_slow]. f depends on the features and r only, so a caller that
+ * keeps f per task tabulates new times without a model call. */
+double pd_model_eq2(double t_dram, double t_slow, double r, double f);
 /* Both in one model call for n shares (a task's whole curve: use this when
  * tabulating, one pass over the trees instead of n calls). f_out or t_out may be NULL.
  * PD_OK, PD_EINVAL or PD_ENOMEM; on a model error the values are f = 1. */

@@ -16,8 +16,9 @@
  *            median over its last RT_WINDOW instances of any input, each
  *            also divided by its own s, times s (robust_dram_time)
  *   T_slow = sigma * T_dram
- *   T(r)   = Eq. 2 with the model (pd_time_table_build: every task's curve in
- *            one model call; hardware features, NaN where not measured),
+ *   T(r)   = Eq. 2 with the model's f (hardware features, NaN where not
+ *            measured), f on the grid once per task (its features are its
+ *            base instance's; refresh_f_grids),
  *            clamped to [T_dram, T_slow] and made non-increasing in r on a
  *            2% grid.
  * bytes(r): page_select.h curve over the task's sampled regions (every page
@@ -120,28 +121,69 @@ int rt_build_bytes_curve(task_pred *tp)
     return rc;
 }
 
-/* Every task's T(r) on the grid, in one model call. */
+/* Eq. 2's f of every task whose grid is not known yet (new task, other
+ * base features, other model), in one model call for all of them. f
+ * depends on the features and r only, and the features are the base
+ * instance's, so a task's f is computed once and later sync points
+ * tabulate times without the model (it was most of a sync point's cost). */
+static int refresh_f_grids(task_pred *p, int n)
+{
+    size_t need = 0;
+    for (int i = 0; i < n; i++) {
+        rt_task *t = p[i].task;
+        if (!t->f_grid_valid || t->f_grid_model != (const void *)rt.model ||
+            memcmp(t->f_grid_in, t->base_model_in, sizeof t->f_grid_in) != 0)
+            need++;
+    }
+    if (!need)
+        return PD_OK;
+    size_t rows = need * (RT_GRID + 1);
+    double(*feat)[PD_NFEATURES] = malloc(rows * sizeof *feat);
+    double *r = malloc(rows * sizeof *r), *f = malloc(rows * sizeof *f);
+    int rc = feat && r && f ? PD_OK : PD_ENOMEM;
+    size_t row = 0;
+    for (int i = 0; i < n && rc == PD_OK; i++) {
+        rt_task *t = p[i].task;
+        if (t->f_grid_valid && t->f_grid_model == (const void *)rt.model &&
+            memcmp(t->f_grid_in, t->base_model_in, sizeof t->f_grid_in) == 0)
+            continue;
+        t->f_grid_valid = 0;
+        for (int k = 0; k <= RT_GRID; k++, row++) {
+            memcpy(feat[row], t->base_model_in, sizeof feat[row]);
+            r[row] = k == RT_GRID ? 1.0 : (double)k / RT_GRID;
+        }
+    }
+    if (rc == PD_OK)
+        rc = pd_model_predict_batch(rt.model, rows, (const double(*)[PD_NFEATURES])feat, r, NULL, NULL, f, NULL);
+    row = 0;
+    for (int i = 0; i < n && rc == PD_OK; i++) {
+        rt_task *t = p[i].task;
+        if (t->f_grid_valid)
+            continue;
+        memcpy(t->f_grid, f + row, sizeof t->f_grid);
+        memcpy(t->f_grid_in, t->base_model_in, sizeof t->f_grid_in);
+        t->f_grid_model = rt.model;
+        t->f_grid_valid = 1;
+        row += RT_GRID + 1;
+    }
+    free(feat);
+    free(r);
+    free(f);
+    return rc;
+}
+
+/* Every task's T(r) on the grid (Eq. 2 with its f grid). */
 int rt_tabulate_curves(task_pred *p, int n)
 {
     if (n <= 0)
         return PD_OK;
-    double *td = calloc((size_t)n, sizeof *td), *ts = calloc((size_t)n, sizeof *ts);
-    double(*feat)[PD_NFEATURES] = calloc((size_t)n, sizeof *feat);
-    pd_time_table tt = {0};
-    int rc = td && ts && feat ? PD_OK : PD_ENOMEM;
-    for (int i = 0; i < n && rc == PD_OK; i++) {
-        td[i] = p[i].t_dram;
-        ts[i] = p[i].t_slow;
-        memcpy(feat[i], p[i].task->base_model_in, sizeof feat[i]);
-    }
-    if (rc == PD_OK)
-        rc = pd_time_table_build(&tt, rt.model, n, td, ts, (const double(*)[PD_NFEATURES])feat, RT_GRID + 1);
+    int rc = refresh_f_grids(p, n);
     for (int i = 0; i < n && rc == PD_OK; i++) {
         task_pred *tp = &p[i];
         double lo = tp->t_dram, hi = tp->t_slow, run = INFINITY;
         for (int k = 0; k <= RT_GRID; k++) {
-            double r = (double)k / RT_GRID;
-            double v = tt.t[(size_t)i * (RT_GRID + 1) + k];
+            double r = k == RT_GRID ? 1.0 : (double)k / RT_GRID;
+            double v = pd_model_eq2(lo, hi, r, tp->task->f_grid[k]);
             if (!isfinite(v))
                 v = hi - (hi - lo) * r;
             v = v < lo ? lo : v > hi ? hi : v;
@@ -149,10 +191,6 @@ int rt_tabulate_curves(task_pred *p, int n)
             tp->curve[k] = run;
         }
     }
-    pd_time_table_free(&tt);
-    free(td);
-    free(ts);
-    free(feat);
     return rc;
 }
 

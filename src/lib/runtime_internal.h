@@ -98,6 +98,12 @@ typedef struct {
     double base_time, base_r0;
     double base_feat[PD_NFEATURES];
     double base_model_in[PD_NFEATURES]; /* NaN = not measured */
+    /* Eq. 2's f on the share grid for these inputs (predict.c): the
+     * features are the base instance's, so the model runs once a task. */
+    double f_grid[RT_GRID + 1];
+    unsigned char f_grid_in[PD_NFEATURES * sizeof(double)];
+    const void *f_grid_model;
+    int f_grid_valid;
     size_t nacc;          /* length of the per-object arrays below */
     double *base_acc;     /* [nacc] */
 

@@ -231,11 +231,11 @@ static int cmp_room_benefit(const void *a, const void *b)
  * (T_slow - T_dram) times its share of the task's heat each instance,
  * summed over the tasks that touch it (a shared page counts for each), and
  * is taken only if that, over the horizon, pays for its move (the
- * gain-versus-cost rule, page by page). Run before the keeping, moving
- * sampled pages in displaced first-touch pages that cost nothing, and the
- * study's runtime got 1-2% slower on bfs and dmrg (same profiles). fast
- * (sorted) and sel receive at most `room` pages; fast stays sorted. Not
- * with THP kept (whole units only). */
+ * gain-versus-cost rule, page by page). (Run before the keeping, it
+ * displaced first-touch pages, free to keep, by sampled pages that cost a
+ * move: the study's runtime was 1-2% slower on bfs and dmrg on the same
+ * profiles.) fast (sorted) and sel receive at most `room` pages; fast stays
+ * sorted. Not with THP kept (whole units only). */
 static int fill_room_by_benefit(const task_pred *p, int n, size_t room, plan_list *sel, page_list *fast)
 {
     size_t cand = 0;
@@ -764,11 +764,14 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
     }
     /* New pages hottest first: only these are ranked, usually few or none. */
     plan_list fresh = {0};
-    for (size_t i = 0; i < sel.n && rc == PD_OK; i++)
-        if (!placed_has(sel.v[i].page) && plan_push(&fresh, sel.v[i].page) != 0)
+    for (size_t i = 0; i < sel.n && rc == PD_OK; i++) {
+        if (placed_has(sel.v[i].page))
+            continue;
+        if (plan_push(&fresh, sel.v[i].page) != 0)
             rc = PD_ENOMEM;
-        else if (fresh.n && fresh.v[fresh.n - 1].page == sel.v[i].page)
+        else
             fresh.v[fresh.n - 1].rank = sel.v[i].rank;
+    }
     if (fresh.n > 1)
         qsort(fresh.v, fresh.n, sizeof *fresh.v, cmp_plan_rank);
     for (size_t i = 0; i < fresh.n && rc == PD_OK; i++)

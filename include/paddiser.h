@@ -174,6 +174,13 @@ typedef struct {
     int same_input;        /* 1: they ran this input; 0: other inputs, scaled */
     double predicted_cv;   /* their robust relative spread (1.4826 MAD / median);
                               NaN with fewer than 2 */
+    /* The memory-bound fraction m behind T_slow = (1 + m (L - 1)) T_dram:
+     * MEM_WCY with hardware counters, PADDISER_MEM_BOUND when set, else
+     * learned from the task's instances at different DRAM shares (the prior
+     * 0.5 until they tell). mem_bound_se: the fit's standard error, NaN
+     * while m is not learned. */
+    double mem_bound;
+    double mem_bound_se;
 } pd_task_plan;
 
 /* Copies up to max task plans of this process's tasks; returns their number

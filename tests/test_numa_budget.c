@@ -431,6 +431,9 @@ int main(void)
      * applied, whatever the sampled heat of a slow (sanitised) run. */
     setenv("PADDISER_MIGRATE_BW", "1e15", 1);
     setenv("PADDISER_MIN_GAIN", "0", 1);
+    /* m fixed: fake or emulated times do not depend on the share, and a
+     * learned m near 0 would flatten every curve (test_runtime_mem_bound.c) */
+    setenv("PADDISER_MEM_BOUND", "0.5", 1);
     (void)fx_single_node; /* the fixture's, unused here */
     /* Registered pages start on the slow node here: these tests are about
      * promotion, demotion and the budget from there (the default start,

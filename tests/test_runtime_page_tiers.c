@@ -228,6 +228,9 @@ int main(void)
      * applied, whatever the sampled heat of a slow (sanitised) run. */
     setenv("PADDISER_MIGRATE_BW", "1e15", 1);
     setenv("PADDISER_MIN_GAIN", "0", 1);
+    /* m fixed: fake or emulated times do not depend on the share, and a
+     * learned m near 0 would flatten every curve (test_runtime_mem_bound.c) */
+    setenv("PADDISER_MEM_BOUND", "0.5", 1);
     /* Pages start on the slow tier: these tests rank and place from there
      * (the default start, first touch: test_runtime_migrate_rule.c). */
     setenv("PADDISER_START_TIER", "slow", 1);

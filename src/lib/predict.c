@@ -7,7 +7,9 @@
  *   sigma  = 1 + m * (L - 1): slow-only / DRAM-only time ratio, L the
  *            access-weighted slow/fast latency ratio of the task's objects'
  *            patterns, m the memory-bound fraction (MEM_WCY with hardware
- *            counters, else PADDISER_MEM_BOUND, default 0.5)
+ *            counters, PADDISER_MEM_BOUND when set, else learned from the
+ *            task's instances at different DRAM shares, learn_mem_bound;
+ *            the prior 0.5 until they tell)
  *            (1 without a backend: one memory)
  *   T_dram = the median over the task's last RT_WINDOW instances of the
  *            input it will run (same object sizes), each brought to its
@@ -239,27 +241,114 @@ static double task_scale(const rt_task *t, int sampled, double *est, double *L)
     return scale;
 }
 
+/* The prior of m without counters, and its spread: the paper's
+ * memory-bound middle, 0.5 +- 0.25. PADDISER_MEM_BOUND fixes m (no
+ * learning). */
+#define MEM_BOUND_PRIOR 0.5
+#define MEM_BOUND_PRIOR_SD 0.25
+
+static int mem_bound_fixed(double *m)
+{
+    const char *v = getenv("PADDISER_MEM_BOUND");
+    double d;
+    if (v && *v && pd_parse_double(v, &d) && d >= 0 && d <= 1) {
+        *m = d;
+        return 1;
+    }
+    return 0;
+}
+
+/* The memory-bound fraction of the task: MEM_WCY with hardware counters,
+ * PADDISER_MEM_BOUND when set, else what its instances at different DRAM
+ * shares say (learn_mem_bound), the prior until they say enough. */
+static double task_mem_bound(const rt_task *t)
+{
+    double m;
+    if (t->base_model_in[PD_FEAT_MEM_WCY] > 0) /* NaN without counters */
+        return fmin(1.0, t->base_model_in[PD_FEAT_MEM_WCY]);
+    if (mem_bound_fixed(&m))
+        return m;
+    return isfinite(t->mem_bound) ? t->mem_bound : MEM_BOUND_PRIOR;
+}
+
 /* sigma = slow-only / DRAM-only time of the task. */
 static double task_sigma(const rt_task *t, double L)
 {
     if (!rt.backend)
         return 1.0; /* one memory: no slow tier to be slower on */
-    double m = env_double("PADDISER_MEM_BOUND", 0.5, 0.0, 1.0);
-    if (t->base_model_in[PD_FEAT_MEM_WCY] > 0) /* NaN without counters */
-        m = fmin(1.0, t->base_model_in[PD_FEAT_MEM_WCY]);
-    return 1.0 + m * (L - 1.0);
+    return 1.0 + task_mem_bound(t) * (L - 1.0);
+}
+
+/* m from the task's own instances: Eq. 2's linear end says an instance at
+ * DRAM share r takes T_dram (1 + c (1 - r)), c = m (L - 1). Within each
+ * input (its instances' times over their mean, so inputs of any size pool),
+ * the slope of time against 1 - r gives c; its standard error, from the
+ * residuals, says how much to trust it, and m is the prior moved towards
+ * the fit by the weight prior_var / (prior_var + se^2) (a normal prior and
+ * likelihood). So a handful of noisy instances at nearly one share leaves
+ * the prior, and a task whose time really does not depend on its share
+ * (the sim backend, a tier no slower than DRAM) learns m near 0. */
+static void learn_mem_bound(rt_task *t, double L)
+{
+    double fixed;
+    if (t->base_model_in[PD_FEAT_MEM_WCY] > 0 || mem_bound_fixed(&fixed) || !(L > 1.0))
+        return;
+    double x[RT_HISTORY], z[RT_HISTORY], sxx = 0, sxz = 0, xbar_all = 0;
+    int used[RT_HISTORY] = {0}, groups = 0, pts = 0;
+    for (int i = 0; i < t->nhist; i++) { /* the instances, by input */
+        if (used[i])
+            continue;
+        int members[RT_HISTORY], k = 0;
+        double sy = 0, sx = 0;
+        for (int j = i; j < t->nhist; j++)
+            if (!used[j] && t->hist[j].input == t->hist[i].input) {
+                used[j] = 1;
+                members[k++] = j;
+                sy += t->hist[j].time;
+                sx += 1.0 - t->hist[j].r0;
+            }
+        if (k < 2)
+            continue;
+        double ybar = sy / k, xbar = sx / k;
+        for (int q = 0; q < k; q++, pts++) {
+            const rt_instance *h = &t->hist[members[q]];
+            x[pts] = (1.0 - h->r0) - xbar;
+            z[pts] = h->time / ybar - 1.0;
+            sxx += x[pts] * x[pts];
+            sxz += x[pts] * z[pts];
+            xbar_all += xbar;
+        }
+        groups++;
+    }
+    int dof = pts - groups - 1; /* one mean per input, one slope */
+    if (dof < 1 || sxx < 1e-3) /* too few instances, or no spread in their shares */
+        return;
+    xbar_all /= pts;
+    double b = sxz / sxx, rss = 0;
+    for (int q = 0; q < pts; q++)
+        rss += (z[q] - b * x[q]) * (z[q] - b * x[q]);
+    double se_b = sqrt(rss / dof / sxx);
+    /* z = c (x_raw - xbar) / (1 + c xbar): slope b = c / (1 + c xbar) */
+    double den = fmax(1.0 - b * xbar_all, 0.05);
+    double m_hat = b / den / (L - 1.0), se_m = se_b / (den * den) / (L - 1.0);
+    double pv = MEM_BOUND_PRIOR_SD * MEM_BOUND_PRIOR_SD, w = pv / (pv + se_m * se_m);
+    double m = MEM_BOUND_PRIOR + w * (m_hat - MEM_BOUND_PRIOR);
+    t->mem_bound = m < 0 ? 0 : m > 1 ? 1 : m;
+    t->mem_bound_se = se_m;
 }
 
 void rt_record_instance(rt_task *t)
 {
-    double L, scale = task_scale(t, 1, NULL, &L), sigma = task_sigma(t, L);
-    rt_instance in = {rt_input_signature(1), t->last_time, sigma - (sigma - 1.0) * t->last_r0, scale};
-    if (!(in.time > 0) || !(in.g > 0) || !(in.scale > 0) || !isfinite(in.time))
+    double L, scale = task_scale(t, 1, NULL, &L);
+    rt_instance in = {rt_input_signature(1), t->last_time, t->last_r0, scale};
+    if (!(in.time > 0) || !(in.r0 >= 0) || !(in.scale > 0) || !isfinite(in.time))
         return; /* nothing to learn from (a task that took no time) */
     t->hist[t->hist_next] = in;
     t->hist_next = (t->hist_next + 1) % RT_HISTORY;
     if (t->nhist < RT_HISTORY)
         t->nhist++;
+    if (rt.backend)
+        learn_mem_bound(t, L);
 }
 
 /* The task's i-th most recent instance (0: the last), i < nhist. */
@@ -277,7 +366,7 @@ static const rt_instance *recent(const rt_task *t, int i)
  * touch, a noisy neighbour, a sampling burst) moves nothing. Only a few
  * instances, because times shift in regimes that a long window follows too
  * slowly (docs/runtime.md, bench-predict). NAN without history. */
-static double robust_dram_time(rt_task *t, double scale_next)
+static double robust_dram_time(rt_task *t, double scale_next, double sigma)
 {
     uint64_t next = rt_input_signature(0);
     double v[RT_WINDOW];
@@ -285,14 +374,14 @@ static double robust_dram_time(rt_task *t, double scale_next)
     for (int i = 0; i < t->nhist && n < RT_WINDOW; i++) {
         const rt_instance *h = recent(t, i);
         if (h->input == next)
-            v[n++] = h->time / h->g;
+            v[n++] = h->time / (sigma - (sigma - 1.0) * h->r0);
     }
     t->pred_same_input = n > 0;
     double unit = 1.0;
     if (n == 0) {
         for (int i = 0; i < t->nhist && n < RT_WINDOW; i++) {
             const rt_instance *h = recent(t, i);
-            v[n++] = h->time / h->g / h->scale;
+            v[n++] = h->time / (sigma - (sigma - 1.0) * h->r0) / h->scale;
         }
         unit = scale_next;
     }
@@ -320,7 +409,10 @@ void rt_predict_times(task_pred *tp)
         tp->factor[o] = ob->used && ob->base_size && t->hot_acc[o] > 0 ? t->est_acc[o] / t->hot_acc[o] : 1.0;
     }
     double sigma = task_sigma(t, L);
-    double t_dram = robust_dram_time(t, scale);
+    t->pred_mem_bound = task_mem_bound(t);
+    double fixed;
+    t->pred_mem_se = t->base_model_in[PD_FEAT_MEM_WCY] > 0 || mem_bound_fixed(&fixed) ? NAN : t->mem_bound_se;
+    double t_dram = robust_dram_time(t, scale, sigma);
     if (!isfinite(t_dram)) /* no usable instance yet: the base instance alone */
         t_dram = scale * t->base_time / (sigma - (sigma - 1.0) * t->base_r0);
     tp->t_dram = t_dram;

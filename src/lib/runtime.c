@@ -329,8 +329,9 @@ int pd_plan_query(pd_task_plan *out, int max, double *makespan)
         if (!t->planned)
             continue;
         if (n < max)
-            out[n] = (pd_task_plan){t->id,     t->plan_share,      t->plan_bytes, t->plan_time,
-                                    t->pred_n, t->pred_same_input, t->pred_cv};
+            out[n] = (pd_task_plan){t->id,          t->plan_share,      t->plan_bytes, t->plan_time,
+                                    t->pred_n,      t->pred_same_input, t->pred_cv,    t->pred_mem_bound,
+                                    t->pred_mem_se};
         n++;
     }
     if (makespan)

@@ -59,7 +59,7 @@ typedef struct {
 typedef struct {
     uint64_t input; /* rt_input_signature of the sizes it ran with */
     double time;    /* wall time, seconds */
-    double g;       /* time / DRAM-only time at its measured share r0 */
+    double r0;      /* its measured DRAM share */
     double scale;   /* Eq. 1 scale of its input against the base input */
 } rt_instance;
 
@@ -109,6 +109,10 @@ typedef struct {
 
     rt_instance hist[RT_HISTORY]; /* ring, hist_next the oldest once full */
     int nhist, hist_next;
+    double mem_bound;     /* m of sigma = 1 + m (L - 1), learned from its
+                             instances at different shares (predict.c) */
+    double mem_bound_se;  /* the fit's standard error (NaN: no fit, the prior) */
+    double pred_mem_bound, pred_mem_se; /* m the last prediction used, its se (NaN: not learned) */
     double pred_cv;       /* robust CV of what the last prediction rests on (NaN: < 2) */
     int pred_n;           /* instances it rests on */
     int pred_same_input;  /* 1: they ran the predicted input itself */

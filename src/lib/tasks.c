@@ -1,6 +1,7 @@
 /* Task instances: begin/end from any thread (OpenMP threads concurrently),
  * per-task perf measurement, sampler arming, default task ids. */
 #include <omp.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +71,8 @@ static rt_task *task_new(int id)
         return NULL;
     t->id = id;
     t->ran_share = 0;
+    t->mem_bound = NAN; /* no fit yet: the prior */
+    t->mem_bound_se = NAN;
     rt.tasks[rt.ntasks++] = t;
     return t;
 }

@@ -431,6 +431,9 @@ int main(void)
      * (the mechanics of promotion); check_first_touch has the default. */
     setenv("PADDISER_MIGRATE_BW", "1e15", 1);
     setenv("PADDISER_MIN_GAIN", "0", 1);
+    /* m fixed: fake or emulated times do not depend on the share, and a
+     * learned m near 0 would flatten every curve (test_runtime_mem_bound.c) */
+    setenv("PADDISER_MEM_BOUND", "0.5", 1);
     setenv("PADDISER_START_TIER", "slow", 1);
     /* every spell sampled (the fixed allowance): these checks are about
      * where pages go, not about the sampling overhead bound */

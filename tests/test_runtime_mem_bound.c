@@ -1,0 +1,157 @@
+/* The memory-bound fraction m of sigma = 1 + m (L - 1) is learned from a
+ * task's instances at different DRAM shares (issue #11 item 3: no fixed
+ * 0.5 without hardware counters). Sim backend, real page sampling; each
+ * instance's time comes from a fake clock as the model says it should:
+ * 0.1 s x (1 + m_true (L - 1) (1 - r)), r the share of the task's pages the
+ * backend holds fast when the instance starts, L = 2.08 (a stream object).
+ * A slow start and one plan give instances at shares 0 and about 0.5. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "lib/perf.h"
+#include "paddiser.h"
+
+#define MB (1024ul * 1024ul)
+#define PAGES 3072 /* the task's 12 MB */
+
+static double fake_now;
+static double fake_clock(void) { return fake_now; }
+static unsigned char *buf;
+
+static void sweep(unsigned char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i += 64)
+        ((volatile unsigned char *)p)[i] += 1;
+}
+
+/* In the test body: cmocka's SIGSEGV handler is set around each test. */
+static void start(void)
+{
+    setenv("PADDISER_MIGRATE_BW", "1e15", 1);
+    setenv("PADDISER_MIN_GAIN", "0", 1);
+    setenv("PADDISER_START_TIER", "slow", 1);
+    pd_perf_set_clock(fake_clock);
+    buf = aligned_alloc(2 * MB, 16 * MB);
+    assert_non_null(buf);
+    memset(buf, 0, 16 * MB);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_SIM;
+    o.fast_capacity = 6 * MB;
+    assert_int_equal(pd_init(&o), PD_OK);
+    pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
+    assert_int_equal(pd_object_register("grid", buf, 16 * MB, &stream), 0);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    pd_finalize();
+    pd_perf_set_clock(NULL);
+    unsetenv("PADDISER_MIGRATE_BW");
+    unsetenv("PADDISER_MIN_GAIN");
+    unsetenv("PADDISER_START_TIER");
+    unsetenv("PADDISER_MEM_BOUND");
+    free(buf);
+    buf = NULL;
+    return 0;
+}
+
+/* Fast share of the task's 12 MB now. */
+static double fast_share(void)
+{
+    static int tiers[4096];
+    assert_int_equal(pd_object_page_tiers(0, tiers, 4096), 4096);
+    int fast = 0;
+    for (int i = 0; i < PAGES; i++)
+        fast += tiers[i] == PD_PAGE_FAST;
+    return (double)fast / PAGES;
+}
+
+/* One instance (8 sweeps, one task), timed as the model says; returns its
+ * share. */
+static double instance(double m_true)
+{
+    double r = fast_share();
+    for (int k = 0; k < 8; k++) {
+        assert_int_equal(pd_task_begin(0), PD_OK);
+        sweep(buf, PAGES * 4096ul);
+        fake_now += 0.1 / 8 * (1.0 + m_true * (2.08 - 1.0) * (1.0 - r));
+        assert_int_equal(pd_task_end(0), PD_OK);
+    }
+    assert_int_equal(pd_sync_point(), PD_OK);
+    return r;
+}
+
+static pd_task_plan plan_of_task0(void)
+{
+    pd_task_plan plan[1];
+    assert_int_equal(pd_plan_query(plan, 1, NULL), 1);
+    return plan[0];
+}
+
+static void learns(double m_true)
+{
+    start();
+    double r0 = instance(m_true);
+    assert_float_equal(r0, 0.0, 1e-9);
+    pd_task_plan p = plan_of_task0();
+    assert_float_equal(p.mem_bound, 0.5, 1e-12); /* the prior */
+    assert_true(isnan(p.mem_bound_se));
+    double r1 = instance(m_true);
+    assert_true(r1 > 0.3 && r1 < 0.7); /* the plan: about 6 of 12 MB */
+    for (int i = 0; i < 3; i++)
+        instance(m_true);
+    p = plan_of_task0();
+    assert_false(isnan(p.mem_bound_se));
+    assert_true(fabs(p.mem_bound - m_true) < 0.05);
+}
+
+static void test_learns_a_compute_bound_task(void **state)
+{
+    (void)state;
+    learns(0.15);
+}
+
+static void test_learns_a_task_placement_does_not_slow(void **state)
+{
+    (void)state;
+    learns(0.0);
+}
+
+static void test_learns_a_memory_bound_task(void **state)
+{
+    (void)state;
+    learns(0.9);
+}
+
+/* PADDISER_MEM_BOUND fixes m: nothing is learned. */
+static void test_fixed_mem_bound_is_kept(void **state)
+{
+    (void)state;
+    setenv("PADDISER_MEM_BOUND", "0.7", 1);
+    start();
+    for (int i = 0; i < 5; i++)
+        instance(0.0);
+    pd_task_plan p = plan_of_task0();
+    assert_float_equal(p.mem_bound, 0.7, 1e-12);
+    assert_true(isnan(p.mem_bound_se));
+}
+
+int main(void)
+{
+    setenv("PADDISER_QUIET", "1", 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_learns_a_compute_bound_task, teardown),
+        cmocka_unit_test_teardown(test_learns_a_task_placement_does_not_slow, teardown),
+        cmocka_unit_test_teardown(test_learns_a_memory_bound_task, teardown),
+        cmocka_unit_test_teardown(test_fixed_mem_bound_is_kept, teardown),
+    };
+    return cmocka_run_group_tests_name("runtime_mem_bound", tests, NULL, NULL);
+}

@@ -152,6 +152,14 @@ static void test_filters_and_functions(void **state)
     EXPECT("'  x ' | trim", "x");
     EXPECT("s | length", "2");
     EXPECT("'a-b-c' | replace('-', '_')", "a_b_c");
+    /* quote: POSIX shell quoting (shlex.quote) */
+    EXPECT("'abc-1.2/x_y' | quote", "abc-1.2/x_y");
+    EXPECT("'' | quote", "''");
+    EXPECT("'a b' | quote", "'a b'");
+    EXPECT("'x; rm -rf /' | quote", "'x; rm -rf /'");
+    EXPECT("\"it's\" | quote", "'it'\"'\"'s'");
+    EXPECT("'$(id)`id`' | quote", "'$(id)`id`'");
+    EXPECT("a | quote", "6");
     EXPECT("min(a, b, 5)", "4");
     EXPECT("max(a, f)", "6");
     EXPECT("abs(-2.5)", "2.5");

@@ -1126,6 +1126,25 @@ static int apply_filter(parser *p, const char *name, pd_val *v, pd_val *args, in
         *out = s;
         return 0;
     }
+    if (!strcmp(name, "quote")) {
+        /* POSIX shell quoting, as Python's shlex.quote: a word of safe
+         * characters stays as it is, anything else (the empty string too)
+         * goes in single quotes, each ' written as '"'"' */
+        int safe = s.s[0] != 0;
+        for (const char *c = s.s; *c && safe; c++)
+            safe = isalnum((unsigned char)*c) || strchr("@%+=:,./-_", *c);
+        if (safe) {
+            *out = s;
+            return 0;
+        }
+        pd_str r = {0};
+        pd_str_append(&r, "'");
+        for (const char *c = s.s; *c; c++)
+            pd_str_append(&r, *c == '\'' ? "'\"'\"'" : (char[2]){*c, 0});
+        pd_str_append(&r, "'");
+        pd_val_free(&s);
+        return str_result(p, &r, out);
+    }
     if (!strcmp(name, "trim")) {
         char *t = pd_trim(s.s);
         memmove(s.s, t, strlen(t) + 1);
@@ -1161,7 +1180,7 @@ static int apply_filter(parser *p, const char *name, pd_val *v, pd_val *args, in
     pd_val_free(&s);
     return fail(p,
                 "unknown filter '%s' (known: int, float, round, string, default, upper, lower, abs, trim, length, "
-                "count, replace, basename, dirname, join, first, last, list)",
+                "count, replace, quote, basename, dirname, join, first, last, list)",
                 name);
 }
 

@@ -26,7 +26,6 @@ void pd_str_free(pd_str *s);
 /* Hands the buffer to the caller (never NULL unless oom) and resets s. */
 char *pd_str_take(pd_str *s);
 
-/* Reads a whole file into a NUL-terminated heap buffer; NULL + errno on failure. */
 /* Whole regular file (NUL-terminated); NULL with errno, EINVAL for a file
  * that is not regular (device, FIFO, socket). */
 char *pd_read_file(const char *path, size_t *len_out);

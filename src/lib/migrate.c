@@ -63,6 +63,18 @@ static int in_sorted(const page_list *l, uintptr_t p)
     return i < l->n && (uintptr_t)l->v[i] == p;
 }
 
+/* Sorts a page list and drops its duplicates. */
+static void sort_unique(page_list *l)
+{
+    if (l->n)
+        qsort(l->v, l->n, sizeof *l->v, cmp_page);
+    size_t k = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (k == 0 || l->v[k - 1] != l->v[i])
+            l->v[k++] = l->v[i];
+    l->n = k;
+}
+
 /* fast := fast (sorted) merged with extra (sorted, none of them in fast):
  * one linear pass instead of sorting the whole again. */
 static int merge_sorted(page_list *fast, const page_list *extra)
@@ -293,15 +305,8 @@ static int fill_room_by_benefit(const task_pred *p, int n, size_t room, plan_lis
             room -= rc == 0;
         }
     free(rr);
-    /* regions of different objects' strata can overlap at a page: once */
-    if (rc == 0 && extra.n) {
-        qsort(extra.v, extra.n, sizeof *extra.v, cmp_page);
-        size_t u = 0;
-        for (size_t i = 0; i < extra.n; i++)
-            if (u == 0 || extra.v[u - 1] != extra.v[i])
-                extra.v[u++] = extra.v[i];
-        extra.n = u;
-    }
+    if (rc == 0) /* regions of different objects' strata can overlap at a page: once */
+        sort_unique(&extra);
     for (size_t i = 0; i < extra.n && rc == 0; i++) {
         if (plan_push(sel, (uintptr_t)extra.v[i]) != 0)
             rc = -1;
@@ -474,13 +479,7 @@ void rt_migrate_forget(const void *addr, size_t len)
 /* placed := the pages of a list in any order, duplicates allowed. */
 static int placed_set_unsorted(page_list *l)
 {
-    if (l->n)
-        qsort(l->v, l->n, sizeof *l->v, cmp_page);
-    size_t k = 0;
-    for (size_t i = 0; i < l->n; i++)
-        if (k == 0 || l->v[k - 1] != l->v[i])
-            l->v[k++] = l->v[i];
-    l->n = k;
+    sort_unique(l);
     return placed_set(l);
 }
 
@@ -736,12 +735,16 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
         for (int i = 0; i < n; i++)
             budget += bytes[i];
     }
+    /* Placed pages no object covers any more (stale) leave in any case. */
+    for (size_t i = 0; i < before.n && rc == PD_OK; i++)
+        if (page_push(covered_by_object((uintptr_t)before.v[i]) ? &covered : &stale, (uintptr_t)before.v[i]) != 0)
+            rc = PD_ENOMEM;
     if (rc == PD_OK && !placed.unknown && fast.n < budget / RT_PAGE) {
         size_t room = budget / RT_PAGE - fast.n;
         page_list keep = {0};
-        for (size_t i = 0; i < before.n && room && rc == PD_OK; i++) {
-            uintptr_t pg = (uintptr_t)before.v[i];
-            if (in_sorted(&fast, pg) || !covered_by_object(pg))
+        for (size_t i = 0; i < covered.n && room && rc == PD_OK; i++) {
+            uintptr_t pg = (uintptr_t)covered.v[i];
+            if (in_sorted(&fast, pg))
                 continue;
             if (plan_push(&sel, pg) != 0 || page_push(&keep, pg) != 0)
                 rc = PD_ENOMEM;
@@ -749,19 +752,15 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
                 sel.v[sel.n - 1].rank = 2.0; /* after every planned page */
             room--;
         }
-        if (rc == PD_OK && merge_sorted(&fast, &keep) != 0) /* before is in address order */
+        if (rc == PD_OK && merge_sorted(&fast, &keep) != 0) /* covered is in address order */
             rc = PD_ENOMEM;
         free(keep.v);
     }
     if (rc == PD_OK && fast.n < budget / RT_PAGE && fill_room_by_benefit(p, n, budget / RT_PAGE - fast.n, &sel, &fast))
         rc = PD_ENOMEM;
-    for (size_t i = 0; i < before.n && rc == PD_OK; i++) {
-        uintptr_t pg = (uintptr_t)before.v[i];
-        if (!covered_by_object(pg))
-            rc = page_push(&stale, pg) ? PD_ENOMEM : PD_OK;
-        else if (page_push(&covered, pg) != 0 || (!in_sorted(&fast, pg) && page_push(&dropped, pg) != 0))
+    for (size_t i = 0; i < covered.n && rc == PD_OK; i++)
+        if (!in_sorted(&fast, (uintptr_t)covered.v[i]) && page_push(&dropped, (uintptr_t)covered.v[i]) != 0)
             rc = PD_ENOMEM;
-    }
     /* New pages hottest first: only these are ranked, usually few or none. */
     plan_list fresh = {0};
     for (size_t i = 0; i < sel.n && rc == PD_OK; i++) {

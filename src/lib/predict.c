@@ -128,15 +128,17 @@ int rt_build_bytes_curve(task_pred *tp)
  * depends on the features and r only, and the features are the base
  * instance's, so a task's f is computed once and later sync points
  * tabulate times without the model (it was most of a sync point's cost). */
+static int f_grid_current(const rt_task *t)
+{
+    return t->f_grid_valid && t->f_grid_model == (const void *)rt.model &&
+           memcmp(t->f_grid_in, t->base_model_in, sizeof t->f_grid_in) == 0;
+}
+
 static int refresh_f_grids(task_pred *p, int n)
 {
     size_t need = 0;
-    for (int i = 0; i < n; i++) {
-        rt_task *t = p[i].task;
-        if (!t->f_grid_valid || t->f_grid_model != (const void *)rt.model ||
-            memcmp(t->f_grid_in, t->base_model_in, sizeof t->f_grid_in) != 0)
-            need++;
-    }
+    for (int i = 0; i < n; i++)
+        need += !f_grid_current(p[i].task);
     if (!need)
         return PD_OK;
     size_t rows = need * (RT_GRID + 1);
@@ -146,8 +148,7 @@ static int refresh_f_grids(task_pred *p, int n)
     size_t row = 0;
     for (int i = 0; i < n && rc == PD_OK; i++) {
         rt_task *t = p[i].task;
-        if (t->f_grid_valid && t->f_grid_model == (const void *)rt.model &&
-            memcmp(t->f_grid_in, t->base_model_in, sizeof t->f_grid_in) == 0)
+        if (f_grid_current(t))
             continue;
         t->f_grid_valid = 0;
         for (int k = 0; k <= RT_GRID; k++, row++) {
@@ -247,8 +248,14 @@ static double task_scale(const rt_task *t, int sampled, double *est, double *L)
 #define MEM_BOUND_PRIOR 0.5
 #define MEM_BOUND_PRIOR_SD 0.25
 
-static int mem_bound_fixed(double *m)
+/* m when it is not learned: MEM_WCY with hardware counters, else
+ * PADDISER_MEM_BOUND when set. 0 when neither gives it. */
+static int mem_bound_given(const rt_task *t, double *m)
 {
+    if (t->base_model_in[PD_FEAT_MEM_WCY] > 0) { /* NaN without counters */
+        *m = fmin(1.0, t->base_model_in[PD_FEAT_MEM_WCY]);
+        return 1;
+    }
     const char *v = getenv("PADDISER_MEM_BOUND");
     double d;
     if (v && *v && pd_parse_double(v, &d) && d >= 0 && d <= 1) {
@@ -258,16 +265,19 @@ static int mem_bound_fixed(double *m)
     return 0;
 }
 
-/* The memory-bound fraction of the task: MEM_WCY with hardware counters,
- * PADDISER_MEM_BOUND when set, else what its instances at different DRAM
- * shares say (learn_mem_bound), the prior until they say enough. */
-static double task_mem_bound(const rt_task *t)
+/* The memory-bound fraction of the task: given (mem_bound_given), else
+ * what its instances at different DRAM shares say (learn_mem_bound), the
+ * prior until they say enough. se (may be NULL): the fit's standard error,
+ * NaN unless m is learned. */
+static double task_mem_bound(const rt_task *t, double *se)
 {
     double m;
-    if (t->base_model_in[PD_FEAT_MEM_WCY] > 0) /* NaN without counters */
-        return fmin(1.0, t->base_model_in[PD_FEAT_MEM_WCY]);
-    if (mem_bound_fixed(&m))
+    if (se)
+        *se = NAN;
+    if (mem_bound_given(t, &m))
         return m;
+    if (se)
+        *se = t->mem_bound_se;
     return isfinite(t->mem_bound) ? t->mem_bound : MEM_BOUND_PRIOR;
 }
 
@@ -276,7 +286,7 @@ static double task_sigma(const rt_task *t, double L)
 {
     if (!rt.backend)
         return 1.0; /* one memory: no slow tier to be slower on */
-    return 1.0 + task_mem_bound(t) * (L - 1.0);
+    return 1.0 + task_mem_bound(t, NULL) * (L - 1.0);
 }
 
 /* m from the task's own instances: Eq. 2's linear end says an instance at
@@ -290,8 +300,8 @@ static double task_sigma(const rt_task *t, double L)
  * (the sim backend, a tier no slower than DRAM) learns m near 0. */
 static void learn_mem_bound(rt_task *t, double L)
 {
-    double fixed;
-    if (t->base_model_in[PD_FEAT_MEM_WCY] > 0 || mem_bound_fixed(&fixed) || !(L > 1.0))
+    double given;
+    if (mem_bound_given(t, &given) || !(L > 1.0))
         return;
     double x[RT_HISTORY], z[RT_HISTORY], sxx = 0, sxz = 0, xbar_all = 0;
     int used[RT_HISTORY] = {0}, groups = 0, pts = 0;
@@ -409,9 +419,7 @@ void rt_predict_times(task_pred *tp)
         tp->factor[o] = ob->used && ob->base_size && t->hot_acc[o] > 0 ? t->est_acc[o] / t->hot_acc[o] : 1.0;
     }
     double sigma = task_sigma(t, L);
-    t->pred_mem_bound = task_mem_bound(t);
-    double fixed;
-    t->pred_mem_se = t->base_model_in[PD_FEAT_MEM_WCY] > 0 || mem_bound_fixed(&fixed) ? NAN : t->mem_bound_se;
+    t->pred_mem_bound = task_mem_bound(t, &t->pred_mem_se);
     double t_dram = robust_dram_time(t, scale, sigma);
     if (!isfinite(t_dram)) /* no usable instance yet: the base instance alone */
         t_dram = scale * t->base_time / (sigma - (sigma - 1.0) * t->base_r0);

@@ -63,18 +63,25 @@ extract() { # FILE
         }
         return out
     }
-    # a/b.{c,h}x -> "a/b.cx a/b.hx" (repeated for several groups)
-    function braces(w,    pre_, body, post, n, parts, k, out) {
-        while (match(w, /\{[^{}]*,[^{}]*\}/)) {
-            pre_ = substr(w, 1, RSTART - 1)
-            body = substr(w, RSTART + 1, RLENGTH - 2)
-            post = substr(w, RSTART + RLENGTH)
-            n = split(body, parts, ",")
-            out = ""
-            for (k = 1; k <= n; k++) out = out (k > 1 ? " " : "") pre_ parts[k] post
-            w = out
+    # a/b.{c,h}x -> "a/b.cx a/b.hx"; several groups multiply
+    # (a/{r,w}_{x,y}: four words). Each expansion is a word of its own on a
+    # work list: expanding the joined string instead matched a later word'"'"'s
+    # group and copied the rest each time, without end.
+    function braces(w,    queue, qn, qi, cur, pre_, body, post, n, parts, k, out) {
+        qn = 1; queue[1] = w; out = ""
+        for (qi = 1; qi <= qn; qi++) {
+            cur = queue[qi]
+            if (qn < 1024 && match(cur, /\{[^{}]*,[^{}]*\}/)) {
+                pre_ = substr(cur, 1, RSTART - 1)
+                body = substr(cur, RSTART + 1, RLENGTH - 2)
+                post = substr(cur, RSTART + RLENGTH)
+                n = split(body, parts, ",")
+                for (k = 1; k <= n; k++) queue[++qn] = pre_ parts[k] post
+            } else {
+                out = out (out == "" ? "" : " ") cur
+            }
         }
-        return w
+        return out
     }
     function joinargs(r,    out, q) {
         out = ""
@@ -150,7 +157,7 @@ extract() { # FILE
         }
     }' "$1"
 }
-while read -r d; do extract "$d"; done <"$T/docs" >"$T/refs"
+while read -r d; do extract "$d" || fail "could not scan $d (awk failed)"; done <"$T/docs" >"$T/refs"
 [ -s "$T/refs" ] || fail "extracted no paths at all (extractor broken?)"
 
 # ---- ALLOWED rules ------------------------------------------------------------

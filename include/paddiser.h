@@ -223,6 +223,13 @@ typedef struct {
     int plan_horizon;            /* instances the gain was counted over */
     double migrate_s_per_page;   /* measured (median of recent moves), PADDISER_MIGRATE_BW,
                                     or the prior 4 KiB at 1 GB/s */
+    /* The last plan against hot-first on the same sampled heat (hottest
+     * pages first, whatever the task): a plan predicted slower is never
+     * applied, hot-first is. */
+    int plan_hot_first;          /* 1: hot-first replaced the planner's plan */
+    double plan_model_s;         /* predicted makespan of the planner's plan */
+    double plan_hot_first_s;     /* predicted makespan of hot-first (NaN: not compared,
+                                    e.g. with PD_THP_KEEP) */
 } pd_profile_info;
 
 PD_API int pd_profile_info_get(pd_profile_info *out);

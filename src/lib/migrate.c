@@ -236,6 +236,88 @@ static int cmp_room_benefit(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* Every task's sampled regions (with a positive next-instance weight) as
+ * candidates, the same region of several tasks once: by_benefit 0 values a
+ * page by its heat (the next-instance weight, summed over the tasks: what
+ * hot-first ranks by), 1 by its benefit, (T_slow - T_dram) times its share
+ * of each task's heat (seconds an instance). Sorted by value, highest
+ * first; *out NULL when there is none. */
+static int collect_regions(const task_pred *p, int n, int by_benefit, room_region **out, size_t *nout)
+{
+    size_t cand = 0;
+    *out = NULL;
+    *nout = 0;
+    for (int i = 0; i < n; i++)
+        cand += p[i].task->nhot;
+    if (!cand)
+        return 0;
+    room_region *rr = malloc(cand * sizeof *rr);
+    if (!rr)
+        return -1;
+    size_t k = 0;
+    for (int i = 0; i < n; i++) {
+        const rt_task *t = p[i].task;
+        double scale = 1;
+        if (by_benefit) {
+            double heat = 0;
+            for (size_t j = 0; j < t->nhot; j++) {
+                const rt_object *o = &rt.objects[t->hot[j].object];
+                double w = rt_hot_weight(&p[i], &t->hot[j]);
+                if (o->used && w > 0)
+                    heat += w * ceil(t->hot[j].len_frac * (double)o->size / (double)RT_PAGE);
+            }
+            double span = p[i].t_slow - p[i].t_dram;
+            if (!(heat > 0) || !(span > 0))
+                continue;
+            scale = span / heat;
+        }
+        for (size_t j = 0; j < t->nhot; j++) {
+            const rt_object *o = &rt.objects[t->hot[j].object];
+            double w = rt_hot_weight(&p[i], &t->hot[j]);
+            if (!o->used || !(w > 0))
+                continue;
+            uintptr_t lo, hi;
+            region_bounds(o, &t->hot[j], &lo, &hi);
+            lo &= ~(uintptr_t)(RT_PAGE - 1);
+            if (hi > lo)
+                rr[k++] = (room_region){lo, hi, scale * w};
+        }
+    }
+    if (k)
+        qsort(rr, k, sizeof *rr, cmp_room_bounds);
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (m && rr[m - 1].lo == rr[i].lo && rr[m - 1].hi == rr[i].hi)
+            rr[m - 1].benefit += rr[i].benefit;
+        else
+            rr[m++] = rr[i];
+    }
+    if (m)
+        qsort(rr, m, sizeof *rr, cmp_room_benefit);
+    *out = rr;
+    *nout = m;
+    return 0;
+}
+
+/* Pages of the regions rr[0..m), in their order, that are not in `skip`
+ * (sorted, may be empty) and have value above `floor`, until `room` pages:
+ * sorted and unique in *extra. */
+static int take_regions(const room_region *rr, size_t m, double floor, const page_list *skip, size_t room,
+                        page_list *extra)
+{
+    int rc = 0;
+    for (size_t i = 0; i < m && room && rc == 0 && rr[i].benefit > floor; i++)
+        for (uintptr_t pg = rr[i].lo; pg < rr[i].hi && room && rc == 0; pg += RT_PAGE) {
+            if (in_sorted(skip, pg))
+                continue;
+            rc = page_push(extra, pg);
+            room -= rc == 0;
+        }
+    if (rc == 0) /* regions of different objects' strata can overlap at a page: once */
+        sort_unique(extra);
+    return rc;
+}
+
 /* Room still left after the pages already fast are kept: the room that
  * pages several tasks share leave (every task's plan paid for a shared
  * page, the selection holds it once), or after a slow start. It goes to
@@ -250,63 +332,16 @@ static int cmp_room_benefit(const void *a, const void *b)
  * sorted. Not with THP kept (whole units only). */
 static int fill_room_by_benefit(const task_pred *p, int n, size_t room, plan_list *sel, page_list *fast)
 {
-    size_t cand = 0;
-    for (int i = 0; i < n; i++)
-        cand += p[i].task->nhot;
-    if (!room || !cand || rt.thp == PD_THP_KEEP)
+    if (!room || rt.thp == PD_THP_KEEP)
         return 0;
-    room_region *rr = malloc(cand * sizeof *rr);
-    if (!rr)
+    room_region *rr;
+    size_t m;
+    if (collect_regions(p, n, 1, &rr, &m) != 0)
         return -1;
-    size_t k = 0;
-    for (int i = 0; i < n; i++) {
-        const rt_task *t = p[i].task;
-        double heat = 0;
-        for (size_t j = 0; j < t->nhot; j++) {
-            const rt_object *o = &rt.objects[t->hot[j].object];
-            double w = rt_hot_weight(&p[i], &t->hot[j]);
-            if (o->used && w > 0)
-                heat += w * ceil(t->hot[j].len_frac * (double)o->size / (double)RT_PAGE);
-        }
-        double span = p[i].t_slow - p[i].t_dram;
-        if (!(heat > 0) || !(span > 0))
-            continue;
-        for (size_t j = 0; j < t->nhot; j++) {
-            const rt_object *o = &rt.objects[t->hot[j].object];
-            double w = rt_hot_weight(&p[i], &t->hot[j]);
-            if (!o->used || !(w > 0))
-                continue;
-            uintptr_t lo, hi;
-            region_bounds(o, &t->hot[j], &lo, &hi);
-            lo &= ~(uintptr_t)(RT_PAGE - 1);
-            if (hi > lo)
-                rr[k++] = (room_region){lo, hi, span * w / heat};
-        }
-    }
-    /* the same region in several tasks' heat: one candidate, benefits added */
-    qsort(rr, k, sizeof *rr, cmp_room_bounds);
-    size_t m = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (m && rr[m - 1].lo == rr[i].lo && rr[m - 1].hi == rr[i].hi)
-            rr[m - 1].benefit += rr[i].benefit;
-        else
-            rr[m++] = rr[i];
-    }
     double move = rt_migrate_seconds_per_page() / (double)rt_plan_horizon(); /* per instance */
-    qsort(rr, m, sizeof *rr, cmp_room_benefit);
-    page_list chosen = {fast->v, fast->n, fast->n}; /* the sorted plan */
     page_list extra = {0};
-    int rc = 0;
-    for (size_t i = 0; i < m && room && rc == 0 && rr[i].benefit > move; i++)
-        for (uintptr_t pg = rr[i].lo; pg < rr[i].hi && room && rc == 0; pg += RT_PAGE) {
-            if (in_sorted(&chosen, pg))
-                continue;
-            rc = page_push(&extra, pg);
-            room -= rc == 0;
-        }
+    int rc = take_regions(rr, m, move, fast, room, &extra);
     free(rr);
-    if (rc == 0) /* regions of different objects' strata can overlap at a page: once */
-        sort_unique(&extra);
     for (size_t i = 0; i < extra.n && rc == 0; i++) {
         if (plan_push(sel, (uintptr_t)extra.v[i]) != 0)
             rc = -1;
@@ -660,6 +695,96 @@ static double share_under(const task_pred *tp, const page_list *fast, size_t tot
     return fast->n >= total_pages ? 1.0 : (double)fast->n / (double)total_pages;
 }
 
+/* Predicted makespan if exactly the pages of fast (sorted) were fast: the
+ * curves and page accounting of the gain-versus-cost rule. */
+static double makespan_under(task_pred *p, int n, const page_list *fast)
+{
+    size_t total_pages = rt_objects_total_bytes() / RT_PAGE, nb;
+    plan_ctx ctx = {p, n, 0};
+    double ms = 0;
+    for (int i = 0; i < n; i++) {
+        double t = rt_time_cb(&ctx, i, share_under(&p[i], fast, total_pages, &nb));
+        ms = t > ms ? t : ms;
+    }
+    return ms;
+}
+
+/* Hot-first on the same information as the plan: every sampled region by
+ * its heat per page summed over the tasks, hottest first, up to the budget,
+ * then the plan's keep rule for the room left (pages already fast stay, in
+ * address order). If its predicted makespan is below the plan's (fast, sel:
+ * the plan with its fills) by more than the noise floor (PADDISER_MIN_GAIN,
+ * as in the gain-versus-cost rule), it replaces them: a plan predicted
+ * slower than hot-first is never applied. Returns 1 if it did, 0 if not, -1 out of
+ * memory. Not with THP kept (hot-first has no whole-unit form here). */
+static int hot_first_guard(task_pred *p, int n, size_t budget_pages, const page_list *covered, plan_list *sel,
+                           page_list *fast)
+{
+    rt.last_decision.model_s = makespan_under(p, n, fast);
+    rt.last_decision.hot_first_s = NAN;
+    if (rt.thp == PD_THP_KEEP || !budget_pages)
+        return 0;
+    room_region *rr;
+    size_t m;
+    if (collect_regions(p, n, 0, &rr, &m) != 0)
+        return -1;
+    plan_list hsel = {0};
+    page_list hf = {0};
+    int rc = 0;
+    for (size_t i = 0; i < m && hsel.n < budget_pages && rc == 0; i++)
+        for (uintptr_t pg = rr[i].lo; pg < rr[i].hi && hsel.n < budget_pages && rc == 0; pg += RT_PAGE)
+            if ((rc = plan_push(&hsel, pg)) == 0)
+                hsel.v[hsel.n - 1].rank = (double)hsel.n;
+    free(rr);
+    /* overlapping regions: each page once, at its hottest rank */
+    if (rc == 0 && hsel.n) {
+        qsort(hsel.v, hsel.n, sizeof *hsel.v, cmp_plan_page);
+        size_t k = 0;
+        for (size_t i = 0; i < hsel.n; i++)
+            if (k == 0 || hsel.v[k - 1].page != hsel.v[i].page)
+                hsel.v[k++] = hsel.v[i];
+        for (size_t i = 0; i < k; i++)
+            hsel.v[i].rank = (hsel.v[i].rank - 0.5) / (double)hsel.n; /* [0, 1): before the kept pages */
+        hsel.n = k;
+    }
+    for (size_t i = 0; i < hsel.n && rc == 0; i++)
+        rc = page_push(&hf, hsel.v[i].page); /* hsel is in page order */
+    for (size_t i = 0; i < covered->n && hf.n < budget_pages && rc == 0; i++) {
+        uintptr_t pg = (uintptr_t)covered->v[i];
+        if (in_sorted(&hf, pg))
+            continue;
+        if ((rc = plan_push(&hsel, pg)) == 0)
+            hsel.v[hsel.n - 1].rank = 2.0;
+    }
+    if (rc == 0 && hsel.n > hf.n) { /* the kept pages into hf, in page order */
+        page_list keep = {0};
+        for (size_t i = hf.n; i < hsel.n && rc == 0; i++)
+            rc = page_push(&keep, hsel.v[i].page);
+        if (rc == 0)
+            rc = merge_sorted(&hf, &keep);
+        free(keep.v);
+    }
+    int won = 0;
+    if (rc == 0) {
+        rt.last_decision.hot_first_s = makespan_under(p, n, &hf);
+        /* by more than the noise floor: closer than that, the two are the
+         * same prediction, and the plan (ranked per task) stays */
+        won = rt.last_decision.hot_first_s < (1.0 - rt_min_gain_share()) * rt.last_decision.model_s;
+    }
+    if (won) {
+        qsort(hsel.v, hsel.n, sizeof *hsel.v, cmp_plan_page);
+        free(sel->v);
+        free(fast->v);
+        *sel = hsel;
+        *fast = hf;
+        rt.last_decision.hot_first = 1;
+        return 1;
+    }
+    free(hsel.v);
+    free(hf.v);
+    return rc == 0 ? 0 : -1;
+}
+
 /* The gain-versus-cost rule: the plan (pages planned, sorted) is applied
  * only if its predicted makespan beats the current placement's (pages
  * placed, sorted) by more than the noise floor (PADDISER_MIN_GAIN of the
@@ -674,6 +799,9 @@ static int keep_placement(task_pred *p, int n, const page_list *placed_now, cons
                           double *cur_share, size_t *cur_bytes, double *cur_time)
 {
     rt_plan_decision d = {.decided = 1, .pages = moves, .horizon = rt_plan_horizon()};
+    d.model_s = rt.last_decision.model_s; /* the hot-first guard's, before this rule */
+    d.hot_first_s = rt.last_decision.hot_first_s;
+    d.hot_first = rt.last_decision.hot_first;
     size_t total_pages = rt_objects_total_bytes() / RT_PAGE;
     plan_ctx ctx = {p, n, 0};
     for (int i = 0; i < n; i++) {
@@ -699,6 +827,7 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
 {
     *kept = 0;
     memset(&rt.last_decision, 0, sizeof rt.last_decision);
+    rt.last_decision.model_s = rt.last_decision.hot_first_s = NAN;
     if (rt_migrate_adopt() != PD_OK)
         return PD_ENOMEM;
     plan_list sel = {0};
@@ -757,6 +886,9 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
         free(keep.v);
     }
     if (rc == PD_OK && fast.n < budget / RT_PAGE && fill_room_by_benefit(p, n, budget / RT_PAGE - fast.n, &sel, &fast))
+        rc = PD_ENOMEM;
+    int hot_first = 0;
+    if (rc == PD_OK && (hot_first = hot_first_guard(p, n, budget / RT_PAGE, &covered, &sel, &fast)) < 0)
         rc = PD_ENOMEM;
     for (size_t i = 0; i < covered.n && rc == PD_OK; i++)
         if (!in_sorted(&fast, (uintptr_t)covered.v[i]) && page_push(&dropped, (uintptr_t)covered.v[i]) != 0)
@@ -822,6 +954,15 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
         rt.last_migration = total;
         rt.last_demoted = demoted;
         rt.fast_bytes = placed_bytes();
+        if (hot_first == 1) { /* not the planner's plan: what each task runs under */
+            size_t total_pages = rt_objects_total_bytes() / RT_PAGE;
+            plan_ctx ctx = {p, n, 0};
+            for (int i = 0; i < n; i++) {
+                kept_share[i] = share_under(&p[i], &fast, total_pages, &kept_bytes[i]);
+                kept_time[i] = rt_time_cb(&ctx, i, kept_share[i]);
+            }
+            *kept = 1;
+        }
         if (total.pages_failed)
             rt_message("migration: %zu of %zu pages not moved (enomem %zu, ebusy %zu, efault %zu, other %zu), "
                        "%zu demoted to make room",

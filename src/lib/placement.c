@@ -274,9 +274,10 @@ int rt_replan_locked(int collective)
             if (rt.backend)
                 rc = rt_migrate(p, n, bytes, &kept, share, kbytes, times);
             if (rc == PD_OK && kept) {
-                /* The plan did not pay for its moves: the tasks run under
-                 * the placement they have (across processes, the plan's
-                 * makespan stays the gathered one). */
+                /* The plan did not pay for its moves, or hot-first on the
+                 * same heat was predicted faster: the tasks run under the
+                 * placement they have or hot-first's (across processes, the
+                 * plan's makespan stays the gathered one). */
                 double local = 0;
                 for (int i = 0; i < n; i++) {
                     p[i].task->plan_share = share[i];

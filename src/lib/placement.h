@@ -44,8 +44,10 @@ size_t rt_bytes_cb(void *plan_ctx, int task, double r);
 
 /* migrate.c: moves the plan's difference to the current placement, unless
  * the predicted gain over the horizon does not pay for the moves or stays
- * within the noise floor; then the placement stays and kept_share/
- * kept_bytes/kept_time (n each) receive what each task runs under. */
+ * within the noise floor (then the placement stays), or hot-first on the
+ * same heat is predicted faster (then hot-first is what moves). In both
+ * cases *kept is 1 and kept_share/kept_bytes/kept_time (n each) receive
+ * what each task runs under instead of the plan. */
 int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept_share, size_t *kept_bytes,
                double *kept_time);
 void rt_migrate_reset(void); /* forget the fast pages of earlier plans */

@@ -1,5 +1,6 @@
 /* Runtime lifecycle, options, queries and the per-task CSV. */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -206,6 +207,7 @@ int pd_init(const pd_options *opt)
     memset(&rt.last_migration, 0, sizeof rt.last_migration);
     memset(&rt.last_demoted, 0, sizeof rt.last_demoted);
     memset(&rt.last_decision, 0, sizeof rt.last_decision);
+    rt.last_decision.model_s = rt.last_decision.hot_first_s = NAN; /* no plan yet */
     rt.nmove_s = rt.move_next = 0; /* a new backend: its moves are measured anew */
     rt.input_run = 0;
     rt.last_ran_input = 0;
@@ -376,6 +378,9 @@ int pd_profile_info_get(pd_profile_info *out)
         out->plan_cost_s = rt.last_decision.cost_s;
         out->plan_min_gain_s = rt.last_decision.min_gain_s;
         out->plan_horizon = rt.last_decision.horizon;
+        out->plan_hot_first = rt.last_decision.hot_first;
+        out->plan_model_s = rt.last_decision.model_s;
+        out->plan_hot_first_s = rt.last_decision.hot_first_s;
         out->migrate_s_per_page = rt_migrate_seconds_per_page();
         snprintf(out->thp, sizeof out->thp, "%s",
                  rt.thp == PD_THP_OFF ? "off" : rt.thp == PD_THP_KEEP ? "keep" : "system");

@@ -55,7 +55,8 @@ typedef struct {
 
 /* One completed instance of a task, as the robust estimates need it. */
 #define RT_HISTORY 32 /* instances kept per task */
-#define RT_WINDOW 3   /* most recent ones (of the same input if any) a prediction rests on */
+#define RT_WINDOW 3   /* most recent ones (of the same input if any) a prediction rests on, */
+#define RT_WINDOW_MAX 16 /* ... and at most, older ones of the same input within their noise */
 typedef struct {
     uint64_t input; /* rt_input_signature of the sizes it ran with */
     double time;    /* wall time, seconds */
@@ -149,6 +150,9 @@ typedef struct {
     double min_gain_s;  /* the gain a plan must beat: noise floor */
     int horizon;        /* instances the gain is counted over */
     size_t pages;       /* pages the plan would move */
+    double model_s;     /* predicted makespan of the planner's plan (with its fills) */
+    double hot_first_s; /* ... of hot-first on the same heat (NaN: not compared) */
+    int hot_first;      /* 1: hot-first was predicted faster and replaced the plan */
 } rt_plan_decision;
 
 typedef struct {

@@ -24,8 +24,9 @@
  *   make bench-predict [PREDICT_BENCH_ARGS="--mib 64,128,256 --rounds 4 --reps 3"]
  * Options: --threads N, --mib LIST (footprint per input), --rounds R (passes
  * over the inputs), --reps K (instances per input per pass), --backend
- * none|sim, --fast-mib M (sim: fast capacity), --csv FILE (one row per
- * instance). */
+ * none|sim, --fast-mib M (sim: fast capacity), --passes P (sweeps of each
+ * phase per instance, default 1: longer instances, steadier times), --csv
+ * FILE (one row per instance). */
 #include <getopt.h>
 #include <math.h>
 #include <omp.h>
@@ -84,7 +85,7 @@ static void slice(size_t n, int t, int nt, size_t *lo, size_t *hi)
     *hi = (size_t)((double)n * (before + t + 1) / total);
 }
 
-static double run_instance(input_arrays *in, int nt, double *task_time)
+static double run_instance(input_arrays *in, int nt, int passes, double *task_time)
 {
     double sink = 0;
     memset(task_time, 0, (size_t)nt * sizeof *task_time);
@@ -96,8 +97,9 @@ static double run_instance(input_arrays *in, int nt, double *task_time)
         slice(in->n, me, nt, &lo, &hi);
         pd_task_begin(-1);
         double t0 = omp_get_wtime();
-        for (size_t i = lo; i < hi; i++)
-            in->z[i] = in->x[i] + 0.5 * in->y[i];
+        for (int p = 0; p < passes; p++)
+            for (size_t i = lo; i < hi; i++)
+                in->z[i] = in->x[i] + 0.5 * in->y[i] + p;
         task_time[me] += omp_get_wtime() - t0;
         pd_task_end(-1);
     }
@@ -110,8 +112,9 @@ static double run_instance(input_arrays *in, int nt, double *task_time)
         pd_task_begin(-1);
         double t0 = omp_get_wtime();
         double s = 0;
-        for (size_t i = lo; i < hi; i++)
-            s += in->x[in->idx[i]];
+        for (int p = 0; p < passes; p++)
+            for (size_t i = lo; i < hi; i++)
+                s += in->x[in->idx[i]];
         task_time[me] += omp_get_wtime() - t0;
         pd_task_end(-1);
         sink += s;
@@ -159,12 +162,12 @@ static int parse_list(const char *s, double *out, int max)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: predict_bench [--threads N] [--mib LIST] [--rounds R] [--reps K]\n"
-               "                     [--backend none|sim] [--fast-mib M] [--csv FILE]\n");
+               "                     [--backend none|sim] [--fast-mib M] [--passes P] [--csv FILE]\n");
 }
 
 int main(int argc, char **argv)
 {
-    int nt = 2, rounds = 4, reps = 3;
+    int nt = 2, rounds = 4, reps = 3, passes = 1;
     double mib[MAX_INPUTS] = {64, 128, 256};
     int ninputs = 3;
     double fast_mib = 0;
@@ -175,6 +178,7 @@ int main(int argc, char **argv)
         {"rounds", required_argument, NULL, 'r'},  {"reps", required_argument, NULL, 'k'},
         {"backend", required_argument, NULL, 'b'}, {"fast-mib", required_argument, NULL, 'f'},
         {"csv", required_argument, NULL, 'c'},     {"help", no_argument, NULL, 'h'},
+        {"passes", required_argument, NULL, 'p'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -208,6 +212,9 @@ int main(int argc, char **argv)
         case 'c':
             csv_path = optarg;
             break;
+        case 'p':
+            passes = atoi(optarg);
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -216,7 +223,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (nt < 1 || nt > MAX_THREADS || ninputs < 1 || rounds < 1 || reps < 1 || optind != argc) {
+    if (nt < 1 || nt > MAX_THREADS || ninputs < 1 || rounds < 1 || reps < 1 || passes < 1 ||
+        optind != argc) {
         usage(stderr);
         return 2;
     }
@@ -283,7 +291,7 @@ int main(int argc, char **argv)
                                 plan[q].predicted_cv, tp.last_time);
                     }
                 naive[k] = seen[i] ? last[i] : NAN;
-                meas[k] = fabs(run_instance(&in, nt, task_time));
+                meas[k] = fabs(run_instance(&in, nt, passes, task_time));
                 which[k] = i;
                 occ[k] = seen[i];
                 last[i] = meas[k];
@@ -339,7 +347,8 @@ int main(int argc, char **argv)
     printf("predict_bench: %d threads, inputs", nt);
     for (int i = 0; i < ninputs; i++)
         printf(" %g", mib[i]);
-    printf(" MiB, %d rounds x %d reps, backend %s\n", rounds, reps, backend == PD_BACKEND_SIM ? "sim" : "none");
+    printf(" MiB, %d rounds x %d reps, %d pass%s, backend %s\n", rounds, reps, passes, passes == 1 ? "" : "es",
+           backend == PD_BACKEND_SIM ? "sim" : "none");
     printf("  later instances (%zu): median |error| runtime %.1f%%, naive previous-instance %.1f%% (ratio %.2f)\n",
            nl, 100 * mrt, 100 * mnv, mrt / mnv);
     printf("  first instance of an input (%zu): median |error| %.1f%%, range %+.1f%% .. %+.1f%%\n", nf,

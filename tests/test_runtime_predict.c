@@ -112,8 +112,48 @@ static void test_noisy_unchanged_input_gives_stable_predictions(void **state)
     for (int i = 0; i < n; i++) /* the outlier moves no prediction past the noise band */
         assert_true(pred[i] >= 0.009 && pred[i] <= 0.012);
     pd_task_plan p = plan_of(0);
-    assert_int_equal(p.predicted_from, 3); /* the window */
-    assert_true(p.predicted_cv > 0.1 && p.predicted_cv < 0.3); /* 10.5, 12, 9 ms: 21% */
+    assert_int_equal(p.predicted_from, 10); /* every instance but the 3x outlier */
+    assert_true(p.predicted_cv > 0.05 && p.predicted_cv < 0.2); /* 9 - 12 ms around 10.25 */
+}
+
+/* Deterministic noise: a fixed generator, uniform in [-a, a). */
+static double noise(uint64_t *s, double a)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return a * (2.0 * (double)(*s >> 11) / 9007199254740992.0 - 1.0);
+}
+
+/* An unchanged input with 15% noise, then its time doubles (the machine
+ * got slower): the prediction rests on more instances while the input is
+ * stable, which makes it closer to the next instance than the previous
+ * instance is (the naive predictor), and follows the shift within two
+ * instances instead of averaging it away. */
+static void test_stable_input_rests_on_more_instances_and_follows_a_shift(void **state)
+{
+    (void)state;
+    uint64_t s = 42;
+    double err_rt = 0, err_naive = 0, prev = 0;
+    int n = 0;
+    for (int i = 0; i < 40; i++) {
+        double d = 0.010 * (1 + noise(&s, 0.15));
+        if (i >= 4) {
+            err_rt += fabs(plan_of(0).predicted_time - d) / d;
+            err_naive += fabs(prev - d) / d;
+            n++;
+        }
+        instance(d);
+        prev = d;
+    }
+    assert_int_equal(plan_of(0).predicted_from, 16);
+    print_message("mean |error| over %d instances: runtime %.1f%%, naive %.1f%%\n", n, 100 * err_rt / n,
+                  100 * err_naive / n);
+    assert_true(err_rt < 0.8 * err_naive);
+    /* the shift: 20 ms from now on */
+    instance(0.020 * (1 + noise(&s, 0.15)));
+    instance(0.020 * (1 + noise(&s, 0.15)));
+    pd_task_plan p = plan_of(0);
+    assert_true(p.predicted_time > 0.017 && p.predicted_time < 0.023);
+    assert_true(p.predicted_from <= 4); /* the old regime is not in the window */
 }
 
 static void test_inputs_seen_before_use_their_own_history(void **state)
@@ -153,6 +193,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_first_instance_is_not_the_base_forever, setup, teardown),
         cmocka_unit_test_setup_teardown(test_noisy_unchanged_input_gives_stable_predictions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inputs_seen_before_use_their_own_history, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stable_input_rests_on_more_instances_and_follows_a_shift, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

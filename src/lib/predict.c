@@ -11,9 +11,11 @@
  *            task's instances at different DRAM shares, learn_mem_bound;
  *            the prior 0.5 until they tell)
  *            (1 without a backend: one memory)
- *   T_dram = the median over the task's last RT_WINDOW instances of the
- *            input it will run (same object sizes), each brought to its
- *            DRAM-only time by its measured DRAM share r0:
+ *   T_dram = the median over the task's instances of the input it will run
+ *            (same object sizes) since its time last shifted (the last
+ *            RT_WINDOW, and older ones within the noise of those, up to
+ *            RT_WINDOW_MAX), each brought to its DRAM-only time by its
+ *            measured DRAM share r0:
  *            t / (sigma - (sigma-1) r0); for an input not seen yet, the
  *            median over its last RT_WINDOW instances of any input, each
  *            also divided by its own s, times s (robust_dram_time)
@@ -367,21 +369,54 @@ static const rt_instance *recent(const rt_task *t, int i)
     return &t->hist[(t->hist_next - 1 - i + RT_HISTORY) % RT_HISTORY];
 }
 
-/* DRAM-only time of the task's next instance, from its recent instances:
- * the median over the last RT_WINDOW instances of the input it will run
- * (each brought to DRAM-only time by its measured share), or, for an input
- * not seen yet, the median over its last RT_WINDOW instances of any input,
- * each divided by its own Eq. 1 scale, times scale_next (the next input's).
- * A median, not the first instance: one slow or fast instance (a first
- * touch, a noisy neighbour, a sampling burst) moves nothing. Only a few
- * instances, because times shift in regimes that a long window follows too
- * slowly (docs/runtime.md, bench-predict). NAN without history. */
+/* v[0..n) (most recent first, n > RT_WINDOW): how many of them belong to
+ * the current regime (robust_dram_time). Keeps the order of v; the
+ * accepted ones move to its front. */
+static int stable_window(double *v, int n)
+{
+    double a[RT_WINDOW_MAX], d[RT_WINDOW_MAX];
+    memcpy(a, v, RT_WINDOW * sizeof *a);
+    double anchor = pd_median(a, RT_WINDOW);
+    for (int i = 0; i + 1 < n; i++)
+        d[i] = fabs(v[i] - v[i + 1]);
+    /* consecutive differences of N(0, s^2) noise: |d| has median 0.954 s */
+    double tol = 3.0 * pd_median(d, (size_t)(n - 1)) / 0.954;
+    int k = RT_WINDOW, misses = 0;
+    for (int i = RT_WINDOW; i < n && misses < 2; i++) {
+        if (fabs(v[i] - anchor) <= tol) {
+            v[k++] = v[i];
+            misses = 0;
+        } else {
+            misses++;
+        }
+    }
+    return k;
+}
+
+/* DRAM-only time of the task's next instance, from its recent instances of
+ * the input it will run (each brought to DRAM-only time by its measured
+ * share): the median of the instances since that input's time last shifted.
+ * The last RT_WINDOW instances anchor it (their median); older ones join,
+ * most recent first, up to RT_WINDOW_MAX, while they lie within three
+ * noise sigmas of the anchor, the sigma read from the differences of
+ * consecutive instances (a shift moves one difference, not their median);
+ * the first two in a row outside end the window. So a stable input's
+ * prediction rests on up to RT_WINDOW_MAX instances (the naive "previous
+ * instance" predictor's error is about sqrt(2) noise sigmas, this one's
+ * about sqrt(1 + pi / 2n)), and a shift is followed within two instances,
+ * as with the anchor alone (a long fixed window followed the regimes of
+ * this VM's times too slowly: docs/runtime.md, bench-predict). For an
+ * input not seen yet: the median over the last RT_WINDOW instances of any
+ * input, each divided by its own Eq. 1 scale, times scale_next (the next
+ * input's). A median, not the first instance: one slow or fast instance (a
+ * first touch, a noisy neighbour, a sampling burst) moves nothing. NAN
+ * without history. */
 static double robust_dram_time(rt_task *t, double scale_next, double sigma)
 {
     uint64_t next = rt_input_signature(0);
-    double v[RT_WINDOW];
+    double v[RT_WINDOW_MAX];
     int n = 0;
-    for (int i = 0; i < t->nhist && n < RT_WINDOW; i++) {
+    for (int i = 0; i < t->nhist && n < RT_WINDOW_MAX; i++) {
         const rt_instance *h = recent(t, i);
         if (h->input == next)
             v[n++] = h->time / (sigma - (sigma - 1.0) * h->r0);
@@ -395,13 +430,15 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
         }
         unit = scale_next;
     }
+    if (n > RT_WINDOW)
+        n = stable_window(v, n);
     t->pred_n = n;
     t->pred_cv = NAN;
     if (n == 0)
         return NAN;
     double med = pd_median(v, (size_t)n);
     if (n >= 2 && med > 0) {
-        double dev[RT_WINDOW];
+        double dev[RT_WINDOW_MAX];
         for (int i = 0; i < n; i++)
             dev[i] = fabs(v[i] - med);
         t->pred_cv = 1.4826 * pd_median(dev, (size_t)n) / med; /* MAD, as a normal sigma */

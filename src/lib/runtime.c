@@ -12,6 +12,7 @@
 
 #include "common/csv.h"
 #include "common/util.h"
+#include "lib/mem_sampler.h"
 #include "lib/page_sampler.h"
 #include "lib/placement.h"
 #include "lib/runtime_internal.h"
@@ -88,6 +89,36 @@ static unsigned env_unsigned(const char *name, unsigned dflt)
     if (v && *v && pd_parse_u64(v, &n) && n <= 0xffffffffull)
         return (unsigned)n;
     return dflt;
+}
+
+/* PADDISER_SAMPLER: where the access profile comes from. auto: PMU load
+ * sampling where the PMU allows, else page protection; pmu: PMU only (no
+ * page is ever protected, no profile without a PMU); mprotect: page
+ * protection only. Returns 1 when the PMU sampler was started. */
+static int start_pmu_sampler(int *use_mprotect)
+{
+    const char *v = getenv("PADDISER_SAMPLER");
+    int mode = 'a';
+    if (v && *v) {
+        if (!strcmp(v, "pmu")) mode = 'p';
+        else if (!strcmp(v, "mprotect")) mode = 'm';
+        else if (strcmp(v, "auto")) rt_message("PADDISER_SAMPLER=%s ignored (expected auto, pmu or mprotect)", v);
+    }
+    *use_mprotect = mode != 'p';
+    if (mode == 'm')
+        return 0;
+    pd_mem_event ev;
+    char why[400] = "";
+    unsigned period = env_unsigned("PADDISER_PMU_PERIOD", PD_MEM_PERIOD);
+    if (pd_mem_event_discover(&ev, why, sizeof why) == 0 && pd_mem_sampler_start(&ev, period, why, sizeof why) == 0) {
+        *use_mprotect = 0;
+        return 1;
+    }
+    if (mode == 'a')
+        rt_message("PMU load sampling unavailable (%s): sampling accesses by page protection (mprotect) instead", why);
+    else
+        rt_message("PADDISER_SAMPLER=pmu: PMU load sampling unavailable (%s): per-object accesses not measured", why);
+    return 0;
 }
 
 static int open_backend(void)
@@ -172,7 +203,11 @@ int pd_init(const pd_options *opt)
     }
 
     rt.sampling = 0;
-    if (o.sampling) {
+    rt.pmu_sampling = 0;
+    int use_mprotect = 0;
+    if (o.sampling)
+        rt.pmu_sampling = start_pmu_sampler(&use_mprotect);
+    if (rt.pmu_sampling || use_mprotect) {
         pd_sampler_config cfg = {
             .seed = env_unsigned("PADDISER_SAMPLE_SEED", 12345),
             .max_samples = env_unsigned("PADDISER_SAMPLE_MAX", 16384),
@@ -183,12 +218,17 @@ int pd_init(const pd_options *opt)
             .allowance_s = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 20) ? env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 20) / 1000.0 : -1,
             /* 0 = the fixed allowance alone */
             .allowance_frac = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_PCT", 2) ? env_unsigned("PADDISER_SAMPLE_ALLOWANCE_PCT", 2) / 100.0 : -1,
+            .no_protect = rt.pmu_sampling, /* the sample table only: PMU samples are charged to it */
         };
         int src = pd_sampler_start(&cfg);
-        if (src == 0)
+        if (src == 0) {
             rt.sampling = 1;
-        else
+        } else {
             rt_message("page sampling unavailable (%s): per-object accesses not measured", strerror(-src));
+            if (rt.pmu_sampling)
+                pd_mem_sampler_stop();
+            rt.pmu_sampling = 0;
+        }
     }
     rt.allgather = NULL;
     rt.allgather_ctx = NULL;
@@ -290,9 +330,12 @@ int pd_finalize(void)
         if (rc == PD_OK)
             rc = wrc;
     }
+    if (rt.pmu_sampling)
+        pd_mem_sampler_stop(); /* drains every thread's ring into the table first */
     if (rt.sampling)
         pd_sampler_stop();
     rt.sampling = 0;
+    rt.pmu_sampling = 0;
     for (int i = 0; i < rt.ntasks; i++)
         if (rt.tasks[i]->active && rt.tasks[i]->session.hw) {
             /* counters opened by a task that never ended */

@@ -161,6 +161,7 @@ typedef struct {
     char backend_note[200];
     pd_model *model;
     int sampling;
+    int pmu_sampling; /* the sample table is fed by PMU load samples (mem_sampler.c), not by faults */
 
     rt_object *objects;
     size_t nobjects, cap_objects;

@@ -32,6 +32,8 @@
 #define BASE ((uintptr_t)0x7E0000000000ull)
 #define OBJ_A BASE
 #define OBJ_B (BASE + 16 * MB)
+/* Its records carry what perf mem asks for: more than the runtime does. */
+#define FIXTURE_TYPE (PERF_SAMPLE_TID | PERF_SAMPLE_ADDR | PERF_SAMPLE_WEIGHT)
 
 static const char *fixture(const char *rel)
 {
@@ -98,7 +100,7 @@ static void test_parse_charges_regions_and_task(void **state)
     unsigned char ring[1024] = {0};
     ring_put(ring, sizeof ring, 0, stream, stream_len);
     pd_mem_stats st = {0};
-    assert_int_equal(pd_mem_ring_parse(ring, sizeof ring, 0, stream_len, PD_MEM_SAMPLE_TYPE, 2, &st), 400);
+    assert_int_equal(pd_mem_ring_parse(ring, sizeof ring, 0, stream_len, FIXTURE_TYPE, 2, &st), 400);
     assert_basic_counts(2, 1);
     for (size_t i = 0; i < 5; i++)
         assert_int_equal(pd_sampler_count(i, 1), 0); /* another task: nothing */
@@ -107,7 +109,6 @@ static void test_parse_charges_regions_and_task(void **state)
     assert_int_equal(st.outside, 3); /* the gap, no address, one past B */
     assert_int_equal(st.lost, 7);
     assert_int_equal(st.other, 2); /* throttle, unknown type */
-    assert_int_equal(st.weight, 1080);
     /* Charged through the page sampler's table, not as faults. */
     pd_sampler_stats ps;
     pd_sampler_get_stats(&ps);
@@ -128,14 +129,13 @@ static void test_parse_wraps_around_the_ring(void **state)
         uint64_t tail = 5 * sizeof ring + start;
         ring_put(ring, sizeof ring, tail, stream, stream_len);
         pd_mem_stats st = {0};
-        assert_int_equal(pd_mem_ring_parse(ring, sizeof ring, tail, tail + stream_len, PD_MEM_SAMPLE_TYPE, 3, &st),
+        assert_int_equal(pd_mem_ring_parse(ring, sizeof ring, tail, tail + stream_len, FIXTURE_TYPE, 3, &st),
                          tail + stream_len);
         assert_basic_counts(3, 1);
         assert_int_equal(st.samples, 10);
         assert_int_equal(st.charged, 7);
         assert_int_equal(st.lost, 7);
         assert_int_equal(st.other, 2);
-        assert_int_equal(st.weight, 1080);
     }
 }
 
@@ -147,12 +147,12 @@ static void test_parse_leaves_a_partial_record(void **state)
     ring_put(ring, sizeof ring, 0, stream, stream_len);
     pd_mem_stats st = {0};
     /* The last record (32 bytes) is 5 bytes short, then only its header. */
-    assert_int_equal(pd_mem_ring_parse(ring, sizeof ring, 0, stream_len - 5, PD_MEM_SAMPLE_TYPE, 1, &st), 368);
-    assert_int_equal(pd_mem_ring_parse(ring, sizeof ring, 368, 376, PD_MEM_SAMPLE_TYPE, 1, &st), 368);
+    assert_int_equal(pd_mem_ring_parse(ring, sizeof ring, 0, stream_len - 5, FIXTURE_TYPE, 1, &st), 368);
+    assert_int_equal(pd_mem_ring_parse(ring, sizeof ring, 368, 376, FIXTURE_TYPE, 1, &st), 368);
     assert_basic_counts(1, 0);
     assert_int_equal(st.samples, 9);
     /* Once written, it is read. */
-    assert_int_equal(pd_mem_ring_parse(ring, sizeof ring, 368, stream_len, PD_MEM_SAMPLE_TYPE, 1, &st), 400);
+    assert_int_equal(pd_mem_ring_parse(ring, sizeof ring, 368, stream_len, FIXTURE_TYPE, 1, &st), 400);
     assert_basic_counts(1, 1);
     assert_int_equal(st.samples, 10);
 }
@@ -165,7 +165,7 @@ static void test_parse_dropped_object_not_charged(void **state)
     unsigned char ring[1024] = {0};
     ring_put(ring, sizeof ring, 0, stream, stream_len);
     pd_mem_stats st = {0};
-    pd_mem_ring_parse(ring, sizeof ring, 0, stream_len, PD_MEM_SAMPLE_TYPE, 0, &st);
+    pd_mem_ring_parse(ring, sizeof ring, 0, stream_len, FIXTURE_TYPE, 0, &st);
     assert_int_equal(pd_sampler_count(4, 0), 0);
     assert_int_equal(st.charged, 6);
     assert_int_equal(st.outside, 4);
@@ -269,6 +269,7 @@ static struct {
 } fake[FAKE_MAX];
 static int fake_next;
 static int fake_open_errno;      /* != 0: every open fails with it */
+static int fake_map_errno;       /* != 0: every mmap fails with it */
 static unsigned fake_max_precise = 3; /* higher precise_ip: EOPNOTSUPP */
 static struct perf_event_attr fake_attr; /* the last one opened */
 static __thread int my_fd = -1;  /* the calling thread's event */
@@ -293,6 +294,10 @@ static int fake_open(void *ctx, struct perf_event_attr *attr)
 static void *fake_map(void *ctx, int fd, size_t len)
 {
     (void)ctx;
+    if (fake_map_errno) {
+        errno = fake_map_errno;
+        return NULL;
+    }
     size_t page = pd_page_size();
     unsigned char *p = aligned_alloc(page, len);
     if (!p)
@@ -330,6 +335,7 @@ static void fake_reset(void)
     memset(fake, 0, sizeof fake);
     fake_next = 0;
     fake_open_errno = 0;
+    fake_map_errno = 0;
     fake_max_precise = 3;
     pd_mem_sampler_set_ops(&fake_ops);
 }
@@ -338,7 +344,7 @@ static void fake_reset(void)
  * enabled, a PERF_RECORD_SAMPLE goes into its ring as the kernel writes it
  * (record, then data_head with release). A full ring waits for the reader
  * (the drain thread): this fake loses nothing. */
-static void fake_sample(uintptr_t addr, uint64_t weight)
+static void fake_sample(uintptr_t addr)
 {
     if (my_fd < 0)
         return;
@@ -346,14 +352,11 @@ static void fake_sample(uintptr_t addr, uint64_t weight)
     if (!fake[i].open || !__atomic_load_n(&fake[i].enabled, __ATOMIC_SEQ_CST))
         return;
     struct perf_event_mmap_page *mp = (struct perf_event_mmap_page *)fake[i].map;
-    unsigned char rec[32];
+    unsigned char rec[16]; /* PD_MEM_SAMPLE_TYPE: the header, the address */
     struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, sizeof rec};
-    uint32_t ids[2] = {(uint32_t)getpid(), (uint32_t)gettid()};
     uint64_t a = addr;
     memcpy(rec, &h, 8);
-    memcpy(rec + 8, ids, 8);
-    memcpy(rec + 16, &a, 8);
-    memcpy(rec + 24, &weight, 8);
+    memcpy(rec + 8, &a, 8);
     uint64_t head = mp->data_head;
     for (int waited = 0; head + sizeof rec - __atomic_load_n(&mp->data_tail, __ATOMIC_ACQUIRE) > mp->data_size;
          waited++) {
@@ -386,6 +389,13 @@ static void test_start_explains_paranoid(void **state)
     fake_open_errno = ENOENT;
     assert_int_equal(pd_mem_sampler_start(&ev, 0, why, sizeof why), -1);
     assert_string_equal(why, "perf_event_open(cpu/mem-loads): No such file or directory");
+
+    fake_open_errno = 0;
+    fake_map_errno = EPERM;
+    assert_int_equal(pd_mem_sampler_start(&ev, 0, why, sizeof why), -1);
+    assert_string_equal(why, "mmap(cpu/mem-loads): Operation not permitted (the ring exceeds the locked-memory "
+                             "allowance: /proc/sys/kernel/perf_event_mlock_kb, RLIMIT_MEMLOCK)");
+    assert_int_equal(fake[0].open, 0); /* the event that did not map was closed */
 }
 
 static void test_start_attr_and_precise(void **state)
@@ -401,7 +411,7 @@ static void test_start_attr_and_precise(void **state)
     assert_int_equal(fake_attr.config, 0x1cd);
     assert_int_equal(fake_attr.config1, 3);
     assert_int_equal(fake_attr.precise_ip, 1);
-    assert_int_equal(fake_attr.sample_type, PERF_SAMPLE_TID | PERF_SAMPLE_ADDR | PERF_SAMPLE_WEIGHT);
+    assert_int_equal(fake_attr.sample_type, PERF_SAMPLE_ADDR);
     assert_int_equal(fake_attr.sample_period, PD_MEM_PERIOD);
     assert_int_equal(fake_attr.exclude_kernel, 1);
     assert_int_equal(fake_attr.disabled, 1);
@@ -609,25 +619,25 @@ static void test_fake_pmu_run(void **state)
     memset(b, 0, 64 * KB);
     int oa = pd_object_register("a", a, 8 * MB, NULL), ob = pd_object_register("b", b, 64 * KB, NULL);
     assert_true(oa >= 0 && ob >= 0);
-    size_t ring_samples = (size_t)PD_MEM_RING_PAGES * pd_page_size() / 32;
+    size_t ring_samples = (size_t)PD_MEM_RING_PAGES * pd_page_size() / 16;
     int failed = 0;
 #pragma omp parallel num_threads(2) reduction(| : failed)
     {
         int me = omp_get_thread_num();
-        fake_sample((uintptr_t)a, 1); /* before the task: the event is off */
+        fake_sample((uintptr_t)a); /* before the task: the event is off */
         failed |= pd_task_begin(me) != PD_OK;
         if (me == 0) {
             for (int i = 0; i < 10; i++)
-                fake_sample((uintptr_t)a + (uintptr_t)i * 64, 100);
+                fake_sample((uintptr_t)a + (uintptr_t)i * 64);
         } else {
             for (size_t i = 0; i < 3 * ring_samples; i++)
-                fake_sample((uintptr_t)a + 6 * MB + (i % 4096) * 64, 100);
+                fake_sample((uintptr_t)a + 6 * MB + (i % 4096) * 64);
             for (int i = 0; i < 5; i++)
-                fake_sample((uintptr_t)b + (uintptr_t)i * 4096, 100);
+                fake_sample((uintptr_t)b + (uintptr_t)i * 4096);
         }
-        fake_sample((uintptr_t)&me, 1); /* a stack address: no object */
+        fake_sample((uintptr_t)&me); /* a stack address: no object */
         failed |= pd_task_end(me) != PD_OK;
-        fake_sample((uintptr_t)a, 1); /* after: off again */
+        fake_sample((uintptr_t)a); /* after: off again */
     }
     assert_int_equal(failed, 0);
     assert_int_equal(pd_sync_point(), PD_OK);

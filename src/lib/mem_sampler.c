@@ -189,7 +189,6 @@ uint64_t pd_mem_ring_parse(const unsigned char *data, uint64_t size, uint64_t ta
                            uint64_t sample_type, int slot, pd_mem_stats *st)
 {
     int addr_at = sample_offset(sample_type, PERF_SAMPLE_ADDR);
-    int weight_at = sample_offset(sample_type, PERF_SAMPLE_WEIGHT);
     while (head - tail >= sizeof(struct perf_event_header)) {
         struct perf_event_header h;
         ring_copy(&h, data, size, tail, sizeof h);
@@ -200,17 +199,13 @@ uint64_t pd_mem_ring_parse(const unsigned char *data, uint64_t size, uint64_t ta
         uint64_t v;
         if (h.type == PERF_RECORD_SAMPLE) {
             st->samples++;
-            uint64_t addr = 0, weight = 0;
+            uint64_t addr = 0;
             if (addr_at >= 0 && (size_t)addr_at + 8 <= h.size)
                 ring_copy(&addr, data, size, tail + (uint64_t)addr_at, 8);
-            if (weight_at >= 0 && (size_t)weight_at + 8 <= h.size)
-                ring_copy(&weight, data, size, tail + (uint64_t)weight_at, 8);
-            if (addr && pd_sampler_record((uintptr_t)addr, slot)) {
+            if (addr && pd_sampler_record((uintptr_t)addr, slot))
                 st->charged++;
-                st->weight += weight;
-            } else {
+            else
                 st->outside++;
-            }
         } else if (h.type == PERF_RECORD_LOST && h.size >= sizeof h + 16) {
             ring_copy(&v, data, size, tail + sizeof h + 8, 8); /* after the id */
             st->lost += v;
@@ -278,6 +273,7 @@ static struct {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     int running, stop_drain;
+    int active;   /* rings of threads running a task: the drain thread sleeps at 0 */
     unsigned gen; /* start count: a thread's ring from an earlier start is gone */
     pthread_t drainer;
     const pd_mem_ops *ops;
@@ -359,6 +355,7 @@ static void on_thread_exit(void *unused)
         for (thread_ring **p = &M.rings; *p; p = &(*p)->next) {
             if (*p == T.ring) {
                 *p = T.ring->next;
+                M.active -= T.ring->slot != PD_SAMPLER_NO_TASK;
                 ring_close_locked(T.ring);
                 free(T.ring);
                 break;
@@ -406,6 +403,8 @@ void pd_mem_sampler_thread_begin(int slot)
     thread_ring *r = M.running ? thread_ring_locked() : NULL;
     if (r) {
         drain_locked(r); /* nothing should be there (disabled between tasks) */
+        if (r->slot == PD_SAMPLER_NO_TASK && M.active++ == 0)
+            pthread_cond_signal(&M.wake);
         r->slot = slot;
         M.ops->enable(M.ops->ctx, r->fd, 1);
     }
@@ -419,6 +418,7 @@ void pd_mem_sampler_thread_end(void)
     if (r) {
         M.ops->enable(M.ops->ctx, r->fd, 0); /* also flushes the PMU's own buffer into the ring */
         drain_locked(r);
+        M.active -= r->slot != PD_SAMPLER_NO_TASK;
         r->slot = PD_SAMPLER_NO_TASK;
     }
     pthread_mutex_unlock(&M.lock);
@@ -429,6 +429,10 @@ static void *drain_main(void *arg)
     (void)arg;
     pthread_mutex_lock(&M.lock);
     while (!M.stop_drain) {
+        if (M.active == 0) {
+            pthread_cond_wait(&M.wake, &M.lock);
+            continue;
+        }
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_nsec += PD_MEM_DRAIN_MS * 1000000L;
@@ -449,6 +453,11 @@ static void explain(const char *call, int err, char *why, size_t whylen)
     int n = snprintf(why, whylen, "%s(%s): %s", call, M.name, strerror(err));
     if ((err != EACCES && err != EPERM) || n < 0 || (size_t)n >= whylen)
         return;
+    if (strcmp(call, "perf_event_open") != 0) {
+        snprintf(why + n, whylen - (size_t)n, " (the ring exceeds the locked-memory allowance: "
+                 "/proc/sys/kernel/perf_event_mlock_kb, RLIMIT_MEMLOCK)");
+        return;
+    }
     char path[256];
     pd_proc_path(path, sizeof path, "sys/kernel/perf_event_paranoid");
     char *level = pd_read_file(path, NULL);
@@ -483,8 +492,8 @@ int pd_mem_sampler_start(const pd_mem_event *ev, uint64_t period, char *why, siz
     /* Most precise first; user space only unless the PMU cannot exclude the
      * kernel (IBS on older kernels), whose addresses then fall outside every
      * object and are dropped. */
-    int err = 0;
-    thread_ring probe;
+    int err = EINVAL;
+    thread_ring probe = {.failed = "perf_event_open"};
     for (int precise = ev->precise_max; precise >= ev->precise_min; precise--) {
         for (int excl = 1; excl >= (ev->kernel_ok ? 0 : 1); excl--) {
             a->precise_ip = (unsigned)precise;
@@ -504,6 +513,7 @@ probed:
     M.ops->close(M.ops->ctx, probe.fd);
     M.gen++;
     M.stop_drain = 0;
+    M.active = 0;
     int rc = pthread_create(&M.drainer, NULL, drain_main, NULL);
     if (rc != 0) {
         snprintf(why, whylen, "drain thread: %s", strerror(rc));

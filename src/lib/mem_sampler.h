@@ -2,8 +2,8 @@
  * an access profile that changes no page protection.
  *
  * Each task thread opens its own sampling event on its first task begin
- * (perf_event_open, pid 0, cpu -1, PERF_SAMPLE_TID | ADDR | WEIGHT, a fixed
- * sample period, precise_ip as high as the PMU takes) with a ring buffer. The
+ * (perf_event_open, pid 0, cpu -1, PERF_SAMPLE_ADDR, a fixed sample period,
+ * precise_ip as high as the PMU takes) with a ring buffer. The
  * event counts only while a task runs on the thread. Its ring is drained at
  * the task's end (before a sync point can read the counts) and every
  * PD_MEM_DRAIN_MS by a drain thread while it runs, so a long task does not
@@ -22,12 +22,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What each sample carries. No PERF_SAMPLE_DATA_SRC: on Intel CPUs with a
- * mem-loads-aux event (Sapphire Rapids and later) asking for it requires
- * that event as group leader, and the runtime needs the address only. */
-#define PD_MEM_SAMPLE_TYPE (PERF_SAMPLE_TID | PERF_SAMPLE_ADDR | PERF_SAMPLE_WEIGHT)
+/* What each sample carries: the data address alone, 16 bytes a record with
+ * the header. Not the TID (the event is the thread's own, not inherited),
+ * nor the weight (load latency: nothing uses it yet), nor DATA_SRC: on
+ * Intel CPUs with a mem-loads-aux event (Sapphire Rapids and later) asking
+ * for it requires that event as group leader. */
+#define PD_MEM_SAMPLE_TYPE PERF_SAMPLE_ADDR
 #define PD_MEM_PERIOD 10007      /* loads per sample (a prime: no lock-step with loops); PADDISER_PMU_PERIOD */
-#define PD_MEM_RING_PAGES 32     /* data pages per thread (a power of 2), plus the header page */
+#define PD_MEM_RING_PAGES 32     /* data pages per thread (a power of 2; 8192 samples), plus the header page */
 #define PD_MEM_DRAIN_MS 10       /* drain thread period */
 
 /* A memory-load sampling event as sysfs describes it. */
@@ -51,14 +53,15 @@ typedef struct {
     uint64_t outside;  /* ... whose address is in none (or no address): dropped */
     uint64_t lost;     /* samples the kernel dropped, from PERF_RECORD_LOST */
     uint64_t other;    /* other records (throttling, ...), skipped */
-    uint64_t weight;   /* summed PERF_SAMPLE_WEIGHT of the charged samples (load latency, cycles) */
     uint64_t threads;  /* threads with an open event */
     uint64_t open_failures; /* threads whose event did not open or map (not sampled) */
 } pd_mem_stats;
 
 /* Reads the whole records in data[tail, head) of a ring of size bytes (a
  * power of 2; positions are taken modulo size, a record may wrap around the
- * end) written with sample_type, charges each sample's address to task slot
+ * end) written with sample_type (fixed-size fields only: IDENTIFIER, IP,
+ * TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD, WEIGHT, DATA_SRC), charges
+ * each sample's address to task slot
  * (pd_sampler_record) and adds to st. Returns the position after the last
  * whole record: a record that is not all there yet is left for later. */
 uint64_t pd_mem_ring_parse(const unsigned char *data, uint64_t size, uint64_t tail, uint64_t head,

@@ -495,7 +495,7 @@ static void test_auto_falls_back_with_one_line(void **state)
     assert_int_equal(count_lines_with(err, "sampling"), 1); /* the one line */
     free(err);
     assert_int_equal(rt.sampling, 1);
-    assert_int_equal(rt.pmu_sampling, 0);
+    assert_int_equal(rt.pmu_period, 0);
 
     unsigned char *buf = aligned_alloc(2 * MB, 8 * MB);
     assert_non_null(buf);
@@ -527,7 +527,7 @@ static void test_auto_on_this_machine(void **state)
     capture_stderr();
     init_sim();
     char *err = captured();
-    if (rt.pmu_sampling) {
+    if (rt.pmu_period) {
         assert_null(strstr(err, "PMU load sampling unavailable"));
     } else {
         /* No PMU here (the development machine): discovery or the open says why. */
@@ -569,7 +569,7 @@ static void test_mprotect_forced(void **state)
     assert_null(strstr(err, "PMU"));
     free(err);
     assert_int_equal(rt.sampling, 1);
-    assert_int_equal(rt.pmu_sampling, 0);
+    assert_int_equal(rt.pmu_period, 0);
     assert_int_equal(fake_next, 0); /* never opened */
     assert_int_equal(pd_finalize(), PD_OK);
 }
@@ -609,7 +609,7 @@ static void test_fake_pmu_run(void **state)
     char *err = captured();
     assert_null(strstr(err, "PMU load sampling unavailable"));
     free(err);
-    assert_int_equal(rt.pmu_sampling, 1);
+    assert_int_equal(rt.pmu_period, 1000);
     assert_int_equal(rt.sampling, 1);
 
     unsigned char *a = aligned_alloc(2 * MB, 8 * MB), *b = aligned_alloc(4096, 64 * KB);

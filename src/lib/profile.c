@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "lib/mem_sampler.h"
 #include "lib/page_sampler.h"
 #include "lib/placement.h"
 #include "lib/runtime_internal.h"
@@ -82,7 +81,7 @@ static int rate_weighting(void)
 static double touches_per_interval(const rt_object *o, const raw_count *c, double interval_s)
 {
     pd_pattern p = o->alpha.hint.pattern;
-    if (rt.pmu_sampling || (p != PD_PATTERN_RANDOM && p != PD_PATTERN_UNKNOWN) || !(interval_s > 0) ||
+    if (rt.pmu_period || (p != PD_PATTERN_RANDOM && p != PD_PATTERN_UNKNOWN) || !(interval_s > 0) ||
         c->count == 0 || !rate_weighting())
         return 1.0;
     double wait = c->wait_s / (double)c->count;
@@ -97,8 +96,8 @@ static double touches_per_interval(const rt_object *o, const raw_count *c, doubl
  * sample: one sampled load in its region, which stands for a period of loads. */
 static double count_scale(const pd_sample_info *info)
 {
-    if (rt.pmu_sampling)
-        return (double)pd_mem_sampler_period();
+    if (rt.pmu_period)
+        return (double)rt.pmu_period;
     return (double)((info->region_len + RT_PAGE - 1) / RT_PAGE);
 }
 

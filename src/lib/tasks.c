@@ -139,7 +139,7 @@ int pd_task_begin(int task_id)
             pd_sampler_rearm_if_due(); /* task boundary: a new counting interval */
     }
     unsigned epoch = rt.epoch;
-    int pmu = rt.pmu_sampling;
+    int pmu = rt.pmu_period != 0;
     pthread_mutex_unlock(&rt.lock);
 
     /* Counters open on this thread, outside the lock, into a local session
@@ -177,7 +177,7 @@ int pd_task_end(int task_id)
     pd_perf_end(&t->session, &s);
     pd_perf_sample_add(&t->cur, &s);
     /* The task's load samples are in the table before a sync point can read it. */
-    if (rt.pmu_sampling)
+    if (rt.pmu_period)
         pd_mem_sampler_thread_end();
     t->active = 0;
     rt.active--;

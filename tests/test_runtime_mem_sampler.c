@@ -337,11 +337,10 @@ static void fake_reset(void)
     pd_mem_sampler_set_ops(&fake_ops);
 }
 
-/* The PMU takes a load sample on the calling thread: while its event is
- * enabled, a PERF_RECORD_SAMPLE goes into its ring as the kernel writes it
- * (record, then data_head with release). A full ring waits for the reader
- * (the drain thread): this fake loses nothing. */
-static void fake_sample(uintptr_t addr)
+/* The kernel writes a record into the calling thread's ring while its event
+ * is enabled: the record, then data_head with release. A full ring waits
+ * for the reader (the drain thread): this fake loses nothing by itself. */
+static void fake_put(const unsigned char *rec, size_t len)
 {
     if (my_fd < 0)
         return;
@@ -349,19 +348,36 @@ static void fake_sample(uintptr_t addr)
     if (!fake[i].open || !__atomic_load_n(&fake[i].enabled, __ATOMIC_SEQ_CST))
         return;
     struct perf_event_mmap_page *mp = (struct perf_event_mmap_page *)fake[i].map;
-    unsigned char rec[16]; /* PD_MEM_SAMPLE_TYPE: the header, the address */
+    uint64_t head = mp->data_head;
+    for (int waited = 0; head + len - __atomic_load_n(&mp->data_tail, __ATOMIC_ACQUIRE) > mp->data_size; waited++) {
+        assert_true(waited < 20000); /* 2 s: the drain thread never came */
+        nanosleep(&(struct timespec){0, 100000}, NULL);
+    }
+    ring_put(fake[i].map + mp->data_offset, mp->data_size, head, rec, len);
+    __atomic_store_n(&mp->data_head, head + len, __ATOMIC_RELEASE);
+}
+
+/* A load sample in PD_MEM_SAMPLE_TYPE's layout: the header, the address. */
+static void fake_sample(uintptr_t addr)
+{
+    unsigned char rec[16];
     struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, sizeof rec};
     uint64_t a = addr;
     memcpy(rec, &h, 8);
     memcpy(rec + 8, &a, 8);
-    uint64_t head = mp->data_head;
-    for (int waited = 0; head + sizeof rec - __atomic_load_n(&mp->data_tail, __ATOMIC_ACQUIRE) > mp->data_size;
-         waited++) {
-        assert_true(waited < 20000); /* 2 s: the drain thread never came */
-        nanosleep(&(struct timespec){0, 100000}, NULL);
-    }
-    ring_put(fake[i].map + mp->data_offset, mp->data_size, head, rec, sizeof rec);
-    __atomic_store_n(&mp->data_head, head + sizeof rec, __ATOMIC_RELEASE);
+    fake_put(rec, sizeof rec);
+}
+
+/* The kernel found the ring full n times: a PERF_RECORD_LOST. */
+static void fake_lost(uint64_t n)
+{
+    unsigned char rec[24];
+    struct perf_event_header h = {PERF_RECORD_LOST, 0, sizeof rec};
+    uint64_t id = 0;
+    memcpy(rec, &h, 8);
+    memcpy(rec + 8, &id, 8);
+    memcpy(rec + 16, &n, 8);
+    fake_put(rec, sizeof rec);
 }
 
 /* ---- starting: errors explained, precise_ip stepped down ------------------------------ */
@@ -631,6 +647,7 @@ static void test_fake_pmu_run(void **state)
                 fake_sample((uintptr_t)a + 6 * MB + (i % 4096) * 64);
             for (int i = 0; i < 5; i++)
                 fake_sample((uintptr_t)b + (uintptr_t)i * 4096);
+            fake_lost(3);
         }
         fake_sample((uintptr_t)&me); /* a stack address: no object */
         failed |= pd_task_end(me) != PD_OK;
@@ -654,7 +671,7 @@ static void test_fake_pmu_run(void **state)
     assert_int_equal(ms.threads, 2);
     assert_int_equal(ms.charged, 10 + 3 * ring_samples + 5);
     assert_int_equal(ms.outside, 2);
-    assert_int_equal(ms.lost, 0);
+    assert_int_equal(ms.lost, 3);
     assert_int_equal(ms.open_failures, 0);
 
     /* No page protection changed, no SIGSEGV handler installed. */
@@ -669,7 +686,16 @@ static void test_fake_pmu_run(void **state)
     sigaction(SIGSEGV, NULL, &after);
     assert_true(after.sa_sigaction == before.sa_sigaction);
 
+    capture_stderr();
     assert_int_equal(pd_finalize(), PD_OK);
+    err = captured();
+    char expect[200];
+    snprintf(expect, sizeof expect,
+             "paddiser: PMU load sampling: the kernel dropped 3 of %zu samples (rings full); "
+             "a larger PADDISER_PMU_PERIOD samples less often\n",
+             3 + 10 + 3 * ring_samples + 5 + 2);
+    assert_string_equal(err, expect);
+    free(err);
     for (int i = 0; i < fake_next; i++)
         assert_int_equal(fake[i].open, 0); /* every event closed */
     free(a);

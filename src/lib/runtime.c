@@ -331,8 +331,15 @@ int pd_finalize(void)
         if (rc == PD_OK)
             rc = wrc;
     }
-    if (rt.pmu_period)
+    if (rt.pmu_period) {
         pd_mem_sampler_stop(); /* every thread's event (their rings were drained at task ends) */
+        pd_mem_stats ms;
+        pd_mem_sampler_get_stats(&ms);
+        if (ms.lost)
+            rt_message("PMU load sampling: the kernel dropped %llu of %llu samples (rings full); "
+                       "a larger PADDISER_PMU_PERIOD samples less often",
+                       (unsigned long long)ms.lost, (unsigned long long)(ms.lost + ms.samples));
+    }
     if (rt.sampling)
         pd_sampler_stop();
     rt.sampling = 0;

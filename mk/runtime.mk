@@ -2,6 +2,7 @@
 #   make runtime-examples        OpenMP + MPI examples in $(BUILD)/examples/runtime
 #   make check-runtime-mpi       installs OpenMPI if missing, runs tests/runtime_mpi.sh
 #   make bench-runtime-sampler   page-sampling overhead (timings; not a test)
+#   make bench-mem-drain         cost of draining one PMU sample ring (timings; not a test)
 
 RT_EX_DIR      := $(BUILD)/examples/runtime
 RT_OMP_EXAMPLE := $(RT_EX_DIR)/omp_example
@@ -35,3 +36,14 @@ CHECK_EXTRA += check-runtime-mpi
 
 bench-runtime-sampler: $(RT_OVERHEAD)
 	$(RT_OVERHEAD) 256 10
+
+# Cost of draining one PMU sample ring (bench/mem_drain_bench.c; a benchmark).
+MEM_DRAIN_BENCH_ARGS ?= 200 1024 32768
+$(BUILD)/bench/mem_drain_bench: $(call OBJ,bench/mem_drain_bench.c) $(BUILD)/libpaddiser_internal.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+.PHONY: bench-mem-drain
+bench-mem-drain: $(BUILD)/bench/mem_drain_bench
+	$(BUILD)/bench/mem_drain_bench $(MEM_DRAIN_BENCH_ARGS)
+-include $(BUILD)/obj/bench/mem_drain_bench.d

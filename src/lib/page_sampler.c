@@ -31,6 +31,7 @@ typedef struct {
 
 static struct {
     int running;
+    int no_protect; /* fed by pd_sampler_record only: nothing is ever protected */
     pthread_mutex_t lock; /* table swaps, arm/disarm, re-arm passes */
     pthread_cond_t wake;
     pthread_t ticker;
@@ -128,6 +129,33 @@ static long find_sample(const sample_table *t, uintptr_t page)
             hi = mid;
     }
     return lo < t->n && t->page[lo] == page ? (long)lo : -1;
+}
+
+/* The sample whose region holds addr: regions are disjoint and, like the
+ * pages they contain, sorted. */
+static long find_region(const sample_table *t, uintptr_t addr)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->region[mid] <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && addr - t->region[lo - 1] < t->region_len[lo - 1] ? (long)lo - 1 : -1;
+}
+
+int pd_sampler_record(uintptr_t addr, int slot)
+{
+    atomic_fetch_add(&S.inflight, 1); /* the table is not freed under us */
+    sample_table *t = atomic_load(&S.table);
+    long idx = t ? find_region(t, addr) : -1;
+    int counted = idx >= 0 && !t->disabled[idx];
+    if (counted)
+        count_add(t, (size_t)idx, slot, 0);
+    atomic_fetch_sub(&S.inflight, 1);
+    return counted;
 }
 
 /* Hands a fault that is not ours to whoever handled SIGSEGV before us. */
@@ -252,7 +280,7 @@ static int adjacent(const sample_table *t, size_t i)
 static void rearm_locked(void)
 {
     sample_table *t = atomic_load(&S.table);
-    if (!t || !atomic_load(&S.armed))
+    if (!t || !atomic_load(&S.armed) || S.no_protect)
         return;
     double t0 = pd_monotonic();
     uint64_t now_ns = mono_ns();
@@ -634,7 +662,8 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     S.seed = cfg && cfg->seed ? cfg->seed : 1;
     S.max_samples = cfg && cfg->max_samples ? cfg->max_samples : 16384;
     S.min_per_object = cfg && cfg->min_per_object ? cfg->min_per_object : PD_SAMPLE_MIN_PER_OBJECT;
-    S.period_ms = cfg ? cfg->period_ms : 10;
+    S.no_protect = cfg && cfg->no_protect;
+    S.period_ms = S.no_protect ? 0 : cfg ? cfg->period_ms : 10; /* no re-arm tick without protection */
     S.region_bytes = PD_SAMPLE_REGION;
     S.budget = cfg && cfg->budget < 0 ? -1 : cfg && cfg->budget > 0 && cfg->budget <= 1 ? cfg->budget : 0.02;
     S.last_end = 0;
@@ -660,12 +689,12 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     sa.sa_sigaction = on_segv;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGSEGV, &sa, &S.previous) != 0) {
+    if (!S.no_protect && sigaction(SIGSEGV, &sa, &S.previous) != 0) {
         int e = errno;
         pthread_mutex_unlock(&S.lock);
         return -e;
     }
-    S.fault_cost = calibrate_fault_cost();
+    S.fault_cost = S.no_protect ? 0 : calibrate_fault_cost();
     S.stop_ticker = 0;
     S.running = 1;
     if (S.period_ms > 0) {
@@ -697,7 +726,8 @@ void pd_sampler_stop(void)
         pthread_join(S.ticker, NULL);
 
     pthread_mutex_lock(&S.lock);
-    sigaction(SIGSEGV, &S.previous, NULL);
+    if (!S.no_protect)
+        sigaction(SIGSEGV, &S.previous, NULL);
     sample_table *old = atomic_exchange(&S.table, NULL);
     atomic_fetch_add(&S.swaps, 1);
     while (atomic_load(&S.inflight) > 0)

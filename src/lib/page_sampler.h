@@ -65,6 +65,9 @@ typedef struct {
                               was +18-20% on 50 ms instances); 0 = 0.02,
                               < 0 = the fixed allowance_s alone. The first
                               instance (no length yet) gets allowance_s. */
+    int no_protect;      /* counts come only from pd_sampler_record (the PMU
+                            sampler, mem_sampler.h): no SIGSEGV handler, no
+                            re-arm thread, no page is ever protected */
 } pd_sampler_config;
 
 /* Installs the SIGSEGV handler and starts the re-arm thread. */
@@ -89,6 +92,12 @@ void pd_sampler_arm_if_due(void);
 void pd_sampler_rearm(void);
 /* Same, unless the overhead budget says it is too soon (task boundaries). */
 void pd_sampler_rearm_if_due(void);
+
+/* Charges one access at addr to the sample whose region holds it, for task
+ * slot (the PMU sampler's entry point; lock-free, like the fault handler).
+ * Returns 1 when counted, 0 when addr is in no sampled region (outside every
+ * registered object, or an object without samples or dropped). */
+int pd_sampler_record(uintptr_t addr, int slot);
 
 /* The calling thread's task slot (faults are counted for it). */
 void pd_sampler_set_thread_task(int slot);

@@ -69,7 +69,7 @@ int rt_hot_push(rt_task *t, size_t *cap, rt_hot h)
  * from arming to that first touch is about 1 / (the task's access rate), so
  * interval / wait estimates the touches in an interval (at least 1, at most
  * PD_TOUCH_CAP). Streamed objects are touched in bursts at any time of an
- * interval, where the wait says nothing: 1. */
+ * interval, where the wait says nothing: 1. A PMU sample is one load: 1. */
 #define PD_TOUCH_CAP 1024.0
 
 /* PADDISER_SAMPLE_RATE=off: count touched intervals only. */
@@ -81,14 +81,24 @@ static int rate_weighting(void)
 static double touches_per_interval(const rt_object *o, const raw_count *c, double interval_s)
 {
     pd_pattern p = o->alpha.hint.pattern;
-    if ((p != PD_PATTERN_RANDOM && p != PD_PATTERN_UNKNOWN) || !(interval_s > 0) || c->count == 0 ||
-        !rate_weighting())
+    if (rt.pmu_period || (p != PD_PATTERN_RANDOM && p != PD_PATTERN_UNKNOWN) || !(interval_s > 0) ||
+        c->count == 0 || !rate_weighting())
         return 1.0;
     double wait = c->wait_s / (double)c->count;
     if (!(wait > 0))
         return PD_TOUCH_CAP;
     double m = interval_s / wait;
     return m < 1 ? 1 : m > PD_TOUCH_CAP ? PD_TOUCH_CAP : m;
+}
+
+/* The accesses one count of a sample stands for. A fault: a touched
+ * interval of its page, which stands for every page of its region. A PMU
+ * sample: one sampled load in its region, which stands for a period of loads. */
+static double count_scale(const pd_sample_info *info)
+{
+    if (rt.pmu_period)
+        return (double)rt.pmu_period;
+    return (double)((info->region_len + RT_PAGE - 1) / RT_PAGE);
 }
 
 /* Fast-tier share of the task's sampled accesses under the current placement. */
@@ -106,7 +116,7 @@ static double measured_share(const rt_task *t, const raw_list *l, int slot)
             continue;
         if (rt.backend->query(rt.backend, &info.page, 1, &tier) != 0)
             continue;
-        double a = (double)l->v[i].count * (double)((info.region_len + RT_PAGE - 1) / RT_PAGE);
+        double a = (double)l->v[i].count * count_scale(&info);
         all += a;
         if (tier == PD_TIER_FAST)
             fast += a;
@@ -166,8 +176,7 @@ int rt_sync_locked(int plan)
             if (!o->used || !o->sampled_size)
                 continue;
             double touches = (double)l.v[i].count * touches_per_interval(o, &l.v[i], interval_s);
-            /* The sample stands for every page of its region. */
-            double acc = touches * (double)((info.region_len + RT_PAGE - 1) / RT_PAGE);
+            double acc = touches * count_scale(&info);
             t->last_acc[info.object] += acc;
             rt_hot h = {info.object,
                         (double)((uintptr_t)info.region - (uintptr_t)o->sampled_addr) / (double)o->sampled_size,

@@ -13,6 +13,7 @@
 
 #include "common/csv.h"
 #include "common/util.h"
+#include "lib/mem_sampler.h"
 #include "lib/page_sampler.h"
 #include "lib/placement.h"
 #include "lib/runtime_internal.h"
@@ -89,6 +90,37 @@ static unsigned env_unsigned(const char *name, unsigned dflt)
     if (v && *v && pd_parse_u64(v, &n) && n <= 0xffffffffull)
         return (unsigned)n;
     return dflt;
+}
+
+/* PADDISER_SAMPLER: where the access profile comes from. auto: PMU load
+ * sampling where the PMU allows, else page protection; pmu: PMU only (no
+ * page is ever protected, no profile without a PMU); mprotect: page
+ * protection only. Returns the PMU sampler's period when it was started,
+ * else 0 with *use_mprotect saying whether to protect pages instead. */
+static uint64_t start_pmu_sampler(int *use_mprotect)
+{
+    enum { AUTO, PMU, MPROTECT } mode = AUTO;
+    const char *v = getenv("PADDISER_SAMPLER");
+    if (v && *v) {
+        if (!strcmp(v, "pmu")) mode = PMU;
+        else if (!strcmp(v, "mprotect")) mode = MPROTECT;
+        else if (strcmp(v, "auto")) rt_message("PADDISER_SAMPLER=%s ignored (expected auto, pmu or mprotect)", v);
+    }
+    *use_mprotect = mode != PMU;
+    if (mode == MPROTECT)
+        return 0;
+    pd_mem_event ev;
+    char why[400] = "";
+    unsigned period = env_unsigned("PADDISER_PMU_PERIOD", PD_MEM_PERIOD);
+    if (pd_mem_event_discover(&ev, why, sizeof why) == 0 && pd_mem_sampler_start(&ev, period, why, sizeof why) == 0) {
+        *use_mprotect = 0;
+        return pd_mem_sampler_period();
+    }
+    if (mode == AUTO)
+        rt_message("PMU load sampling unavailable (%s): sampling accesses by page protection (mprotect) instead", why);
+    else
+        rt_message("PADDISER_SAMPLER=pmu: PMU load sampling unavailable (%s): per-object accesses not measured", why);
+    return 0;
 }
 
 static int open_backend(void)
@@ -173,7 +205,11 @@ int pd_init(const pd_options *opt)
     }
 
     rt.sampling = 0;
-    if (o.sampling) {
+    rt.pmu_period = 0;
+    int use_mprotect = 0;
+    if (o.sampling)
+        rt.pmu_period = start_pmu_sampler(&use_mprotect);
+    if (rt.pmu_period || use_mprotect) {
         pd_sampler_config cfg = {
             .seed = env_unsigned("PADDISER_SAMPLE_SEED", 12345),
             .max_samples = env_unsigned("PADDISER_SAMPLE_MAX", 16384),
@@ -184,12 +220,17 @@ int pd_init(const pd_options *opt)
             .allowance_s = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 20) ? env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 20) / 1000.0 : -1,
             /* 0 = the fixed allowance alone */
             .allowance_frac = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_PCT", 2) ? env_unsigned("PADDISER_SAMPLE_ALLOWANCE_PCT", 2) / 100.0 : -1,
+            .no_protect = rt.pmu_period != 0, /* the sample table only: PMU samples are charged to it */
         };
         int src = pd_sampler_start(&cfg);
-        if (src == 0)
+        if (src == 0) {
             rt.sampling = 1;
-        else
+        } else {
             rt_message("page sampling unavailable (%s): per-object accesses not measured", strerror(-src));
+            if (rt.pmu_period)
+                pd_mem_sampler_stop();
+            rt.pmu_period = 0;
+        }
     }
     rt.allgather = NULL;
     rt.allgather_ctx = NULL;
@@ -292,9 +333,19 @@ int pd_finalize(void)
         if (rc == PD_OK)
             rc = wrc;
     }
+    if (rt.pmu_period) {
+        pd_mem_sampler_stop(); /* every thread's event (their rings were drained at task ends) */
+        pd_mem_stats ms;
+        pd_mem_sampler_get_stats(&ms);
+        if (ms.lost)
+            rt_message("PMU load sampling: the kernel dropped %llu of %llu samples (rings full); "
+                       "a larger PADDISER_PMU_PERIOD samples less often",
+                       (unsigned long long)ms.lost, (unsigned long long)(ms.lost + ms.samples));
+    }
     if (rt.sampling)
         pd_sampler_stop();
     rt.sampling = 0;
+    rt.pmu_period = 0;
     for (int i = 0; i < rt.ntasks; i++)
         if (rt.tasks[i]->active && rt.tasks[i]->session.hw) {
             /* counters opened by a task that never ended */

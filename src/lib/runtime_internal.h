@@ -165,6 +165,8 @@ typedef struct {
     char backend_note[200];
     pd_model *model;
     int sampling;
+    uint64_t pmu_period; /* loads per sample when PMU load samples feed the sample
+                            table (mem_sampler.c); 0: faults do (page_sampler.c) */
 
     rt_object *objects;
     size_t nobjects, cap_objects;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "lib/mem_sampler.h"
 #include "lib/page_sampler.h"
 #include "lib/runtime_internal.h"
 
@@ -138,12 +139,15 @@ int pd_task_begin(int task_id)
             pd_sampler_rearm_if_due(); /* task boundary: a new counting interval */
     }
     unsigned epoch = rt.epoch;
+    int pmu = rt.pmu_period != 0;
     pthread_mutex_unlock(&rt.lock);
 
     /* Counters open on this thread, outside the lock, into a local session
      * that is then handed to the task under the lock: t is the runtime's
      * (a pd_finalize on another thread may read and free it meanwhile). */
     pd_sampler_set_thread_task(slot);
+    if (pmu)
+        pd_mem_sampler_thread_begin(slot);
     pd_perf_session session;
     pd_perf_begin(&session);
     pthread_mutex_lock(&rt.lock);
@@ -172,6 +176,9 @@ int pd_task_end(int task_id)
     pd_perf_sample s;
     pd_perf_end(&t->session, &s);
     pd_perf_sample_add(&t->cur, &s);
+    /* The task's load samples are in the table before a sync point can read it. */
+    if (rt.pmu_period)
+        pd_mem_sampler_thread_end();
     t->active = 0;
     rt.active--;
     if (rt.sampling && rt.active == 0)

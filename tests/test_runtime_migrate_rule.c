@@ -453,6 +453,58 @@ static void test_plan_slower_than_hot_first_is_not_applied(void **state)
     assert_float_equal(makespan, info.plan_hot_first_s, 1e-12);
 }
 
+/* THP kept: each task's plan is whole 2 MB units within its bytes, so two
+ * tasks planned 3 MB each get one unit each and 2 MB of the 6 MB stay
+ * free. The room is filled by whole units by benefit: one of the two
+ * half-used units joins, and the fast tier holds 6 MB in whole units. Slow
+ * start: every fast page is one the runtime put there. */
+static void test_thp_kept_room_filled_by_whole_units(void **state)
+{
+    (void)state;
+    setenv("PADDISER_MIGRATE_BW", "1e15", 1);
+    setenv("PADDISER_MIN_GAIN", "0", 1);
+    setenv("PADDISER_START_TIER", "slow", 1);
+    pd_perf_set_clock(fake_clock);
+    buf = aligned_alloc(2 * MB, 16 * MB);
+    assert_non_null(buf);
+    memset(buf, 0, 16 * MB);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_SIM;
+    o.fast_capacity = 6 * MB;
+    o.thp = PD_THP_KEEP;
+    assert_int_equal(pd_init(&o), PD_OK);
+    pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
+    assert_int_equal(pd_object_register("grid", buf, 16 * MB, &stream), 0);
+    for (int k = 0; k < 8; k++) {
+        assert_int_equal(pd_task_begin(0), PD_OK);
+        sweep(buf, 3 * MB);
+        fake_now += 0.1;
+        assert_int_equal(pd_task_end(0), PD_OK);
+        assert_int_equal(pd_task_begin(1), PD_OK);
+        sweep(buf + 8 * MB, 3 * MB);
+        fake_now += 0.1;
+        assert_int_equal(pd_task_end(1), PD_OK);
+    }
+    assert_int_equal(pd_sync_point(), PD_OK);
+    pd_profile_info info;
+    assert_int_equal(pd_profile_info_get(&info), PD_OK);
+    assert_string_equal(info.thp, "keep");
+    unsigned char map[4096];
+    fast_map(map, 4096);
+    int units[8] = {0}, fast = 0;
+    for (int i = 0; i < 4096; i++) {
+        units[i / 512] += map[i];
+        fast += map[i];
+    }
+    assert_int_equal(fast, 3 * 512); /* all 6 MB */
+    for (int u = 0; u < 8; u++)
+        assert_true(units[u] == 0 || units[u] == 512);
+    assert_int_equal(units[0], 512); /* task 0's first unit */
+    assert_int_equal(units[4], 512); /* task 1's first unit */
+    assert_int_equal(units[1] + units[5], 512); /* one of the half-used units */
+}
+
 int main(void)
 {
     setenv("PADDISER_QUIET", "1", 1);
@@ -465,6 +517,7 @@ int main(void)
         cmocka_unit_test_teardown(test_room_left_keeps_first_touch_pages, teardown),
         cmocka_unit_test_teardown(test_room_left_by_shared_pages_is_filled, teardown),
         cmocka_unit_test_teardown(test_plan_slower_than_hot_first_is_not_applied, teardown),
+        cmocka_unit_test_teardown(test_thp_kept_room_filled_by_whole_units, teardown),
     };
     return cmocka_run_group_tests_name("runtime_migrate_rule", tests, NULL, NULL);
 }

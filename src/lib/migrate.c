@@ -329,10 +329,10 @@ static int take_regions(const room_region *rr, size_t m, double floor, const pag
  * displaced first-touch pages, free to keep, by sampled pages that cost a
  * move: the study's runtime was 1-2% slower on bfs and dmrg on the same
  * profiles.) fast (sorted) and sel receive at most `room` pages; fast stays
- * sorted. Not with THP kept (whole units only). */
+ * sorted. With THP kept, fill_room_by_units instead (whole units only). */
 static int fill_room_by_benefit(const task_pred *p, int n, size_t room, plan_list *sel, page_list *fast)
 {
-    if (!room || rt.thp == PD_THP_KEEP)
+    if (!room)
         return 0;
     room_region *rr;
     size_t m;
@@ -342,6 +342,106 @@ static int fill_room_by_benefit(const task_pred *p, int n, size_t room, plan_lis
     page_list extra = {0};
     int rc = take_regions(rr, m, move, fast, room, &extra);
     free(rr);
+    for (size_t i = 0; i < extra.n && rc == 0; i++) {
+        if (plan_push(sel, (uintptr_t)extra.v[i]) != 0)
+            rc = -1;
+        else
+            sel->v[sel->n - 1].rank = 1.5; /* after the plans' own pages */
+    }
+    if (rc == 0)
+        rc = merge_sorted(fast, &extra);
+    free(extra.v);
+    return rc;
+}
+
+/* A 2 MB unit as a candidate for the room a THP-kept plan leaves. */
+typedef struct {
+    uintptr_t unit;
+    double benefit; /* seconds an instance, summed over its sampled pages */
+    size_t cost;    /* its pages not on the fast tier yet (room it takes) */
+} room_unit;
+
+static int cmp_unit_addr(const void *a, const void *b)
+{
+    const room_unit *x = a, *y = b;
+    return x->unit < y->unit ? -1 : x->unit > y->unit;
+}
+
+static int cmp_unit_value(const void *a, const void *b)
+{
+    const room_unit *x = a, *y = b;
+    double vx = x->benefit / (double)x->cost, vy = y->benefit / (double)y->cost;
+    if (vx != vy)
+        return vx < vy ? 1 : -1;
+    return x->unit < y->unit ? -1 : x->unit > y->unit;
+}
+
+static int covered_by_object(uintptr_t pg);
+
+/* With THP kept, the room the task plans leave (each task's plan is whole
+ * units within its bytes, so up to a unit per task stays free, and pages
+ * several tasks share are placed once) goes to whole 2 MB units by
+ * benefit, as fill_room_by_benefit does page by page: a unit's benefit is
+ * its sampled pages' (summed over the tasks), it takes as much room as it
+ * has pages not fast yet, and it is taken only whole, only if it fits, and
+ * only if its benefit per page moved pays for the move over the horizon. */
+static int fill_room_by_units(const task_pred *p, int n, size_t room, plan_list *sel, page_list *fast)
+{
+    room_region *rr;
+    size_t m, nu = 0, cap = 0;
+    if (!room || collect_regions(p, n, 1, &rr, &m) != 0)
+        return room ? -1 : 0;
+    room_unit *u = NULL;
+    int rc = 0;
+    for (size_t i = 0; i < m && rc == 0; i++)
+        for (uintptr_t un = rr[i].lo & ~(uintptr_t)(RT_THP_UNIT - 1); un < rr[i].hi && rc == 0; un += RT_THP_UNIT) {
+            uintptr_t lo = rr[i].lo > un ? rr[i].lo : un, hi = rr[i].hi < un + RT_THP_UNIT ? rr[i].hi : un + RT_THP_UNIT;
+            if (nu == cap) {
+                size_t ncap = cap ? 2 * cap : 256;
+                room_unit *nv = realloc(u, ncap * sizeof *nv);
+                if (!nv) {
+                    rc = -1;
+                    break;
+                }
+                u = nv;
+                cap = ncap;
+            }
+            u[nu++] = (room_unit){un, rr[i].benefit * (double)((hi - lo + RT_PAGE - 1) / RT_PAGE), 0};
+        }
+    free(rr);
+    size_t k = 0;
+    if (rc == 0 && nu) {
+        qsort(u, nu, sizeof *u, cmp_unit_addr);
+        for (size_t i = 0; i < nu; i++) {
+            if (k && u[k - 1].unit == u[i].unit)
+                u[k - 1].benefit += u[i].benefit;
+            else
+                u[k++] = u[i];
+        }
+        for (size_t i = 0; i < k; i++)
+            for (uintptr_t pg = u[i].unit; pg < u[i].unit + RT_THP_UNIT; pg += RT_PAGE)
+                u[i].cost += covered_by_object(pg) && !in_sorted(fast, pg);
+        size_t j = 0;
+        for (size_t i = 0; i < k; i++)
+            if (u[i].cost)
+                u[j++] = u[i];
+        k = j;
+        if (k)
+            qsort(u, k, sizeof *u, cmp_unit_value);
+    }
+    double move = rt_migrate_seconds_per_page() / (double)rt_plan_horizon(); /* per instance */
+    page_list extra = {0};
+    for (size_t i = 0; i < k && rc == 0; i++) {
+        if (u[i].cost > room || !(u[i].benefit / (double)u[i].cost > move))
+            continue;
+        room -= u[i].cost;
+        for (uintptr_t pg = u[i].unit; pg < u[i].unit + RT_THP_UNIT && rc == 0; pg += RT_PAGE)
+            if (covered_by_object(pg) && !in_sorted(fast, pg))
+                rc = page_push(&extra, pg);
+    }
+    free(u);
+    if (rc == 0)
+        sort_unique(&extra);
     for (size_t i = 0; i < extra.n && rc == 0; i++) {
         if (plan_push(sel, (uintptr_t)extra.v[i]) != 0)
             rc = -1;
@@ -885,7 +985,9 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
             rc = PD_ENOMEM;
         free(keep.v);
     }
-    if (rc == PD_OK && fast.n < budget / RT_PAGE && fill_room_by_benefit(p, n, budget / RT_PAGE - fast.n, &sel, &fast))
+    if (rc == PD_OK && fast.n < budget / RT_PAGE &&
+        (rt.thp == PD_THP_KEEP ? fill_room_by_units : fill_room_by_benefit)(p, n, budget / RT_PAGE - fast.n, &sel,
+                                                                           &fast) != 0)
         rc = PD_ENOMEM;
     int hot_first = 0;
     if (rc == PD_OK && (hot_first = hot_first_guard(p, n, budget / RT_PAGE, &covered, &sel, &fast)) < 0)

@@ -31,7 +31,7 @@ static void sweep(unsigned char *p, size_t len)
 
 /* In the test body, not a cmocka setup: cmocka installs its own SIGSEGV
  * handler around each test, which would take the page sampler's faults. */
-static void start_with(size_t capacity)
+static void start_thp(size_t capacity, pd_thp_mode thp)
 {
     pd_perf_set_clock(fake_clock);
     buf = aligned_alloc(2 * MB, 16 * MB);
@@ -41,7 +41,13 @@ static void start_with(size_t capacity)
     pd_options_default(&o);
     o.backend = PD_BACKEND_SIM;
     o.fast_capacity = capacity;
+    o.thp = thp;
     assert_int_equal(pd_init(&o), PD_OK);
+}
+
+static void start_with(size_t capacity)
+{
+    start_thp(capacity, PD_THP_AUTO);
 }
 
 /* One 16 MB object, 6 MB of fast memory. */
@@ -464,16 +470,7 @@ static void test_thp_kept_room_filled_by_whole_units(void **state)
     setenv("PADDISER_MIGRATE_BW", "1e15", 1);
     setenv("PADDISER_MIN_GAIN", "0", 1);
     setenv("PADDISER_START_TIER", "slow", 1);
-    pd_perf_set_clock(fake_clock);
-    buf = aligned_alloc(2 * MB, 16 * MB);
-    assert_non_null(buf);
-    memset(buf, 0, 16 * MB);
-    pd_options o;
-    pd_options_default(&o);
-    o.backend = PD_BACKEND_SIM;
-    o.fast_capacity = 6 * MB;
-    o.thp = PD_THP_KEEP;
-    assert_int_equal(pd_init(&o), PD_OK);
+    start_thp(6 * MB, PD_THP_KEEP);
     pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
     assert_int_equal(pd_object_register("grid", buf, 16 * MB, &stream), 0);
     for (int k = 0; k < 8; k++) {

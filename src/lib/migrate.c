@@ -318,6 +318,18 @@ static int take_regions(const room_region *rr, size_t m, double floor, const pag
     return rc;
 }
 
+/* The pages a room fill chose (sorted, none in fast) join the selection,
+ * ranked after the plans' own pages, and fast (kept sorted). */
+static int add_room_pages(const page_list *extra, plan_list *sel, page_list *fast)
+{
+    for (size_t i = 0; i < extra->n; i++) {
+        if (plan_push(sel, (uintptr_t)extra->v[i]) != 0)
+            return -1;
+        sel->v[sel->n - 1].rank = 1.5;
+    }
+    return merge_sorted(fast, extra);
+}
+
 /* Room still left after the pages already fast are kept: the room that
  * pages several tasks share leave (every task's plan paid for a shared
  * page, the selection holds it once), or after a slow start. It goes to
@@ -342,14 +354,8 @@ static int fill_room_by_benefit(const task_pred *p, int n, size_t room, plan_lis
     page_list extra = {0};
     int rc = take_regions(rr, m, move, fast, room, &extra);
     free(rr);
-    for (size_t i = 0; i < extra.n && rc == 0; i++) {
-        if (plan_push(sel, (uintptr_t)extra.v[i]) != 0)
-            rc = -1;
-        else
-            sel->v[sel->n - 1].rank = 1.5; /* after the plans' own pages */
-    }
     if (rc == 0)
-        rc = merge_sorted(fast, &extra);
+        rc = add_room_pages(&extra, sel, fast);
     free(extra.v);
     return rc;
 }
@@ -442,14 +448,8 @@ static int fill_room_by_units(const task_pred *p, int n, size_t room, plan_list 
     free(u);
     if (rc == 0)
         sort_unique(&extra);
-    for (size_t i = 0; i < extra.n && rc == 0; i++) {
-        if (plan_push(sel, (uintptr_t)extra.v[i]) != 0)
-            rc = -1;
-        else
-            sel->v[sel->n - 1].rank = 1.5; /* after the plans' own pages */
-    }
     if (rc == 0)
-        rc = merge_sorted(fast, &extra);
+        rc = add_room_pages(&extra, sel, fast);
     free(extra.v);
     return rc;
 }

@@ -6,6 +6,7 @@
 
 #include "common/util.h"
 #include "lib/page_select.h"
+#include "sim/baselines.h"
 #include "sim/features.h"
 #include "sim/policies.h"
 #include "sim/workload.h" /* pd_wl_rand / pd_wl_uniform */
@@ -47,12 +48,6 @@ static void first_touch(const pd_sim_profile *p, size_t cap_pages, pd_sim_placem
 
 /* ---- hot-first ------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 int pd_sim_cmp_ranked_desc(const void *a, const void *b)
 {
     const pd_sim_ranked *x = a, *y = b;
@@ -63,53 +58,36 @@ int pd_sim_cmp_ranked_desc(const void *a, const void *b)
     return x->page < y->page ? -1 : x->page > y->page;
 }
 
-/* Accessed-bit scanning of a random page sample per interval: a page that
- * is accessed lambda times per interval shows its bit with probability
- * 1 - exp(-lambda). The interval is tuned (in the baseline's favour) so that
- * the 90th-percentile touched page is accessed once per interval: only the
- * hottest pages saturate, and ties among them are broken at random, as with
- * the real scanners. */
+/* Hot-first (Memory Optimizer-like): pages ranked by accessed-bit hotness,
+ * the same scanner model as the tiering baselines
+ * (pd_sim_accessed_bit_hotness: scans spread over the phases, a page seen
+ * with probability 1 - exp(-lambda), lambda against the phase's
+ * 90th-percentile touched page, so only the hottest pages saturate), ties
+ * broken at random as with the real scanners; exact (hot-exact) ranks by
+ * the true counts instead. */
 static int hot_first(const pd_sim_profile *p, size_t cap_pages, const pd_sim_policy_opts *o,
                      int exact, pd_sim_placement *pl)
 {
     size_t n = p->npages;
-    double *tot = malloc(n * sizeof *tot), *nz = malloc(n * sizeof *nz);
+    double *hot = malloc(n * sizeof *hot);
     pd_sim_ranked *rk = malloc(n * sizeof *rk);
-    if (!tot || !nz || !rk) {
-        free(tot), free(nz), free(rk);
-        return -1;
-    }
-    pd_sim_page_totals(p, tot);
-    size_t nnz = 0;
-    for (size_t g = 0; g < n; g++)
-        if (tot[g] > 0)
-            nz[nnz++] = tot[g];
-    double med = 1;
-    if (nnz) {
-        qsort(nz, nnz, sizeof *nz, cmp_double);
-        med = nz[(size_t)(0.9 * (double)(nnz - 1))];
-    }
-    int scans = o->scans > 0 ? o->scans : 64;
-    double frac = o->sample_frac > 0 ? o->sample_frac : 0.25;
+    int rc = -1;
+    if (!hot || !rk)
+        goto out;
+    if (exact)
+        pd_sim_page_totals(p, hot);
+    else if (pd_sim_accessed_bit_hotness(p, o->seed, o->scans, o->sample_frac, hot) != 0)
+        goto out;
     uint64_t seed = o->seed * 2654435761ULL + 17;
-    for (size_t g = 0; g < n; g++) {
-        double pbit = 1 - exp(-tot[g] / med); /* lambda = tot / p90 per interval */
-        unsigned hits = 0, samples = 0;
-        for (int s = 0; s < scans; s++)
-            if (pd_wl_uniform(&seed) < frac) {
-                samples++;
-                if (pd_wl_uniform(&seed) < pbit)
-                    hits++;
-            }
-        rk[g].hot = exact ? tot[g] : samples ? (double)hits / samples : 0;
-        rk[g].tie = exact ? 0 : pd_wl_uniform(&seed);
-        rk[g].page = g;
-    }
+    for (size_t g = 0; g < n; g++)
+        rk[g] = (pd_sim_ranked){hot[g], exact ? 0 : pd_wl_uniform(&seed), g};
     qsort(rk, n, sizeof *rk, pd_sim_cmp_ranked_desc);
     for (size_t k = 0; k < n && k < cap_pages; k++)
         pl->fast[rk[k].page] = 1;
-    free(tot), free(nz), free(rk);
-    return 0;
+    rc = 0;
+out:
+    free(hot), free(rk);
+    return rc;
 }
 
 /* ---- memory mode ---------------------------------------------------------- */

@@ -194,7 +194,7 @@ typedef struct {
     int initialized;
     int hw_counters;             /* 1: perf_event_open hardware counters feed the features */
     char counters_note[200];     /* "hardware counters unavailable: <reason>" when hw_counters == 0 */
-    int sampling;                /* 1: page sampler installed */
+    int sampling;                /* 1: pages are sampled (0: see sampling_note) */
     size_t samples;              /* sampled 4 KB pages */
     size_t region_bytes;         /* object bytes each sample stands for (2 MB or more) */
     unsigned long long sampled_faults;
@@ -223,6 +223,8 @@ typedef struct {
     int plan_horizon;            /* instances the gain was counted over */
     double migrate_s_per_page;   /* measured (median of recent moves), PADDISER_MIGRATE_BW,
                                     or the prior 4 KiB at 1 GB/s */
+    char sampling_note[256];     /* why sampling is 0: off by option, unavailable, or stopped
+                                    because the SIGSEGV handler was replaced ("" while it runs) */
 } pd_profile_info;
 
 PD_API int pd_profile_info_get(pd_profile_info *out);

@@ -2,6 +2,7 @@
 #   make runtime-examples        OpenMP + MPI examples in $(BUILD)/examples/runtime
 #   make check-runtime-mpi       installs OpenMPI if missing, runs tests/runtime_mpi.sh
 #   make bench-runtime-sampler   page-sampling overhead (timings; not a test)
+#   make bench-handler-window    how long a SIGSEGV handler installed in a task goes unnoticed
 
 RT_EX_DIR      := $(BUILD)/examples/runtime
 RT_OMP_EXAMPLE := $(RT_EX_DIR)/omp_example
@@ -10,7 +11,7 @@ RT_OVERHEAD    := $(RT_EX_DIR)/sampler_overhead
 MPICC          ?= mpicc
 RT_HAVE_MPICC  := $(shell command -v $(MPICC) 2>/dev/null)
 
-.PHONY: runtime-examples check-runtime-mpi bench-runtime-sampler
+.PHONY: runtime-examples check-runtime-mpi bench-runtime-sampler bench-handler-window
 
 $(RT_EX_DIR)/%: examples/runtime/%.c $(BUILD)/libpaddiser.a
 	@mkdir -p $(dir $@)
@@ -35,3 +36,12 @@ CHECK_EXTRA += check-runtime-mpi
 
 bench-runtime-sampler: $(RT_OVERHEAD)
 	$(RT_OVERHEAD) 256 10
+
+HANDLER_WINDOW_ARGS ?= 20
+$(BUILD)/bench/handler_window: $(call OBJ,bench/handler_window.c) $(BUILD)/libpaddiser_internal.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+bench-handler-window: $(BUILD)/bench/handler_window
+	PADDISER_QUIET=1 $(BUILD)/bench/handler_window $(HANDLER_WINDOW_ARGS)
+-include $(BUILD)/obj/bench/handler_window.d

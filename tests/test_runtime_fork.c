@@ -137,6 +137,7 @@ static int teardown(void **state)
 
 #define THREADS 3
 #define FORKS 20
+#define PART ((BUF / THREADS) & ~(PAGE - 1)) /* each worker's own pages */
 
 static struct {
     unsigned char *buf;
@@ -153,7 +154,7 @@ static void *worker(void *arg)
     while (!__atomic_load_n(&W.stop, __ATOMIC_ACQUIRE)) {
         if (pd_task_begin(me) != PD_OK)
             __atomic_add_fetch(&W.errors, 1, __ATOMIC_RELAXED);
-        touch(W.buf, ((size_t)(me - 1) * (BUF / THREADS)) & ~(PAGE - 1), BUF / THREADS);
+        touch(W.buf, (size_t)(me - 1) * PART, PART);
         if (pd_task_end(me) != PD_OK)
             __atomic_add_fetch(&W.errors, 1, __ATOMIC_RELAXED);
         int rc = pd_sync_point(); /* PD_ESTATE while another task runs */

@@ -333,12 +333,14 @@ static int handler_ours(const struct sigaction *sa)
  * exports nothing besides its API.) */
 static int handler_check_locked(void)
 {
+    if (S.handler_lost) {
+        atomic_store(&S.armed, 0); /* nothing was protected since */
+        return 0;
+    }
     struct sigaction cur;
-    if (!S.handler_lost && (sigaction(SIGSEGV, NULL, &cur) != 0 || handler_ours(&cur)))
+    if (sigaction(SIGSEGV, NULL, &cur) != 0 || handler_ours(&cur))
         return 1;
     disarm_locked();
-    if (S.handler_lost)
-        return 0;
     S.handler_lost = 1;
     char now[64];
     if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL)

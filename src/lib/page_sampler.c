@@ -55,7 +55,8 @@ static struct {
     _Atomic uintptr_t scratch; /* calibration page: the handler only restores it */
     uint64_t mprotect_calls; /* arming and disarming calls (under lock) */
     struct sigaction previous;
-    int handler_lost;  /* our SIGSEGV action was replaced: nothing is armed again */
+    int installed;     /* our SIGSEGV action was installed (over S.previous) */
+    int handler_lost;  /* ... and replaced since: nothing is armed again */
     char lost_line[256]; /* what replaced it, as notify was told */
     void (*notify)(const char *line);
     _Atomic(sample_table *) table;
@@ -333,6 +334,8 @@ static int handler_ours(const struct sigaction *sa)
  * exports nothing besides its API.) */
 static int handler_check_locked(void)
 {
+    if (!S.installed)
+        return 1;
     if (S.handler_lost) {
         atomic_store(&S.armed, 0); /* nothing was protected since */
         return 0;
@@ -359,12 +362,27 @@ static int handler_check_locked(void)
     return 0;
 }
 
+/* Installs ours over the current action, which S.previous keeps. */
+static int install_handler_locked(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSEGV, &sa, &S.previous) != 0)
+        return -errno;
+    S.installed = 1;
+    return 0;
+}
+
 /* Puts back the action ours replaced, unless ours was replaced since. */
 static void restore_previous_locked(void)
 {
     struct sigaction cur;
-    if (sigaction(SIGSEGV, NULL, &cur) == 0 && handler_ours(&cur))
+    if (S.installed && sigaction(SIGSEGV, NULL, &cur) == 0 && handler_ours(&cur))
         sigaction(SIGSEGV, &S.previous, NULL);
+    S.installed = 0;
 }
 
 void pd_sampler_drop_object(int object)
@@ -723,15 +741,10 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     S.lost_line[0] = '\0';
     S.notify = cfg ? cfg->notify : NULL;
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGSEGV, &sa, &S.previous) != 0) {
-        int e = errno;
+    int irc = install_handler_locked();
+    if (irc != 0) {
         pthread_mutex_unlock(&S.lock);
-        return -e;
+        return irc;
     }
     S.fault_cost = calibrate_fault_cost();
     S.stop_ticker = 0;
@@ -739,7 +752,7 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     if (S.period_ms > 0) {
         int rc = pthread_create(&S.ticker, NULL, ticker_main, NULL);
         if (rc != 0) {
-            sigaction(SIGSEGV, &S.previous, NULL);
+            restore_previous_locked();
             S.running = 0;
             pthread_mutex_unlock(&S.lock);
             return -rc;

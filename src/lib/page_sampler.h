@@ -77,7 +77,8 @@ typedef struct {
 
 /* Installs the SIGSEGV handler and starts the re-arm thread. */
 int pd_sampler_start(const pd_sampler_config *cfg);
-/* Disarms, restores the previous handler, frees everything. */
+/* Disarms, restores the previous handler (unless ours was replaced since),
+ * frees everything. */
 void pd_sampler_stop(void);
 int pd_sampler_running(void);
 /* 1 when a running sampler stopped sampling because its SIGSEGV action was

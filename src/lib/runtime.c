@@ -47,8 +47,8 @@ int rt_ready_locked(void)
 /* ---- fork() ----------------------------------------------------------------
  * The child of a fork() has only the forking thread: a lock that another
  * thread held at the fork would stay locked for ever (pd_task_begin hung in
- * 10 of 20 children), the re-arm ticker is gone and sampled pages may be
- * protected. prepare takes every lock of the runtime in its fixed order
+ * every child of tests/test_runtime_fork.c), the re-arm ticker is gone and
+ * sampled pages may be protected. prepare takes every lock of the runtime in its fixed order
  * (rt.lock, the sampler's, the counters'; backends are only entered under
  * rt.lock) so none is held mid-update; the child gets the runtime turned
  * off: every sampled page read-write, the SIGSEGV action from before pd_init

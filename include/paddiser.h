@@ -194,7 +194,7 @@ typedef struct {
     int initialized;
     int hw_counters;             /* 1: perf_event_open hardware counters feed the features */
     char counters_note[200];     /* "hardware counters unavailable: <reason>" when hw_counters == 0 */
-    int sampling;                /* 1: page sampler installed */
+    int sampling;                /* 1: pages are sampled (0: see sampling_note) */
     size_t samples;              /* sampled 4 KB pages */
     size_t region_bytes;         /* object bytes each sample stands for (2 MB or more) */
     unsigned long long sampled_faults;
@@ -230,6 +230,8 @@ typedef struct {
     double plan_model_s;         /* predicted makespan of the planner's plan */
     double plan_hot_first_s;     /* predicted makespan of hot-first (NaN: not compared,
                                     e.g. with PD_THP_KEEP) */
+    char sampling_note[256];     /* why sampling is 0: off by option, unavailable, or stopped
+                                    because the SIGSEGV handler was replaced ("" while it runs) */
 } pd_profile_info;
 
 PD_API int pd_profile_info_get(pd_profile_info *out);

@@ -3,6 +3,7 @@
 #   make check-runtime-mpi       installs OpenMPI if missing, runs tests/runtime_mpi.sh
 #   make bench-runtime-sampler   page-sampling overhead (timings; not a test)
 #   make bench-mem-drain         cost of draining one PMU sample ring (timings; not a test)
+#   make bench-handler-window    how long a SIGSEGV handler installed in a task goes unnoticed
 
 RT_EX_DIR      := $(BUILD)/examples/runtime
 RT_OMP_EXAMPLE := $(RT_EX_DIR)/omp_example
@@ -11,7 +12,7 @@ RT_OVERHEAD    := $(RT_EX_DIR)/sampler_overhead
 MPICC          ?= mpicc
 RT_HAVE_MPICC  := $(shell command -v $(MPICC) 2>/dev/null)
 
-.PHONY: runtime-examples check-runtime-mpi bench-runtime-sampler
+.PHONY: runtime-examples check-runtime-mpi bench-runtime-sampler bench-handler-window
 
 $(RT_EX_DIR)/%: examples/runtime/%.c $(BUILD)/libpaddiser.a
 	@mkdir -p $(dir $@)
@@ -47,3 +48,12 @@ $(BUILD)/bench/mem_drain_bench: $(call OBJ,bench/mem_drain_bench.c) $(BUILD)/lib
 bench-mem-drain: $(BUILD)/bench/mem_drain_bench
 	$(BUILD)/bench/mem_drain_bench $(MEM_DRAIN_BENCH_ARGS)
 -include $(BUILD)/obj/bench/mem_drain_bench.d
+
+HANDLER_WINDOW_ARGS ?= 20
+$(BUILD)/bench/handler_window: $(call OBJ,bench/handler_window.c) $(BUILD)/libpaddiser_internal.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+bench-handler-window: $(BUILD)/bench/handler_window
+	PADDISER_QUIET=1 $(BUILD)/bench/handler_window $(HANDLER_WINDOW_ARGS)
+-include $(BUILD)/obj/bench/handler_window.d

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -311,9 +312,12 @@ static void *fake_map(void *ctx, int fd, size_t len)
 /* The memory stays for the test to inspect; the next fake_reset frees it. */
 static void fake_unmap(void *ctx, void *addr, size_t len) { (void)ctx, (void)addr, (void)len; }
 
+static int fake_enable_calls;
+
 static int fake_enable(void *ctx, int fd, int on)
 {
     (void)ctx;
+    __atomic_fetch_add(&fake_enable_calls, 1, __ATOMIC_SEQ_CST);
     __atomic_store_n(&fake[fd - FAKE_FD0].enabled, on, __ATOMIC_SEQ_CST);
     return 0;
 }
@@ -703,6 +707,65 @@ static void test_fake_pmu_run(void **state)
     free(b);
 }
 
+/* fork() while a thread runs a task with its PMU ring open: the child has
+ * the runtime off, forgets the parent's events without an ioctl or a ring
+ * read (both would change the parent's sampling: the events and ring pages
+ * are shared), and pd_init starts a PMU sampler of its own; the parent's
+ * task goes on and its samples are counted. A watchdog turns a hang in the
+ * child into a failure. */
+static void test_fork_with_pmu_sampler(void **state)
+{
+    (void)state;
+    fake_reset();
+    setenv("PADDISER_SYS_ROOT", fixture("intel"), 1);
+    setenv("PADDISER_PMU_PERIOD", "1000", 1);
+    setenv("PADDISER_QUIET", "1", 1);
+    init_sim();
+    assert_int_equal(rt.pmu_period, 1000);
+    unsigned char *a = aligned_alloc(4096, 1 * MB);
+    assert_non_null(a);
+    memset(a, 0, 1 * MB);
+    int oa = pd_object_register("a", a, 1 * MB, NULL);
+    assert_true(oa >= 0);
+    assert_int_equal(pd_task_begin(0), PD_OK);
+    for (int i = 0; i < 4; i++)
+        fake_sample((uintptr_t)a + (uintptr_t)i * 4096);
+    int ring = my_fd - FAKE_FD0;
+    const struct perf_event_mmap_page *mp = (const struct perf_event_mmap_page *)fake[ring].map;
+    uint64_t tail_before = mp->data_tail;
+    int enables_before = fake_enable_calls;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(20);
+        int bad = 0;
+        bad |= pd_mem_sampler_running() != 0;
+        bad |= (fake_enable_calls != enables_before) << 1; /* no ioctl on the parent's event */
+        bad |= (mp->data_tail != tail_before) << 2;        /* its ring not read */
+        bad |= (pd_task_end(0) != PD_ESTATE) << 3;         /* the runtime is off */
+        pd_options o;
+        pd_options_default(&o);
+        o.backend = PD_BACKEND_SIM;
+        bad |= (pd_init(&o) != PD_OK) << 4;
+        bad |= (rt.pmu_period != 1000) << 5; /* a PMU sampler of its own */
+        bad |= (pd_finalize() != PD_OK) << 6;
+        _exit(bad);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    for (int i = 4; i < 6; i++)
+        fake_sample((uintptr_t)a + (uintptr_t)i * 4096);
+    assert_int_equal(pd_task_end(0), PD_OK);
+    assert_int_equal(pd_sync_point(), PD_OK);
+    double acc;
+    assert_int_equal(pd_object_accesses(oa, 0, &acc), PD_OK);
+    assert_float_equal(acc, 6 * 1000.0, 1e-9);
+    assert_int_equal(pd_finalize(), PD_OK);
+    free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest parse[] = {
@@ -724,6 +787,7 @@ int main(void)
         cmocka_unit_test_teardown(test_pmu_only_without_pmu, teardown_env),
         cmocka_unit_test_teardown(test_mprotect_forced, teardown_env),
         cmocka_unit_test_teardown(test_fake_pmu_run, teardown_env),
+        cmocka_unit_test_teardown(test_fork_with_pmu_sampler, teardown_env),
     };
     int failed = cmocka_run_group_tests_name("mem_sampler_parse", parse, setup_objects, teardown_objects);
     return failed | cmocka_run_group_tests_name("mem_sampler", rest, NULL, NULL);

@@ -548,6 +548,31 @@ void pd_mem_sampler_stop(void)
     pthread_mutex_unlock(&M.lock);
 }
 
+/* pthread_atfork (registered by the runtime with its own, after the page
+ * sampler's lock): prepare takes the lock, so no ring is mid-read in the
+ * copy. The child has no drain thread and its rings are the parent's
+ * threads' events and ring pages (shared with the parent): it forgets them
+ * without an ioctl or a data_tail write, which would change the parent's
+ * sampling, and its sampler is off (pd_mem_sampler_start works again). */
+void pd_mem_sampler_fork_prepare(void) { pthread_mutex_lock(&M.lock); }
+
+void pd_mem_sampler_fork_parent(void) { pthread_mutex_unlock(&M.lock); }
+
+void pd_mem_sampler_fork_child(void)
+{
+    while (M.rings) {
+        thread_ring *r = M.rings;
+        M.rings = r->next;
+        M.ops->unmap(M.ops->ctx, r->map, r->map_len);
+        M.ops->close(M.ops->ctx, r->fd);
+        free(r);
+    }
+    M.running = M.stop_drain = M.active = 0;
+    M.gen++;
+    pthread_cond_init(&M.wake, NULL); /* its waiter, the drain thread, is gone */
+    pthread_mutex_unlock(&M.lock);
+}
+
 int pd_mem_sampler_running(void)
 {
     pthread_mutex_lock(&M.lock);

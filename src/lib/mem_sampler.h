@@ -87,6 +87,11 @@ int pd_mem_sampler_start(const pd_mem_event *ev, uint64_t period, char *why, siz
 /* Drains and closes every thread's event. */
 void pd_mem_sampler_stop(void);
 int pd_mem_sampler_running(void);
+/* pthread_atfork handlers (the runtime registers them): the child forgets
+ * the parent's events without touching them and has the sampler off. */
+void pd_mem_sampler_fork_prepare(void);
+void pd_mem_sampler_fork_parent(void);
+void pd_mem_sampler_fork_child(void);
 uint64_t pd_mem_sampler_period(void);
 /* The calling thread starts / stops running task slot: its event is
  * opened on first use, drained, and enabled / disabled. */

@@ -186,7 +186,7 @@ static int register_locked(const char *name, void *addr, size_t size, const pd_a
 int pd_object_register(const char *name, void *addr, size_t size, const pd_access_hint *hint)
 {
     pthread_mutex_lock(&rt.lock);
-    int rc = rt.initialized ? register_locked(name, addr, size, hint) : PD_ESTATE;
+    int rc = rt_ready_locked() ? register_locked(name, addr, size, hint) : PD_ESTATE;
     pthread_mutex_unlock(&rt.lock);
     return rc;
 }
@@ -220,7 +220,7 @@ static int update_locked(int id, void *addr, size_t size)
 int pd_object_update(int id, void *addr, size_t size)
 {
     pthread_mutex_lock(&rt.lock);
-    int rc = rt.initialized ? update_locked(id, addr, size) : PD_ESTATE;
+    int rc = rt_ready_locked() ? update_locked(id, addr, size) : PD_ESTATE;
     pthread_mutex_unlock(&rt.lock);
     return rc;
 }
@@ -229,7 +229,7 @@ int pd_object_unregister(int id)
 {
     pthread_mutex_lock(&rt.lock);
     int rc = PD_OK;
-    if (!rt.initialized)
+    if (!rt_ready_locked())
         rc = PD_ESTATE;
     else if (id < 0 || (size_t)id >= rt.nobjects || !rt.objects[id].used)
         rc = PD_ENOTFOUND;
@@ -418,7 +418,7 @@ int pd_object_page_tiers(int object, int *tier_out, size_t max_pages)
         return PD_EINVAL;
     pthread_mutex_lock(&rt.lock);
     int rc = PD_OK;
-    if (!rt.initialized)
+    if (!rt_ready_locked())
         rc = PD_ESTATE;
     else if (object < 0 || (size_t)object >= rt.nobjects || !rt.objects[object].used)
         rc = PD_ENOTFOUND;

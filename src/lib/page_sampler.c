@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -55,6 +56,10 @@ static struct {
     _Atomic uintptr_t scratch; /* calibration page: the handler only restores it */
     uint64_t mprotect_calls; /* arming and disarming calls (under lock) */
     struct sigaction previous;
+    int installed;     /* our SIGSEGV action was installed (over S.previous) */
+    int handler_lost;  /* ... and replaced since: nothing is armed again */
+    char lost_line[256]; /* what replaced it, as notify was told */
+    void (*notify)(const char *line);
     _Atomic(sample_table *) table;
     atomic_int armed;
     atomic_int inflight; /* handlers running: a table is freed only at 0 */
@@ -277,10 +282,12 @@ static int adjacent(const sample_table *t, size_t i)
     return i > 0 && t->page[i] == t->page[i - 1] + PD_SAMPLE_PAGE;
 }
 
+static int handler_check_locked(void);
+
 static void rearm_locked(void)
 {
     sample_table *t = atomic_load(&S.table);
-    if (!t || !atomic_load(&S.armed) || S.no_protect)
+    if (!t || !atomic_load(&S.armed) || S.no_protect || !handler_check_locked())
         return;
     double t0 = pd_monotonic();
     uint64_t now_ns = mono_ns();
@@ -339,6 +346,73 @@ static void disarm_locked(void)
     }
 }
 
+/* ---- our SIGSEGV action replaced -------------------------------------------- */
+
+static int handler_ours(const struct sigaction *sa)
+{
+    return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == on_segv;
+}
+
+/* An action installed after ours (sigaction() or signal() by the
+ * application or a library) receives the faults of protected samples on
+ * valid memory. Checked before every re-arm pass, at every skipped one and
+ * at every tick: once ours is gone, every sample is unprotected at once and
+ * none is armed again until pd_sampler_stop. Returns 1 while ours is in
+ * place. (Interposing sigaction() would catch it at once, but the library
+ * exports nothing besides its API.) */
+static int handler_check_locked(void)
+{
+    if (!S.installed)
+        return 1;
+    if (S.handler_lost) {
+        atomic_store(&S.armed, 0); /* nothing was protected since */
+        return 0;
+    }
+    struct sigaction cur;
+    if (sigaction(SIGSEGV, NULL, &cur) != 0 || handler_ours(&cur))
+        return 1;
+    disarm_locked();
+    S.handler_lost = 1;
+    char now[64];
+    if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL)
+        snprintf(now, sizeof now, "the default action");
+    else if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN)
+        snprintf(now, sizeof now, "SIG_IGN");
+    else
+        snprintf(now, sizeof now, "the handler at %p",
+                 (cur.sa_flags & SA_SIGINFO) ? (void *)(uintptr_t)cur.sa_sigaction : (void *)(uintptr_t)cur.sa_handler);
+    snprintf(S.lost_line, sizeof S.lost_line,
+             "page sampling stopped: its SIGSEGV handler was replaced by %s (sigaction() or signal() "
+             "after pd_init); sampled pages unprotected, placement goes on without access samples",
+             now);
+    if (S.notify)
+        S.notify(S.lost_line);
+    return 0;
+}
+
+/* Installs ours over the current action, which S.previous keeps. */
+static int install_handler_locked(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSEGV, &sa, &S.previous) != 0)
+        return -errno;
+    S.installed = 1;
+    return 0;
+}
+
+/* Puts back the action ours replaced, unless ours was replaced since. */
+static void restore_previous_locked(void)
+{
+    struct sigaction cur;
+    if (S.installed && sigaction(SIGSEGV, NULL, &cur) == 0 && handler_ours(&cur))
+        sigaction(SIGSEGV, &S.previous, NULL);
+    S.installed = 0;
+}
+
 void pd_sampler_drop_object(int object)
 {
     pthread_mutex_lock(&S.lock);
@@ -354,13 +428,16 @@ void pd_sampler_drop_object(int object)
     pthread_mutex_unlock(&S.lock);
 }
 
-/* Rearm only when the overhead budget allows; otherwise count the skipped pass. */
+/* Rearm only when the overhead budget allows; otherwise count the skipped
+ * pass (and still check that the SIGSEGV action is ours). */
 static void rearm_if_due_locked(void)
 {
-    if (pd_monotonic() >= due_time())
+    if (pd_monotonic() >= due_time()) {
         rearm_locked();
-    else
+    } else {
         atomic_fetch_add_explicit(&S.skipped, 1, memory_order_relaxed);
+        handler_check_locked();
+    }
 }
 
 void pd_sampler_arm(void)
@@ -422,11 +499,13 @@ static void *ticker_main(void *arg)
             pthread_cond_wait(&S.wake, &S.lock);
             continue;
         }
-        /* Sleep the period, or longer when the last pass was expensive. */
+        /* Sleep the period; when the budget puts the next pass further
+         * off, still wake every period (to check the SIGSEGV action) and
+         * exactly when the pass is due. */
         double wait = (double)S.period_ms * 1e-3;
-        double budgeted = due_time() - pd_monotonic();
-        if (budgeted > wait)
-            wait = budgeted;
+        double left = due_time() - pd_monotonic();
+        if (left > wait && left - wait < wait)
+            wait = left - wait;
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         long ns = (long)(wait * 1e9);
@@ -434,8 +513,12 @@ static void *ticker_main(void *arg)
         until.tv_nsec += ns % 1000000000L;
         until.tv_sec += until.tv_nsec / 1000000000L;
         until.tv_nsec %= 1000000000L;
-        if (pthread_cond_timedwait(&S.wake, &S.lock, &until) == ETIMEDOUT && pd_monotonic() >= due_time())
+        if (pthread_cond_timedwait(&S.wake, &S.lock, &until) != ETIMEDOUT)
+            continue;
+        if (pd_monotonic() >= due_time())
             rearm_locked();
+        else
+            handler_check_locked();
     }
     pthread_mutex_unlock(&S.lock);
     return NULL;
@@ -683,16 +766,14 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     atomic_store(&S.mprotect_failures, 0);
     atomic_store(&S.chained, 0);
     S.mprotect_calls = 0;
+    S.handler_lost = 0;
+    S.lost_line[0] = '\0';
+    S.notify = cfg ? cfg->notify : NULL;
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (!S.no_protect && sigaction(SIGSEGV, &sa, &S.previous) != 0) {
-        int e = errno;
+    int irc = S.no_protect ? 0 : install_handler_locked(); /* PMU samples: no handler */
+    if (irc != 0) {
         pthread_mutex_unlock(&S.lock);
-        return -e;
+        return irc;
     }
     S.fault_cost = S.no_protect ? 0 : calibrate_fault_cost();
     S.stop_ticker = 0;
@@ -700,7 +781,7 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     if (S.period_ms > 0) {
         int rc = pthread_create(&S.ticker, NULL, ticker_main, NULL);
         if (rc != 0) {
-            sigaction(SIGSEGV, &S.previous, NULL);
+            restore_previous_locked();
             S.running = 0;
             pthread_mutex_unlock(&S.lock);
             return -rc;
@@ -726,8 +807,7 @@ void pd_sampler_stop(void)
         pthread_join(S.ticker, NULL);
 
     pthread_mutex_lock(&S.lock);
-    if (!S.no_protect)
-        sigaction(SIGSEGV, &S.previous, NULL);
+    restore_previous_locked();
     sample_table *old = atomic_exchange(&S.table, NULL);
     atomic_fetch_add(&S.swaps, 1);
     while (atomic_load(&S.inflight) > 0)
@@ -743,6 +823,42 @@ int pd_sampler_running(void)
     int r = S.running;
     pthread_mutex_unlock(&S.lock);
     return r;
+}
+
+int pd_sampler_stopped(char *why, size_t len)
+{
+    pthread_mutex_lock(&S.lock);
+    int lost = S.running && S.handler_lost;
+    if (why && len)
+        snprintf(why, len, "%s", lost ? S.lost_line : "");
+    pthread_mutex_unlock(&S.lock);
+    return lost;
+}
+
+/* ---- fork ----------------------------------------------------------------------- */
+
+void pd_sampler_fork_prepare(void) { pthread_mutex_lock(&S.lock); }
+
+void pd_sampler_fork_parent(void) { pthread_mutex_unlock(&S.lock); }
+
+/* Only the forking thread lives on in the child: no ticker, no handler in
+ * flight (a count of them is stale), waiters on S.wake that are gone. The
+ * child gets no sampler: every sample unprotected, the SIGSEGV action from
+ * before pd_sampler_start back (unless replaced since), the table freed
+ * (glibc's malloc works in fork handlers), pd_sampler_start possible again. */
+void pd_sampler_fork_child(void)
+{
+    atomic_store(&S.inflight, 0);
+    pthread_cond_init(&S.wake, NULL);
+    if (S.running) {
+        disarm_locked();
+        restore_previous_locked();
+        table_free(atomic_exchange(&S.table, NULL));
+        atomic_fetch_add(&S.swaps, 1);
+        S.running = 0;
+    }
+    thread_task = PD_SAMPLER_NO_TASK;
+    pthread_mutex_unlock(&S.lock);
 }
 
 /* ---- queries ------------------------------------------------------------------------ */

@@ -13,7 +13,10 @@
  * by the pages its region holds it estimates the region's accesses.
  *
  * Faults that are not on a sampled page are passed to the previous SIGSEGV
- * handler (or the default action), so real crashes still crash.
+ * handler (or the default action), so real crashes still crash. A SIGSEGV
+ * action installed after ours stops sampling for good (see
+ * pd_sampler_stopped): it is noticed at the next re-arm, skipped re-arm or
+ * tick, and every sample is unprotected then.
  *
  * Caveat: while armed, a system call that reads or writes a sampled page
  * (read(2) into a registered buffer, MPI shared-memory copies) gets EFAULT
@@ -68,13 +71,30 @@ typedef struct {
     int no_protect;      /* counts come only from pd_sampler_record (the PMU
                             sampler, mem_sampler.h): no SIGSEGV handler, no
                             re-arm thread, no page is ever protected */
+    void (*notify)(const char *line); /* told once, with one line, when sampling
+                              stops by itself (pd_sampler_stopped); called
+                              from the thread that noticed, with the
+                              sampler's lock held: it must not call the
+                              sampler. NULL: nobody is told. */
 } pd_sampler_config;
 
 /* Installs the SIGSEGV handler and starts the re-arm thread. */
 int pd_sampler_start(const pd_sampler_config *cfg);
-/* Disarms, restores the previous handler, frees everything. */
+/* Disarms, restores the previous handler (unless ours was replaced since),
+ * frees everything. */
 void pd_sampler_stop(void);
 int pd_sampler_running(void);
+/* 1 when a running sampler stopped sampling because its SIGSEGV action was
+ * replaced; why (may be NULL) gets the line notify was given, or "". */
+int pd_sampler_stopped(char *why, size_t len);
+
+/* pthread_atfork handlers (the runtime registers them): prepare takes the
+ * sampler's lock, parent releases it; child leaves the child without a
+ * sampler (every sample unprotected, the previous SIGSEGV action back,
+ * pd_sampler_start possible again). */
+void pd_sampler_fork_prepare(void);
+void pd_sampler_fork_parent(void);
+void pd_sampler_fork_child(void);
 
 /* Replaces the sampled ranges (disarms first). 0, or -errno. */
 int pd_sampler_set_ranges(const pd_sampler_range *ranges, size_t n);

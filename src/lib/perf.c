@@ -166,6 +166,9 @@ void pd_perf_set_source(const pd_counter_source *src)
     pthread_mutex_unlock(&perf_lock);
 }
 
+void pd_perf_fork_prepare(void) { pthread_mutex_lock(&perf_lock); }
+void pd_perf_fork_release(void) { pthread_mutex_unlock(&perf_lock); }
+
 /* ---- measurement -------------------------------------------------------------- */
 
 static double (*_Atomic wall_clock)(void) = pd_monotonic;

@@ -70,6 +70,10 @@ int pd_perf_hw_available(void);
 /* Test hook: replaces the perf_event_open source (NULL restores it) and
  * re-probes. The source stays owned by the caller. */
 void pd_perf_set_source(const pd_counter_source *src);
+/* pthread_atfork handlers (the runtime registers them): the probe state's
+ * lock, taken before fork and released in the parent and the child. */
+void pd_perf_fork_prepare(void);
+void pd_perf_fork_release(void);
 
 /* Test hook: the wall clock task times are measured with (NULL restores the
  * monotonic clock), so tests can give tasks exact durations. */

@@ -182,7 +182,7 @@ int pd_set_allgather(pd_allgather_fn fn, void *ctx, int nprocs)
         return PD_EINVAL;
     pthread_mutex_lock(&rt.lock);
     int rc = PD_OK;
-    if (!rt.initialized) {
+    if (!rt_ready_locked()) {
         rc = PD_ESTATE;
     } else {
         rt.allgather = fn;

@@ -33,6 +33,87 @@ void rt_message(const char *fmt, ...)
     fprintf(stderr, "paddiser: %s\n", line);
 }
 
+int rt_ready_locked(void)
+{
+    if (rt.initialized)
+        return 1;
+    if (rt.forked_from && !rt.fork_noticed) {
+        rt.fork_noticed = 1;
+        rt_message("this process is a fork() child of process %ld, whose runtime stays there: pd_* calls "
+                   "return PD_ESTATE (not initialized) here until pd_init starts one of this process's own",
+                   rt.forked_from);
+    }
+    return 0;
+}
+
+/* ---- fork() ----------------------------------------------------------------
+ * The child of a fork() has only the forking thread: a lock that another
+ * thread held at the fork would stay locked for ever (pd_task_begin hung in
+ * every child of tests/test_runtime_fork.c), the re-arm ticker is gone and
+ * sampled pages may be protected. prepare takes every lock of the runtime in its fixed order
+ * (rt.lock, the sampler's, the counters', the PMU sampler's; backends are
+ * only entered under rt.lock) so none is held mid-update; the child gets the runtime turned
+ * off: every sampled page read-write, the SIGSEGV action from before pd_init
+ * back, and calls answer PD_ESTATE as before pd_init, which starts a runtime
+ * of the child's own (the parent's state is released then). Not a working
+ * copy: its tasks, plans, backend budget and per-task CSV are the parent's. */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&rt.lock);
+    pd_sampler_fork_prepare();
+    pd_perf_fork_prepare();
+    pd_mem_sampler_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+    pd_mem_sampler_fork_parent();
+    pd_perf_fork_release();
+    pd_sampler_fork_parent();
+    pthread_mutex_unlock(&rt.lock);
+}
+
+static void fork_child(void)
+{
+    pd_mem_sampler_fork_child();
+    pd_perf_fork_release();
+    pd_sampler_fork_child();
+    rt.forked_from = 0;
+    rt.fork_noticed = 0;
+    if (rt.initialized) {
+        rt.initialized = 0;
+        rt.sampling = 0; /* the child has no sampler */
+        rt.pmu_period = 0;
+        rt.inherited = 1;
+        rt.forked_from = (long)getppid();
+    }
+    pthread_mutex_unlock(&rt.lock);
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static int atfork_rc;
+static void atfork_register(void) { atfork_rc = pthread_atfork(fork_prepare, fork_parent, fork_child); }
+
+/* The runtime's state, freed (the sampler is stopped separately): at
+ * pd_finalize, and in a fork() child at pd_init (the parent's copy). */
+static void release_state_locked(void)
+{
+    for (int i = 0; i < rt.ntasks; i++)
+        if (rt.tasks[i]->active && rt.tasks[i]->session.hw) {
+            /* counters opened by a task that never ended */
+            pd_perf_sample tmp;
+            pd_perf_end(&rt.tasks[i]->session, &tmp);
+        }
+    rt_tasks_free();
+    rt_objects_free();
+    rt_migrate_reset();
+    if (rt.backend)
+        rt.backend->destroy(rt.backend);
+    rt.backend = NULL;
+    pd_model_free(rt.model); /* plain C (native trees): fine from an exit handler */
+    rt.model = NULL;
+}
+
 void pd_options_default(pd_options *opt)
 {
     if (!opt)
@@ -159,13 +240,24 @@ static int open_backend(void)
     return PD_EINVAL;
 }
 
+/* The sampler stopped by itself: its SIGSEGV action was replaced. */
+static void sampler_notice(const char *line) { rt_message("%s", line); }
+
 int pd_init(const pd_options *opt)
 {
+    pthread_once(&atfork_once, atfork_register);
     pthread_mutex_lock(&rt.lock);
     if (rt.initialized) {
         pthread_mutex_unlock(&rt.lock);
         return PD_ESTATE;
     }
+    if (atfork_rc)
+        rt_message("pthread_atfork: %s: a fork() child may hang in the runtime", strerror(atfork_rc));
+    if (rt.inherited) {
+        release_state_locked(); /* a fork() child: the parent's runtime */
+        rt.inherited = 0;
+    }
+    rt.forked_from = 0;
     pd_options o;
     if (opt)
         o = *opt;
@@ -206,9 +298,14 @@ int pd_init(const pd_options *opt)
 
     rt.sampling = 0;
     rt.pmu_period = 0;
+    snprintf(rt.sampling_note, sizeof rt.sampling_note, "off (pd_options.sampling = 0 or PADDISER_SAMPLING=off)");
     int use_mprotect = 0;
-    if (o.sampling)
+    if (o.sampling) {
         rt.pmu_period = start_pmu_sampler(&use_mprotect);
+        if (!rt.pmu_period && !use_mprotect)
+            snprintf(rt.sampling_note, sizeof rt.sampling_note,
+                     "PADDISER_SAMPLER=pmu and no PMU load sampling: per-object accesses not measured");
+    }
     if (rt.pmu_period || use_mprotect) {
         pd_sampler_config cfg = {
             .seed = env_unsigned("PADDISER_SAMPLE_SEED", 12345),
@@ -221,12 +318,16 @@ int pd_init(const pd_options *opt)
             /* 0 = the fixed allowance alone */
             .allowance_frac = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_PCT", 2) ? env_unsigned("PADDISER_SAMPLE_ALLOWANCE_PCT", 2) / 100.0 : -1,
             .no_protect = rt.pmu_period != 0, /* the sample table only: PMU samples are charged to it */
+            .notify = sampler_notice,
         };
         int src = pd_sampler_start(&cfg);
         if (src == 0) {
             rt.sampling = 1;
+            rt.sampling_note[0] = '\0';
         } else {
-            rt_message("page sampling unavailable (%s): per-object accesses not measured", strerror(-src));
+            snprintf(rt.sampling_note, sizeof rt.sampling_note,
+                     "page sampling unavailable (%s): per-object accesses not measured", strerror(-src));
+            rt_message("%s", rt.sampling_note);
             if (rt.pmu_period)
                 pd_mem_sampler_stop();
             rt.pmu_period = 0;
@@ -346,20 +447,7 @@ int pd_finalize(void)
         pd_sampler_stop();
     rt.sampling = 0;
     rt.pmu_period = 0;
-    for (int i = 0; i < rt.ntasks; i++)
-        if (rt.tasks[i]->active && rt.tasks[i]->session.hw) {
-            /* counters opened by a task that never ended */
-            pd_perf_sample tmp;
-            pd_perf_end(&rt.tasks[i]->session, &tmp);
-        }
-    rt_tasks_free();
-    rt_objects_free();
-    rt_migrate_reset();
-    if (rt.backend)
-        rt.backend->destroy(rt.backend);
-    rt.backend = NULL;
-    pd_model_free(rt.model); /* plain C (native trees): fine from an exit handler */
-    rt.model = NULL;
+    release_state_locked();
     rt.initialized = 0;
     pthread_mutex_unlock(&rt.lock);
     return rc;
@@ -370,7 +458,7 @@ int pd_plan_query(pd_task_plan *out, int max, double *makespan)
     if (max < 0 || (max > 0 && !out))
         return PD_EINVAL;
     pthread_mutex_lock(&rt.lock);
-    if (!rt.initialized) {
+    if (!rt_ready_locked()) {
         pthread_mutex_unlock(&rt.lock);
         return PD_ESTATE;
     }
@@ -404,7 +492,8 @@ int pd_profile_info_get(pd_profile_info *out)
     pthread_mutex_lock(&rt.lock);
     out->initialized = rt.initialized;
     if (rt.initialized) {
-        out->sampling = rt.sampling;
+        snprintf(out->sampling_note, sizeof out->sampling_note, "%s", rt.sampling_note);
+        out->sampling = rt.sampling && !pd_sampler_stopped(out->sampling_note, sizeof out->sampling_note);
         if (rt.sampling) {
             pd_sampler_stats st;
             pd_sampler_get_stats(&st);
@@ -448,7 +537,7 @@ int pd_task_profile_get(int task, pd_task_profile *out)
         return PD_EINVAL;
     pthread_mutex_lock(&rt.lock);
     int rc = PD_OK;
-    rt_task *t = rt.initialized ? rt_task_find(task) : NULL;
+    rt_task *t = rt_ready_locked() ? rt_task_find(task) : NULL;
     if (!rt.initialized) {
         rc = PD_ESTATE;
     } else if (!t) {
@@ -474,7 +563,7 @@ int pd_object_accesses(int object, int task, double *out)
         return PD_EINVAL;
     pthread_mutex_lock(&rt.lock);
     int rc = PD_OK;
-    if (!rt.initialized) {
+    if (!rt_ready_locked()) {
         rc = PD_ESTATE;
     } else if ((size_t)object >= rt.nobjects || !rt.objects[object].used) {
         rc = PD_ENOTFOUND;

@@ -164,7 +164,8 @@ typedef struct {
     char backend_name[16];
     char backend_note[200];
     pd_model *model;
-    int sampling;
+    int sampling;     /* the sampler was started (it may have stopped since: pd_sampler_stopped) */
+    char sampling_note[200]; /* why not, when not started */
     uint64_t pmu_period; /* loads per sample when PMU load samples feed the sample
                             table (mem_sampler.c); 0: faults do (page_sampler.c) */
 
@@ -199,6 +200,11 @@ typedef struct {
     uint64_t last_ran_input; /* rt_input_signature of the last instance */
     int input_run;           /* consecutive instances of that input */
     rt_plan_decision last_decision;
+
+    /* A fork() child gets the parent's runtime turned off (runtime.c). */
+    int inherited;     /* the parent's state is still here: pd_init releases it */
+    long forked_from;  /* pid of the parent that ran the runtime (0: not a child) */
+    int fork_noticed;  /* the child said once why calls return PD_ESTATE */
 
     pd_thp_mode thp;      /* in effect: OFF, KEEP, or AUTO = left alone */
     size_t thp_off_bytes; /* bytes advised MADV_NOHUGEPAGE */
@@ -246,5 +252,9 @@ void rt_thp_prepare(void *addr, size_t size); /* at register / update */
 
 /* runtime.c */
 void rt_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* rt.lock held: 1 when the runtime is initialized; 0 otherwise, and in a
+ * fork() child of a running runtime it says once why (calls then return
+ * PD_ESTATE). */
+int rt_ready_locked(void);
 
 #endif

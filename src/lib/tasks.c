@@ -83,7 +83,7 @@ static rt_task *task_new(int id)
  * error code to return. */
 static int task_for_locked(int id, int ending, rt_task **out)
 {
-    if (!rt.initialized)
+    if (!rt_ready_locked())
         return PD_ESTATE;
     rt_task *t = rt_task_find(id);
     if (!t) {
@@ -192,7 +192,7 @@ int pd_sync_point(void)
 {
     pthread_mutex_lock(&rt.lock);
     int rc;
-    if (!rt.initialized || rt.active > 0)
+    if (!rt_ready_locked() || rt.active > 0)
         rc = PD_ESTATE;
     else
         rc = rt_sync_locked(1);

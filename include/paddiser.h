@@ -232,6 +232,8 @@ typedef struct {
                                     e.g. with PD_THP_KEEP) */
     char sampling_note[256];     /* why sampling is 0: off by option, unavailable, or stopped
                                     because the SIGSEGV handler was replaced ("" while it runs) */
+    char sampler[12];            /* what feeds the access samples: "pmu" (PMU load sampling,
+                                    no page protection), "mprotect" (page protection) or "off" */
 } pd_profile_info;
 
 PD_API int pd_profile_info_get(pd_profile_info *out);

@@ -527,6 +527,7 @@ static void test_auto_falls_back_with_one_line(void **state)
     pd_profile_info info;
     assert_int_equal(pd_profile_info_get(&info), PD_OK);
     assert_true(info.sampled_faults > 0);
+    assert_string_equal(info.sampler, "mprotect");
     double acc = 0;
     assert_int_equal(pd_object_accesses(obj, 0, &acc), PD_OK);
     assert_true(acc > 0);
@@ -572,6 +573,11 @@ static void test_pmu_only_without_pmu(void **state)
     free(err);
     assert_int_equal(rt.sampling, 0);
     assert_int_equal(pd_sampler_running(), 0);
+    pd_profile_info info;
+    assert_int_equal(pd_profile_info_get(&info), PD_OK);
+    assert_string_equal(info.sampler, "off");
+    assert_int_equal(info.sampling, 0);
+    assert_non_null(strstr(info.sampling_note, "PADDISER_SAMPLER=pmu"));
     assert_int_equal(pd_finalize(), PD_OK);
 }
 
@@ -629,6 +635,9 @@ static void test_fake_pmu_run(void **state)
     free(err);
     assert_int_equal(rt.pmu_period, 1000);
     assert_int_equal(rt.sampling, 1);
+    pd_profile_info pi;
+    assert_int_equal(pd_profile_info_get(&pi), PD_OK);
+    assert_string_equal(pi.sampler, "pmu");
 
     unsigned char *a = aligned_alloc(2 * MB, 8 * MB), *b = aligned_alloc(4096, 64 * KB);
     assert_non_null(a);

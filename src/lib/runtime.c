@@ -494,6 +494,8 @@ int pd_profile_info_get(pd_profile_info *out)
     if (rt.initialized) {
         snprintf(out->sampling_note, sizeof out->sampling_note, "%s", rt.sampling_note);
         out->sampling = rt.sampling && !pd_sampler_stopped(out->sampling_note, sizeof out->sampling_note);
+        snprintf(out->sampler, sizeof out->sampler, "%s",
+                 !out->sampling ? "off" : rt.pmu_period ? "pmu" : "mprotect");
         if (rt.sampling) {
             pd_sampler_stats st;
             pd_sampler_get_stats(&st);

@@ -11,7 +11,15 @@
 #include "bench/config.h"
 #include "bench/study.h"
 
-typedef enum { PD_TASK_PENDING, PD_TASK_RUNNING, PD_TASK_SUCCEEDED, PD_TASK_FAILED, PD_TASK_CANCELLED } pd_task_state;
+/* TIMED_OUT: ran past benchmark.timeout (or SLURM's time limit); counts as failed. */
+typedef enum {
+    PD_TASK_PENDING,
+    PD_TASK_RUNNING,
+    PD_TASK_SUCCEEDED,
+    PD_TASK_FAILED,
+    PD_TASK_CANCELLED,
+    PD_TASK_TIMED_OUT
+} pd_task_state;
 
 typedef struct {
     size_t exec_idx; /* index into the matrix */
@@ -23,6 +31,8 @@ typedef struct {
     double start, end;
     char job_id[64];      /* SLURM job id, or "" */
     long pid;             /* local executor: child pid while running */
+    double started_mono;  /* local executor: monotonic start, for benchmark.timeout */
+    double term_sent;     /* local executor: monotonic time the timeout's SIGTERM went, 0 before */
     int unknown_polls;    /* slurm: polls in a row where no tool knew the job */
     pd_val *values;       /* variables of this repetition */
     char *parser_file;
@@ -60,7 +70,8 @@ typedef struct pd_bench_run {
 } pd_bench_run;
 
 /* Runs a study end to end. Returns the exit status: 0 all succeeded,
- * 1 some repetitions failed, 2 configuration/usage error, 130 interrupted. */
+ * 1 some repetitions failed, 2 configuration/usage error, 130 (SIGINT) or
+ * 143 (SIGTERM) interrupted. */
 int pd_bench_main(const pd_bench_options *opt);
 
 /* Executor callbacks into the run. */
@@ -76,10 +87,13 @@ int pd_bench_write_status(const pd_bench_task *t, const char *executor);
 void pd_bench_task_status(const pd_bench_run *run, const pd_bench_task *t);
 
 /* Executors: run the tasks whose state is PENDING, at most parallel at
- * once. Return 0, or 130 when interrupted (running tasks are cancelled and
- * marked so). */
+ * once. Return 0, or 128 + the signal when interrupted (running tasks are
+ * cancelled and marked so). A task running longer than benchmark.timeout ends TIMED_OUT. */
 int pd_exec_local(pd_bench_run *run, int parallel);
 int pd_exec_slurm(pd_bench_run *run, int parallel, double poll_interval_s);
+/* What a task ending in state s counts as in the totals: failed for
+ * FAILED and TIMED_OUT. */
+bool pd_task_failed(pd_task_state s);
 
 /* What an executor plugs into the shared scheduling loop (pd_exec_run). */
 typedef struct {
@@ -94,12 +108,15 @@ typedef struct {
     void *ctx;
 } pd_executor;
 
-/* The loop: 0 when every pending task ran, 130 when interrupted. */
+/* The loop: 0 when every pending task ran, 128 + the signal (130, 143)
+ * when interrupted. */
 int pd_exec_run(pd_bench_run *run, int parallel, const pd_executor *ex);
 
 /* The sbatch command line for a task (argv, NULL-terminated, heap strings):
  * sbatch --parsable --job-name=<name> --chdir=<dir> --output=<dir>/stdout
- * --error=<dir>/stderr <dir>/run_<script>.sh. Free with pd_free_argv. */
+ * --error=<dir>/stderr [--time=M:SS] <dir>/run_<script>.sh; --time from
+ * benchmark.timeout unless the script's #SBATCH lines set a time limit.
+ * Free with pd_free_argv. */
 char **pd_slurm_submit_argv(const pd_bench_run *run, const pd_bench_task *t);
 void pd_free_argv(char **argv);
 /* Maps a SLURM job state (COMPLETED, FAILED, CANCELLED+, TIMEOUT, ...) to a

@@ -131,4 +131,37 @@ grep -q "interrupted while writing the run summary and report" err.log || fail "
 ! grep -q "repetitions succeeded" out.log || fail "an interrupted run printed its totals: $(cat out.log)"
 [ ! -e wd_summary/run_001/report.html ] || fail "report.html written after the interrupt"
 ! kill -0 "$child" 2>/dev/null || fail "the summary child outlived the harness"
+
+# kill -9 of the harness: nothing can be stopped or written then, but the
+# kernel drops the run directory's lock, the repetition in flight stays
+# "running" on disk, and --resume runs it and the ones not started. Its script
+# outlives the harness and is not found again (not guaranteed; the test
+# ends it itself).
+cat >kill9.yaml <<EOF
+benchmark: {name: sig, workdir: ./wd_kill9}
+vars:
+  x: {type: int, sweep: {mode: list, values: [1, 2, 3]}}
+command: {template: "echo v={{ x }}"}
+scripts:
+  - name: s
+    script_template: |
+      #!/bin/bash
+      if [ {{ x }} -eq 2 ] && [ -e $T/slow.flag ]; then echo \$\$ > $T/orphan.pid; sleep 1000; fi
+      {{ command.template }} > m.txt
+    parser: {file: m.txt, metrics: [{name: v}]}
+EOF
+touch slow.flag
+"$PD" bench kill9.yaml -q >/dev/null 2>err.log &
+pid=$!
+wait_for orphan.pid "exec_0002"
+kill -9 $pid
+ended "kill -9"
+R=wd_kill9/run_001
+[ "$(status $R/exec_0002/repetition_001)" = running ] || fail "kill -9: exec_0002 should be running on disk"
+alive orphan.pid || fail "kill -9: the script did not outlive the harness (update the guarantees)"
+kill -TERM -"$(cat orphan.pid)" # the script leads its process group: it and its sleep
+rm slow.flag
+"$PD" bench kill9.yaml --resume -q >/dev/null 2>err.log || { cat err.log; fail "resume after kill -9"; }
+printf 'execution_id,repetition,x,v\nexec_0001,1,1,1\nexec_0002,1,2,2\nexec_0003,1,3,3\n' >exp.csv
+diff exp.csv $R/results.csv >&2 || fail "results.csv after kill -9 and --resume"
 echo "bench_signals: ok"

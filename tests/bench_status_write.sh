@@ -41,4 +41,6 @@ grep -q 'warning: cannot write .*exec_0001/repetition_001/__iops_status.json' "$
 grep -q 'post_s.sh failed (cannot create .*exec_0001/repetition_001/post_stdout: Is a directory)' "$T/err" ||
     fail "post_stdout not named: $(cat "$T/err")"
 grep -q '0/1 repetitions succeeded, 1 failed' "$T/out" || fail "the repetition did not fail: $(cat "$T/out")"
+grep -q 'a repetition whose status file was not written runs again on --resume' "$T/err" ||
+    fail "the unsaved status not counted: $(cat "$T/err")"
 echo "bench_status_write: ok"

@@ -36,6 +36,7 @@ void pd_proc_child_reset(void)
     signal(SIGTERM, SIG_DFL);
     signal(SIGCHLD, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
+    signal(SIGXFSZ, SIG_DFL);
     if (blocked)
         sigprocmask(SIG_SETMASK, &saved_mask, NULL);
 }
@@ -314,6 +315,7 @@ int pd_proc_call(int (*fn)(void *), void *arg, char *err, size_t errlen)
     }
     if (pid == 0) {
         pd_proc_child_reset();
+        signal(SIGXFSZ, SIG_IGN); /* paddiser's own code: a failed write is said, not fatal */
         setpgid(0, 0);
         int rc = fn(arg);
         fflush(NULL);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,10 +312,10 @@ static void run_post(pd_bench_run *run, pd_bench_task *t)
     t->exit_code = rc < 0 ? 127 : rc;
 }
 
-void pd_bench_task_status(const pd_bench_run *run, const pd_bench_task *t)
+void pd_bench_task_status(pd_bench_run *run, const pd_bench_task *t)
 {
     /* --resume trusts this file: say when it could not be kept current */
-    if (pd_bench_write_status(t, run->executor_name) != 0)
+    if (pd_bench_write_status(t, run->executor_name) != 0 && ++run->unsaved_status)
         fprintf(stderr, "paddiser bench: warning: cannot write %s/__iops_status.json: %s\n", t->dir,
                 strerror(errno));
 }
@@ -791,6 +792,9 @@ int pd_bench_main(const pd_bench_options *opt)
      * (proc.h), so that no parser or script is left behind by a harness that
      * died of them. */
     pd_proc_block_signals();
+    /* a file past RLIMIT_FSIZE (a full quota) fails its write with EFBIG,
+     * said and counted like any other failed write, instead of killing us */
+    signal(SIGXFSZ, SIG_IGN);
     size_t skipped = 0;
     if (cfg->nextra_scripts && !(run->extra_python_parsers = calloc(cfg->nextra_scripts, sizeof(char *)))) {
         fprintf(stderr, "paddiser bench: out of memory\n");
@@ -896,6 +900,7 @@ int pd_bench_main(const pd_bench_options *opt)
     /* results not saved: the run did not succeed, whatever the scripts did */
     int lost = write_results(run) != 0;
     lost |= write_sink(run, sink) != 0;
+    lost |= run->unsaved_status > 0;
     size_t ok = 0, failed = 0, timed_out = 0, cancelled = 0;
     for (size_t k = 0; k < run->ntasks; k++) {
         pd_task_state st = run->tasks[k].state;
@@ -920,9 +925,11 @@ int pd_bench_main(const pd_bench_options *opt)
     char err[512] = "";
     int crc = pd_proc_call(summary_and_report, run->run_dir, err, sizeof err);
     if (crc < 0 || crc > SR_MAX) {
-        fprintf(stderr, "paddiser bench: %s while writing the run summary and report; the results are saved "
-                        "(%s/results.csv); write them again with: paddiser bench --summarize %s\n",
+        fprintf(stderr, "paddiser bench: %s while writing the run summary and report; write them with: paddiser "
+                        "bench --summarize %s; paddiser report %s\n",
                 crc == PD_PROC_INTERRUPTED ? "interrupted" : crc < 0 ? err : "crashed", run->run_dir, run->run_dir);
+        if (lost)
+            fprintf(stderr, "paddiser bench: the results were not all saved (see above)\n");
         status = crc == PD_PROC_INTERRUPTED ? pd_proc_interrupt_status() : 1;
         goto out;
     }
@@ -941,7 +948,8 @@ int pd_bench_main(const pd_bench_options *opt)
     fflush(stdout);
     status = failed || cancelled ? 1 : 0;
     if (lost) {
-        fprintf(stderr, "paddiser bench: the results were not all saved (see above): exit 1\n");
+        fprintf(stderr, "paddiser bench: the results were not all saved (see above%s): exit 1\n",
+                run->unsaved_status ? "; a repetition whose status file was not written runs again on --resume" : "");
         status = 1;
     }
 

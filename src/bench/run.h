@@ -67,6 +67,7 @@ typedef struct pd_bench_run {
     bool quiet;
     const char *executor_name;
     double results_written_at; /* monotonic time of the last results.csv write */
+    size_t unsaved_status;     /* status files that could not be written */
 } pd_bench_run;
 
 /* Runs a study end to end. Returns the exit status: 0 all succeeded,
@@ -83,8 +84,9 @@ const char *pd_bench_task_script(const pd_bench_run *run, const pd_bench_task *t
 
 /* Writes the repetition's __iops_status.json. */
 int pd_bench_write_status(const pd_bench_task *t, const char *executor);
-/* The same for an executor, with a warning on stderr when it fails. */
-void pd_bench_task_status(const pd_bench_run *run, const pd_bench_task *t);
+/* The same for an executor, with a warning on stderr when it fails (and
+ * the run then exits 1: --resume trusts these files). */
+void pd_bench_task_status(pd_bench_run *run, const pd_bench_task *t);
 
 /* Executors: run the tasks whose state is PENDING, at most parallel at
  * once. Return 0, or 128 + the signal when interrupted (running tasks are

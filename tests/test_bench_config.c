@@ -489,8 +489,8 @@ static void test_slurm_helpers(void **state)
     pd_bench_run run = {0};
     run.cfg.script.name = "ior";
     snprintf(run.script_file, sizeof run.script_file, "run_ior.sh");
-    pd_bench_task t = {.exec_id = 3, .repetition = 2};
-    snprintf(t.dir, sizeof t.dir, "/w/run_001/exec_0003/repetition_002");
+    char rep_dir[PATH_MAX] = "/w/run_001/exec_0003/repetition_002";
+    pd_bench_task t = {.exec_id = 3, .repetition = 2, .dir = rep_dir};
     char **argv = pd_slurm_submit_argv(&run, &t);
     const char *want[] = {"sbatch", "--parsable", "--job-name=ior_exec_0003_r2",
                           "--chdir=/w/run_001/exec_0003/repetition_002",
@@ -506,7 +506,7 @@ static void test_slurm_helpers(void **state)
      * up), unless the script's #SBATCH header sets one */
     char dir[] = "/tmp/pd-test-slurm-XXXXXX", path[PATH_MAX];
     assert_non_null(mkdtemp(dir));
-    snprintf(t.dir, sizeof t.dir, "%s", dir);
+    snprintf(rep_dir, sizeof rep_dir, "%s", dir);
     snprintf(path, sizeof path, "%s/run_ior.sh", dir);
     run.cfg.timeout_s = 89.5;
     const char *plain = "#!/bin/bash\n#SBATCH -N 1\nior\n", *limited = "#!/bin/bash\n#SBATCH  -t 10\nior\n";

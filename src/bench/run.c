@@ -230,7 +230,7 @@ out:
 
 const char *pd_bench_task_script(const pd_bench_run *run, const pd_bench_task *t)
 {
-    return t->script_file[0] ? t->script_file : run->script_file;
+    return run->script_files ? run->script_files[t->script_idx] : run->script_file;
 }
 
 /* Metrics of a succeeded repetition. A parser script past benchmark.timeout,
@@ -522,14 +522,24 @@ static void print_lines(const char *prefix, const char *text)
     }
 }
 
+static void free_script_files(pd_bench_run *run)
+{
+    for (size_t i = 0; run->script_files && i < pd_bench_nscripts(&run->cfg); i++)
+        free(run->script_files[i]);
+    free(run->script_files);
+    run->script_files = NULL;
+}
+
 static void free_run(pd_bench_run *run)
 {
+    free_script_files(run);
     for (size_t i = 0; i < run->ntasks; i++) {
         pd_bench_task *t = &run->tasks[i];
         if (t->values)
             for (size_t k = 0; k < run->cfg.nvars; k++)
                 pd_val_free(&t->values[k]);
         free(t->values);
+        free(t->dir);
         free(t->parser_file);
         free(t->parser_context);
         if (t->metrics)
@@ -727,8 +737,18 @@ int pd_bench_main(const pd_bench_options *opt)
     probe_binary(probe_bin, sizeof probe_bin);
     run->ntasks = run->matrix.nexecs * (size_t)cfg->repetitions;
     run->tasks = calloc(run->ntasks ? run->ntasks : 1, sizeof *run->tasks);
-    rendered = calloc(run->ntasks ? run->ntasks : 1, sizeof *rendered);
-    if (!run->tasks || !rendered) {
+    /* --dry-run keeps nothing of a rendered repetition: it only checks */
+    rendered = calloc(run->ntasks && !opt->dry_run ? run->ntasks : 1, sizeof *rendered);
+    run->script_files = calloc(pd_bench_nscripts(cfg), sizeof *run->script_files);
+    for (size_t i = 0; run->script_files && i < pd_bench_nscripts(cfg); i++) {
+        pd_str f = {0};
+        pd_str_printf(&f, "run_%s.sh", pd_bench_script_at(cfg, i)->name);
+        if (!(run->script_files[i] = pd_str_take(&f))) {
+            free_script_files(run);
+            break;
+        }
+    }
+    if (!run->tasks || !rendered || !run->script_files) {
         fprintf(stderr, "paddiser bench: out of memory\n");
         goto out;
     }
@@ -739,16 +759,24 @@ int pd_bench_main(const pd_bench_options *opt)
             const pd_bench_exec *ex = &run->matrix.execs[e];
             *t = (pd_bench_task){.exec_idx = e, .exec_id = ex->id, .repetition = r, .exit_code = -1,
                                  .script_idx = ex->script};
-            const pd_bench_script *sc = pd_bench_script_at(cfg, ex->script);
-            snprintf(t->script_file, sizeof t->script_file, "run_%s.sh", sc->name);
-            t->has_post = sc->post.text != NULL;
-            pd_bench_rep_dir(t->dir, sizeof t->dir, run->run_dir, ex->id, r);
+            t->has_post = pd_bench_script_at(cfg, ex->script)->post.text != NULL;
             if (render_errors)
                 continue; /* the same template fails the same way for every repetition */
             pd_bench_rendered rd;
             if (pd_bench_render(cfg, run->run_dir, ex, r, probe_bin, &rd, &errors) != 0) {
                 render_errors++;
                 continue;
+            }
+            if (opt->dry_run) {
+                pd_bench_rendered_free(&rd, cfg->nvars);
+                continue;
+            }
+            char dir[PATH_MAX];
+            pd_bench_rep_dir(dir, sizeof dir, run->run_dir, ex->id, r);
+            if (!(t->dir = pd_strdup(dir))) {
+                pd_bench_rendered_free(&rd, cfg->nvars);
+                fprintf(stderr, "paddiser bench: out of memory\n");
+                goto out;
             }
             t->values = rd.values;
             t->parser_file = rd.parser_file;
@@ -962,7 +990,7 @@ out:
     }
     if (lock_fd >= 0)
         close(lock_fd);
-    if (rendered)
+    if (rendered && !opt->dry_run)
         for (size_t k = 0; k < run->ntasks; k++)
             pd_bench_rendered_free(&rendered[k], cfg_nvars);
     free(rendered);

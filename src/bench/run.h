@@ -25,7 +25,7 @@ typedef struct {
     size_t exec_idx; /* index into the matrix */
     int exec_id;
     int repetition;
-    char dir[PATH_MAX];   /* repetition directory */
+    char *dir;            /* repetition directory (heap: a study may plan millions) */
     pd_task_state state;
     int exit_code;        /* -1 when unknown */
     double start, end;
@@ -38,7 +38,6 @@ typedef struct {
     char *parser_file;
     char **metrics;       /* cfg->nmetrics values, the union of all scripts' (NULL = missing) */
     size_t script_idx;    /* which script (pd_bench_script_at) */
-    char script_file[NAME_MAX + 1]; /* run_<script>.sh; "" means run->script_file */
     bool has_post;        /* post_<script>.sh runs after a successful script */
     char *parser_context; /* JSON globals for the parser_script */
 } pd_bench_task;
@@ -58,7 +57,8 @@ typedef struct pd_bench_run {
     pd_bench_config cfg;
     pd_bench_matrix matrix;
     char run_dir[PATH_MAX];
-    char script_file[NAME_MAX + 1]; /* run_<script>.sh */
+    char script_file[NAME_MAX + 1]; /* run_<script>.sh of the first script */
+    char **script_files;            /* run_<script>.sh of each script (pd_bench_script_at order) */
     char *python_parser;            /* run_dir/__iops_parser.py when a parser_script is set */
     char **extra_python_parsers;    /* scripts[1..]: run_dir/__iops_parser_<name>.py, or NULL */
     pd_bench_task *tasks;
@@ -79,7 +79,8 @@ int pd_bench_main(const pd_bench_options *opt);
 void pd_bench_task_started(pd_bench_run *run, pd_bench_task *t);
 void pd_bench_task_finished(pd_bench_run *run, pd_bench_task *t);
 
-/* The script file a task runs (t->script_file, else run->script_file). */
+/* The script file a task runs (run->script_files[t->script_idx], else
+ * run->script_file). */
 const char *pd_bench_task_script(const pd_bench_run *run, const pd_bench_task *t);
 
 /* Writes the repetition's __iops_status.json. */

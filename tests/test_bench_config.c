@@ -488,7 +488,8 @@ static void test_slurm_helpers(void **state)
     assert_int_equal(pd_slurm_state("COMPLETING"), PD_TASK_PENDING);
     pd_bench_run run = {0};
     run.cfg.script.name = "ior";
-    snprintf(run.script_file, sizeof run.script_file, "run_ior.sh");
+    char script[] = "run_ior.sh", *scripts[] = {script};
+    run.script_files = scripts;
     char rep_dir[PATH_MAX] = "/w/run_001/exec_0003/repetition_002";
     pd_bench_task t = {.exec_id = 3, .repetition = 2, .dir = rep_dir};
     char **argv = pd_slurm_submit_argv(&run, &t);

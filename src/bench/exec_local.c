@@ -53,7 +53,11 @@ static pid_t start_task(const pd_bench_run *run, const pd_bench_task *t)
 static bool child_ended(pd_bench_task *t, int *st)
 {
     siginfo_t si = {0};
-    if (waitid(P_PID, (id_t)t->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid != (pid_t)t->pid)
+    if (waitid(P_PID, (id_t)t->pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0) {
+        *st = -1; /* ECHILD: not ours to wait for, nor its group to kill */
+        return true;
+    }
+    if (si.si_pid != (pid_t)t->pid)
         return false;
     kill(-(pid_t)t->pid, SIGKILL);
     if (waitpid((pid_t)t->pid, st, 0) != (pid_t)t->pid)

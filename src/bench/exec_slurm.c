@@ -1,7 +1,8 @@
 /* SLURM executor: one sbatch job per repetition (--parsable, stdout/stderr
  * into the repetition directory), at most `parallel` in flight, polled with
  * squeue; the final state comes from sacct, or from scontrol when the
- * cluster keeps no accounting. Ctrl-C scancels every job in flight. */
+ * cluster keeps no accounting. Ctrl-C scancels every job in flight. Every
+ * SLURM command is bounded by slurm_options.command_timeout. */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -134,7 +135,8 @@ static int parse_exit_code(const char *s)
 /* Final state of a job no longer in squeue. Returns 0 when the job is known
  * (state PENDING if it is not finished after all), -1 when neither sacct nor
  * scontrol knows it. */
-static int final_state(const pd_bench_run *run, const char *job, pd_task_state *state, int *exit_code, char *raw, size_t rawlen)
+static int final_state(const pd_bench_run *run, const char *job, pd_task_state *state, int *exit_code, char *raw,
+                       size_t rawlen)
 {
     char err[256];
     pd_str out = {0};

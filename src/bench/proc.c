@@ -299,12 +299,6 @@ out:
     return rc;
 }
 
-int pd_proc_run(char *const argv[], pd_str *out, pd_str *errout, double timeout_s, char *err, size_t errlen)
-{
-    pd_proc_opts o = {.out = out, .errout = errout, .timeout_s = timeout_s};
-    return pd_proc_exec(argv, &o, err, errlen);
-}
-
 int pd_proc_call(int (*fn)(void *), void *arg, char *err, size_t errlen)
 {
     fflush(NULL); /* nothing buffered is written twice */

@@ -60,8 +60,6 @@ typedef struct {
  * PD_PROC_INTERRUPTED is returned with err saying so; PD_PROC_ERROR with
  * err when it could not be started. */
 int pd_proc_exec(char *const argv[], const pd_proc_opts *o, char *err, size_t errlen);
-/* The same with captured output and a timeout. */
-int pd_proc_run(char *const argv[], pd_str *out, pd_str *errout, double timeout_s, char *err, size_t errlen);
 
 /* Runs fn(arg) in a forked child (its own process group, default signal
  * handling) and waits for it as pd_proc_exec does: fn's return value as the

@@ -230,7 +230,7 @@ out:
 
 const char *pd_bench_task_script(const pd_bench_run *run, const pd_bench_task *t)
 {
-    return run->script_files ? run->script_files[t->script_idx] : run->script_file;
+    return run->script_files[t->script_idx];
 }
 
 /* Metrics of a succeeded repetition. A parser script past benchmark.timeout,
@@ -315,9 +315,11 @@ static void run_post(pd_bench_run *run, pd_bench_task *t)
 void pd_bench_task_status(pd_bench_run *run, const pd_bench_task *t)
 {
     /* --resume trusts this file: say when it could not be kept current */
-    if (pd_bench_write_status(t, run->executor_name) != 0 && ++run->unsaved_status)
+    if (pd_bench_write_status(t, run->executor_name) != 0) {
+        run->unsaved_status++;
         fprintf(stderr, "paddiser bench: warning: cannot write %s/__iops_status.json: %s\n", t->dir,
                 strerror(errno));
+    }
 }
 
 void pd_bench_task_started(pd_bench_run *run, pd_bench_task *t)
@@ -681,7 +683,6 @@ int pd_bench_main(const pd_bench_options *opt)
     }
     run->quiet = opt->quiet;
     run->executor_name = cfg->executor == PD_EXEC_SLURM ? "slurm" : "local";
-    snprintf(run->script_file, sizeof run->script_file, "run_%s.sh", cfg->script.name);
 
     /* Which run directory */
     if (opt->resume) {
@@ -873,7 +874,9 @@ int pd_bench_main(const pd_bench_options *opt)
     for (size_t k = 0; k < run->ntasks; k++) {
         pd_bench_task *t = &run->tasks[k];
         if (pd_proc_poll_interrupt()) {
-            fprintf(stderr, "paddiser bench: interrupted while preparing %s; nothing was run\n", run->run_dir);
+            fprintf(stderr, "paddiser bench: interrupted while preparing %s, before any repetition started; "
+                            "resume with: paddiser bench %s --resume %s\n",
+                    run->run_dir, opt->config_path, run->run_dir);
             status = pd_proc_interrupt_status();
             goto out;
         }

@@ -57,7 +57,6 @@ typedef struct pd_bench_run {
     pd_bench_config cfg;
     pd_bench_matrix matrix;
     char run_dir[PATH_MAX];
-    char script_file[NAME_MAX + 1]; /* run_<script>.sh of the first script */
     char **script_files;            /* run_<script>.sh of each script (pd_bench_script_at order) */
     char *python_parser;            /* run_dir/__iops_parser.py when a parser_script is set */
     char **extra_python_parsers;    /* scripts[1..]: run_dir/__iops_parser_<name>.py, or NULL */
@@ -79,8 +78,7 @@ int pd_bench_main(const pd_bench_options *opt);
 void pd_bench_task_started(pd_bench_run *run, pd_bench_task *t);
 void pd_bench_task_finished(pd_bench_run *run, pd_bench_task *t);
 
-/* The script file a task runs (run->script_files[t->script_idx], else
- * run->script_file). */
+/* The script file a task runs: run_<script>.sh. */
 const char *pd_bench_task_script(const pd_bench_run *run, const pd_bench_task *t);
 
 /* Writes the repetition's __iops_status.json. */

@@ -2,7 +2,8 @@
 # The SLURM executor against stub sbatch/squeue/sacct/scontrol/scancel on
 # PATH (the real single-node SLURM runs in `make check-slurm`): the sbatch
 # command line, polling to the final state, the scontrol fallback when sacct
-# has no accounting, failures, and scancel on Ctrl-C.
+# has no accounting, failures, scancel on Ctrl-C, benchmark.timeout as the
+# job's time limit, and SLURM commands that hang (issue #13, item 9).
 set -eu
 BUILD=${BUILD:-build}
 PD=$(cd "$BUILD" && pwd)/paddiser
@@ -27,7 +28,11 @@ for a in "$@"; do
         --*) ;; *) script=$a;;
     esac
 done
-( cd "$dir" && SLURM_JOB_ID=$n bash "$script" >"$out" 2>"$err"; echo $? >"$STUB_JOBS/$n.rc" ) </dev/null >/dev/null 2>&1 &
+# a session of its own, as a real job: paddiser kills what sbatch leaves in its
+# group, so sbatch returns once the job has left it
+setsid sh -c 'touch "$STUB_JOBS/$2.started"; cd "$1" && SLURM_JOB_ID=$2 bash "$3" >"$4" 2>"$5"; echo $? >"$STUB_JOBS/$2.rc"' \
+    job "$dir" "$n" "$script" "$out" "$err" </dev/null >/dev/null 2>&1 &
+until [ -e "$STUB_JOBS/$n.started" ]; do sleep 0.01; done
 echo $! >"$STUB_JOBS/$n.pid"
 echo "$n;cluster"
 EOF
@@ -43,7 +48,7 @@ cat >"$T/bin/sacct" <<'EOF'
 [ -z "${STUB_NO_ACCOUNTING:-}" ] || { echo "sacct: error: Slurm accounting storage is disabled" >&2; exit 1; }
 id=$(echo "$*" | sed 's/.*-j //')
 rc=$(cat "$STUB_JOBS/$id.rc")
-if [ "$rc" -eq 0 ]; then echo "$id|COMPLETED|0:0"; else echo "$id|FAILED|$rc:0"; fi
+if [ "$rc" -eq 0 ]; then echo "$id|COMPLETED|0:0"; elif [ "$rc" -eq 99 ]; then echo "$id|TIMEOUT|0:15"; else echo "$id|FAILED|$rc:0"; fi
 EOF
 cat >"$T/bin/scontrol" <<'EOF'
 #!/bin/sh
@@ -59,6 +64,7 @@ kill "$(cat "$STUB_JOBS/$1.pid")" 2>/dev/null; pkill -P "$(cat "$STUB_JOBS/$1.pi
 echo 143 >"$STUB_JOBS/$1.rc"
 EOF
 chmod +x "$T/bin/"*
+cp "$T/bin/sbatch" "$T/sbatch.job"
 export PATH="$T/bin:$PATH"
 
 cat >"$T/study.yaml" <<'EOF'
@@ -110,7 +116,7 @@ rc=0; "$PD" bench study.yaml -q >/dev/null 2>err.log || rc=$?
 cat >bin/sbatch <<'EOF'
 #!/bin/sh
 n=$(($(cat "$STUB_JOBS/next" 2>/dev/null || echo 100) + 1)); echo $n >"$STUB_JOBS/next"
-sleep 30 </dev/null >/dev/null 2>&1 & echo $! >"$STUB_JOBS/$n.pid"
+setsid sleep 30 </dev/null >/dev/null 2>&1 & echo $! >"$STUB_JOBS/$n.pid"
 echo "$n"
 EOF
 rm -f jobs/scancel.log
@@ -126,4 +132,45 @@ rc=0; wait $pid || rc=$?
 [ "$(wc -l <jobs/scancel.log)" -eq 2 ] || fail "scancel calls: $(cat jobs/scancel.log 2>/dev/null)"
 grep -q '"status": "cancelled"' wd/run_004/exec_0001/repetition_001/__iops_status.json || fail "not cancelled"
 grep -q '"status": "pending"' wd/run_004/exec_0003/repetition_001/__iops_status.json || fail "exec_0003 should be pending"
+
+# benchmark.timeout: the job's time limit (the study above sets its own with
+# #SBATCH --time, and got none); a job ending TIMEOUT is timed out
+cp sbatch.job bin/sbatch
+cat >limit.yaml <<'EOF'
+benchmark:
+  name: limit
+  workdir: ./wd_limit
+  executor: slurm
+  timeout: 90
+  slurm_options: {poll_interval: 0.1, command_timeout: 1}
+vars:
+  x: {type: int, sweep: {mode: list, values: [1, 2]}}
+command: {template: "true"}
+scripts:
+  - name: sj
+    script_template: |
+      #!/bin/bash
+      [ {{ x }} -ne 2 ] || exit 99
+EOF
+rm -f jobs/sbatch.log
+rc=0; "$PD" bench limit.yaml -q >out.log 2>err.log || rc=$?
+[ "$rc" -eq 1 ] || { cat err.log; fail "TIMEOUT job: exit $rc, want 1"; }
+grep -q -- "--time=1:30 $T/wd_limit/run_001/exec_0001/repetition_001/run_sj.sh\$" jobs/sbatch.log ||
+    fail "no --time=1:30 from benchmark.timeout: $(cat jobs/sbatch.log)"
+grep -q '"status": "timed_out"' wd_limit/run_001/exec_0002/repetition_001/__iops_status.json || fail "TIMEOUT not timed_out"
+grep -q "1/2 repetitions succeeded, 1 failed (1 timed out)" out.log || fail "totals: $(cat out.log)"
+
+# squeue that hangs: stopped after slurm_options.command_timeout and named;
+# the final states still come from sacct
+printf '#!/bin/sh\nsleep 30\n' >bin/squeue
+rc=0; "$PD" bench limit.yaml -q >/dev/null 2>err.log || rc=$?
+[ "$rc" -eq 1 ] || { cat err.log; fail "hung squeue: exit $rc, want 1"; }
+grep -q "squeue did not finish within 1 s: stopped (SIGTERM, then SIGKILL) (benchmark.slurm_options.command_timeout)" err.log ||
+    fail "hung squeue not named: $(cat err.log)"
+grep -q '"status": "succeeded"' wd_limit/run_002/exec_0001/repetition_001/__iops_status.json || fail "hung squeue: state"
+# sbatch that hangs fails its repetition, saying so
+printf '#!/bin/sh\nsleep 30\n' >bin/sbatch
+rc=0; "$PD" bench limit.yaml -q >/dev/null 2>err.log || rc=$?
+[ "$rc" -eq 1 ] && grep -q "sbatch failed for exec_0001 rep 1: sbatch did not finish within 1 s" err.log ||
+    { cat err.log; fail "hung sbatch: exit $rc"; }
 echo "bench_slurm_stub: ok"

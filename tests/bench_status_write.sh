@@ -1,8 +1,9 @@
 #!/bin/sh
 # paddiser bench when a repetition's files cannot be written at the end:
 # --resume trusts __iops_status.json, so a status that cannot be updated is
-# a warning naming the file (and so are post_stdout/post_stderr), never a
-# silent success. The script replaces those files by directories, so the
+# a warning naming the file, never a silent success; a post_stdout that
+# cannot be created fails the repetition (the post script's output goes
+# there as it runs), naming the file. The script replaces those files by directories, so the
 # final writes fail whoever runs the test (root included).
 set -eu
 BUILD=${BUILD:-build}
@@ -33,10 +34,13 @@ scripts:
         echo post
 EOF
 cd "$T"
-"$PD" bench study.yaml >"$T/out" 2>"$T/err" || true
+rc=0; "$PD" bench study.yaml >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" -eq 1 ] || fail "exit $rc, want 1: $(cat "$T/err")"
 grep -q 'warning: cannot write .*exec_0001/repetition_001/__iops_status.json' "$T/err" ||
     fail "no warning for the status file: $(cat "$T/err")"
-grep -q 'warning: cannot write .*exec_0001/repetition_001/post_stdout' "$T/err" ||
-    fail "no warning for post_stdout: $(cat "$T/err")"
-[ -f "$T/wd/run_001/exec_0001/repetition_001/post_stderr" ] || fail "post_stderr not written"
+grep -q 'post_s.sh failed (cannot create .*exec_0001/repetition_001/post_stdout: Is a directory)' "$T/err" ||
+    fail "post_stdout not named: $(cat "$T/err")"
+grep -q '0/1 repetitions succeeded, 1 failed' "$T/out" || fail "the repetition did not fail: $(cat "$T/out")"
+grep -q 'a repetition whose status file was not written runs again on --resume' "$T/err" ||
+    fail "the unsaved status not counted: $(cat "$T/err")"
 echo "bench_status_write: ok"

@@ -463,7 +463,7 @@ static void test_metrics_python_parser(void **state)
     assert_int_equal(pd_metrics_parse_file_ctx(data, ctxp, NULL,
                                                "{\"vars\": {\"nodes\": 2}, \"env\": {\"U\": \"MB\"}, "
                                                "\"execution_id\": \"7\", \"repetition\": 3}",
-                                               names, 2, v, err, sizeof err),
+                                               0, names, 2, v, err, sizeof err),
                      2);
     assert_string_equal(v[0], "170.0");
     assert_string_equal(v[1], "MB73True");
@@ -481,16 +481,17 @@ static void test_slurm_helpers(void **state)
     (void)state;
     assert_int_equal(pd_slurm_state("COMPLETED"), PD_TASK_SUCCEEDED);
     assert_int_equal(pd_slurm_state("FAILED"), PD_TASK_FAILED);
-    assert_int_equal(pd_slurm_state("TIMEOUT"), PD_TASK_FAILED);
+    assert_int_equal(pd_slurm_state("TIMEOUT"), PD_TASK_TIMED_OUT);
     assert_int_equal(pd_slurm_state("OUT_OF_MEMORY"), PD_TASK_FAILED);
     assert_int_equal(pd_slurm_state("CANCELLED"), PD_TASK_CANCELLED);
     assert_int_equal(pd_slurm_state("RUNNING"), PD_TASK_PENDING);
     assert_int_equal(pd_slurm_state("COMPLETING"), PD_TASK_PENDING);
     pd_bench_run run = {0};
     run.cfg.script.name = "ior";
-    snprintf(run.script_file, sizeof run.script_file, "run_ior.sh");
-    pd_bench_task t = {.exec_id = 3, .repetition = 2};
-    snprintf(t.dir, sizeof t.dir, "/w/run_001/exec_0003/repetition_002");
+    char script[] = "run_ior.sh", *scripts[] = {script};
+    run.script_files = scripts;
+    char rep_dir[PATH_MAX] = "/w/run_001/exec_0003/repetition_002";
+    pd_bench_task t = {.exec_id = 3, .repetition = 2, .dir = rep_dir};
     char **argv = pd_slurm_submit_argv(&run, &t);
     const char *want[] = {"sbatch", "--parsable", "--job-name=ior_exec_0003_r2",
                           "--chdir=/w/run_001/exec_0003/repetition_002",
@@ -501,6 +502,28 @@ static void test_slurm_helpers(void **state)
         assert_string_equal(argv[i], want[i]);
     assert_null(argv[7]);
     pd_free_argv(argv);
+
+    /* benchmark.timeout becomes the job's limit (minutes:seconds, rounded
+     * up), unless the script's #SBATCH header sets one */
+    char dir[] = "/tmp/pd-test-slurm-XXXXXX", path[PATH_MAX];
+    assert_non_null(mkdtemp(dir));
+    snprintf(rep_dir, sizeof rep_dir, "%s", dir);
+    snprintf(path, sizeof path, "%s/run_ior.sh", dir);
+    run.cfg.timeout_s = 89.5;
+    const char *plain = "#!/bin/bash\n#SBATCH -N 1\nior\n", *limited = "#!/bin/bash\n#SBATCH  -t 10\nior\n";
+    assert_int_equal(pd_write_file(path, plain, strlen(plain)), 0);
+    argv = pd_slurm_submit_argv(&run, &t);
+    assert_string_equal(argv[6], "--time=1:30");
+    assert_string_equal(argv[7], path);
+    assert_null(argv[8]);
+    pd_free_argv(argv);
+    assert_int_equal(pd_write_file(path, limited, strlen(limited)), 0);
+    argv = pd_slurm_submit_argv(&run, &t);
+    assert_string_equal(argv[6], path);
+    assert_null(argv[7]);
+    pd_free_argv(argv);
+    unlink(path);
+    rmdir(dir);
 }
 
 static void test_iops_compat_errors_name_line_and_key(void **state)

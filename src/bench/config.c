@@ -213,6 +213,18 @@ static bool get_double(ctx *c, const yaml_node_t *n, const char *key, double *ou
     return true;
 }
 
+/* A duration in seconds (> 0, at most a year) into *out when n is given. */
+static void get_seconds(ctx *c, const yaml_node_t *n, const char *key, double *out)
+{
+    double d;
+    if (!n || !get_double(c, n, key, &d))
+        return;
+    if (!(d > 0 && d <= 366 * 86400.0))
+        err_at(c, node_line(n), key, "must be a number of seconds > 0 (at most a year), found %g", d);
+    else
+        *out = d;
+}
+
 /* A template/expression text; block scalars start on the line after the
  * indicator. */
 static bool get_text(ctx *c, const yaml_node_t *n, const char *key, pd_cfg_text *out)
@@ -475,7 +487,7 @@ static void parse_benchmark(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
     if (!want_mapping(c, n, "benchmark"))
         return;
     static const char *known[] = {"name", "description", "workdir", "repetitions", "executor", "parallel",
-                                  "probes", "search_method", "slurm_options", "random_config", "random_seed", NULL};
+                                  "probes", "search_method", "slurm_options", "random_config", "random_seed", "timeout", NULL};
     static const char *ignored[] = {"cache_file", "cache_exclude_vars", "report_vars", "max_core_hours", "cores_expr",
                                     "estimated_time_seconds", "create_folders_upfront", "exhaustive_vars",
                                     "track_executions", "bayesian_config", NULL};
@@ -551,7 +563,7 @@ static void parse_benchmark(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
         err_at(c, rc ? node_line(rc) : key_line(c, n, "search_method"), "benchmark.random_config",
                "search_method random needs random_config.n_samples or random_config.percentage");
     if ((v = map_get(c, n, "slurm_options")) && want_mapping(c, v, "benchmark.slurm_options")) {
-        static const char *sk[] = {"poll_interval", NULL};
+        static const char *sk[] = {"poll_interval", "command_timeout", NULL};
         static const char *si[] = {"commands", "allocation", NULL};
         check_keys(c, v, "benchmark.slurm_options", sk, si);
         const yaml_node_t *pi = map_get(c, v, "poll_interval");
@@ -562,7 +574,10 @@ static void parse_benchmark(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
             else
                 cfg->poll_interval_s = d;
         }
+        get_seconds(c, map_get(c, v, "command_timeout"), "benchmark.slurm_options.command_timeout",
+                    &cfg->slurm_command_timeout_s);
     }
+    get_seconds(c, map_get(c, n, "timeout"), "benchmark.timeout", &cfg->timeout_s);
     if ((v = map_get(c, n, "probes"))) {
         parse_probes(c, v, cfg);
         cfg->probes.line = key_line(c, n, "probes");
@@ -1168,7 +1183,8 @@ static void parse_command(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
 int pd_bench_config_parse(const char *text, const char *name, const char *dir, pd_bench_config *cfg,
                           pd_str *errors, pd_str *warnings)
 {
-    *cfg = (pd_bench_config){.repetitions = 1, .parallel = 1, .executor = PD_EXEC_LOCAL, .poll_interval_s = 1.0};
+    *cfg = (pd_bench_config){.repetitions = 1, .parallel = 1, .executor = PD_EXEC_LOCAL, .poll_interval_s = 1.0,
+                            .slurm_command_timeout_s = 60};
     cfg->probes.interval_s = 1.0;
     cfg->path = pd_strdup(name);
     ctx c = {.file = name, .dir = dir, .errors = errors, .warnings = warnings};

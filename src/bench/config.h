@@ -68,6 +68,8 @@ typedef struct {
     int parallel;
     pd_executor_kind executor;
     double poll_interval_s; /* benchmark.slurm_options.poll_interval (default 1) */
+    double timeout_s;       /* benchmark.timeout: bound of a script, its post script, its parser (0: none) */
+    double slurm_command_timeout_s; /* benchmark.slurm_options.command_timeout: sbatch, squeue, ... (default 60) */
     struct {
         bool cpu, gpu, io;
         double interval_s;

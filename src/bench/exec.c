@@ -12,15 +12,15 @@ int pd_exec_run(pd_bench_run *run, int parallel, const pd_executor *ex)
     for (;;) {
         if (pd_proc_poll_interrupt()) {
             ex->cancel(run, ex->ctx);
-            return 130;
+            return pd_proc_interrupt_status();
         }
-        while (running < parallel && next < run->ntasks) {
+        while (running < parallel && next < run->ntasks && !pd_proc_interrupted()) {
             pd_bench_task *t = &run->tasks[next++];
             if (t->state != PD_TASK_PENDING)
                 continue;
             pd_bench_task_started(run, t);
             if (ex->start(run, t, ex->ctx) != 0) {
-                t->state = PD_TASK_FAILED;
+                t->state = pd_proc_interrupted() ? PD_TASK_CANCELLED : PD_TASK_FAILED;
                 pd_bench_task_finished(run, t);
                 continue;
             }

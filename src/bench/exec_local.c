@@ -1,6 +1,7 @@
 /* Local executor: `bash run_<script>.sh` in each repetition directory, with
  * stdout/stderr files, up to `parallel` at once. Each child leads its own
- * process group so a cancel reaches everything the script started. */
+ * process group so a cancel, a timeout or the end of the script reaches
+ * everything the script started. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -16,6 +17,8 @@
 static pid_t start_task(const pd_bench_run *run, const pd_bench_task *t)
 {
     pid_t pid = fork();
+    if (pid > 0)
+        setpgid(pid, pid); /* also here: the group exists before any kill of it */
     if (pid != 0)
         return pid;
     pd_proc_child_reset();
@@ -44,13 +47,22 @@ static pid_t start_task(const pd_bench_run *run, const pd_bench_task *t)
 }
 
 /* true when t's child has ended: *st is its wait status, or -1 when it was
- * gone already (ECHILD: nothing is left to wait for, never wait forever). */
+ * gone already (ECHILD: nothing is left to wait for, never wait forever).
+ * What the script left running in its process group is killed first, while
+ * the unreaped child still holds the group's id. */
 static bool child_ended(pd_bench_task *t, int *st)
 {
-    pid_t r = waitpid((pid_t)t->pid, st, WNOHANG);
-    if (r < 0 && errno == ECHILD)
+    siginfo_t si = {0};
+    if (waitid(P_PID, (id_t)t->pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0) {
+        *st = -1; /* ECHILD: not ours to wait for, nor its group to kill */
+        return true;
+    }
+    if (si.si_pid != (pid_t)t->pid)
+        return false;
+    kill(-(pid_t)t->pid, SIGKILL);
+    if (waitpid((pid_t)t->pid, st, 0) != (pid_t)t->pid)
         *st = -1;
-    return r == (pid_t)t->pid || (r < 0 && errno == ECHILD);
+    return true;
 }
 
 static bool is_running(const pd_bench_task *t) { return t->state == PD_TASK_RUNNING && t->pid > 0; }
@@ -61,15 +73,23 @@ static void cancel_running(pd_bench_run *run, void *ctx)
         if (is_running(&run->tasks[k]))
             kill(-(pid_t)run->tasks[k].pid, SIGTERM);
     /* Give scripts a moment to run their exit traps, then force. */
-    for (int i = 0; i < 30; i++) {
-        bool any = false;
+    double until = pd_monotonic() + PD_PROC_GRACE_S;
+    for (;;) {
+        bool any = false, late = pd_monotonic() >= until;
         for (size_t k = 0; k < run->ntasks; k++) {
             pd_bench_task *t = &run->tasks[k];
             int st;
             if (!is_running(t))
                 continue;
-            if (child_ended(t, &st)) {
-                kill(-(pid_t)t->pid, SIGKILL); /* stragglers of the group */
+            bool ended = late;
+            if (late) {
+                kill(-(pid_t)t->pid, SIGKILL);
+                if (waitpid((pid_t)t->pid, &st, 0) != (pid_t)t->pid)
+                    st = -1;
+            } else {
+                ended = child_ended(t, &st);
+            }
+            if (ended) {
                 t->pid = 0;
                 t->exit_code = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
                 t->state = PD_TASK_CANCELLED;
@@ -80,17 +100,7 @@ static void cancel_running(pd_bench_run *run, void *ctx)
         }
         if (!any)
             return;
-        usleep(100000);
-    }
-    for (size_t k = 0; k < run->ntasks; k++) {
-        pd_bench_task *t = &run->tasks[k];
-        if (is_running(t)) {
-            kill(-(pid_t)t->pid, SIGKILL);
-            waitpid((pid_t)t->pid, NULL, 0);
-            t->pid = 0;
-            t->state = PD_TASK_CANCELLED;
-            pd_bench_task_finished(run, t);
-        }
+        usleep(50000);
     }
 }
 
@@ -102,10 +112,39 @@ static int start_local(pd_bench_run *run, pd_bench_task *t, void *ctx)
         return -1;
     }
     t->pid = pid;
+    t->started_mono = pd_monotonic();
+    t->term_sent = 0;
     return 0;
 }
 
-/* Reaps whatever finished; sleeps until a child exits or Ctrl-C. */
+/* benchmark.timeout: SIGTERM to the group of a task past it, SIGKILL
+ * PD_PROC_GRACE_S later. Returns the seconds until the next such step. */
+static double enforce_timeouts(pd_bench_run *run)
+{
+    double timeout = run->cfg.timeout_s, next = 1.0, now = pd_monotonic();
+    if (timeout <= 0)
+        return next;
+    for (size_t k = 0; k < run->ntasks; k++) {
+        pd_bench_task *t = &run->tasks[k];
+        if (!is_running(t))
+            continue;
+        double left = t->term_sent ? t->term_sent + PD_PROC_GRACE_S - now : t->started_mono + timeout - now;
+        if (left <= 0) {
+            kill(-(pid_t)t->pid, t->term_sent ? SIGKILL : SIGTERM);
+            if (!t->term_sent)
+                t->term_sent = now;
+            left = t->term_sent + PD_PROC_GRACE_S - now;
+            if (left <= 0)
+                left = 0.1; /* SIGKILLed: reaped on the next look */
+        }
+        if (left < next)
+            next = left;
+    }
+    return next;
+}
+
+/* Reaps whatever finished; sleeps until a child exits, a timeout step is
+ * due, or Ctrl-C. */
 static void reap_finished(pd_bench_run *run, int *running, void *ctx)
 {
     bool reaped = false;
@@ -126,12 +165,14 @@ static void reap_finished(pd_bench_run *run, int *running, void *ctx)
             t->exit_code = 128 + WTERMSIG(st);
             t->state = PD_TASK_FAILED;
         }
+        if (t->term_sent) /* whatever it did once the timeout's SIGTERM came */
+            t->state = PD_TASK_TIMED_OUT;
         (*running)--;
         reaped = true;
         pd_bench_task_finished(run, t);
     }
     if (!reaped)
-        pd_proc_wait_signal(1.0);
+        pd_proc_wait_signal(enforce_timeouts(run));
 }
 
 int pd_exec_local(pd_bench_run *run, int parallel)

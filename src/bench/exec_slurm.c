@@ -1,8 +1,11 @@
 /* SLURM executor: one sbatch job per repetition (--parsable, stdout/stderr
  * into the repetition directory), at most `parallel` in flight, polled with
  * squeue; the final state comes from sacct, or from scontrol when the
- * cluster keeps no accounting. Ctrl-C scancels every job in flight. */
+ * cluster keeps no accounting. Ctrl-C scancels every job in flight. Every
+ * SLURM command is bounded by slurm_options.command_timeout. */
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,9 +34,50 @@ static char *fmt(const char *f, ...)
     return pd_str_take(&s);
 }
 
+enum {
+    CALLER_SAYS_WHY = 1, /* the caller prints err itself */
+    CANCELLING = 2       /* scancel after Ctrl-C: not stopped by that Ctrl-C */
+};
+
+/* A SLURM command, bounded by benchmark.slurm_options.command_timeout; one
+ * that hangs is stopped and named (the caller then treats it as failed). */
+static int slurm_cmd(const pd_bench_run *run, char *const argv[], pd_str *out, pd_str *errout, int flags, char *err,
+                     size_t errlen)
+{
+    pd_proc_opts o = {.out = out, .errout = errout, .timeout_s = run->cfg.slurm_command_timeout_s,
+                      .uninterruptible = flags & CANCELLING};
+    err[0] = '\0';
+    int st = pd_proc_exec(argv, &o, err, errlen);
+    if (st == PD_PROC_TIMED_OUT && !(flags & CALLER_SAYS_WHY))
+        fprintf(stderr, "paddiser bench: %s (benchmark.slurm_options.command_timeout)\n", err);
+    return st;
+}
+
+/* true when the script's #SBATCH header sets a time limit (--time, -t) */
+static bool script_sets_time(const char *path)
+{
+    char *text = pd_read_file(path, NULL);
+    bool found = false;
+    for (char *line = text; line && *line && !found;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        if (!strncmp(line, "#SBATCH", 7)) {
+            const char *a = line + 7;
+            a += strspn(a, " \t");
+            /* --time=, --time V, -tV, -t V; not --time-min */
+            found = (!strncmp(a, "--time", 6) && (a[6] == '=' || a[6] == ' ' || a[6] == '\t')) ||
+                    (!strncmp(a, "-t", 2) && !isalpha((unsigned char)a[2]));
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    free(text);
+    return found;
+}
+
 char **pd_slurm_submit_argv(const pd_bench_run *run, const pd_bench_task *t)
 {
-    char **argv = calloc(9, sizeof *argv);
+    char **argv = calloc(10, sizeof *argv);
     if (!argv)
         return NULL;
     char name[128];
@@ -47,8 +91,15 @@ char **pd_slurm_submit_argv(const pd_bench_run *run, const pd_bench_task *t)
     argv[3] = fmt("--chdir=%s", t->dir);
     argv[4] = fmt("--output=%s/%s", t->dir, "stdout");
     argv[5] = fmt("--error=%s/%s", t->dir, "stderr");
-    argv[6] = fmt("%s/%s", t->dir, pd_bench_task_script(run, t));
-    for (int i = 0; i < 7; i++)
+    char *script = fmt("%s/%s", t->dir, pd_bench_task_script(run, t));
+    int n = 6;
+    if (run->cfg.timeout_s > 0 && script && !script_sets_time(script)) {
+        /* SLURM's limit is in minutes: rounded up, it ends the job no sooner */
+        long s = (long)ceil(run->cfg.timeout_s);
+        argv[n++] = fmt("--time=%ld:%02ld", s / 60, s % 60);
+    }
+    argv[n++] = script;
+    for (int i = 0; i < n; i++)
         if (!argv[i]) {
             pd_free_argv(argv);
             return NULL;
@@ -58,12 +109,14 @@ char **pd_slurm_submit_argv(const pd_bench_run *run, const pd_bench_task *t)
 
 pd_task_state pd_slurm_state(const char *state)
 {
-    static const char *failed[] = {"FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE",
+    static const char *failed[] = {"FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE",
                                    "PREEMPTED", "REVOKED", "SPECIAL_EXIT"};
     if (!strcmp(state, "COMPLETED"))
         return PD_TASK_SUCCEEDED;
     if (!strncmp(state, "CANCELLED", 9))
         return PD_TASK_CANCELLED;
+    if (!strcmp(state, "TIMEOUT"))
+        return PD_TASK_TIMED_OUT;
     for (size_t i = 0; i < PD_ARRAY_LEN(failed); i++)
         if (!strcmp(state, failed[i]))
             return PD_TASK_FAILED;
@@ -82,12 +135,13 @@ static int parse_exit_code(const char *s)
 /* Final state of a job no longer in squeue. Returns 0 when the job is known
  * (state PENDING if it is not finished after all), -1 when neither sacct nor
  * scontrol knows it. */
-static int final_state(const char *job, pd_task_state *state, int *exit_code, char *raw, size_t rawlen)
+static int final_state(const pd_bench_run *run, const char *job, pd_task_state *state, int *exit_code, char *raw,
+                       size_t rawlen)
 {
     char err[256];
     pd_str out = {0};
     char *sacct[] = {"sacct", "-n", "-X", "-P", "-o", "JobID,State,ExitCode", "-j", (char *)job, NULL};
-    if (pd_proc_run(sacct, &out, NULL, err, sizeof err) == 0 && out.data) {
+    if (slurm_cmd(run, sacct, &out, NULL, 0, err, sizeof err) == 0 && out.data) {
         char *save = NULL;
         for (char *line = strtok_r(out.data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
             char *f1 = strchr(line, '|');
@@ -109,7 +163,7 @@ static int final_state(const char *job, pd_task_state *state, int *exit_code, ch
     }
     pd_str_free(&out);
     char *scontrol[] = {"scontrol", "-o", "show", "job", (char *)job, NULL};
-    if (pd_proc_run(scontrol, &out, NULL, err, sizeof err) == 0 && out.data) {
+    if (slurm_cmd(run, scontrol, &out, NULL, 0, err, sizeof err) == 0 && out.data) {
         char *js = strstr(out.data, "JobState="), *ec = strstr(out.data, " ExitCode=");
         if (js) {
             char st[64];
@@ -134,7 +188,7 @@ static void cancel_all(pd_bench_run *run, void *ctx)
             continue;
         char err[256];
         char *argv[] = {"scancel", t->job_id, NULL};
-        if (pd_proc_run(argv, NULL, NULL, err, sizeof err) != 0)
+        if (slurm_cmd(run, argv, NULL, NULL, CALLER_SAYS_WHY | CANCELLING, err, sizeof err) != 0)
             fprintf(stderr, "paddiser bench: scancel %s failed%s%s\n", t->job_id, err[0] ? ": " : "", err);
         t->state = PD_TASK_CANCELLED;
         pd_bench_task_finished(run, t);
@@ -148,7 +202,7 @@ static int submit(pd_bench_run *run, pd_bench_task *t)
         return -1;
     pd_str out = {0}, errout = {0};
     char err[256] = "";
-    int st = pd_proc_run(argv, &out, &errout, err, sizeof err);
+    int st = slurm_cmd(run, argv, &out, &errout, CALLER_SAYS_WHY, err, sizeof err);
     pd_free_argv(argv);
     char *id = out.data ? pd_trim(out.data) : NULL;
     if (id) {
@@ -182,11 +236,11 @@ static void poll_jobs(pd_bench_run *run, int *running)
     pd_str out = {0};
     char err[256];
     char *argv[] = {"squeue", "-h", "-o", "%i %T", "-j", ids.data, NULL};
-    int st = pd_proc_run(argv, &out, NULL, err, sizeof err);
+    int st = slurm_cmd(run, argv, &out, NULL, 0, err, sizeof err);
     pd_str_free(&ids);
     for (size_t k = 0; k < run->ntasks; k++) {
         pd_bench_task *t = &run->tasks[k];
-        if (t->state != PD_TASK_RUNNING || !t->job_id[0])
+        if (t->state != PD_TASK_RUNNING || !t->job_id[0] || pd_proc_interrupted())
             continue;
         bool listed_active = false;
         if (st == 0 && out.data) {
@@ -206,7 +260,7 @@ static void poll_jobs(pd_bench_run *run, int *running)
         pd_task_state fs = PD_TASK_PENDING;
         int code = -1;
         char raw[64] = "";
-        if (final_state(t->job_id, &fs, &code, raw, sizeof raw) != 0) {
+        if (final_state(run, t->job_id, &fs, &code, raw, sizeof raw) != 0) {
             /* squeue does not list it and neither sacct nor scontrol knows it:
              * give the controller a few polls (it may be restarting), then
              * count the job as lost. */

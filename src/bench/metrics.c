@@ -1,10 +1,12 @@
 #include "bench/metrics.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench/expr.h"
@@ -109,12 +111,70 @@ static const char *py_wrapper =
 int pd_metrics_parse_file(const char *path, const char *python_parser, const char *log_path,
                           const char *const *names, size_t n, char **values, char *err, size_t errlen)
 {
-    return pd_metrics_parse_file_ctx(path, python_parser, log_path, NULL, names, n, values, err, errlen);
+    return pd_metrics_parse_file_ctx(path, python_parser, log_path, NULL, 0, names, n, values, err, errlen);
+}
+
+/* The last line of what a parser wrote on stderr: the end of the log file
+ * (read from its tail only), or of the captured text. */
+static void last_line(const char *log_path, pd_str *errout, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (log_path) {
+        int fd = open(log_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fd >= 0 && fstat(fd, &st) == 0) {
+            off_t from = st.st_size > (off_t)len - 1 ? st.st_size - (off_t)len + 1 : 0;
+            ssize_t got = pread(fd, buf, len - 1, from);
+            buf[got > 0 ? got : 0] = '\0';
+        }
+        if (fd >= 0)
+            close(fd);
+    } else if (errout->data) {
+        snprintf(buf, len, "%s", errout->data);
+    }
+    char *tail = pd_trim(buf), *nl = strrchr(tail, '\n');
+    memmove(buf, nl ? nl + 1 : tail, strlen(nl ? nl + 1 : tail) + 1);
+}
+
+/* What parse() returns is read into memory up to this size; its stderr goes
+ * to the log file as it comes. */
+#define PARSER_MAX_OUTPUT (64u << 20)
+
+static int run_python_parser(const char *py, const char *path, const char *python_parser, const char *log_path,
+                             const char *context_json, double timeout_s, const char *const *names, size_t n,
+                             char **values, char *err, size_t errlen)
+{
+    char *argv[] = {(char *)py, "-c", (char *)py_wrapper, (char *)python_parser, (char *)path,
+                    (char *)(context_json ? context_json : "{}"), NULL};
+    pd_str out = {0}, errout = {0};
+    pd_proc_opts o = {.out = &out, .err_path = log_path, .errout = log_path ? NULL : &errout,
+                      .max_capture = PARSER_MAX_OUTPUT + 1, .timeout_s = timeout_s};
+    int st = pd_proc_exec(argv, &o, err, errlen);
+    struct stat ls;
+    if (log_path && lstat(log_path, &ls) == 0 && S_ISREG(ls.st_mode) && ls.st_size == 0)
+        unlink(log_path); /* kept only when the parser wrote something */
+    int rc;
+    if (st > 0) {
+        char last[512];
+        last_line(log_path, &errout, last, sizeof last);
+        snprintf(err, errlen, "parser_script failed (exit %d): %s", st, last);
+        rc = -1;
+    } else if (st == 0 && out.len > PARSER_MAX_OUTPUT) {
+        snprintf(err, errlen, "parser_script: parse() returned more than %u MiB", PARSER_MAX_OUTPUT >> 20);
+        rc = -1;
+    } else if (st == 0) {
+        rc = (int)pd_metrics_from_text(out.data ? out.data : "{}", names, n, values);
+    } else {
+        rc = st; /* could not start (err), timed out or interrupted (err says which) */
+    }
+    pd_str_free(&out);
+    pd_str_free(&errout);
+    return rc;
 }
 
 int pd_metrics_parse_file_ctx(const char *path, const char *python_parser, const char *log_path,
-                              const char *context_json, const char *const *names, size_t n, char **values, char *err,
-                              size_t errlen)
+                              const char *context_json, double timeout_s, const char *const *names, size_t n,
+                              char **values, char *err, size_t errlen)
 {
     for (size_t i = 0; i < n; i++)
         values[i] = NULL;
@@ -122,35 +182,14 @@ int pd_metrics_parse_file_ctx(const char *path, const char *python_parser, const
         snprintf(err, errlen, "cannot read metrics file %s: %s", path, strerror(errno));
         return -1;
     }
-    if (python_parser) {
-        char *py = pd_find_in_path("python3");
-        if (py) {
-            char *argv[] = {py, "-c", (char *)py_wrapper, (char *)python_parser, (char *)path,
-                            (char *)(context_json ? context_json : "{}"), NULL};
-            pd_str out = {0}, errout = {0};
-            int st = pd_proc_run(argv, &out, &errout, err, errlen);
-            free(py);
-            if (log_path && errout.len > 0)
-                pd_write_file(log_path, errout.data, errout.len);
-            if (st != 0) {
-                if (st > 0) {
-                    const char *last = errout.data ? errout.data : "";
-                    char *tail = errout.data ? pd_trim(errout.data) : (char *)"";
-                    char *nl = strrchr(tail, '\n');
-                    last = nl ? nl + 1 : tail;
-                    snprintf(err, errlen, "parser_script failed (exit %d): %s", st, last);
-                }
-                pd_str_free(&out);
-                pd_str_free(&errout);
-                return -1;
-            }
-            size_t found = pd_metrics_from_text(out.data ? out.data : "{}", names, n, values);
-            pd_str_free(&out);
-            pd_str_free(&errout);
-            return (int)found;
-        }
-        /* no python3: fall through to the native reader */
+    char *py = python_parser ? pd_find_in_path("python3") : NULL;
+    if (py) {
+        int rc = run_python_parser(py, path, python_parser, log_path, context_json, timeout_s, names, n, values, err,
+                                   errlen);
+        free(py);
+        return rc;
     }
+    /* no parser script, or no python3: the native reader */
     char *text = pd_read_file(path, NULL);
     if (!text) {
         snprintf(err, errlen, "cannot read metrics file %s: %s", path, pd_read_strerror(errno));

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +29,18 @@ static const char *state_name(pd_task_state s)
     case PD_TASK_SUCCEEDED: return "succeeded";
     case PD_TASK_FAILED: return "failed";
     case PD_TASK_CANCELLED: return "cancelled";
+    case PD_TASK_TIMED_OUT: return "timed_out";
     default: return "pending";
     }
+}
+
+bool pd_task_failed(pd_task_state s) { return s == PD_TASK_FAILED || s == PD_TASK_TIMED_OUT; }
+
+/* A helper (post script, parser) that did not end by itself: the
+ * repetition is timed out, or cancelled by Ctrl-C. */
+static void helper_stopped(pd_bench_task *t, int rc)
+{
+    t->state = rc == PD_PROC_TIMED_OUT ? PD_TASK_TIMED_OUT : PD_TASK_CANCELLED;
 }
 
 int pd_bench_write_status(const pd_bench_task *t, const char *executor)
@@ -219,9 +230,11 @@ out:
 
 const char *pd_bench_task_script(const pd_bench_run *run, const pd_bench_task *t)
 {
-    return t->script_file[0] ? t->script_file : run->script_file;
+    return run->script_files[t->script_idx];
 }
 
+/* Metrics of a succeeded repetition. A parser script past benchmark.timeout,
+ * or stopped by Ctrl-C, ends the repetition timed out or cancelled. */
 static void parse_task_metrics(pd_bench_run *run, pd_bench_task *t)
 {
     const pd_bench_config *cfg = &run->cfg;
@@ -240,9 +253,12 @@ static void parse_task_metrics(pd_bench_run *run, pd_bench_task *t)
     const char *py = t->script_idx == 0 ? run->python_parser
                      : run->extra_python_parsers ? run->extra_python_parsers[t->script_idx - 1]
                                                  : NULL;
-    int found = pd_metrics_parse_file_ctx(t->parser_file, py, log, t->parser_context,
+    int found = pd_metrics_parse_file_ctx(t->parser_file, py, log, t->parser_context, cfg->timeout_s,
                                           (const char *const *)sc->metrics, sc->nmetrics, mine, err, sizeof err);
-    if (found < 0)
+    if (found == PD_PROC_TIMED_OUT || found == PD_PROC_INTERRUPTED) {
+        fprintf(stderr, "paddiser bench: exec_%04d rep %d: %s\n", t->exec_id, t->repetition, err);
+        helper_stopped(t, found);
+    } else if (found < 0)
         fprintf(stderr, "paddiser bench: warning: exec_%04d rep %d: %s\n", t->exec_id, t->repetition, err);
     else if ((size_t)found < sc->nmetrics) {
         pd_str missing = {0};
@@ -267,40 +283,43 @@ static void parse_task_metrics(pd_bench_run *run, pd_bench_task *t)
 }
 
 /* post.script: `bash post_<script>.sh` in the repetition directory once the
- * script succeeded (output in post_stdout/post_stderr); its failure fails
- * the repetition, as in IOPS. */
+ * script succeeded, its output written straight to post_stdout/post_stderr;
+ * its failure fails the repetition, as in IOPS. It gets benchmark.timeout. */
 static void run_post(pd_bench_run *run, pd_bench_task *t)
 {
     const pd_bench_script *sc = pd_bench_script_at(&run->cfg, t->script_idx);
-    char file[NAME_MAX + 16], path[PATH_MAX + 32];
+    char file[NAME_MAX + 16], out[PATH_MAX + 16], errpath[PATH_MAX + 16];
     snprintf(file, sizeof file, "post_%s.sh", sc->name);
-    char *const argv[] = {"bash", "-c", "cd \"$1\" && exec bash \"$2\"", "post", t->dir, file, NULL};
-    pd_str out = {0}, errout = {0};
-    char err[256] = "";
-    int rc = pd_proc_run(argv, &out, &errout, err, sizeof err);
-    const pd_str *outs[] = {&out, &errout};
-    const char *names[] = {"post_stdout", "post_stderr"};
-    for (int i = 0; i < 2; i++) {
-        snprintf(path, sizeof path, "%s/%s", t->dir, names[i]);
-        if (pd_write_file_atomic(path, outs[i]->data ? outs[i]->data : "", outs[i]->len) != 0)
-            fprintf(stderr, "paddiser bench: warning: cannot write %s: %s\n", path, strerror(errno));
+    snprintf(out, sizeof out, "%s/post_stdout", t->dir);
+    snprintf(errpath, sizeof errpath, "%s/post_stderr", t->dir);
+    char *const argv[] = {"bash", file, NULL};
+    pd_proc_opts o = {.cwd = t->dir, .out_path = out, .err_path = errpath, .timeout_s = run->cfg.timeout_s};
+    char err[PATH_MAX + 64] = "";
+    int rc = pd_proc_exec(argv, &o, err, sizeof err);
+    if (rc == 0)
+        return;
+    if (rc == PD_PROC_TIMED_OUT || rc == PD_PROC_INTERRUPTED) {
+        fprintf(stderr, "paddiser bench: exec_%04d rep %d: %s: %s\n", t->exec_id, t->repetition, file, err);
+        helper_stopped(t, rc);
+        return;
     }
-    pd_str_free(&out);
-    pd_str_free(&errout);
-    if (rc != 0) {
-        fprintf(stderr, "paddiser bench: exec_%04d rep %d: %s failed (%s%d, see %s/post_stderr)\n", t->exec_id,
-                t->repetition, file, rc < 0 ? err : "exit ", rc < 0 ? 0 : rc, t->dir);
-        t->state = PD_TASK_FAILED;
-        t->exit_code = rc < 0 ? 127 : rc;
-    }
+    if (rc < 0)
+        fprintf(stderr, "paddiser bench: exec_%04d rep %d: %s failed (%s)\n", t->exec_id, t->repetition, file, err);
+    else
+        fprintf(stderr, "paddiser bench: exec_%04d rep %d: %s failed (exit %d, see %s)\n", t->exec_id, t->repetition,
+                file, rc, errpath);
+    t->state = PD_TASK_FAILED;
+    t->exit_code = rc < 0 ? 127 : rc;
 }
 
-void pd_bench_task_status(const pd_bench_run *run, const pd_bench_task *t)
+void pd_bench_task_status(pd_bench_run *run, const pd_bench_task *t)
 {
     /* --resume trusts this file: say when it could not be kept current */
-    if (pd_bench_write_status(t, run->executor_name) != 0)
+    if (pd_bench_write_status(t, run->executor_name) != 0) {
+        run->unsaved_status++;
         fprintf(stderr, "paddiser bench: warning: cannot write %s/__iops_status.json: %s\n", t->dir,
                 strerror(errno));
+    }
 }
 
 void pd_bench_task_started(pd_bench_run *run, pd_bench_task *t)
@@ -318,13 +337,22 @@ void pd_bench_task_finished(pd_bench_run *run, pd_bench_task *t)
         t->end = pd_now();
     if (t->state == PD_TASK_SUCCEEDED && t->has_post)
         run_post(run, t);
-    pd_bench_task_status(run, t);
     if (t->state == PD_TASK_SUCCEEDED)
         parse_task_metrics(run, t);
+    pd_bench_task_status(run, t);
     run->done++;
     if (!run->quiet) {
-        const char *what = t->state == PD_TASK_SUCCEEDED ? "done" : t->state == PD_TASK_CANCELLED ? "cancelled" : "FAILED";
-        if (t->state == PD_TASK_FAILED && t->exit_code >= 0)
+        const char *what = t->state == PD_TASK_SUCCEEDED   ? "done"
+                           : t->state == PD_TASK_CANCELLED ? "cancelled"
+                           : t->state == PD_TASK_TIMED_OUT ? "TIMED OUT"
+                                                           : "FAILED";
+        if (t->state == PD_TASK_TIMED_OUT && run->cfg.timeout_s > 0)
+            fprintf(stderr, "[%zu/%zu] exec_%04d rep %d %s (benchmark.timeout %g s, see %s/stderr)\n", run->done,
+                    run->ntasks, t->exec_id, t->repetition, what, run->cfg.timeout_s, t->dir);
+        else if (t->state == PD_TASK_TIMED_OUT) /* SLURM's own time limit */
+            fprintf(stderr, "[%zu/%zu] exec_%04d rep %d %s (time limit, see %s/stderr)\n", run->done, run->ntasks,
+                    t->exec_id, t->repetition, what, t->dir);
+        else if (t->state == PD_TASK_FAILED && t->exit_code >= 0)
             fprintf(stderr, "[%zu/%zu] exec_%04d rep %d %s (exit %d, see %s/stderr)\n", run->done, run->ntasks,
                     t->exec_id, t->repetition, what, t->exit_code, t->dir);
         else
@@ -496,14 +524,24 @@ static void print_lines(const char *prefix, const char *text)
     }
 }
 
+static void free_script_files(pd_bench_run *run)
+{
+    for (size_t i = 0; run->script_files && i < pd_bench_nscripts(&run->cfg); i++)
+        free(run->script_files[i]);
+    free(run->script_files);
+    run->script_files = NULL;
+}
+
 static void free_run(pd_bench_run *run)
 {
+    free_script_files(run);
     for (size_t i = 0; i < run->ntasks; i++) {
         pd_bench_task *t = &run->tasks[i];
         if (t->values)
             for (size_t k = 0; k < run->cfg.nvars; k++)
                 pd_val_free(&t->values[k]);
         free(t->values);
+        free(t->dir);
         free(t->parser_file);
         free(t->parser_context);
         if (t->metrics)
@@ -576,6 +614,26 @@ static int lock_run_dir(const char *dir)
     return fd;
 }
 
+/* What summary_and_report's exit status says. */
+enum { SR_SUMMARY_WRITTEN = 1, SR_SUMMARY_FAILED = 2, SR_REPORT_FAILED = 4, SR_MAX = 7 };
+
+/* The run summary and the report (run in a child, see pd_proc_call). */
+static int summary_and_report(void *arg)
+{
+    const char *run_dir = arg;
+    char err[512] = "";
+    int src = pd_summary_write(run_dir, err, sizeof err), rc = 0;
+    if (src < 0)
+        fprintf(stderr, "paddiser bench: warning: run summary: %s\n", err);
+    rc |= src == 1 ? SR_SUMMARY_WRITTEN : src < 0 ? SR_SUMMARY_FAILED : 0;
+    err[0] = '\0';
+    if (pd_report_write(run_dir, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "paddiser bench: warning: report: %s\n", err);
+        rc |= SR_REPORT_FAILED;
+    }
+    return rc;
+}
+
 int pd_bench_main(const pd_bench_options *opt)
 {
     pd_bench_run run_s = {0}, *run = &run_s;
@@ -625,7 +683,6 @@ int pd_bench_main(const pd_bench_options *opt)
     }
     run->quiet = opt->quiet;
     run->executor_name = cfg->executor == PD_EXEC_SLURM ? "slurm" : "local";
-    snprintf(run->script_file, sizeof run->script_file, "run_%s.sh", cfg->script.name);
 
     /* Which run directory */
     if (opt->resume) {
@@ -681,8 +738,18 @@ int pd_bench_main(const pd_bench_options *opt)
     probe_binary(probe_bin, sizeof probe_bin);
     run->ntasks = run->matrix.nexecs * (size_t)cfg->repetitions;
     run->tasks = calloc(run->ntasks ? run->ntasks : 1, sizeof *run->tasks);
-    rendered = calloc(run->ntasks ? run->ntasks : 1, sizeof *rendered);
-    if (!run->tasks || !rendered) {
+    /* --dry-run keeps nothing of a rendered repetition: it only checks */
+    rendered = calloc(run->ntasks && !opt->dry_run ? run->ntasks : 1, sizeof *rendered);
+    run->script_files = calloc(pd_bench_nscripts(cfg), sizeof *run->script_files);
+    for (size_t i = 0; run->script_files && i < pd_bench_nscripts(cfg); i++) {
+        pd_str f = {0};
+        pd_str_printf(&f, "run_%s.sh", pd_bench_script_at(cfg, i)->name);
+        if (!(run->script_files[i] = pd_str_take(&f))) {
+            free_script_files(run);
+            break;
+        }
+    }
+    if (!run->tasks || !rendered || !run->script_files) {
         fprintf(stderr, "paddiser bench: out of memory\n");
         goto out;
     }
@@ -693,16 +760,24 @@ int pd_bench_main(const pd_bench_options *opt)
             const pd_bench_exec *ex = &run->matrix.execs[e];
             *t = (pd_bench_task){.exec_idx = e, .exec_id = ex->id, .repetition = r, .exit_code = -1,
                                  .script_idx = ex->script};
-            const pd_bench_script *sc = pd_bench_script_at(cfg, ex->script);
-            snprintf(t->script_file, sizeof t->script_file, "run_%s.sh", sc->name);
-            t->has_post = sc->post.text != NULL;
-            pd_bench_rep_dir(t->dir, sizeof t->dir, run->run_dir, ex->id, r);
+            t->has_post = pd_bench_script_at(cfg, ex->script)->post.text != NULL;
             if (render_errors)
                 continue; /* the same template fails the same way for every repetition */
             pd_bench_rendered rd;
             if (pd_bench_render(cfg, run->run_dir, ex, r, probe_bin, &rd, &errors) != 0) {
                 render_errors++;
                 continue;
+            }
+            if (opt->dry_run) {
+                pd_bench_rendered_free(&rd, cfg->nvars);
+                continue;
+            }
+            char dir[PATH_MAX];
+            pd_bench_rep_dir(dir, sizeof dir, run->run_dir, ex->id, r);
+            if (!(t->dir = pd_strdup(dir))) {
+                pd_bench_rendered_free(&rd, cfg->nvars);
+                fprintf(stderr, "paddiser bench: out of memory\n");
+                goto out;
             }
             t->values = rd.values;
             t->parser_file = rd.parser_file;
@@ -742,7 +817,13 @@ int pd_bench_main(const pd_bench_options *opt)
         goto out;
     }
 
-    /* Lay out the run directory */
+    /* Lay out the run directory. From here on SIGINT/SIGTERM are waited for
+     * (proc.h), so that no parser or script is left behind by a harness that
+     * died of them. */
+    pd_proc_block_signals();
+    /* a file past RLIMIT_FSIZE (a full quota) fails its write with EFBIG,
+     * said and counted like any other failed write, instead of killing us */
+    signal(SIGXFSZ, SIG_IGN);
     size_t skipped = 0;
     if (cfg->nextra_scripts && !(run->extra_python_parsers = calloc(cfg->nextra_scripts, sizeof(char *)))) {
         fprintf(stderr, "paddiser bench: out of memory\n");
@@ -792,9 +873,18 @@ int pd_bench_main(const pd_bench_options *opt)
     }
     for (size_t k = 0; k < run->ntasks; k++) {
         pd_bench_task *t = &run->tasks[k];
+        if (pd_proc_poll_interrupt()) {
+            fprintf(stderr, "paddiser bench: interrupted while preparing %s, before any repetition started; "
+                            "resume with: paddiser bench %s --resume %s\n",
+                    run->run_dir, opt->config_path, run->run_dir);
+            status = pd_proc_interrupt_status();
+            goto out;
+        }
         if (opt->resume && status_succeeded(t->dir)) {
             t->state = PD_TASK_SUCCEEDED;
             parse_task_metrics(run, t);
+            if (t->state != PD_TASK_SUCCEEDED) /* its parser timed out this time */
+                pd_bench_task_status(run, t);
             skipped++;
             continue;
         }
@@ -841,36 +931,45 @@ int pd_bench_main(const pd_bench_options *opt)
     /* results not saved: the run did not succeed, whatever the scripts did */
     int lost = write_results(run) != 0;
     lost |= write_sink(run, sink) != 0;
-    size_t ok = 0, failed = 0, cancelled = 0;
+    lost |= run->unsaved_status > 0;
+    size_t ok = 0, failed = 0, timed_out = 0, cancelled = 0;
     for (size_t k = 0; k < run->ntasks; k++) {
-        ok += run->tasks[k].state == PD_TASK_SUCCEEDED;
-        failed += run->tasks[k].state == PD_TASK_FAILED;
-        cancelled += run->tasks[k].state == PD_TASK_CANCELLED || run->tasks[k].state == PD_TASK_PENDING;
+        pd_task_state st = run->tasks[k].state;
+        ok += st == PD_TASK_SUCCEEDED;
+        failed += pd_task_failed(st);
+        timed_out += st == PD_TASK_TIMED_OUT;
+        cancelled += st == PD_TASK_CANCELLED || st == PD_TASK_PENDING;
     }
-    if (xrc == 130) {
+    if (xrc != 0) {
         fprintf(stderr,
                 "paddiser bench: interrupted: %zu succeeded, %zu failed, %zu cancelled or not started\n"
                 "paddiser bench: resume with: paddiser bench %s --resume %s\n",
                 ok, failed, cancelled, opt->config_path, run->run_dir);
-        status = 130;
+        status = xrc;
         goto out;
     }
-    char err[512];
-    err[0] = '\0';
     char summary[PATH_MAX + 40], report[PATH_MAX + 16];
     /* display only; the run directory was made, so its files' names fit */
     pd_path_join(summary, sizeof summary, run->run_dir, "__iops_resource_summary.csv");
     pd_path_join(report, sizeof report, run->run_dir, "report.html");
-    int src = pd_summary_write(run->run_dir, err, sizeof err);
-    if (src < 0)
-        fprintf(stderr, "paddiser bench: warning: run summary: %s\n", err);
-    err[0] = '\0';
-    int rrc = pd_report_write(run->run_dir, NULL, err, sizeof err);
-    if (rrc != 0)
-        fprintf(stderr, "paddiser bench: warning: report: %s\n", err);
+    /* in a child the harness waits for like any other: Ctrl-C stops it */
+    char err[512] = "";
+    int crc = pd_proc_call(summary_and_report, run->run_dir, err, sizeof err);
+    if (crc < 0 || crc > SR_MAX) {
+        fprintf(stderr, "paddiser bench: %s while writing the run summary and report; write them with: paddiser "
+                        "bench --summarize %s; paddiser report %s\n",
+                crc == PD_PROC_INTERRUPTED ? "interrupted" : crc < 0 ? err : "crashed", run->run_dir, run->run_dir);
+        if (lost)
+            fprintf(stderr, "paddiser bench: the results were not all saved (see above)\n");
+        status = crc == PD_PROC_INTERRUPTED ? pd_proc_interrupt_status() : 1;
+        goto out;
+    }
+    int src = crc & SR_SUMMARY_WRITTEN ? 1 : crc & SR_SUMMARY_FAILED ? -1 : 0, rrc = crc & SR_REPORT_FAILED;
     printf("%s: %zu/%zu repetitions succeeded", cfg->name, ok, run->ntasks);
     if (failed)
         printf(", %zu failed", failed);
+    if (timed_out)
+        printf(" (%zu timed out)", timed_out);
     printf("\nrun directory: %s\nresults: %s/results.csv\n", run->run_dir, run->run_dir);
     char own[PATH_MAX + 16];
     if (sink && (pd_path_join(own, sizeof own, run->run_dir, "results.csv") != 0 || strcmp(sink, own)))
@@ -880,7 +979,8 @@ int pd_bench_main(const pd_bench_options *opt)
     fflush(stdout);
     status = failed || cancelled ? 1 : 0;
     if (lost) {
-        fprintf(stderr, "paddiser bench: the results were not all saved (see above): exit 1\n");
+        fprintf(stderr, "paddiser bench: the results were not all saved (see above%s): exit 1\n",
+                run->unsaved_status ? "; a repetition whose status file was not written runs again on --resume" : "");
         status = 1;
     }
 
@@ -893,7 +993,7 @@ out:
     }
     if (lock_fd >= 0)
         close(lock_fd);
-    if (rendered)
+    if (rendered && !opt->dry_run)
         for (size_t k = 0; k < run->ntasks; k++)
             pd_bench_rendered_free(&rendered[k], cfg_nvars);
     free(rendered);

@@ -11,24 +11,33 @@
 #include "bench/config.h"
 #include "bench/study.h"
 
-typedef enum { PD_TASK_PENDING, PD_TASK_RUNNING, PD_TASK_SUCCEEDED, PD_TASK_FAILED, PD_TASK_CANCELLED } pd_task_state;
+/* TIMED_OUT: ran past benchmark.timeout (or SLURM's time limit); counts as failed. */
+typedef enum {
+    PD_TASK_PENDING,
+    PD_TASK_RUNNING,
+    PD_TASK_SUCCEEDED,
+    PD_TASK_FAILED,
+    PD_TASK_CANCELLED,
+    PD_TASK_TIMED_OUT
+} pd_task_state;
 
 typedef struct {
     size_t exec_idx; /* index into the matrix */
     int exec_id;
     int repetition;
-    char dir[PATH_MAX];   /* repetition directory */
+    char *dir;            /* repetition directory (heap: a study may plan millions) */
     pd_task_state state;
     int exit_code;        /* -1 when unknown */
     double start, end;
     char job_id[64];      /* SLURM job id, or "" */
     long pid;             /* local executor: child pid while running */
+    double started_mono;  /* local executor: monotonic start, for benchmark.timeout */
+    double term_sent;     /* local executor: monotonic time the timeout's SIGTERM went, 0 before */
     int unknown_polls;    /* slurm: polls in a row where no tool knew the job */
     pd_val *values;       /* variables of this repetition */
     char *parser_file;
     char **metrics;       /* cfg->nmetrics values, the union of all scripts' (NULL = missing) */
     size_t script_idx;    /* which script (pd_bench_script_at) */
-    char script_file[NAME_MAX + 1]; /* run_<script>.sh; "" means run->script_file */
     bool has_post;        /* post_<script>.sh runs after a successful script */
     char *parser_context; /* JSON globals for the parser_script */
 } pd_bench_task;
@@ -48,7 +57,7 @@ typedef struct pd_bench_run {
     pd_bench_config cfg;
     pd_bench_matrix matrix;
     char run_dir[PATH_MAX];
-    char script_file[NAME_MAX + 1]; /* run_<script>.sh */
+    char **script_files;            /* run_<script>.sh of each script (pd_bench_script_at order) */
     char *python_parser;            /* run_dir/__iops_parser.py when a parser_script is set */
     char **extra_python_parsers;    /* scripts[1..]: run_dir/__iops_parser_<name>.py, or NULL */
     pd_bench_task *tasks;
@@ -57,29 +66,35 @@ typedef struct pd_bench_run {
     bool quiet;
     const char *executor_name;
     double results_written_at; /* monotonic time of the last results.csv write */
+    size_t unsaved_status;     /* status files that could not be written */
 } pd_bench_run;
 
 /* Runs a study end to end. Returns the exit status: 0 all succeeded,
- * 1 some repetitions failed, 2 configuration/usage error, 130 interrupted. */
+ * 1 some repetitions failed, 2 configuration/usage error, 130 (SIGINT) or
+ * 143 (SIGTERM) interrupted. */
 int pd_bench_main(const pd_bench_options *opt);
 
 /* Executor callbacks into the run. */
 void pd_bench_task_started(pd_bench_run *run, pd_bench_task *t);
 void pd_bench_task_finished(pd_bench_run *run, pd_bench_task *t);
 
-/* The script file a task runs (t->script_file, else run->script_file). */
+/* The script file a task runs: run_<script>.sh. */
 const char *pd_bench_task_script(const pd_bench_run *run, const pd_bench_task *t);
 
 /* Writes the repetition's __iops_status.json. */
 int pd_bench_write_status(const pd_bench_task *t, const char *executor);
-/* The same for an executor, with a warning on stderr when it fails. */
-void pd_bench_task_status(const pd_bench_run *run, const pd_bench_task *t);
+/* The same for an executor, with a warning on stderr when it fails (and
+ * the run then exits 1: --resume trusts these files). */
+void pd_bench_task_status(pd_bench_run *run, const pd_bench_task *t);
 
 /* Executors: run the tasks whose state is PENDING, at most parallel at
- * once. Return 0, or 130 when interrupted (running tasks are cancelled and
- * marked so). */
+ * once. Return 0, or 128 + the signal when interrupted (running tasks are
+ * cancelled and marked so). A task running longer than benchmark.timeout ends TIMED_OUT. */
 int pd_exec_local(pd_bench_run *run, int parallel);
 int pd_exec_slurm(pd_bench_run *run, int parallel, double poll_interval_s);
+/* What a task ending in state s counts as in the totals: failed for
+ * FAILED and TIMED_OUT. */
+bool pd_task_failed(pd_task_state s);
 
 /* What an executor plugs into the shared scheduling loop (pd_exec_run). */
 typedef struct {
@@ -94,12 +109,15 @@ typedef struct {
     void *ctx;
 } pd_executor;
 
-/* The loop: 0 when every pending task ran, 130 when interrupted. */
+/* The loop: 0 when every pending task ran, 128 + the signal (130, 143)
+ * when interrupted. */
 int pd_exec_run(pd_bench_run *run, int parallel, const pd_executor *ex);
 
 /* The sbatch command line for a task (argv, NULL-terminated, heap strings):
  * sbatch --parsable --job-name=<name> --chdir=<dir> --output=<dir>/stdout
- * --error=<dir>/stderr <dir>/run_<script>.sh. Free with pd_free_argv. */
+ * --error=<dir>/stderr [--time=M:SS] <dir>/run_<script>.sh; --time from
+ * benchmark.timeout unless the script's #SBATCH lines set a time limit.
+ * Free with pd_free_argv. */
 char **pd_slurm_submit_argv(const pd_bench_run *run, const pd_bench_task *t);
 void pd_free_argv(char **argv);
 /* Maps a SLURM job state (COMPLETED, FAILED, CANCELLED+, TIMEOUT, ...) to a

@@ -34,8 +34,8 @@ static void usage(FILE *out)
             "  -h, --help             this help\n"
             "\n"
             "Exit status: 0 all repetitions succeeded, 1 some failed or their results\n"
-            "could not be saved, 2 configuration error (nothing was run), 130\n"
-            "interrupted (resume with --resume).\n"
+            "could not be saved, 2 configuration error (nothing was run), 130 or 143\n"
+            "interrupted by SIGINT or SIGTERM (resume with --resume).\n"
             "See paddiser(1), and docs/bench.md in the source tree.\n");
 }
 

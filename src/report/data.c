@@ -184,7 +184,7 @@ static void load_status(const char *rep_dir, pd_rep_exec *ex)
     const char *status = json_string_value(json_object_get(root, "status"));
     if (status && !strcmp(status, "succeeded"))
         ex->n_succeeded++;
-    else if (status && !strcmp(status, "failed"))
+    else if (status && (!strcmp(status, "failed") || !strcmp(status, "timed_out")))
         ex->n_failed++;
     else if (status)
         ex->n_other++;

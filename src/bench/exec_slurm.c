@@ -304,10 +304,10 @@ void pd_bench_end_slurm_attempt(const pd_bench_run *run, const pd_bench_task *t,
         }
     } else if (!(st > 0 && errout.data && strstr(errout.data, "Invalid job id"))) {
         /* squeue exits 1 with "Invalid job id" for a job it no longer knows: gone */
+        char *why = st < 0 ? err : errout.data ? pd_trim(errout.data) : "";
         fprintf(stderr, "paddiser bench: warning: exec_%04d rep %d: cannot tell whether its previous job %s is still "
-                        "queued or running (squeue %s%s): it may run alongside the new attempt\n",
-                t->exec_id, t->repetition, job_id, st < 0 ? "failed: " : "exit status ",
-                st < 0 ? err : "non-zero");
+                        "queued or running (squeue %s%s%s): it may run alongside the new attempt\n",
+                t->exec_id, t->repetition, job_id, st < 0 ? "failed" : "exited non-zero", *why ? ": " : "", why);
     }
     if (active) {
         fprintf(stderr, "paddiser bench: exec_%04d rep %d: its previous job %s is still queued or running; "

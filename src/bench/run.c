@@ -526,12 +526,16 @@ static void end_previous_attempt(const pd_bench_run *run, const pd_bench_task *t
         close(fd);
     const char *job = json_string_value(json_object_get(o, "job_id"));
     const char *state = json_string_value(json_object_get(o, "status"));
-    /* a job id is recorded once sbatch accepted the job; a finished
-     * repetition's job ended with it */
-    if (job && *job && state && (!strcmp(state, "running") || !strcmp(state, "pending")))
+    /* Only an attempt the harness did not see end can have left something:
+     * "running" (or "pending" when the start could not be written; no
+     * status: unknown). A cancelled job was scancelled, but that scancel may
+     * have failed: asked about too. Finished states were reaped or ended. */
+    bool unfinished = !state || !strcmp(state, "running") || !strcmp(state, "pending");
+    if (job && *job && (unfinished || !strcmp(state, "cancelled")))
         pd_bench_end_slurm_attempt(run, t, job);
     json_decref(o);
-    pd_bench_end_local_attempt(t);
+    if (unfinished)
+        pd_bench_end_local_attempt(t);
 }
 
 static void print_lines(const char *prefix, const char *text)

@@ -3,7 +3,8 @@
 # PATH (the real single-node SLURM runs in `make check-slurm`): the sbatch
 # command line, polling to the final state, the scontrol fallback when sacct
 # has no accounting, failures, scancel on Ctrl-C, benchmark.timeout as the
-# job's time limit, and SLURM commands that hang (issue #13, item 9).
+# job's time limit, SLURM commands that hang (issue #13, item 9), and the
+# jobs of a harness killed with -9, scancelled by --resume (item 6).
 set -eu
 BUILD=${BUILD:-build}
 PD=$(cd "$BUILD" && pwd)/paddiser

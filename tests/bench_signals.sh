@@ -135,8 +135,10 @@ grep -q "interrupted while writing the run summary and report" err.log || fail "
 # kill -9 of the harness: nothing can be stopped or written then, but the
 # kernel drops the run directory's lock, the repetition in flight stays
 # "running" on disk, and --resume runs it and the ones not started. Its script
-# outlives the harness and is not found again (not guaranteed; the test
-# ends it itself).
+# (and what it started) outlives the harness; --resume finds its process group
+# in __paddiser_launch.json, ends it and says so before the repetition runs
+# again (issue #13, item 6). The old harness left it running: the new attempt
+# ran alongside it in the same directory.
 cat >kill9.yaml <<EOF
 benchmark: {name: sig, workdir: ./wd_kill9}
 vars:
@@ -146,7 +148,15 @@ scripts:
   - name: s
     script_template: |
       #!/bin/bash
-      if [ {{ x }} -eq 2 ] && [ -e $T/slow.flag ]; then echo \$\$ > $T/orphan.pid; sleep 1000; fi
+      if [ {{ x }} -eq 2 ] && [ -e $T/slow.flag ]; then
+          sleep 1000 & echo \$! > $T/orphan_sleep.pid; echo \$\$ > $T/orphan.pid; wait
+      fi
+      if [ {{ x }} -eq 2 ] && [ -e $T/orphan.pid ]; then # the new attempt: is the old one still there?
+          for f in $T/orphan.pid $T/orphan_sleep.pid; do
+              s=\$(sed 's/.*) //' /proc/\$(cat \$f)/stat 2>/dev/null | cut -c1)
+              [ -z "\$s" ] || [ "\$s" = Z ] || echo "\$f" >> $T/overlap
+          done
+      fi
       {{ command.template }} > m.txt
     parser: {file: m.txt, metrics: [{name: v}]}
 EOF
@@ -158,10 +168,25 @@ kill -9 $pid
 ended "kill -9"
 R=wd_kill9/run_001
 [ "$(status $R/exec_0002/repetition_001)" = running ] || fail "kill -9: exec_0002 should be running on disk"
-alive orphan.pid || fail "kill -9: the script did not outlive the harness (update the guarantees)"
-kill -TERM -"$(cat orphan.pid)" # the script leads its process group: it and its sleep
+alive orphan.pid || fail "kill -9: the script did not outlive the harness"
+alive orphan_sleep.pid || fail "kill -9: the script's sleep did not outlive the harness"
 rm slow.flag
 "$PD" bench kill9.yaml --resume -q >/dev/null 2>err.log || { cat err.log; fail "resume after kill -9"; }
+! alive orphan.pid || fail "--resume left the previous attempt's script running (pid $(cat orphan.pid))"
+! alive orphan_sleep.pid || fail "--resume left the previous attempt's sleep running (pid $(cat orphan_sleep.pid))"
+[ ! -e overlap ] || fail "the new attempt of exec_0002 ran while the old one was alive: $(cat overlap)"
+grep -q "exec_0002 rep 1: its previous attempt (process group $(cat orphan.pid)) is still running; ending it" err.log ||
+    fail "--resume did not say it ended the previous attempt: $(cat err.log)"
+[ "$(grep -c "previous attempt" err.log)" -eq 1 ] || fail "--resume named other repetitions: $(cat err.log)"
 printf 'execution_id,repetition,x,v\nexec_0001,1,1,1\nexec_0002,1,2,2\nexec_0003,1,3,3\n' >exp.csv
 diff exp.csv $R/results.csv >&2 || fail "results.csv after kill -9 and --resume"
+# a record from another host (the attempt "running" on disk) is not acted
+# on, and said so
+sed 's/"host": "[^"]*"/"host": "elsewhere.invalid"/' $R/exec_0002/repetition_001/__paddiser_launch.json >rec
+mv rec $R/exec_0002/repetition_001/__paddiser_launch.json
+sed 's/"status": "succeeded"/"status": "running"/' $R/exec_0002/repetition_001/__iops_status.json >st
+mv st $R/exec_0002/repetition_001/__iops_status.json
+"$PD" bench kill9.yaml --resume -q >/dev/null 2>err.log || { cat err.log; fail "resume with another host's record"; }
+grep -q "exec_0002 rep 1: its previous attempt ran on host elsewhere.invalid (process group [0-9]*), which cannot be checked from" err.log ||
+    fail "another host's record: not said: $(cat err.log)"
 echo "bench_signals: ok"

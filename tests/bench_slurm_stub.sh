@@ -3,7 +3,8 @@
 # PATH (the real single-node SLURM runs in `make check-slurm`): the sbatch
 # command line, polling to the final state, the scontrol fallback when sacct
 # has no accounting, failures, scancel on Ctrl-C, benchmark.timeout as the
-# job's time limit, and SLURM commands that hang (issue #13, item 9).
+# job's time limit, SLURM commands that hang (issue #13, item 9), and the
+# jobs of a harness killed with -9, scancelled by --resume (item 6).
 set -eu
 BUILD=${BUILD:-build}
 PD=$(cd "$BUILD" && pwd)/paddiser
@@ -132,6 +133,33 @@ rc=0; wait $pid || rc=$?
 [ "$(wc -l <jobs/scancel.log)" -eq 2 ] || fail "scancel calls: $(cat jobs/scancel.log 2>/dev/null)"
 grep -q '"status": "cancelled"' wd/run_004/exec_0001/repetition_001/__iops_status.json || fail "not cancelled"
 grep -q '"status": "pending"' wd/run_004/exec_0003/repetition_001/__iops_status.json || fail "exec_0003 should be pending"
+
+# kill -9 of the harness: its jobs stay queued/running; --resume asks squeue
+# about the job id each unfinished repetition's status file records and
+# scancels the ones still pending or running, saying so, before submitting
+# again (issue #13, item 6; the old harness submitted them a second time)
+rm -f jobs/scancel.log
+"$PD" bench study.yaml -q >/dev/null 2>k9.log &
+pid=$!
+i=0
+until [ "$(grep -ls '"job_id": "' wd/run_005/exec_000*/repetition_001/__iops_status.json 2>/dev/null | wc -l)" -ge 2 ]; do
+    i=$((i + 1)); [ $i -lt 100 ] || fail "kill -9: jobs never submitted"; sleep 0.05
+done
+kill -9 $pid
+wait $pid 2>/dev/null || true
+j1=$(sed -n 's/.*"job_id": "\(.*\)".*/\1/p' wd/run_005/exec_0001/repetition_001/__iops_status.json)
+j2=$(sed -n 's/.*"job_id": "\(.*\)".*/\1/p' wd/run_005/exec_0002/repetition_001/__iops_status.json)
+kill -0 "$(cat jobs/$j1.pid)" || fail "kill -9: job $j1 did not outlive the harness"
+cp sbatch.job bin/sbatch
+rc=0; "$PD" bench study.yaml --resume -q >/dev/null 2>k9.log || rc=$?
+[ "$rc" -eq 1 ] || { cat k9.log; fail "resume after kill -9: exit $rc, want 1 (exec_0002 fails)"; }
+for j in $j1 $j2; do
+    grep -qx "$j" jobs/scancel.log || fail "--resume did not scancel job $j: $(cat jobs/scancel.log 2>/dev/null)"
+done
+grep -q "exec_0001 rep 1: its previous job $j1 is still queued or running; scancel before the repetition runs again" k9.log ||
+    fail "--resume did not say it cancelled job $j1: $(cat k9.log)"
+[ "$(wc -l <jobs/scancel.log)" -eq 2 ] || fail "scancel calls after --resume: $(cat jobs/scancel.log)"
+grep -q '"status": "succeeded"' wd/run_005/exec_0001/repetition_001/__iops_status.json || fail "exec_0001 not run again"
 
 # benchmark.timeout: the job's time limit (the study above sets its own with
 # #SBATCH --time, and got none); a job ending TIMEOUT is timed out

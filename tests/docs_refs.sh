@@ -166,6 +166,7 @@ while read -r d; do extract "$d" || fail "could not scan $d (awk failed)"; done 
 # path (docs/bench.md "Run directory" lists them). Shell patterns.
 OUTPUT_NAMES='
 __iops_*
+__paddiser_*
 run_*.sh
 post_*.sh
 results.csv

@@ -4,6 +4,8 @@
  * everything the script started. */
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +106,100 @@ static void cancel_running(pd_bench_run *run, void *ctx)
     }
 }
 
+/* Field 22 of /proc/<pid>/stat, the process's start time (clock ticks
+ * since boot): with the pid it names one process, not a later one given the
+ * same pid. false when pid is gone or a zombie (its group can no longer be
+ * told apart from a reused id's). */
+static bool proc_start_time(long pid, unsigned long long *start)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the name (field 2) may hold anything */
+    char state;
+    if (!p || sscanf(p + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
+                     &state, start) != 2)
+        return false;
+    return state != 'Z' && state != 'X';
+}
+
+/* __paddiser_launch.json: what a repetition's attempt started (its process
+ * group, the leader's pid and start time, the host), so a --resume after the
+ * harness was killed can find and end it (pd_bench_end_local_attempt). */
+static void record_launch(const pd_bench_task *t, pid_t pid)
+{
+    unsigned long long start = 0;
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0)
+        host[0] = '\0';
+    bool known = proc_start_time(pid, &start);
+    json_t *o = known ? json_pack("{s:s, s:I, s:I, s:I}", "host", host, "pgid", (json_int_t)pid, "pid",
+                                  (json_int_t)pid, "start_time", (json_int_t)start)
+                      : NULL;
+    char *text = o ? json_dumps(o, JSON_INDENT(2)) : NULL;
+    json_decref(o);
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/__paddiser_launch.json", t->dir);
+    if (!text || !known || pd_write_file_atomic(path, text, strlen(text)) != 0)
+        fprintf(stderr, "paddiser bench: warning: cannot record exec_%04d rep %d's process group in %s%s%s: a "
+                        "--resume after a kill -9 of paddiser will not find it\n", t->exec_id, t->repetition, path,
+                known ? ": " : "", known ? strerror(errno) : "");
+    free(text);
+}
+
+void pd_bench_end_local_attempt(const pd_bench_task *t)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/__paddiser_launch.json", t->dir);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC); /* a planted link is not read through */
+    if (fd < 0)
+        return; /* no attempt recorded (never started, or started by an older paddiser) */
+    json_error_t e;
+    json_t *o = json_loadfd(fd, 0, &e);
+    close(fd);
+    const char *host = json_string_value(json_object_get(o, "host"));
+    json_int_t pgid = json_integer_value(json_object_get(o, "pgid"));
+    json_int_t pid = json_integer_value(json_object_get(o, "pid"));
+    json_int_t start = json_integer_value(json_object_get(o, "start_time"));
+    char here[256] = "";
+    if (gethostname(here, sizeof here - 1) != 0)
+        here[0] = '\0';
+    if (!host || pgid <= 1 || pid <= 1 || start <= 0) {
+        fprintf(stderr, "paddiser bench: warning: %s is unreadable; exec_%04d rep %d's previous attempt cannot be "
+                        "checked\n", path, t->exec_id, t->repetition);
+    } else if (strcmp(host, here) != 0) {
+        fprintf(stderr, "paddiser bench: exec_%04d rep %d: its previous attempt ran on host %s (process group %lld), "
+                        "which cannot be checked from %s: it may still be running there\n",
+                t->exec_id, t->repetition, host, (long long)pgid, here);
+    } else {
+        unsigned long long now_start;
+        if (proc_start_time((long)pid, &now_start) && now_start == (unsigned long long)start) {
+            fprintf(stderr, "paddiser bench: exec_%04d rep %d: its previous attempt (process group %lld) is still "
+                            "running; ending it before the repetition runs again\n",
+                    t->exec_id, t->repetition, (long long)pgid);
+            kill(-(pid_t)pgid, SIGTERM);
+            double until = pd_monotonic() + PD_PROC_GRACE_S;
+            while (pd_monotonic() < until && proc_start_time((long)pid, &now_start) &&
+                   now_start == (unsigned long long)start)
+                usleep(20000);
+            /* what ignored the SIGTERM, the leader or what it left in its group */
+            kill(-(pid_t)pgid, SIGKILL);
+            until = pd_monotonic() + 2.0;
+            while (pd_monotonic() < until && proc_start_time((long)pid, &now_start) &&
+                   now_start == (unsigned long long)start)
+                usleep(20000);
+        }
+    }
+    json_decref(o);
+}
+
 static int start_local(pd_bench_run *run, pd_bench_task *t, void *ctx)
 {
     pid_t pid = start_task(run, t);
@@ -111,6 +207,7 @@ static int start_local(pd_bench_run *run, pd_bench_task *t, void *ctx)
         fprintf(stderr, "paddiser bench: fork: %s\n", strerror(errno));
         return -1;
     }
+    record_launch(t, pid);
     t->pid = pid;
     t->started_mono = pd_monotonic();
     t->term_sent = 0;

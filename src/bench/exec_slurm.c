@@ -285,6 +285,41 @@ static void poll_jobs(pd_bench_run *run, int *running)
     pd_str_free(&out);
 }
 
+void pd_bench_end_slurm_attempt(const pd_bench_run *run, const pd_bench_task *t, const char *job_id)
+{
+    pd_str out = {0}, errout = {0};
+    char err[256];
+    char *argv[] = {"squeue", "-h", "-o", "%i %T", "-j", (char *)job_id, NULL};
+    int st = slurm_cmd(run, argv, &out, &errout, CALLER_SAYS_WHY, err, sizeof err);
+    bool active = false;
+    if (st == 0) {
+        for (const char *p = out.data ? out.data : ""; (p = strstr(p, job_id)); p++) {
+            size_t n = strlen(job_id);
+            if ((p == out.data || p[-1] == '\n') && p[n] == ' ') {
+                char state[64] = "";
+                sscanf(p + n + 1, "%63s", state);
+                active = pd_slurm_state(state) == PD_TASK_PENDING;
+                break;
+            }
+        }
+    } else if (!(st > 0 && errout.data && strstr(errout.data, "Invalid job id"))) {
+        /* squeue exits 1 with "Invalid job id" for a job it no longer knows: gone */
+        char *why = st < 0 ? err : errout.data ? pd_trim(errout.data) : "";
+        fprintf(stderr, "paddiser bench: warning: exec_%04d rep %d: cannot tell whether its previous job %s is still "
+                        "queued or running (squeue %s%s%s): it may run alongside the new attempt\n",
+                t->exec_id, t->repetition, job_id, st < 0 ? "failed" : "exited non-zero", *why ? ": " : "", why);
+    }
+    if (active) {
+        fprintf(stderr, "paddiser bench: exec_%04d rep %d: its previous job %s is still queued or running; "
+                        "scancel before the repetition runs again\n", t->exec_id, t->repetition, job_id);
+        char *cargv[] = {"scancel", (char *)job_id, NULL};
+        if (slurm_cmd(run, cargv, NULL, NULL, CALLER_SAYS_WHY, err, sizeof err) != 0)
+            fprintf(stderr, "paddiser bench: scancel %s failed%s%s\n", job_id, err[0] ? ": " : "", err);
+    }
+    pd_str_free(&out);
+    pd_str_free(&errout);
+}
+
 static int start_slurm(pd_bench_run *run, pd_bench_task *t, void *ctx)
 {
     if (submit(run, t) != 0)

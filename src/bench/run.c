@@ -511,6 +511,33 @@ static void set_aside_previous_attempt(const char *dir)
     closedir(d);
 }
 
+/* --resume: what the previous attempt of a repetition that did not succeed
+ * may have left running when paddiser was killed (-9): its SLURM job (the
+ * job id in __iops_status.json) or its local process group
+ * (__paddiser_launch.json). Ended before the repetition runs again. */
+static void end_previous_attempt(const pd_bench_run *run, const pd_bench_task *t)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/__iops_status.json", t->dir);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    json_error_t e;
+    json_t *o = fd >= 0 ? json_loadfd(fd, 0, &e) : NULL;
+    if (fd >= 0)
+        close(fd);
+    const char *job = json_string_value(json_object_get(o, "job_id"));
+    const char *state = json_string_value(json_object_get(o, "status"));
+    /* Only an attempt the harness did not see end can have left something:
+     * "running" (or "pending" when the start could not be written; no
+     * status: unknown). A cancelled job was scancelled, but that scancel may
+     * have failed: asked about too. Finished states were reaped or ended. */
+    bool unfinished = !state || !strcmp(state, "running") || !strcmp(state, "pending");
+    if (job && *job && (unfinished || !strcmp(state, "cancelled")))
+        pd_bench_end_slurm_attempt(run, t, job);
+    json_decref(o);
+    if (unfinished)
+        pd_bench_end_local_attempt(t);
+}
+
 static void print_lines(const char *prefix, const char *text)
 {
     if (!text || !*text)
@@ -888,8 +915,10 @@ int pd_bench_main(const pd_bench_options *opt)
             skipped++;
             continue;
         }
-        if (opt->resume)
+        if (opt->resume) {
+            end_previous_attempt(run, t);
             set_aside_previous_attempt(t->dir);
+        }
         char path[PATH_MAX + NAME_MAX + 2];
         const pd_bench_rendered *rd = &rendered[k];
         if (pd_path_join(path, sizeof path, t->dir, pd_bench_task_script(run, t)) != 0 ||

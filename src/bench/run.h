@@ -92,6 +92,14 @@ void pd_bench_task_status(pd_bench_run *run, const pd_bench_task *t);
  * cancelled and marked so). A task running longer than benchmark.timeout ends TIMED_OUT. */
 int pd_exec_local(pd_bench_run *run, int parallel);
 int pd_exec_slurm(pd_bench_run *run, int parallel, double poll_interval_s);
+/* --resume, before a repetition that did not succeed runs again: ends what
+ * its previous attempt left running (paddiser killed with -9). Local: the
+ * process group __paddiser_launch.json records, when its leader is alive
+ * with the recorded start time on this host; SLURM: the job id in
+ * __iops_status.json, scancelled when squeue lists it pending or running.
+ * Says on stderr what it ended or could not check. */
+void pd_bench_end_local_attempt(const pd_bench_task *t);
+void pd_bench_end_slurm_attempt(const pd_bench_run *run, const pd_bench_task *t, const char *job_id);
 /* What a task ending in state s counts as in the totals: failed for
  * FAILED and TIMED_OUT. */
 bool pd_task_failed(pd_task_state s);

@@ -43,8 +43,9 @@ static void helper_stopped(pd_bench_task *t, int rc)
     t->state = rc == PD_PROC_TIMED_OUT ? PD_TASK_TIMED_OUT : PD_TASK_CANCELLED;
 }
 
-int pd_bench_write_status(const pd_bench_task *t, const char *executor)
+int pd_bench_write_status(const pd_bench_task *t, const pd_bench_run *run)
 {
+    const char *executor = run->executor_name;
     json_t *o = json_object();
     json_object_set_new(o, "status", json_string(state_name(t->state)));
     json_object_set_new(o, "exit_code", t->exit_code >= 0 ? json_integer(t->exit_code) : json_null());
@@ -53,6 +54,12 @@ int pd_bench_write_status(const pd_bench_task *t, const char *executor)
     json_object_set_new(o, "duration_s", t->start > 0 && t->end >= t->start ? json_real(t->end - t->start) : json_null());
     json_object_set_new(o, "executor", json_string(executor));
     json_object_set_new(o, "job_id", t->job_id[0] ? json_string(t->job_id) : json_null());
+    if (t->state == PD_TASK_SUCCEEDED && t->metrics && run->cfg.nmetrics) {
+        json_t *m = json_object();
+        for (size_t k = 0; k < run->cfg.nmetrics; k++)
+            json_object_set_new(m, run->cfg.metrics[k], t->metrics[k] ? json_string(t->metrics[k]) : json_null());
+        json_object_set_new(o, "metrics", m);
+    }
     char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
     json_decref(o);
     if (!text) {
@@ -315,7 +322,7 @@ static void run_post(pd_bench_run *run, pd_bench_task *t)
 void pd_bench_task_status(pd_bench_run *run, const pd_bench_task *t)
 {
     /* --resume trusts this file: say when it could not be kept current */
-    if (pd_bench_write_status(t, run->executor_name) != 0) {
+    if (pd_bench_write_status(t, run) != 0) {
         run->unsaved_status++;
         fprintf(stderr, "paddiser bench: warning: cannot write %s/__iops_status.json: %s\n", t->dir,
                 strerror(errno));
@@ -456,6 +463,29 @@ static int write_params(const pd_bench_run *run, const pd_bench_exec *ex, const 
     }
     pd_str_free(&s);
     return rc;
+}
+
+/* A succeeded repetition's metrics as its status file recorded them (the
+ * parser ran once, when it succeeded): 1 if the file has them, 0 if not (a
+ * run from before they were recorded: parse again). */
+static int status_metrics(const pd_bench_run *run, pd_bench_task *t)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/__iops_status.json", t->dir);
+    json_error_t e;
+    json_t *o = json_load_file(path, 0, &e);
+    json_t *m = o ? json_object_get(o, "metrics") : NULL;
+    int have = json_is_object(m) && run->cfg.nmetrics;
+    if (have && !t->metrics)
+        t->metrics = calloc(run->cfg.nmetrics, sizeof *t->metrics);
+    have = have && t->metrics;
+    for (size_t k = 0; have && k < run->cfg.nmetrics; k++) {
+        json_t *v = json_object_get(m, run->cfg.metrics[k]);
+        free(t->metrics[k]);
+        t->metrics[k] = json_is_string(v) ? strdup(json_string_value(v)) : NULL;
+    }
+    json_decref(o);
+    return have;
 }
 
 static bool status_succeeded(const char *dir)
@@ -909,9 +939,11 @@ int pd_bench_main(const pd_bench_options *opt)
         }
         if (opt->resume && status_succeeded(t->dir)) {
             t->state = PD_TASK_SUCCEEDED;
-            parse_task_metrics(run, t);
-            if (t->state != PD_TASK_SUCCEEDED) /* its parser timed out this time */
-                pd_bench_task_status(run, t);
+            if (!status_metrics(run, t)) { /* a status file without them: parse once more */
+                parse_task_metrics(run, t);
+                if (t->state != PD_TASK_SUCCEEDED) /* its parser timed out this time */
+                    pd_bench_task_status(run, t);
+            }
             skipped++;
             continue;
         }
@@ -923,7 +955,7 @@ int pd_bench_main(const pd_bench_options *opt)
         const pd_bench_rendered *rd = &rendered[k];
         if (pd_path_join(path, sizeof path, t->dir, pd_bench_task_script(run, t)) != 0 ||
             pd_mkdir_p(t->dir, 0755) != 0 || pd_write_file_atomic(path, rd->script, strlen(rd->script)) != 0 ||
-            chmod(path, 0755) != 0 || pd_bench_write_status(t, run->executor_name) != 0) {
+            chmod(path, 0755) != 0 || pd_bench_write_status(t, run) != 0) {
             fprintf(stderr, "paddiser bench: cannot prepare %s: %s\n", t->dir, strerror(errno));
             goto out;
         }

@@ -81,8 +81,10 @@ void pd_bench_task_finished(pd_bench_run *run, pd_bench_task *t);
 /* The script file a task runs: run_<script>.sh. */
 const char *pd_bench_task_script(const pd_bench_run *run, const pd_bench_task *t);
 
-/* Writes the repetition's __iops_status.json. */
-int pd_bench_write_status(const pd_bench_task *t, const char *executor);
+/* Writes the repetition's __iops_status.json; a succeeded repetition's
+ * metrics go in it too ("metrics", as IOPS writes them), so that --resume
+ * takes them from there instead of running its parser again. */
+int pd_bench_write_status(const pd_bench_task *t, const pd_bench_run *run);
 /* The same for an executor, with a warning on stderr when it fails (and
  * the run then exits 1: --resume trusts these files). */
 void pd_bench_task_status(pd_bench_run *run, const pd_bench_task *t);

@@ -22,9 +22,15 @@ endif
 
 FUZZ_BINS := $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS))
 
+ifeq ($(SANITIZE),fuzz)
 $(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_common.h $(BUILD)/libpaddiser_internal.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< $(BUILD)/libpaddiser_internal.a $(LDLIBS)
+else
+# fuzz-build and fuzz-run belong to the fuzz build only (never build/).
+$(BUILD)/fuzz/fuzz_%:
+	@echo "paddiser: the fuzz harnesses build in $(FUZZ_BUILD)/ only: run 'make fuzz [FUZZ_SECS=N]'" >&2; exit 1
+endif
 
 # About 5 s per harness: part of make check.
 CHECK_EXTRA += check-fuzz

@@ -430,6 +430,48 @@ static void test_for_loops(void **state)
     assert_string_equal(err, "{% for %}: more than 1000000 loop iterations in one template");
 }
 
+/* Nesting is bounded (fuzzing found 1000 nested parentheses overflowing the
+ * stack): deep inputs are refused with a message, moderate ones still work. */
+static char *repeat_around(const char *open, size_t n, const char *mid, const char *close)
+{
+    pd_str s = {0};
+    for (size_t i = 0; i < n; i++)
+        pd_str_append(&s, open);
+    pd_str_append(&s, mid);
+    for (size_t i = 0; i < n; i++)
+        pd_str_append(&s, close);
+    return pd_str_take(&s);
+}
+
+static void test_deep_nesting_refused(void **state)
+{
+    (void)state;
+    static const char *const deep[][3] = {
+        {"(", "1", ")"}, {"[", "1", "]"}, {"-", "1", ""}, {"not ", "a", ""}, {"2 ** ", "1", ""}, {"int(", "1", ")"},
+    };
+    for (size_t k = 0; k < sizeof deep / sizeof deep[0]; k++) {
+        char *src = repeat_around(deep[k][0], 5000, deep[k][1], deep[k][2]);
+        expect_error(src, "nested too deeply");
+        free(src);
+    }
+    char *ok = repeat_around("(", 50, "a + 1", ")");
+    char *r = eval_str(ok);
+    assert_string_equal(r, "7");
+    free(r);
+    free(ok);
+
+    char *tmpl = repeat_around("(", 5000, "1", ")");
+    pd_str t = {0};
+    pd_str_printf(&t, "x\n{{ %s }}", tmpl);
+    char err[256] = "";
+    int line = 0;
+    assert_null(render(t.data, &line, err, sizeof err));
+    assert_non_null(strstr(err, "nested too deeply"));
+    assert_int_equal(line, 2);
+    pd_str_free(&t);
+    free(tmpl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -443,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_json_and_float_format),
         cmocka_unit_test(test_lists_methods_membership),
         cmocka_unit_test(test_for_loops),
+        cmocka_unit_test(test_deep_nesting_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1998,11 +1998,21 @@ static int find_endfor(const char *from, const char **ef_open, const char **ef_c
 
 #define MAX_FOR_DEPTH 16
 
-/* Loop iterations one render may take, all loops together (a guard against
- * nested range()s that would never finish). */
+/* What one render may take, all loops together: iterations (a guard
+ * against nested range()s that would never finish) and template text
+ * rendered by them, the loop bodies' bytes once per iteration (nested
+ * loops over short lists stay under the iteration bound while their bodies
+ * multiply: 15 nested loops over 3 items in 3 KB ran for minutes, found by
+ * make fuzz). 16 MiB is far beyond any job script. */
 #define MAX_LOOP_ITERATIONS 1000000
+#define MAX_LOOP_TEXT ((size_t)16 << 20)
 
-static int render_impl(const char *tmpl, bool at_line_start, int for_depth, size_t *iterations, pd_lookup_fn lookup,
+typedef struct {
+    size_t iterations;
+    size_t text; /* loop-body bytes rendered so far */
+} render_budget;
+
+static int render_impl(const char *tmpl, bool at_line_start, int for_depth, render_budget *budget, pd_lookup_fn lookup,
                        void *ud, pd_str *out, char *err, size_t errlen, int *err_line);
 
 /* Parses "x in expr" / "a, b in expr": names into ls, the expression's
@@ -2043,7 +2053,7 @@ static int for_header(const char *h, size_t n, loop_scope *ls, const char **expr
 /* Renders {% for %} ... {% endfor %}. tag_* delimit the for tag's body
  * (without the -/+ markers); *next is set past the {% endfor %} tag. */
 static int render_for(const char *tmpl, const char *tag_body, const char *tag_end, const char *tag_close,
-                      bool trim_after, bool plus_after, bool active, int for_depth, size_t *iterations,
+                      bool trim_after, bool plus_after, bool active, int for_depth, render_budget *budget,
                       pd_lookup_fn lookup, void *ud, pd_str *out, char *err, size_t errlen, int *err_line,
                       const char **next, bool *trim_next, bool *eat_newline)
 {
@@ -2122,8 +2132,14 @@ static int render_for(const char *tmpl, const char *tag_body, const char *tag_en
     int rc = 0;
     ls.length = seq.n;
     for (size_t i = 0; i < seq.n && rc == 0; i++) {
-        if (++*iterations > MAX_LOOP_ITERATIONS) {
+        if (++budget->iterations > MAX_LOOP_ITERATIONS) {
             snprintf(err, errlen, "{%% for %%}: more than %d loop iterations in one template", MAX_LOOP_ITERATIONS);
+            rc = -1;
+            break;
+        }
+        budget->text += (size_t)(e - b);
+        if (budget->text > MAX_LOOP_TEXT) {
+            snprintf(err, errlen, "{%% for %%}: the loops render more than %zu MiB of template text", MAX_LOOP_TEXT >> 20);
             rc = -1;
             break;
         }
@@ -2141,7 +2157,7 @@ static int render_for(const char *tmpl, const char *tag_body, const char *tag_en
             ls.vals[0] = item;
         }
         int line;
-        rc = render_impl(body, body_at_line_start, for_depth + 1, iterations, loop_lookup, &ls, out, err, errlen,
+        rc = render_impl(body, body_at_line_start, for_depth + 1, budget, loop_lookup, &ls, out, err, errlen,
                          &line);
         if (rc)
             *err_line = line_of(tmpl, b) + (line > 1 ? line - 1 : 0);
@@ -2154,11 +2170,11 @@ static int render_for(const char *tmpl, const char *tag_body, const char *tag_en
 int pd_template_render(const char *tmpl, pd_lookup_fn lookup, void *ud, pd_str *out, char *err,
                        size_t errlen, int *err_line)
 {
-    size_t iterations = 0;
-    return render_impl(tmpl, true, 0, &iterations, lookup, ud, out, err, errlen, err_line);
+    render_budget budget = {0, 0};
+    return render_impl(tmpl, true, 0, &budget, lookup, ud, out, err, errlen, err_line);
 }
 
-static int render_impl(const char *tmpl, bool at_line_start, int for_depth, size_t *iterations, pd_lookup_fn lookup,
+static int render_impl(const char *tmpl, bool at_line_start, int for_depth, render_budget *budget, pd_lookup_fn lookup,
                        void *ud, pd_str *out, char *err, size_t errlen, int *err_line)
 {
     const char *s = tmpl;
@@ -2219,7 +2235,7 @@ static int render_impl(const char *tmpl, bool at_line_start, int for_depth, size
             tag_word(body, body_end, word, sizeof word);
         if (!strcmp(word, "for")) {
             const char *next; /* errors in the loop body set *err_line to their own line */
-            if (render_for(tmpl, body, body_end, close, trim_next, plus_end, active, for_depth, iterations, lookup, ud,
+            if (render_for(tmpl, body, body_end, close, trim_next, plus_end, active, for_depth, budget, lookup, ud,
                            out, err, errlen, err_line, &next, &trim_next, &eat_newline))
                 return -1;
             s = next;

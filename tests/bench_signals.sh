@@ -15,6 +15,8 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# PID's children, from /proc (procps, hence pgrep, is not in a minimal root)
+children() { cat /proc/[0-9]*/stat 2>/dev/null | awk -v p="$1" '{ pid = $1; sub(/.*\) /, ""); if ($2 == p) print pid }'; }
 cd "$T"
 status() { sed -n 's/.*"status": "\(.*\)".*/\1/p' "$1/__iops_status.json"; }
 # running, not a zombie waiting for a reaper
@@ -116,7 +118,7 @@ pid=$!
 # stop it there, so the signal surely comes while the phase is under way
 i=0 child=
 while [ -z "$child" ]; do
-    for c in $(pgrep -P $pid || true); do
+    for c in $(children $pid); do
         [ "$(readlink /proc/$c/exe 2>/dev/null)" = "$PD" ] && child=$c
     done
     [ -n "$child" ] && break

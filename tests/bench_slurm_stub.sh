@@ -117,7 +117,10 @@ rc=0; "$PD" bench study.yaml -q >/dev/null 2>err.log || rc=$?
 cat >bin/sbatch <<'EOF'
 #!/bin/sh
 n=$(($(cat "$STUB_JOBS/next" 2>/dev/null || echo 100) + 1)); echo $n >"$STUB_JOBS/next"
-setsid sleep 30 </dev/null >/dev/null 2>&1 & echo $! >"$STUB_JOBS/$n.pid"
+# the job writes its pid once in a session of its own: paddiser kills what
+# sbatch leaves in its group, and a job still forking out of it died with it
+setsid sh -c 'echo $$ >"$1"; exec sleep 30' job "$STUB_JOBS/$n.pid" </dev/null >/dev/null 2>&1 &
+until [ -s "$STUB_JOBS/$n.pid" ]; do sleep 0.01; done
 echo "$n"
 EOF
 rm -f jobs/scancel.log

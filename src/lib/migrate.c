@@ -795,6 +795,39 @@ static double share_under(const task_pred *tp, const page_list *fast, size_t tot
     return fast->n >= total_pages ? 1.0 : (double)fast->n / (double)total_pages;
 }
 
+/* Sorts a selection by page and keeps each page once, at its best rank. */
+static void plan_unique(plan_list *sel)
+{
+    if (sel->n)
+        qsort(sel->v, sel->n, sizeof *sel->v, cmp_plan_page);
+    size_t k = 0;
+    for (size_t i = 0; i < sel->n; i++)
+        if (k == 0 || sel->v[k - 1].page != sel->v[i].page)
+            sel->v[k++] = sel->v[i];
+    sel->n = k;
+}
+
+/* The keep rule: up to `room` pages already fast (covered, in address
+ * order) that fast (sorted) does not hold join it, ranked after every
+ * planned page: keeping them costs no move. 0 or -1 (out of memory). */
+static int keep_placed(const page_list *covered, size_t room, plan_list *sel, page_list *fast)
+{
+    page_list keep = {0};
+    int rc = 0;
+    for (size_t i = 0; i < covered->n && room && rc == 0; i++) {
+        uintptr_t pg = (uintptr_t)covered->v[i];
+        if (in_sorted(fast, pg))
+            continue;
+        if ((rc = plan_push(sel, pg)) == 0 && (rc = page_push(&keep, pg)) == 0)
+            sel->v[sel->n - 1].rank = 2.0;
+        room--;
+    }
+    if (rc == 0)
+        rc = merge_sorted(fast, &keep); /* covered is in address order */
+    free(keep.v);
+    return rc;
+}
+
 /* Predicted makespan if exactly the pages of fast (sorted) were fast: the
  * curves and page accounting of the gain-versus-cost rule. */
 static double makespan_under(task_pred *p, int n, const page_list *fast)
@@ -836,34 +869,16 @@ static int hot_first_guard(task_pred *p, int n, size_t budget_pages, const page_
             if ((rc = plan_push(&hsel, pg)) == 0)
                 hsel.v[hsel.n - 1].rank = (double)hsel.n;
     free(rr);
-    /* overlapping regions: each page once, at its hottest rank */
-    if (rc == 0 && hsel.n) {
-        qsort(hsel.v, hsel.n, sizeof *hsel.v, cmp_plan_page);
-        size_t k = 0;
-        for (size_t i = 0; i < hsel.n; i++)
-            if (k == 0 || hsel.v[k - 1].page != hsel.v[i].page)
-                hsel.v[k++] = hsel.v[i];
-        for (size_t i = 0; i < k; i++)
-            hsel.v[i].rank = (hsel.v[i].rank - 0.5) / (double)hsel.n; /* [0, 1): before the kept pages */
-        hsel.n = k;
-    }
+    /* overlapping regions: each page once, at its hottest rank, in [0, 1):
+     * before the kept pages */
+    for (size_t i = 0; i < hsel.n; i++)
+        hsel.v[i].rank = (hsel.v[i].rank - 0.5) / (double)hsel.n;
+    if (rc == 0)
+        plan_unique(&hsel);
     for (size_t i = 0; i < hsel.n && rc == 0; i++)
         rc = page_push(&hf, hsel.v[i].page); /* hsel is in page order */
-    for (size_t i = 0; i < covered->n && hf.n < budget_pages && rc == 0; i++) {
-        uintptr_t pg = (uintptr_t)covered->v[i];
-        if (in_sorted(&hf, pg))
-            continue;
-        if ((rc = plan_push(&hsel, pg)) == 0)
-            hsel.v[hsel.n - 1].rank = 2.0;
-    }
-    if (rc == 0 && hsel.n > hf.n) { /* the kept pages into hf, in page order */
-        page_list keep = {0};
-        for (size_t i = hf.n; i < hsel.n && rc == 0; i++)
-            rc = page_push(&keep, hsel.v[i].page);
-        if (rc == 0)
-            rc = merge_sorted(&hf, &keep);
-        free(keep.v);
-    }
+    if (rc == 0 && hf.n < budget_pages)
+        rc = keep_placed(covered, budget_pages - hf.n, &hsel, &hf);
     int won = 0;
     if (rc == 0) {
         rt.last_decision.hot_first_s = makespan_under(p, n, &hf);
@@ -937,13 +952,7 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
         if (select_task_pages(&p[i], bytes[i], &sel) != 0)
             rc = PD_ENOMEM;
     if (rc == PD_OK && sel.n) {
-        /* Tasks may share pages: each once, at its best rank. */
-        qsort(sel.v, sel.n, sizeof *sel.v, cmp_plan_page);
-        size_t k = 0;
-        for (size_t i = 0; i < sel.n; i++)
-            if (k == 0 || sel.v[k - 1].page != sel.v[i].page)
-                sel.v[k++] = sel.v[i];
-        sel.n = k;
+        plan_unique(&sel); /* tasks may share pages */
         for (size_t i = 0; i < sel.n && rc == PD_OK; i++)
             if (page_push(&fast, sel.v[i].page) != 0)
                 rc = PD_ENOMEM;
@@ -968,23 +977,9 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
     for (size_t i = 0; i < before.n && rc == PD_OK; i++)
         if (page_push(covered_by_object((uintptr_t)before.v[i]) ? &covered : &stale, (uintptr_t)before.v[i]) != 0)
             rc = PD_ENOMEM;
-    if (rc == PD_OK && !placed.unknown && fast.n < budget / RT_PAGE) {
-        size_t room = budget / RT_PAGE - fast.n;
-        page_list keep = {0};
-        for (size_t i = 0; i < covered.n && room && rc == PD_OK; i++) {
-            uintptr_t pg = (uintptr_t)covered.v[i];
-            if (in_sorted(&fast, pg))
-                continue;
-            if (plan_push(&sel, pg) != 0 || page_push(&keep, pg) != 0)
-                rc = PD_ENOMEM;
-            else
-                sel.v[sel.n - 1].rank = 2.0; /* after every planned page */
-            room--;
-        }
-        if (rc == PD_OK && merge_sorted(&fast, &keep) != 0) /* covered is in address order */
-            rc = PD_ENOMEM;
-        free(keep.v);
-    }
+    if (rc == PD_OK && !placed.unknown && fast.n < budget / RT_PAGE &&
+        keep_placed(&covered, budget / RT_PAGE - fast.n, &sel, &fast) != 0)
+        rc = PD_ENOMEM;
     if (rc == PD_OK && fast.n < budget / RT_PAGE &&
         (rt.thp == PD_THP_KEEP ? fill_room_by_units : fill_room_by_benefit)(p, n, budget / RT_PAGE - fast.n, &sel,
                                                                            &fast) != 0)

@@ -178,13 +178,51 @@ static void test_inputs_seen_before_use_their_own_history(void **state)
     assert_int_equal(p.same_input, 1);
     assert_int_equal(p.predicted_from, 3);
     assert_float_equal(p.predicted_time, 0.010, 1e-9);
-    /* a third input, 8 MB: the most recent instances of any input (B's,
-     * 13 ms per 2 MB once scaled to the base input), times 4 */
+    /* a third input, 8 MB: not Eq. 1's linear 4 x 10 ms nor 2 x B's 26 ms,
+     * but B's time grown as the task's time grew from A to B (26 / 10 per
+     * doubling: exponent log2(2.6) = 1.38), from the 6 instances of both */
     assert_int_equal(pd_object_update(0, buf, 8 * MB), PD_OK);
     p = plan_of(0);
     assert_int_equal(p.same_input, 0);
-    assert_int_equal(p.predicted_from, 3);
-    assert_float_equal(p.predicted_time, 4 * 0.013, 1e-9);
+    assert_int_equal(p.predicted_from, 6);
+    assert_float_equal(p.predicted_time, 0.026 * 2.6, 1e-9);
+    /* between A and B, 3 MB: a power law between the neighbours */
+    assert_int_equal(pd_object_update(0, buf, 3 * MB), PD_OK);
+    p = plan_of(0);
+    assert_int_equal(p.same_input, 0);
+    assert_float_equal(p.predicted_time, 0.010 * pow(2.6, log(1.5) / log(2.0)), 1e-9);
+}
+
+/* Extrapolation trusts a measured growth only so far: a time that grew
+ * with the cube of the input between two inputs is grown by at most the
+ * power 1.5 beyond them; two inputs within 25 % of each other in size say
+ * nothing about the growth (linear, as Eq. 1 alone). */
+static void test_new_input_growth_is_bounded(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 3; i++)
+        instance(0.010);
+    assert_int_equal(pd_object_update(0, buf, 4 * MB), PD_OK);
+    for (int i = 0; i < 3; i++)
+        instance(0.080);
+    assert_int_equal(pd_object_update(0, buf, 8 * MB), PD_OK);
+    assert_float_equal(plan_of(0).predicted_time, 0.080 * pow(2.0, 1.5), 1e-9);
+    /* below the smallest: from the nearest (A), with the same bound */
+    assert_int_equal(pd_object_update(0, buf, 1 * MB), PD_OK);
+    assert_float_equal(plan_of(0).predicted_time, 0.010 * pow(0.5, 1.5), 1e-9);
+}
+
+static void test_close_inputs_scale_linearly(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 3; i++)
+        instance(0.010);
+    assert_int_equal(pd_object_update(0, buf, 2 * MB + 2 * MB / 10), PD_OK);
+    for (int i = 0; i < 3; i++)
+        instance(0.015);
+    assert_int_equal(pd_object_update(0, buf, 4 * MB + 4 * MB / 10), PD_OK);
+    /* 4.4 MB from the nearest (2.2 MB, 15 ms): twice the bytes, linear */
+    assert_float_equal(plan_of(0).predicted_time, 0.030, 1e-9);
 }
 
 int main(void)
@@ -193,6 +231,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_first_instance_is_not_the_base_forever, setup, teardown),
         cmocka_unit_test_setup_teardown(test_noisy_unchanged_input_gives_stable_predictions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inputs_seen_before_use_their_own_history, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_input_growth_is_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_close_inputs_scale_linearly, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stable_input_rests_on_more_instances_and_follows_a_shift, setup,
                                         teardown),
     };

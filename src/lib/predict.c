@@ -349,6 +349,35 @@ static void learn_mem_bound(rt_task *t, double L)
     t->mem_bound_se = se_m;
 }
 
+/* The instance in the task's table of inputs: its input's entry (a new
+ * one, or the least recently run one's slot when the table is full). */
+static void remember_input(rt_task *t, const rt_instance *in)
+{
+    rt_input_times *e = NULL;
+    for (int i = 0; i < t->ninputs && !e; i++)
+        if (t->inputs[i].input == in->input)
+            e = &t->inputs[i];
+    if (!e) {
+        if (t->ninputs < RT_INPUTS) {
+            e = &t->inputs[t->ninputs++];
+        } else {
+            e = &t->inputs[0];
+            for (int i = 1; i < RT_INPUTS; i++)
+                if (t->inputs[i].stamp < e->stamp)
+                    e = &t->inputs[i];
+        }
+        memset(e, 0, sizeof *e);
+        e->input = in->input;
+    }
+    e->scale = in->scale;
+    e->time[e->next] = in->time;
+    e->r0[e->next] = in->r0;
+    e->next = (e->next + 1) % RT_INPUT_KEEP;
+    if (e->n < RT_INPUT_KEEP)
+        e->n++;
+    e->stamp = ++t->input_clock;
+}
+
 void rt_record_instance(rt_task *t)
 {
     double L, scale = task_scale(t, 1, NULL, &L);
@@ -359,6 +388,7 @@ void rt_record_instance(rt_task *t)
     t->hist_next = (t->hist_next + 1) % RT_HISTORY;
     if (t->nhist < RT_HISTORY)
         t->nhist++;
+    remember_input(t, &in);
     if (rt.backend)
         learn_mem_bound(t, L);
 }
@@ -393,6 +423,88 @@ static int stable_window(double *v, int n)
     return k;
 }
 
+/* How a task's DRAM-only time grows with its input, read from the inputs
+ * it ran: an input's time is rarely proportional to its accesses (caches
+ * and TLB reach hold a small input's working set, a large one's not; fixed
+ * costs weigh on a small one). One point per input: its Eq. 1 scale and
+ * the median DRAM-only time of its recent instances. */
+typedef struct {
+    double log_s, log_t;
+    int n;
+} input_point;
+
+static int by_log_s(const void *a, const void *b)
+{
+    double x = ((const input_point *)a)->log_s, y = ((const input_point *)b)->log_s;
+    return (x > y) - (x < y);
+}
+
+/* Exponents of time against scale that extrapolation may use: at most
+ * half or one and a half times as steep as the accesses grow (a measured
+ * steeper curve is more likely noise over a short span than physics). */
+#define SCALE_EXP_MIN 0.5
+#define SCALE_EXP_MAX 1.5
+/* Inputs closer than this in scale are one point for the exponent. */
+#define SCALE_SPAN_MIN 0.223 /* log(1.25) */
+
+/* DRAM-only time of the first instance of an input the task has not run
+ * (scale_next: its Eq. 1 scale), from the inputs it has run: between two
+ * of them, interpolated on log time against log scale (a power law between
+ * neighbours); outside their range, the nearest one's time scaled by the
+ * least-squares exponent over all of them (clamped to SCALE_EXP_MIN..MAX,
+ * 1 while their scales span less than 25 %). NAN with fewer than two
+ * inputs of different scales: then the caller scales linearly, as Eq. 1
+ * alone says. *used: the instances it rests on. */
+static double new_input_dram_time(const rt_task *t, double scale_next, double sigma, int *used)
+{
+    input_point pt[RT_INPUTS];
+    int np = 0;
+    *used = 0;
+    for (int i = 0; i < t->ninputs; i++) {
+        const rt_input_times *e = &t->inputs[i];
+        double v[RT_INPUT_KEEP];
+        if (e->n == 0 || !(e->scale > 0))
+            continue;
+        for (int k = 0; k < e->n; k++)
+            v[k] = e->time[k] / (sigma - (sigma - 1.0) * e->r0[k]);
+        double med = pd_median(v, (size_t)e->n);
+        if (!(med > 0))
+            continue;
+        pt[np++] = (input_point){log(e->scale), log(med), e->n};
+    }
+    if (np < 2 || !(scale_next > 0))
+        return NAN;
+    qsort(pt, (size_t)np, sizeof pt[0], by_log_s);
+    if (pt[np - 1].log_s - pt[0].log_s < 0.02) /* one scale: nothing to learn a shape from */
+        return NAN;
+    double x = log(scale_next);
+    for (int i = 0; i + 1 < np; i++) {
+        const input_point *a = &pt[i], *b = &pt[i + 1];
+        if (x >= a->log_s && x <= b->log_s && b->log_s - a->log_s > 1e-9) {
+            double w = (x - a->log_s) / (b->log_s - a->log_s);
+            *used = a->n + b->n;
+            return exp(a->log_t + w * (b->log_t - a->log_t));
+        }
+    }
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (int i = 0; i < np; i++) {
+        sx += pt[i].log_s;
+        sy += pt[i].log_t;
+    }
+    double xbar = sx / np, ybar = sy / np;
+    for (int i = 0; i < np; i++) {
+        sxx += (pt[i].log_s - xbar) * (pt[i].log_s - xbar);
+        sxy += (pt[i].log_s - xbar) * (pt[i].log_t - ybar);
+    }
+    double b = 1.0;
+    if (pt[np - 1].log_s - pt[0].log_s >= SCALE_SPAN_MIN && sxx > 0)
+        b = fmin(SCALE_EXP_MAX, fmax(SCALE_EXP_MIN, sxy / sxx));
+    const input_point *near = x < pt[0].log_s ? &pt[0] : &pt[np - 1];
+    for (int i = 0; i < np; i++)
+        *used += pt[i].n;
+    return exp(near->log_t + b * (x - near->log_s));
+}
+
 /* DRAM-only time of the task's next instance, from its recent instances of
  * the input it will run (each brought to DRAM-only time by its measured
  * share): the median of the instances since that input's time last shifted.
@@ -406,11 +518,12 @@ static int stable_window(double *v, int n)
  * about sqrt(1 + pi / 2n)), and a shift is followed within two instances,
  * as with the anchor alone (a long fixed window followed the regimes of
  * this VM's times too slowly: docs/runtime.md, bench-predict). For an
- * input not seen yet: the median over the last RT_WINDOW instances of any
- * input, each divided by its own Eq. 1 scale, times scale_next (the next
- * input's). A median, not the first instance: one slow or fast instance (a
- * first touch, a noisy neighbour, a sampling burst) moves nothing. NAN
- * without history. */
+ * input not seen yet: from the inputs around it (new_input_dram_time) once
+ * the task ran two of different scales; before that, the median over the
+ * last RT_WINDOW instances of any input, each divided by its own Eq. 1
+ * scale, times scale_next (the next input's). Medians, not the first
+ * instance: one slow or fast instance (a first touch, a noisy neighbour, a
+ * sampling burst) moves nothing. NAN without history. */
 static double robust_dram_time(rt_task *t, double scale_next, double sigma)
 {
     uint64_t next = rt_input_signature(0);
@@ -424,6 +537,13 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
     t->pred_same_input = n > 0;
     double unit = 1.0;
     if (n == 0) {
+        int used;
+        double d = new_input_dram_time(t, scale_next, sigma, &used);
+        if (isfinite(d)) {
+            t->pred_n = used;
+            t->pred_cv = NAN; /* several inputs' times: no one spread */
+            return d;
+        }
         for (int i = 0; i < t->nhist && n < RT_WINDOW; i++) {
             const rt_instance *h = recent(t, i);
             v[n++] = h->time / (sigma - (sigma - 1.0) * h->r0) / h->scale;

@@ -64,6 +64,19 @@ typedef struct {
     double scale;   /* Eq. 1 scale of its input against the base input */
 } rt_instance;
 
+/* The recent instances of one input of a task, kept while it runs others:
+ * the first instance of a new input is predicted from the inputs around it
+ * (predict.c, new_input_dram_time). */
+#define RT_INPUTS 16     /* inputs a task keeps (least recently run goes) */
+#define RT_INPUT_KEEP 5  /* most recent instances kept per input */
+typedef struct {
+    uint64_t input;      /* rt_input_signature */
+    double scale;        /* its Eq. 1 scale, as last recorded */
+    double time[RT_INPUT_KEEP], r0[RT_INPUT_KEEP];
+    int n, next;         /* ring of its instances */
+    unsigned long stamp; /* when it last ran (task's instance clock) */
+} rt_input_times;
+
 /* A sampled region's accesses for one task, as fractions of its object's
  * size, so the hotness survives reallocation and resizing. */
 typedef struct {
@@ -110,6 +123,9 @@ typedef struct {
 
     rt_instance hist[RT_HISTORY]; /* ring, hist_next the oldest once full */
     int nhist, hist_next;
+    rt_input_times inputs[RT_INPUTS]; /* per input, for new inputs' predictions */
+    int ninputs;
+    unsigned long input_clock;
     double mem_bound;     /* m of sigma = 1 + m (L - 1), learned from its
                              instances at different shares (predict.c) */
     double mem_bound_se;  /* the fit's standard error (NaN: no fit, the prior) */

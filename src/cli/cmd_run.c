@@ -100,7 +100,7 @@ static int set_env_u64(const char *name, unsigned long long v)
 static int find_program(const char *name, char *out, size_t len)
 {
     if (strchr(name, '/'))
-        return snprintf(out, len, "%s", name) < (int)len ? 0 : -1;
+        return snprintf(out, len, "%s", name) < (int)len && access(out, F_OK) == 0 ? 0 : -1;
     const char *path = getenv("PATH");
     if (!path || !*path)
         path = "/usr/local/bin:/usr/bin:/bin";
@@ -310,6 +310,11 @@ int cmd_run(int argc, char **argv)
     char path[PATH_MAX];
     if (find_program(prog, path, sizeof path) != 0) {
         fprintf(stderr, CMD ": %s: program not found%s\n", prog, strchr(prog, '/') ? "" : " in PATH");
+        return 2;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || access(path, X_OK) != 0) {
+        fprintf(stderr, CMD ": %s: not an executable file\n", path);
         return 2;
     }
     int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -161,8 +161,9 @@ static void track(void *p, size_t n, const char *site, int is_map, int k)
     }
     char name[PDP_NAME_MAX];
     snprintf(name, sizeof name, "%s#%d", site, k);
-    pd_access_hint hint;
-    int id = pd_object_register(name, p, n, pdp_hint_for(name, site, &hint) ? &hint : NULL);
+    pd_access_hint hint = {PD_PATTERN_UNKNOWN, 0, 0, 0};
+    int hinted = pdp_hint_for(name, site, &hint);
+    int id = pd_object_register(name, p, n, hinted ? &hint : NULL);
     pthread_mutex_lock(&lock);
     long i = find_locked((uintptr_t)p);
     if (i >= 0) {
@@ -174,7 +175,9 @@ static void track(void *p, size_t n, const char *site, int is_map, int k)
     pthread_mutex_unlock(&lock);
     if (id >= 0) {
         pdp_out_object(id, name, n);
-        pdp_log(1, "register %s: %zu bytes at %p (object %d)", name, n, p, id);
+        static const char *const patterns[] = {"unknown", "stream", "stride", "stencil", "random"};
+        pdp_log(1, "register %s: %zu bytes at %p (object %d, pattern %s)", name, n, p, id,
+                patterns[(unsigned)hint.pattern <= PD_PATTERN_RANDOM ? hint.pattern : 0]);
     } else {
         pdp_log(1, "%s: %zu bytes at %p not registered: %s", name, n, p, pd_strerror(id));
     }

@@ -61,6 +61,8 @@ static size_t cap, filled; /* slots, slots not EMPTY */
 /* Read without the lock on the fast paths (free, munmap). */
 static size_t nblocks, nmaps;
 static int k_overflow = K_BITS;
+/* pdp_opts()->min_bytes, read by every hook: a copy here saves a call. */
+static size_t min_bytes = (size_t)1 << 20;
 
 static size_t slot_of(uintptr_t addr, size_t c)
 {
@@ -252,7 +254,7 @@ static void restore_range(uintptr_t a, size_t len, const tracked *t, int n, int 
                 lo = end;
             }
         }
-        if (hi > lo && hi - lo >= pdp_opts()->min_bytes && pdp_running())
+        if (hi > lo && hi - lo >= min_bytes && pdp_running())
             track((void *)lo, hi - lo, t[i].site, 1, t[i].k);
     }
 }
@@ -318,6 +320,7 @@ static void *call_mremap(void *old, size_t old_size, size_t new_size, int flags,
 
 void pdp_alloc_setup(void)
 {
+    min_bytes = pdp_opts()->min_bytes;
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     (void)next_symbol((void **)&real_mmap, "mmap");
     (void)next_symbol((void **)&real_munmap, "munmap");
@@ -332,7 +335,7 @@ void pdp_alloc_setup(void)
 
 #define CALLER() __builtin_return_address(0)
 
-static int wanted(size_t n) { return n >= pdp_opts()->min_bytes && !pdp_busy && pdp_running(); }
+static int wanted(size_t n) { return n >= min_bytes && !pdp_busy && pdp_running(); }
 
 static void after_alloc(void *p, size_t n, void *caller, int is_map)
 {
@@ -350,7 +353,7 @@ static void after_alloc(void *p, size_t n, void *caller, int is_map)
 /* Before the memory at p goes back: its object is unregistered. */
 static void before_free(void *p)
 {
-    if (!p || !__atomic_load_n(&nblocks, __ATOMIC_RELAXED) || malloc_usable_size(p) < pdp_opts()->min_bytes)
+    if (!p || !__atomic_load_n(&nblocks, __ATOMIC_RELAXED) || malloc_usable_size(p) < min_bytes)
         return;
     tracked e;
     if (!take(p, &e) || pdp_busy)
@@ -391,7 +394,7 @@ static void *realloc_from(void *p, size_t n, void *caller)
         return q;
     }
     tracked e;
-    int had = __atomic_load_n(&nblocks, __ATOMIC_RELAXED) && malloc_usable_size(p) >= pdp_opts()->min_bytes &&
+    int had = __atomic_load_n(&nblocks, __ATOMIC_RELAXED) && malloc_usable_size(p) >= min_bytes &&
               take(p, &e);
     if (!had || pdp_busy) {
         void *q = __libc_realloc(p, n);
@@ -408,7 +411,7 @@ static void *realloc_from(void *p, size_t n, void *caller)
     int saved = errno;
     void *at = q ? q : n ? p : NULL; /* failed: p is still there; n == 0: freed */
     size_t size = q ? n : e.size;
-    if (at && size >= pdp_opts()->min_bytes && pdp_running()) {
+    if (at && size >= min_bytes && pdp_running()) {
         pdp_busy = 1;
         track(at, size, e.site, 0, e.k);
         pdp_busy = 0;
@@ -557,7 +560,7 @@ PDP_HOOK void *mremap(void *old, size_t old_size, size_t new_size, int flags, ..
         /* The mapping that began at old moved to q under its name; the
          * rest of what was taken keeps what is left outside. */
         for (int i = 0; i < n; i++)
-            if (t[i].addr == (uintptr_t)old && new_size >= pdp_opts()->min_bytes && pdp_running())
+            if (t[i].addr == (uintptr_t)old && new_size >= min_bytes && pdp_running())
                 track(q, new_size, t[i].site, 1, t[i].k);
         restore_range((uintptr_t)old, old_size, t, n, 1);
         restore_range((uintptr_t)new_addr, new_size, gone, ngone, 1);

@@ -10,14 +10,8 @@
 # hints file gives patterns; small blocks and blocks under --min-bytes stay
 # untracked.
 set -eu
-BUILD=${BUILD:-build}
-TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")" && pwd)}
-CC=${CC:-cc}
-PD="$BUILD/paddiser"
-[ -x "$PD" ] && [ -e "$BUILD/libpaddiser-preload.so" ] || { echo "run_alloc: build first (make all)"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "run_alloc: $*"; exit 1; }
+NAME=run_alloc
+. "${TESTS_DIR:-$(cd "$(dirname "$0")" && pwd)}/lib_run.sh"
 $CC -O1 -g -o "$tmp/alloc" "$TESTS_DIR/run/alloc.c"
 
 "$tmp/alloc" >"$tmp/plain.out"

@@ -7,14 +7,8 @@
 # missing program, a file that is neither ELF nor script, a missing preload
 # library and bad option values; a '#!' script runs with a note.
 set -eu
-BUILD=${BUILD:-build}
-TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")" && pwd)}
-CC=${CC:-cc}
-PD="$BUILD/paddiser"
-[ -x "$PD" ] && [ -e "$BUILD/libpaddiser-preload.so" ] || { echo "run_cli: build first (make all)"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "run_cli: $*"; exit 1; }
+NAME=run_cli
+. "${TESTS_DIR:-$(cd "$(dirname "$0")" && pwd)}/lib_run.sh"
 $CC -O1 -o "$tmp/noop" "$TESTS_DIR/run/noop.c"
 
 # A no-op: same stdout, same exit status, empty stderr.

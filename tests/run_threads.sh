@@ -9,14 +9,8 @@
 # the registration path: nothing recurses or deadlocks, and no object is
 # named after the preload library.
 set -eu
-BUILD=${BUILD:-build}
-TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")" && pwd)}
-CC=${CC:-cc}
-PD="$BUILD/paddiser"
-[ -x "$PD" ] && [ -e "$BUILD/libpaddiser-preload.so" ] || { echo "run_threads: build first (make all)"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "run_threads: $*"; exit 1; }
+NAME=run_threads
+. "${TESTS_DIR:-$(cd "$(dirname "$0")" && pwd)}/lib_run.sh"
 $CC -O1 -g -fPIC -shared -o "$tmp/libearly.so" "$TESTS_DIR/run/early.c" -lpthread
 $CC -O1 -g -o "$tmp/threads" "$TESTS_DIR/run/threads.c" -L"$tmp" -learly -Wl,-rpath,"$tmp" -lpthread
 $CC -O1 -g -o "$tmp/alloc" "$TESTS_DIR/run/alloc.c"

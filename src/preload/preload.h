@@ -19,9 +19,10 @@ typedef struct {
 const pdp_options *pdp_opts(void);
 
 /* 1 while the runtime runs and hooks may call it. Starts it on the first
- * call (the library constructor calls it; a hook that runs earlier, e.g. a
- * malloc from another library's constructor, gets 0 and passes through).
- * Never starts it inside a hook that is already busy. */
+ * call when the library constructor has not yet (an OpenMP region in
+ * another library's constructor); never inside a busy hook, and while
+ * another thread is starting it, 0 (that caller passes through). The
+ * allocation hooks use pdp_running() instead. */
 int pdp_active(void);
 
 /* 1 while the runtime runs; never starts it. The allocation hooks use this

@@ -8,7 +8,8 @@
 # a site's blocks of the next input (freed, allocated again) are the same
 # objects (objects.csv: one row per object, a registration per input); the
 # hints file gives patterns; small blocks and blocks under --min-bytes stay
-# untracked.
+# untracked. C++ (operator new) and Fortran (ALLOCATE) allocations are named
+# by the program's sites too.
 set -eu
 NAME=run_alloc
 . "${TESTS_DIR:-$(cd "$(dirname "$0")" && pwd)}/lib_run.sh"
@@ -76,5 +77,17 @@ if command -v "$CXX" >/dev/null 2>&1 && $CXX -O1 -g -o "$tmp/alloc_new" "$TESTS_
     ! grep -q "register libstdc" "$tmp/new.err" || fail "a site in libstdc++"
 else
     echo "run_alloc: no C++ compiler, operator new check skipped"
+fi
+# Fortran ALLOCATE: two arrays, three inputs, two objects named by the
+# program's sites with three registrations each.
+FC=${FC:-gfortran}
+if command -v "$FC" >/dev/null 2>&1 && $FC -O1 -g -o "$tmp/falloc" "$TESTS_DIR/run/alloc.f90" 2>/dev/null; then
+    "$tmp/falloc" 3 >"$tmp/f.plain"
+    "$PD" run --backend sim --out "$tmp/fo" -- "$tmp/falloc" 3 >"$tmp/f.out" 2>"$tmp/f.err" || { cat "$tmp/f.err"; fail "Fortran run"; }
+    cmp -s "$tmp/f.plain" "$tmp/f.out" || fail "Fortran output differs"
+    got=$(tail -n +2 "$tmp/fo/objects.csv" | awk -F, '$3 ~ /^falloc\+0x[0-9a-f]+#0$/ && $5 == 3' | wc -l)
+    [ "$got" -eq 2 ] || { cat "$tmp/fo/objects.csv"; fail "Fortran: expected 2 objects of falloc with 3 registrations"; }
+else
+    echo "run_alloc: no Fortran compiler, ALLOCATE check skipped"
 fi
 echo "run_alloc: ok"

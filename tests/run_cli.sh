@@ -47,6 +47,24 @@ done
 [ -d "$tmp/out" ] || fail "--out did not create the directory"
 grep -q "is a script" "$tmp/opts.err" || { cat "$tmp/opts.err"; fail "no note for a script"; }
 
+# A program whose DT_NEEDED names libmpi gets libpaddiser-preload-mpi.so
+# when that exists (here a copy of the plain one, in PADDISER_PRELOAD_DIR),
+# else the plain library with a warning.
+mkdir "$tmp/fakempi" "$tmp/libs"
+printf 'int fake_mpi_symbol(void) { return 3; }\n' >"$tmp/fakempi/mpi.c"
+$CC -shared -fPIC -o "$tmp/fakempi/libmpi.so.40" -Wl,-soname,libmpi.so.40 "$tmp/fakempi/mpi.c"
+printf 'int fake_mpi_symbol(void);\nint main(void) { return fake_mpi_symbol() == 3 ? 0 : 1; }\n' >"$tmp/fakempi/app.c"
+$CC -o "$tmp/fakempi/app" "$tmp/fakempi/app.c" "$tmp/fakempi/libmpi.so.40" -Wl,-rpath,"$tmp/fakempi"
+cp "$BUILD/libpaddiser-preload.so" "$tmp/libs/"
+PADDISER_PRELOAD_DIR="$tmp/libs" "$PD" run -v -- "$tmp/fakempi/app" >/dev/null 2>"$tmp/mpi.err" || { cat "$tmp/mpi.err"; fail "libmpi program, plain library"; }
+grep -q "linked with libmpi but libpaddiser-preload-mpi.so was not built" "$tmp/mpi.err" || { cat "$tmp/mpi.err"; fail "no warning without the MPI library"; }
+grep -q "LD_PRELOAD=$tmp/libs/libpaddiser-preload.so " "$tmp/mpi.err" || { cat "$tmp/mpi.err"; fail "plain library not used"; }
+cp "$BUILD/libpaddiser-preload.so" "$tmp/libs/libpaddiser-preload-mpi.so"
+PADDISER_PRELOAD_DIR="$tmp/libs" "$PD" run -v -- "$tmp/fakempi/app" >/dev/null 2>"$tmp/mpi.err" || { cat "$tmp/mpi.err"; fail "libmpi program, MPI library"; }
+grep -q "LD_PRELOAD=$tmp/libs/libpaddiser-preload-mpi.so " "$tmp/mpi.err" || { cat "$tmp/mpi.err"; fail "MPI library not chosen"; }
+PADDISER_PRELOAD_DIR="$tmp/libs" "$PD" run -v -- "$tmp/noop" </dev/null >/dev/null 2>"$tmp/nompi.err" || true
+grep -q "LD_PRELOAD=$tmp/libs/libpaddiser-preload.so " "$tmp/nompi.err" || { cat "$tmp/nompi.err"; fail "MPI library for a program without libmpi"; }
+
 # Errors: status 2 and a message naming the problem.
 expect_error() { # expect_error PATTERN CMD...
     pat=$1; shift

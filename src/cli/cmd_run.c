@@ -347,9 +347,9 @@ int cmd_run(int argc, char **argv)
         if (!facts.dynamic) {
             close(fd);
             fprintf(stderr,
-                    CMD ": preloading needs a dynamically linked program: %s is statically linked "
-                        "(no program interpreter); rebuild it without -static, or use the API "
-                        "(docs/runtime.md)\n",
+                    CMD ": preloading needs a dynamically linked program: %s has no program "
+                        "interpreter (statically linked, or a library); rebuild it without -static, "
+                        "or use the API (docs/runtime.md)\n",
                     path);
             return 2;
         }

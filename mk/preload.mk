@@ -21,3 +21,6 @@ all: $(PRELOAD_LIB)
 .PHONY: bench-run-alloc
 bench-run-alloc: all
 	BUILD=$(BUILD) CC="$(CC)" sh bench/run_alloc.sh
+
+# tests/test_preload_out.c tests the output module alone (no hooks).
+$(BUILD)/tests/test_preload_out: $(call OBJ,src/preload/preload_out.c)

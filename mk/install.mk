@@ -1,7 +1,8 @@
 # Installation (issue #10) and the checks that the installed library is what
 # a user links against.
 #   make install PREFIX=/usr/local DESTDIR=      binaries, libpaddiser.{so.N,a},
-#                                                headers, paddiser.pc, data, man pages
+#                                                headers, paddiser.pc, data, man pages,
+#                                                PREFIX/lib/paddiser/libpaddiser-preload*.so
 #   make check-install                           (part of check-unit) installs into
 #                                                $(BUILD)/install-test and checks it
 # PREFIX is compiled into the programs (PREFIX/share/paddiser, pd_paths.h): build
@@ -42,6 +43,9 @@ install: all
 	ln -sf libpaddiser.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libpaddiser.so
 	$(INSTALL) -m 644 $(BUILD)/libpaddiser.a $(DESTDIR)$(LIBDIR)
+	$(INSTALL) -d $(DESTDIR)$(PRELOADDIR)
+	$(INSTALL) -m 755 $(PRELOAD_LIB) $(DESTDIR)$(PRELOADDIR)
+	$(if $(wildcard $(BUILD)/libpaddiser-preload-mpi.so),$(INSTALL) -m 755 $(BUILD)/libpaddiser-preload-mpi.so $(DESTDIR)$(PRELOADDIR))
 	$(INSTALL) -m 644 include/paddiser.h include/paddiser_tiers.h $(DESTDIR)$(INCLUDEDIR)
 	$(INSTALL) -m 644 $(PC_FILE) $(DESTDIR)$(LIBDIR)/pkgconfig
 	$(INSTALL) -m 644 models/default_model.json models/stencil_alpha.csv $(DESTDIR)$(DATADIR)
@@ -57,7 +61,7 @@ uninstall:
 	      $(DESTDIR)$(INCLUDEDIR)/paddiser.h $(DESTDIR)$(INCLUDEDIR)/paddiser_tiers.h \
 	      $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(filter %.1,$(MAN_PAGES)))) \
 	      $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(filter %.3,$(MAN_PAGES))))
-	rm -rf $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)
+	rm -rf $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(PRELOADDIR)
 
 # A staged install (this build's PREFIX, so nothing is rebuilt), then
 # tests/install/check.sh builds and runs programs against it with pkg-config,

@@ -16,3 +16,11 @@ $(PRELOAD_LIB): $(call OBJ,$(PRELOAD_SRCS)) $(RUNTIME_OBJS)
 
 all: $(PRELOAD_LIB)
 -include $(patsubst %.c,$(BUILD)/obj/%.d,$(PRELOAD_SRCS))
+
+# Cost of the allocation hooks (bench/run_alloc.sh; a benchmark, not a test).
+.PHONY: bench-run-alloc
+bench-run-alloc: all
+	BUILD=$(BUILD) CC="$(CC)" sh bench/run_alloc.sh
+
+# tests/test_preload_out.c tests the output module alone (no hooks).
+$(BUILD)/tests/test_preload_out: $(call OBJ,src/preload/preload_out.c)

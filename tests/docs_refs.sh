@@ -172,6 +172,7 @@ post_*.sh
 results.csv
 report.html
 paddiser_tasks.csv
+objects.csv
 '
 # File names the docs' example command lines give to the user's own files
 # (paddiser model train data.csv -o model.json, paddiser sim profile -o

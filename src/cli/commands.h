@@ -9,5 +9,6 @@ int cmd_sim(int argc, char **argv);    /* cmd_sim.c: heterogeneous-memory simula
 int cmd_model(int argc, char **argv);  /* cmd_model.c: train/evaluate the performance model */
 int cmd_plan(int argc, char **argv);   /* cmd_plan.c: run the placement planners on a problem file */
 int cmd_tiers(int argc, char **argv);  /* cmd_tiers.c: show discovered memory tiers */
+int cmd_run(int argc, char **argv);    /* cmd_run.c: run a program under the runtime (LD_PRELOAD) */
 
 #endif

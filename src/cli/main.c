@@ -17,6 +17,7 @@ static const struct {
     {"model", cmd_model, "train or evaluate the performance model"},
     {"plan", cmd_plan, "compute a load-balanced DRAM placement for a problem file"},
     {"tiers", cmd_tiers, "list the memory tiers this machine exposes"},
+    {"run", cmd_run, "run an unmodified program under the runtime (LD_PRELOAD)"},
 };
 
 static void usage(FILE *out)

@@ -19,14 +19,46 @@ typedef struct {
 const pdp_options *pdp_opts(void);
 
 /* 1 while the runtime runs and hooks may call it. Starts it on the first
- * call (the library constructor calls it; a hook that runs earlier, e.g. a
- * malloc from another library's constructor, gets 0 and passes through).
- * Never starts it inside a hook that is already busy. */
+ * call when the library constructor has not yet (an OpenMP region in
+ * another library's constructor); never inside a busy hook, and while
+ * another thread is starting it, 0 (that caller passes through). The
+ * allocation hooks use pdp_running() instead. */
 int pdp_active(void);
 
+/* 1 while the runtime runs; never starts it. The allocation hooks use this
+ * one: a malloc from another library's constructor (or from the loader,
+ * which may hold its own lock then) must not start the runtime. */
+int pdp_running(void);
+
 /* Per-thread re-entrancy guard: set while a hook is inside the runtime, so
- * the runtime's own allocations (and the loader's) pass straight through. */
-extern __thread int pdp_busy;
+ * the runtime's own allocations (and the loader's) pass straight through.
+ * initial-exec: reading it never allocates (a preloaded library's TLS is in
+ * the static block), so the malloc hook may read it on any thread. */
+extern __thread int pdp_busy __attribute__((tls_model("initial-exec")));
+
+/* ---- sync points (the OpenMP and MPI hooks) -------------------------------
+ * pdp_sync(): pd_sync_point() with pdp_busy set, then pdp_after_sync();
+ * returns pd_sync_point's status. A hook that calls pd_sync_point() itself
+ * calls pdp_after_sync() right after it, on the same thread: it appends the
+ * sync point's line to $PADDISER_RUN_OUT/plan.log (instance, predicted
+ * makespan, bytes moved, hot-first decision; nothing without
+ * PADDISER_RUN_OUT). Both are safe with pdp_busy set or not. */
+int pdp_sync(void);
+void pdp_after_sync(void);
+
+/* ---- between preload_main.c and the allocation and output modules -------- */
+/* preload_alloc.c: before pd_init (fork handlers first, so that ours run
+ * after the runtime's in the parent's prepare), the real mmap, the hints. */
+void pdp_alloc_setup(void);
+/* preload_alloc.c: the fork() child forgets the parent's tracked blocks. */
+void pdp_alloc_forget(void);
+/* preload_out.c: PADDISER_RUN_OUT=DIR: DIR/tasks.csv through the runtime's
+ * PADDISER_TASKS_CSV (unless set), DIR/plan.log opened for appending. */
+void pdp_out_setup(void);
+/* preload_out.c: an object registered (id >= 0) under name with size bytes. */
+void pdp_out_object(int id, const char *name, size_t size);
+/* preload_out.c: at exit, before pd_finalize: DIR/objects.csv. */
+void pdp_out_finish(void);
 
 /* One line on stderr, "paddiser run: ...", when verbose (or always for
  * warnings: level 0). */

@@ -1,6 +1,7 @@
 /* libpaddiser-preload.so: starts the runtime when the library is loaded and
  * finalizes it at exit, with options from the environment (pd_init reads
  * PADDISER_BACKEND, PADDISER_FAST_CAPACITY, ... itself). */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,10 +11,14 @@
 #include "common/util.h"
 #include "preload/preload.h"
 
-__thread int pdp_busy;
+__thread int pdp_busy __attribute__((tls_model("initial-exec")));
 
 static pdp_options options = {.min_bytes = 1u << 20, .sync_every = 1, .verbose = 0};
-static int state; /* 0 not started, 1 running, -1 failed or finished */
+
+/* Hooks on any thread read it: 0 not started, 2 starting, 1 running,
+ * -1 failed, finished, or a fork() child (whose runtime the parent keeps). */
+enum { ST_NEW = 0, ST_RUNNING = 1, ST_STARTING = 2, ST_OFF = -1 };
+static int state;
 
 static void read_options(void)
 {
@@ -33,37 +38,69 @@ void pdp_log(int level, const char *fmt, ...)
 {
     if (level > options.verbose)
         return;
+    char line[512];
     va_list ap;
     va_start(ap, fmt);
-    fputs("paddiser run: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "paddiser run: %s\n", line);
+}
+
+int pdp_running(void) { return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == ST_RUNNING; }
+
+/* The fork() child: the runtime turned itself off there (its own atfork
+ * handler); the hooks pass through and forget the parent's blocks. */
+static void forked_child(void)
+{
+    __atomic_store_n(&state, ST_OFF, __ATOMIC_RELEASE);
+    pdp_alloc_forget();
+}
+
+static void start(void)
+{
+    int expect = ST_NEW;
+    if (!__atomic_compare_exchange_n(&state, &expect, ST_STARTING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return;
+    int was_busy = pdp_busy;
+    pdp_busy = 1;
+    read_options();
+    pdp_alloc_setup();
+    pthread_atfork(NULL, NULL, forked_child);
+    pdp_out_setup();
+    int rc = pd_init(NULL);
+    if (rc != PD_OK)
+        pdp_log(0, "runtime not started (%s); the program runs without placement", pd_strerror(rc));
+    __atomic_store_n(&state, rc == PD_OK ? ST_RUNNING : ST_OFF, __ATOMIC_RELEASE);
+    pdp_busy = was_busy;
 }
 
 int pdp_active(void)
 {
-    if (state != 0 || pdp_busy)
-        return state == 1;
-    pdp_busy = 1;
-    state = -1;
-    read_options();
-    int rc = pd_init(NULL);
-    if (rc == PD_OK)
-        state = 1;
-    else
-        pdp_log(0, "runtime not started (%s); the program runs without placement", pd_strerror(rc));
-    pdp_busy = 0;
-    return state == 1;
+    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == ST_NEW && !pdp_busy)
+        start();
+    return pdp_running();
 }
 
-__attribute__((constructor)) static void preload_start(void) { (void)pdp_active(); }
+int pdp_sync(void)
+{
+    int was_busy = pdp_busy;
+    pdp_busy = 1;
+    int rc = pd_sync_point();
+    pdp_after_sync();
+    pdp_busy = was_busy;
+    return rc;
+}
+
+__attribute__((constructor)) static void preload_start(void) { start(); }
 
 __attribute__((destructor)) static void preload_stop(void)
 {
-    if (state != 1)
+    int expect = ST_RUNNING;
+    if (!__atomic_compare_exchange_n(&state, &expect, ST_OFF, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return;
+    /* From here on nothing new is registered; blocks freed meanwhile are
+     * still unregistered (the runtime answers PD_ESTATE once finalized). */
     pdp_busy = 1;
-    state = -1;
+    pdp_out_finish();
     pd_finalize();
 }

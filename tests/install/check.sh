@@ -58,7 +58,7 @@ done
 
 # Installed programs and libraries: no path of the checkout in their data
 # (debug info may name source files; that is not read at run time).
-for f in "$ROOT$PREFIX"/bin/* "$lib/libpaddiser.so.$want"; do
+for f in "$ROOT$PREFIX"/bin/* "$lib/libpaddiser.so.$want" "$ROOT$PREFIX"/lib/paddiser/*.so; do
     objcopy -O binary --only-section=.rodata "$f" "$WORK/rodata" 2>/dev/null || { bad "objcopy failed on $f"; continue; }
     if grep -qF "$SRC_DIR" "$WORK/rodata"; then bad "$f has the checkout's path $SRC_DIR compiled in"; fi
 done
@@ -66,6 +66,17 @@ for f in default_model.json stencil_alpha.csv; do
     cmp -s "$ROOT$PREFIX/share/paddiser/$f" "$SRC_DIR/models/$f" || bad "share/paddiser/$f is not models/$f"
 done
 "$ROOT$PREFIX/bin/paddiser" --help >/dev/null 2>&1 || bad "installed paddiser --help failed"
+# paddiser run (issue #14): the preload library in PREFIX/lib/paddiser, where
+# the installed command looks for it; it runs a program from there.
+pre="$ROOT$PREFIX/lib/paddiser/libpaddiser-preload.so"
+[ -e "$pre" ] || bad "$PREFIX/lib/paddiser/libpaddiser-preload.so is missing"
+"$ROOT$PREFIX/bin/paddiser" run --help 2>/dev/null | grep -qF "$PREFIX/lib/paddiser" ||
+    bad "installed paddiser run does not look in $PREFIX/lib/paddiser"
+if [ -e "$pre" ]; then
+    out=$(PADDISER_PRELOAD_DIR="$ROOT$PREFIX/lib/paddiser" "$ROOT$PREFIX/bin/paddiser" run -- /bin/echo installed-run 2>&1) ||
+        bad "installed paddiser run with the installed library failed: $out"
+    [ "$out" = installed-run ] || bad "installed paddiser run printed '$out'"
+fi
 
 [ "$fail" -eq 0 ] && echo "[       OK ] check-install: pkg-config, shared + static link, $(wc -l <"$WORK/api") exported symbols, SONAME $soname"
 exit "$fail"

@@ -1,0 +1,161 @@
+/* Exit outputs of `paddiser run` (PADDISER_RUN_OUT=DIR, a directory the
+ * user named): DIR/tasks.csv (the runtime's per-task CSV, through
+ * PADDISER_TASKS_CSV), DIR/plan.log (one line per sync point) and
+ * DIR/objects.csv (the objects the allocation hooks registered). Every
+ * process of the run appends to the same files (MPI ranks, exec'd
+ * children): each line carries its pid, each file is written with
+ * O_APPEND and never follows a symbolic link. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "paddiser.h"
+#include "common/util.h"
+#include "preload/preload.h"
+#include "preload/preload_site.h"
+
+static char out_dir[PATH_MAX];
+static int plan_fd = -1;
+
+static int open_append(const char *name)
+{
+    char path[PATH_MAX];
+    if (pd_path_join(path, sizeof path, out_dir, name) != 0) {
+        pdp_log(0, "%s/%s: path too long", out_dir, name);
+        return -1;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        pdp_log(0, "cannot write %s: %s", path, strerror(errno));
+    return fd;
+}
+
+void pdp_out_setup(void)
+{
+    const char *dir = getenv("PADDISER_RUN_OUT");
+    if (!dir || !*dir)
+        return;
+    if (strlen(dir) >= sizeof out_dir) {
+        pdp_log(0, "PADDISER_RUN_OUT is too long: no outputs written");
+        return;
+    }
+    memcpy(out_dir, dir, strlen(dir) + 1);
+    const char *csv = getenv("PADDISER_TASKS_CSV");
+    char path[PATH_MAX];
+    if ((!csv || !*csv) && pd_path_join(path, sizeof path, out_dir, "tasks.csv") == 0)
+        setenv("PADDISER_TASKS_CSV", path, 1);
+    plan_fd = open_append("plan.log");
+}
+
+static void write_all(int fd, const char *s, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, s, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+void pdp_after_sync(void)
+{
+    if (plan_fd < 0)
+        return;
+    int was_busy = pdp_busy, saved = errno;
+    pdp_busy = 1;
+    pd_profile_info pi;
+    double makespan = NAN;
+    if (pd_profile_info_get(&pi) == PD_OK && pi.initialized) {
+        int ntasks = pd_plan_query(NULL, 0, &makespan);
+        char line[512];
+        int n = snprintf(line, sizeof line,
+                         "pid=%ld instance=%d tasks=%d makespan_s=%.6g moved_bytes=%zu moved_pages=%zu "
+                         "failed_pages=%zu demoted_bytes=%zu decided=%d kept=%d hot_first=%d model_s=%.6g "
+                         "hot_first_s=%.6g backend=%s\n",
+                         (long)getpid(), pi.instances, ntasks < 0 ? 0 : ntasks, ntasks < 0 ? NAN : makespan,
+                         pi.bytes_moved, pi.pages_moved, pi.pages_failed, pi.bytes_demoted, pi.plan_decided,
+                         pi.plan_kept, pi.plan_hot_first, pi.plan_model_s, pi.plan_hot_first_s, pi.backend);
+        if (n > 0)
+            write_all(plan_fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    }
+    pdp_busy = was_busy;
+    errno = saved;
+}
+
+/* ---- objects ------------------------------------------------------------ */
+
+typedef struct {
+    char name[PDP_NAME_MAX];
+    size_t bytes;      /* at its last registration */
+    int registrations; /* blocks that were this object (one per input) */
+} object_rec;
+
+static pthread_mutex_t objects_lock = PTHREAD_MUTEX_INITIALIZER;
+static object_rec *objects;
+static int nobjects;
+
+void pdp_out_object(int id, const char *name, size_t size)
+{
+    if (!*out_dir || id < 0)
+        return;
+    pthread_mutex_lock(&objects_lock);
+    if (id >= nobjects) {
+        object_rec *n = realloc(objects, (size_t)(id + 1) * sizeof *n);
+        if (n) {
+            memset(n + nobjects, 0, (size_t)(id + 1 - nobjects) * sizeof *n);
+            objects = n;
+            nobjects = id + 1;
+        }
+    }
+    if (id < nobjects) {
+        snprintf(objects[id].name, sizeof objects[id].name, "%s", name);
+        objects[id].bytes = size;
+        objects[id].registrations++;
+    }
+    pthread_mutex_unlock(&objects_lock);
+}
+
+void pdp_out_finish(void)
+{
+    if (!*out_dir)
+        return;
+    int fd = open_append("objects.csv");
+    if (fd < 0)
+        return;
+    flock(fd, LOCK_EX);
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_size == 0) {
+        static const char header[] = "pid,object,name,bytes,registrations,accesses\n";
+        write_all(fd, header, sizeof header - 1);
+    }
+    pthread_mutex_lock(&objects_lock);
+    for (int i = 0; i < nobjects; i++) {
+        if (!objects[i].registrations)
+            continue;
+        /* Sampled accesses of the last completed instance, while the object
+         * is still registered (empty once it was freed). */
+        double acc;
+        char accs[32] = "";
+        if (pd_object_accesses(i, -1, &acc) == PD_OK)
+            snprintf(accs, sizeof accs, "%.6g", acc);
+        char line[PDP_NAME_MAX + 96];
+        int n = snprintf(line, sizeof line, "%ld,%d,%s,%zu,%d,%s\n", (long)getpid(), i, objects[i].name,
+                         objects[i].bytes, objects[i].registrations, accs);
+        if (n > 0)
+            write_all(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    }
+    pthread_mutex_unlock(&objects_lock);
+    flock(fd, LOCK_UN);
+    close(fd);
+}

@@ -1,0 +1,121 @@
+/* paddiser run's exit outputs (src/preload/preload_out.c, issue #14),
+ * linked here without the hooks: with PADDISER_RUN_OUT=DIR, pdp_out_setup
+ * points the runtime's per-task CSV at DIR/tasks.csv, pdp_after_sync
+ * appends one line per sync point to DIR/plan.log (pid, instance, tasks,
+ * predicted makespan, moved bytes, the hot-first decision, backend), and
+ * pdp_out_finish writes DIR/objects.csv with the objects the hooks
+ * registered. Without PADDISER_RUN_OUT nothing is written. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "common/util.h"
+#include "paddiser.h"
+#include "preload/preload.h"
+
+/* What preload_main.c gives the output module. */
+__thread int pdp_busy __attribute__((tls_model("initial-exec")));
+void pdp_log(int level, const char *fmt, ...)
+{
+    (void)level;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static char *slurp(const char *dir, const char *name)
+{
+    char path[4096];
+    assert_int_equal(pd_path_join(path, sizeof path, dir, name), 0);
+    size_t len;
+    return pd_read_file(path, &len);
+}
+
+static void one_instance(unsigned char *buf, size_t len)
+{
+    assert_int_equal(pd_task_begin(0), PD_OK);
+    for (size_t i = 0; i < len; i += 4096)
+        buf[i]++;
+    assert_int_equal(pd_task_end(0), PD_OK);
+    assert_int_equal(pd_sync_point(), PD_OK);
+    pdp_after_sync();
+}
+
+static void test_outputs(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/paddiser-run-out-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    unsetenv("PADDISER_TASKS_CSV");
+    setenv("PADDISER_RUN_OUT", dir, 1);
+    setenv("PADDISER_QUIET", "1", 1);
+    pdp_out_setup();
+    char want_csv[4200];
+    snprintf(want_csv, sizeof want_csv, "%s/tasks.csv", dir);
+    assert_string_equal(getenv("PADDISER_TASKS_CSV"), want_csv);
+
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_SIM;
+    o.fast_capacity = 1u << 20;
+    assert_int_equal(pd_init(&o), PD_OK);
+    size_t len = 4u << 20;
+    unsigned char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(buf != MAP_FAILED);
+    memset(buf, 0, len);
+    int id = pd_object_register("app+0x10#0", buf, len, NULL);
+    assert_true(id >= 0);
+    pdp_out_object(id, "app+0x10#0", len);
+    one_instance(buf, len);
+    one_instance(buf, len);
+    pdp_out_finish();
+    assert_int_equal(pd_finalize(), PD_OK);
+
+    char *plan = slurp(dir, "plan.log");
+    assert_non_null(plan);
+    char first[64], second[64];
+    snprintf(first, sizeof first, "pid=%ld instance=1 tasks=", (long)getpid());
+    snprintf(second, sizeof second, "pid=%ld instance=2 tasks=1 makespan_s=", (long)getpid());
+    assert_non_null(strstr(plan, first));
+    assert_non_null(strstr(plan, second));
+    assert_non_null(strstr(plan, " moved_bytes="));
+    assert_non_null(strstr(plan, " hot_first="));
+    assert_non_null(strstr(plan, " backend=sim\n"));
+    int lines = 0;
+    for (const char *p = plan; *p; p++)
+        lines += *p == '\n';
+    assert_int_equal(lines, 2);
+    free(plan);
+
+    char *objects = slurp(dir, "objects.csv");
+    assert_non_null(objects);
+    char row[128];
+    snprintf(row, sizeof row, "pid,object,name,bytes,registrations,accesses\n%ld,%d,app+0x10#0,%zu,1,", (long)getpid(),
+             id, len);
+    assert_true(strncmp(objects, row, strlen(row)) == 0);
+    free(objects);
+
+    char *tasks = slurp(dir, "tasks.csv");
+    assert_non_null(tasks);
+    assert_true(strncmp(tasks, "policy,task,time_s,dram_share,dram_bytes\n", 41) == 0);
+    free(tasks);
+    munmap(buf, len);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_outputs)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

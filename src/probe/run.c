@@ -80,7 +80,7 @@ static void usage(FILE *out)
                  "\n"
                  "Samplers, each until its sentinel DIR/__iops_*trace_running.ID disappears:\n"
                  "  cpu       CPU and memory use (/proc/stat, /proc/meminfo)\n"
-                 "  gpu       NVIDIA GPUs (nvidia-smi); nothing without one\n"
+                 "  gpu       GPUs (NVML, nvidia-smi, amd-smi, rocm-smi, xpu-smi); none: nothing\n"
                  "  io        block device and NFS traffic of the --io-path file systems\n"
                  "Tools:\n"
                  "  resolve   the I/O targets of --io-path paths, as JSON on stdout\n"
@@ -105,7 +105,7 @@ static void sampler_usage(FILE *out, probe_kind kind)
                  "into DIR/__iops_%strace_HOST_ID.csv until DIR/__iops_%strace_running.ID\n"
                  "disappears (none there at the start: nothing is sampled).\n",
             kind == K_CPU   ? "CPU and memory use"
-            : kind == K_GPU ? "the NVIDIA GPUs (nvidia-smi; none: nothing is sampled)"
+            : kind == K_GPU ? "the GPUs (none: nothing is sampled)"
                             : "the block devices and NFS mounts under the --io-path paths",
             infix, infix);
     fprintf(out, "options:\n"
@@ -119,6 +119,12 @@ static void sampler_usage(FILE *out, probe_kind kind)
         fprintf(out, "      --io-path P      a path whose file system is sampled (repeat for more);\n"
                      "                       its targets go to DIR/__iops_io_targets_HOST_ID.json\n");
     fprintf(out, "  -h, --help           this help\n");
+    if (kind == K_GPU)
+        fprintf(out, "GPU sources, the first that works is used: NVML (libnvidia-ml.so.1, or\n"
+                     "$PADDISER_NVML_LIB), then on PATH nvidia-smi, amd-smi, rocm-smi, xpu-smi;\n"
+                     "PADDISER_GPU_SOURCE=nvml|nvidia-smi|amd-smi|rocm-smi|xpu-smi tries only that one.\n"
+                     "A value amd-smi, rocm-smi or xpu-smi does not print is left empty; NVML and\n"
+                     "nvidia-smi write [N/A].\n");
 }
 
 static void resolve_usage(FILE *out)

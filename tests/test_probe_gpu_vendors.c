@@ -68,7 +68,9 @@ static void test_amd_smi_columns(void **state)
     pd_gpu_amd_smi_names("gpu,market_name,vendor_id\n1,\"AMD Instinct MI300X\",0x1002\n", &names);
     assert_true(names.known[1]);
     assert_false(names.known[0]);
-    const char *csv = "gpu,gfx_activity,umc_activity,vcn_activity,socket_power,gfx_0_clk,mem_0_clk,edge,hotspot,"
+    /* A warning line mentioning gpu before the table is not the header. */
+    const char *csv = "warning: gpu metrics partially unavailable\n"
+                      "gpu,gfx_activity,umc_activity,vcn_activity,socket_power,gfx_0_clk,mem_0_clk,edge,hotspot,"
                       "total_vram,used_vram\n"
                       "0,95,80,\"['N/A', 'N/A']\",N/A,2100,1300,39,N/A,196592,17153\n"
                       "1,0,N/A,\"[0, 0]\",141,132,900,N/A,38,196592,284\n";

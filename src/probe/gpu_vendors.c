@@ -61,15 +61,19 @@ static void trim_fields(pd_csv_row *r)
     }
 }
 
-/* Parses tool CSV output, skipping any banner lines before the header (the
- * first line holding key). Fields are trimmed. NULL when there is none. */
+/* Parses tool CSV output from its header, the first line starting with key,
+ * so that warnings a tool prints before the table are skipped. Fields are
+ * trimmed. NULL when there is no such line. */
 static pd_csv *parse_table(const char *text, const char *key)
 {
-    const char *p = text ? strstr(text, key) : NULL;
-    if (!p)
+    const char *p = text;
+    size_t klen = strlen(key);
+    while (p && *p && strncmp(p, key, klen) != 0) {
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    if (!p || !*p)
         return NULL;
-    while (p > text && p[-1] != '\n')
-        p--;
     char err[128];
     pd_csv *c = pd_csv_parse(p, err, sizeof err);
     if (!c)
@@ -158,7 +162,7 @@ static const field_map amd_smi_map = {
 int pd_gpu_amd_smi_format(const char *csv, const pd_gpu_names *names, double ts, const char *host,
                           pd_str *out)
 {
-    pd_csv *c = parse_table(csv, "gpu");
+    pd_csv *c = parse_table(csv, "gpu,");
     if (!c)
         return 0;
     int gcol = col(c, "gpu"), rows = 0;
@@ -197,7 +201,7 @@ static void names_from(const char *csv, const char *key, const char *idx_col, co
 
 void pd_gpu_amd_smi_names(const char *csv, pd_gpu_names *names)
 {
-    names_from(csv, "market_name", "gpu", "market_name", NULL, names);
+    names_from(csv, "gpu,", "gpu", "market_name", NULL, names);
 }
 
 /* ---- AMD: rocm-smi ---- */
@@ -261,7 +265,7 @@ static const field_map xpu_smi_map = {
 int pd_gpu_xpu_smi_format(const char *dump, const pd_gpu_names *names, double ts, const char *host,
                           pd_str *out)
 {
-    pd_csv *c = parse_table(dump, "DeviceId");
+    pd_csv *c = parse_table(dump, "Timestamp,");
     if (!c)
         return 0;
     int dcol = col(c, "DeviceId"), rows = 0;
@@ -294,7 +298,7 @@ int pd_gpu_xpu_smi_format(const char *dump, const pd_gpu_names *names, double ts
 
 void pd_gpu_xpu_smi_names(const char *csv, pd_gpu_names *names)
 {
-    names_from(csv, "Device ID", "Device ID", "Device Name", "Memory Physical Size", names);
+    names_from(csv, "Device ID,", "Device ID", "Device Name", "Memory Physical Size", names);
 }
 
 /* ---- choosing and running a source ---- */

@@ -3,3 +3,8 @@
 .PHONY: bench-probe
 bench-probe: $(BUILD)/paddiser-probe
 	bash bench/probe_bench.sh $(BUILD)/paddiser-probe
+
+# GPU sampler cost per sample by source (stub NVML vs stub nvidia-smi).
+.PHONY: bench-probe-gpu
+bench-probe-gpu: $(BUILD)/paddiser-probe
+	bash bench/probe_gpu_bench.sh $(BUILD)/paddiser-probe

@@ -10,6 +10,8 @@ TESTS_DIR=$(cd "${TESTS_DIR:-tests}" && pwd)
 PROBE=$(cd "$BUILD" && pwd)/paddiser-probe
 T=$(mktemp -d /tmp/paddiser_probe_wrappers.XXXXXX)
 STUBS=$TESTS_DIR/fixtures/probe/bin
+# No NVML: the stub nvidia-smi is the GPU source even where a driver is installed.
+export PADDISER_NVML_LIB="$TESTS_DIR/fixtures/probe/no-libnvidia-ml.so.1"
 
 # Process lookups read /proc directly (no procps needed). The pattern sits in
 # a file whose name does not contain $T, so grep never finds itself.

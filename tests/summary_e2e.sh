@@ -13,6 +13,9 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # Two GPUs; power ramps per call; GPU 1 reports [N/A] power on the 2nd call
 # (row dropped) and [N/A] clocks always (row kept: no metric reads clocks).
+# The traces name it "NVIDIA Fake GPU X1" (the vendor is put in front). No
+# NVML, so the stub is the GPU source even on a machine with an NVIDIA driver.
+export PADDISER_NVML_LIB="$T/no-libnvidia-ml.so.1"
 mkdir "$T/bin"
 cat >"$T/bin/nvidia-smi" <<EOF2
 #!/bin/sh
@@ -92,7 +95,7 @@ check gpu_energy_j "$4"; check gpu0_avg_power_w "$5"; check gpu0_energy_j "$6"
 check gpu1_avg_power_w "$7"; check gpu1_energy_j "$8"; check gpu0_mem_peak_mib "$9"
 check gpu0_avg_temperature_c "${10}"
 [ "$1" = 2 ] || fail "expected 2 GPUs, got $1"
-[ "$(cat "$REP"/__iops_gpu_trace_*.csv | grep -c ',1,Fake GPU X1,.*,\[N/A\],\[N/A\],\[N/A\]$')" -ge 1 ] ||
+[ "$(cat "$REP"/__iops_gpu_trace_*.csv | grep -c ',1,NVIDIA Fake GPU X1,.*,\[N/A\],\[N/A\],\[N/A\]$')" -ge 1 ] ||
     fail "the [N/A] power row was not traced"
 
 # A sampler that ran but wrote nothing: I/O on tmpfs only (no counters, so

@@ -232,10 +232,10 @@ static void test_gpu_format(void **state)
     assert_string_equal(out.data,
                         "1705123456.500,node01,0,NVIDIA A100-SXM4-80GB,85,40,30000,81920,62,250.50,1410,1215\n"
                         "1705123456.500,node01,1,NVIDIA GeForce RTX 3090,[N/A],[N/A],100,24576,40,[N/A],210,405\n"
-                        "1705123456.500,node01,2,\"Weird, Name GPU\",1,2,3,4,5,6.00,7,8\n");
+                        "1705123456.500,node01,2,\"NVIDIA Weird, Name GPU\",1,2,3,4,5,6.00,7,8\n");
     pd_str_clear(&out);
     assert_int_equal(pd_gpu_format("0, T4, 1, 2, 3, 4, 5, 6, 7, 8\r\n\n", 1.0, "h", &out), 1);
-    assert_string_equal(out.data, "1.000,h,0,T4,1,2,3,4,5,6,7,8\n");
+    assert_string_equal(out.data, "1.000,h,0,NVIDIA T4,1,2,3,4,5,6,7,8\n");
     pd_str_clear(&out);
     assert_int_equal(pd_gpu_format("", 1.0, "h", &out), 0);
     pd_str_free(&out);
@@ -632,6 +632,8 @@ static void test_cmd_gpu(void **state)
     const char *args[] = {"gpu", "--dir", rep, "--attempt", "a1", "--host", "node01",
                           "--interval", "0", "--samples", "1", NULL};
 
+    /* No NVML (a machine's driver would be preferred over the stub). */
+    setenv("PADDISER_NVML_LIB", tmp_path("no-libnvidia-ml.so.1"), 1);
     /* No nvidia-smi on PATH: exit 0, no file. */
     setenv("PATH", tmp_path("empty"), 1);
     assert_int_equal(probe(args), 0);
@@ -665,7 +667,7 @@ static void test_cmd_gpu(void **state)
     char *rows = strip_ts(csv + strlen(PD_GPU_HEADER));
     assert_string_equal(rows, "node01,0,NVIDIA A100-SXM4-80GB,85,40,30000,81920,62,250.50,1410,1215\n"
                               "node01,1,NVIDIA GeForce RTX 3090,[N/A],[N/A],100,24576,40,[N/A],210,405\n"
-                              "node01,2,\"Weird, Name GPU\",1,2,3,4,5,6.00,7,8\n");
+                              "node01,2,\"NVIDIA Weird, Name GPU\",1,2,3,4,5,6.00,7,8\n");
     char *smi_args = pd_read_file(tmp_path("smi_args"), NULL);
     assert_non_null(smi_args);
     assert_string_equal(smi_args, PD_NVIDIA_SMI_QUERY " --format=csv,noheader,nounits\n");

@@ -1,12 +1,14 @@
 /* GPU sampler formatting: nvidia-smi's csv,noheader,nounits lines to trace
  * rows. Values are passed through as printed; the summary decides what is
- * numeric ([N/A] rows are dropped there, not here). */
+ * numeric ([N/A] rows are dropped there, not here). The name gets "NVIDIA "
+ * in front when it lacks it (older boards: "Tesla V100-SXM2-16GB"). */
 #include "probe/sample.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "common/csv.h"
+#include "probe/gpu_source.h"
 
 #define GPU_FIELDS 10
 
@@ -50,7 +52,9 @@ int pd_gpu_format(const char *smi_out, double ts, const char *host, pd_str *out)
         pd_str_append(out, head);
         pd_csv_put_field(out, f[0]);
         pd_str_append(out, ",");
-        pd_csv_put_field(out, f[1]);
+        char name[160]; /* the vendor in the name, as every GPU source writes it */
+        pd_gpu_vendor_name(name, sizeof name, "NVIDIA", f[1]);
+        pd_csv_put_field(out, name);
         for (size_t i = 2 + extra; i < nf; i++) {
             pd_str_append(out, ",");
             pd_csv_put_field(out, f[i]);

@@ -34,6 +34,7 @@
 #include "common/cliopt.h"
 #include "common/sysroot.h"
 #include "common/util.h"
+#include "probe/gpu_source.h"
 #include "probe/inject.h"
 #include "probe/sample.h"
 #include "paddiser.h"
@@ -79,7 +80,7 @@ static void usage(FILE *out)
                  "\n"
                  "Samplers, each until its sentinel DIR/__iops_*trace_running.ID disappears:\n"
                  "  cpu       CPU and memory use (/proc/stat, /proc/meminfo)\n"
-                 "  gpu       NVIDIA GPUs (nvidia-smi); nothing without one\n"
+                 "  gpu       GPUs (NVML, nvidia-smi, amd-smi, rocm-smi, xpu-smi); none: nothing\n"
                  "  io        block device and NFS traffic of the --io-path file systems\n"
                  "Tools:\n"
                  "  resolve   the I/O targets of --io-path paths, as JSON on stdout\n"
@@ -104,7 +105,7 @@ static void sampler_usage(FILE *out, probe_kind kind)
                  "into DIR/__iops_%strace_HOST_ID.csv until DIR/__iops_%strace_running.ID\n"
                  "disappears (none there at the start: nothing is sampled).\n",
             kind == K_CPU   ? "CPU and memory use"
-            : kind == K_GPU ? "the NVIDIA GPUs (nvidia-smi; none: nothing is sampled)"
+            : kind == K_GPU ? "the GPUs (none: nothing is sampled)"
                             : "the block devices and NFS mounts under the --io-path paths",
             infix, infix);
     fprintf(out, "options:\n"
@@ -118,6 +119,12 @@ static void sampler_usage(FILE *out, probe_kind kind)
         fprintf(out, "      --io-path P      a path whose file system is sampled (repeat for more);\n"
                      "                       its targets go to DIR/__iops_io_targets_HOST_ID.json\n");
     fprintf(out, "  -h, --help           this help\n");
+    if (kind == K_GPU)
+        fprintf(out, "GPU sources, the first that works is used: NVML (libnvidia-ml.so.1, or\n"
+                     "$PADDISER_NVML_LIB), then on PATH nvidia-smi, amd-smi, rocm-smi, xpu-smi;\n"
+                     "PADDISER_GPU_SOURCE=nvml|nvidia-smi|amd-smi|rocm-smi|xpu-smi tries only that one.\n"
+                     "A value amd-smi, rocm-smi or xpu-smi does not print is left empty; NVML and\n"
+                     "nvidia-smi write [N/A].\n");
 }
 
 static void resolve_usage(FILE *out)
@@ -380,32 +387,11 @@ static stop_why sleep_until(double deadline, const char *sentinel, long watch_pi
     }
 }
 
-/* ---- GPU: nvidia-smi ---- */
+/* ---- GPU: the tools (sources in gpu_vendors.c) ---- */
 
-static bool find_in_path(const char *prog, char *out, size_t len)
-{
-    const char *path = getenv("PATH");
-    if (!path || !*path)
-        return false;
-    for (const char *p = path; *p;) {
-        const char *c = strchr(p, ':');
-        size_t n = c ? (size_t)(c - p) : strlen(p);
-        if (n > 0 && n + strlen(prog) + 2 <= len) {
-            snprintf(out, len, "%.*s/%s", (int)n, p, prog);
-            struct stat st;
-            if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
-                return true;
-        }
-        p += n;
-        if (*p == ':')
-            p++;
-    }
-    return false;
-}
-
-/* Runs nvidia-smi once; its stdout in b. Returns false when it could not run,
+/* Runs a GPU tool once; its stdout in b. Returns false when it could not run,
  * failed, or hung past SMI_TIMEOUT_S. */
-static bool run_smi(const char *smi, read_buf *b)
+static bool run_smi(const char *smi, char *const args[], read_buf *b)
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0)
@@ -415,8 +401,6 @@ static bool run_smi(const char *smi, read_buf *b)
     posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    char *args[] = {(char *)"nvidia-smi", (char *)PD_NVIDIA_SMI_QUERY, (char *)"--format=csv,noheader,nounits",
-                    NULL};
     pid_t pid;
     int rc = posix_spawn(&pid, smi, &fa, NULL, args, environ);
     posix_spawn_file_actions_destroy(&fa);
@@ -466,6 +450,12 @@ static bool run_smi(const char *smi, read_buf *b)
     return true;
 }
 
+static const char *gpu_run(void *ctx, const char *path, char *const argv[])
+{
+    read_buf *b = ctx;
+    return run_smi(path, argv, b) ? b->data : NULL;
+}
+
 /* ---- the loop ---- */
 
 typedef struct {
@@ -474,7 +464,7 @@ typedef struct {
     pd_str rows;
     pd_cpu_state cpu;
     pd_io_set io;
-    char smi[PATH_MAX];
+    pd_gpu_source gpu;
     char path_a[PATH_MAX], path_b[PATH_MAX];
     double last_mono;
     bool have_last;
@@ -499,12 +489,12 @@ static int take_sample(sampler *s, char *err, size_t errlen)
         }
         return pd_cpu_sample(&s->cpu, stat, mem, ts, s->o->host, &s->rows, err, errlen);
     }
-    case K_GPU:
-        if (!run_smi(s->smi, &s->a)) {
-            snprintf(err, errlen, "nvidia-smi failed");
-            return -1;
-        }
-        return pd_gpu_format(s->a.data, ts, s->o->host, &s->rows);
+    case K_GPU: {
+        int n = pd_gpu_source_sample(&s->gpu, gpu_run, &s->a, ts, s->o->host, &s->rows);
+        if (n < 0)
+            snprintf(err, errlen, "%s failed", pd_gpu_kind_name(s->gpu.kind));
+        return n;
+    }
     case K_IO: {
         const char *disk = s->path_a[0] ? read_into(&s->a, s->path_a) : NULL;
         const char *nfs = s->path_b[0] ? read_into(&s->b, s->path_b) : NULL;
@@ -556,7 +546,7 @@ static int setup(sampler *s, trace_file *tf)
         return 0;
     }
     if (o->kind == K_GPU) /* no supported vendor: skip quietly, no file */
-        return find_in_path("nvidia-smi", s->smi, sizeof s->smi) ? 0 : 1;
+        return pd_gpu_source_open(&s->gpu, gpu_run, &s->a) ? 0 : 1;
 
     char err[512];
     if (pd_io_resolve(&s->io, o->io_paths, o->n_io_paths, err, sizeof err) != 0) {
@@ -786,6 +776,7 @@ int pd_probe_main(int argc, char **argv)
     pd_str_free(&s.rows);
     pd_cpu_state_free(&s.cpu);
     pd_io_set_free(&s.io);
+    pd_gpu_source_close(&s.gpu);
     free(o.io_paths);
     return rc;
 }

@@ -49,8 +49,10 @@ void pd_cpu_state_free(pd_cpu_state *st);
 
 /* smi_out is nvidia-smi's output for PD_NVIDIA_SMI_QUERY with
  * --format=csv,noheader,nounits. Fields are split on ", " and passed through
- * as printed ([N/A] included); a name holding ", " is rejoined. Lines with
- * fewer than 10 fields are skipped. Returns the number of rows. */
+ * as printed ([N/A] included); a name holding ", " is rejoined, and gets
+ * "NVIDIA " in front when it lacks it. Lines with fewer than 10 fields are
+ * skipped. Returns the number of rows. The other GPU sources:
+ * probe/gpu_source.h. */
 int pd_gpu_format(const char *smi_out, double ts, const char *host, pd_str *out);
 
 /* ---- I/O ---- */

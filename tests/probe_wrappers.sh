@@ -136,7 +136,15 @@ no_leftovers "unwritable dir"
 touch "$T/rep/__iops_trace_running.t6"
 "$PROBE" cpu --dir "$T/rep" --attempt t6 --interval 0.1 &
 pp=$!
-sleep 0.5
+# until two rows are written (a loaded machine may take longer than a few
+# intervals), then the signal: they must stay
+i=0
+while :; do
+    t6=$(ls "$T"/rep/__iops_trace_*_t6.csv 2>/dev/null)
+    [ -n "$t6" ] && [ "$(rows "$t6")" -ge 2 ] && break
+    i=$((i + 1)); [ "$i" -lt 200 ] || break
+    sleep 0.05
+done
 kill -TERM "$pp"
 wait "$pp"; rc=$?
 [ "$rc" = 0 ] || fail "SIGTERM: exit status $rc"

@@ -28,6 +28,14 @@ lib=$(cd "$BUILD" && pwd)/libpaddiser-preload.so
 grep -qx "LD_PRELOAD=$lib" "$tmp/env.out" || { cat "$tmp/env.out"; fail "LD_PRELOAD is not the library"; }
 LD_PRELOAD=libm.so.6 "$PD" run -- "$tmp/noop" env </dev/null >"$tmp/env2.out" 2>&1 || true
 grep -qx "LD_PRELOAD=$lib:libm.so.6" "$tmp/env2.out" || { cat "$tmp/env2.out"; fail "existing LD_PRELOAD not kept"; }
+# The PMU only by default (page protection makes a read(2) into a sampled
+# page fail with EFAULT); --sampler and an existing PADDISER_SAMPLER win.
+"$PD" run -- env </dev/null >"$tmp/env5.out" 2>&1 || true
+grep -qx "PADDISER_SAMPLER=pmu" "$tmp/env5.out" || { cat "$tmp/env5.out"; fail "default sampler is not pmu"; }
+"$PD" run --sampler mprotect -- env </dev/null >"$tmp/env3.out" 2>&1 || true
+grep -qx "PADDISER_SAMPLER=mprotect" "$tmp/env3.out" || { cat "$tmp/env3.out"; fail "--sampler mprotect"; }
+PADDISER_SAMPLER=auto "$PD" run -- env </dev/null >"$tmp/env4.out" 2>&1 || true
+grep -qx "PADDISER_SAMPLER=auto" "$tmp/env4.out" || { cat "$tmp/env4.out"; fail "PADDISER_SAMPLER not kept"; }
 
 # Options become the environment the runtime reads.
 cat >"$tmp/showenv.sh" <<'SH'
@@ -79,6 +87,7 @@ else
 fi
 expect_error "program not found" "$PD" run -- "$tmp/missing"
 expect_error "program not found in PATH" "$PD" run -- no-such-program-paddiser
+expect_error "sampler must be pmu, mprotect or auto" "$PD" run --sampler pebs -- "$tmp/noop"
 printf 'plain text\n' >"$tmp/text"; chmod +x "$tmp/text"
 expect_error "neither an ELF program nor a '#!' script" "$PD" run -- "$tmp/text"
 mkdir "$tmp/empty"

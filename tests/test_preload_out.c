@@ -89,7 +89,7 @@ static void test_outputs(void **state)
     assert_non_null(strstr(plan, second));
     assert_non_null(strstr(plan, " moved_bytes="));
     assert_non_null(strstr(plan, " hot_first="));
-    assert_non_null(strstr(plan, " backend=sim\n"));
+    assert_non_null(strstr(plan, " backend=sim sampler="));
     int lines = 0;
     for (const char *p = plan; *p; p++)
         lines += *p == '\n';

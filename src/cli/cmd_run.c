@@ -41,6 +41,11 @@ static void usage(FILE *out)
             "                            (PADDISER_RUN_SYNC_EVERY)\n"
             "      --hints FILE          '<site-or-name-glob> <pattern> [elem_size] [stride]'\n"
             "                            lines (PADDISER_RUN_HINTS)\n"
+            "      --sampler KIND        pmu (default), mprotect or auto (PADDISER_SAMPLER): pmu\n"
+            "                            samples loads with the PMU and never protects a page (no\n"
+            "                            access profile where the PMU does not allow it); mprotect\n"
+            "                            samples by page protection, under which a system call that\n"
+            "                            reads into or writes from a sampled page fails with EFAULT\n"
             "      --out DIR             write DIR/tasks.csv, DIR/plan.log and DIR/objects.csv\n"
             "                            at exit (PADDISER_RUN_OUT; appended to)\n"
             "  -v, --verbose             one line per hook decision, and the runtime's notes\n"
@@ -213,7 +218,7 @@ static int find_library(const char *lib, char *out, size_t len)
 
 int cmd_run(int argc, char **argv)
 {
-    enum { OPT_CAP = 1000, OPT_BACKEND, OPT_PLANNER, OPT_MIN, OPT_SYNC, OPT_HINTS, OPT_OUT };
+    enum { OPT_CAP = 1000, OPT_BACKEND, OPT_PLANNER, OPT_MIN, OPT_SYNC, OPT_HINTS, OPT_OUT, OPT_SAMPLER };
     static const struct option longopts[] = {
         {"fast-capacity", required_argument, NULL, OPT_CAP},
         {"backend", required_argument, NULL, OPT_BACKEND},
@@ -222,6 +227,7 @@ int cmd_run(int argc, char **argv)
         {"sync-every", required_argument, NULL, OPT_SYNC},
         {"hints", required_argument, NULL, OPT_HINTS},
         {"out", required_argument, NULL, OPT_OUT},
+        {"sampler", required_argument, NULL, OPT_SAMPLER},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -256,6 +262,12 @@ int cmd_run(int argc, char **argv)
             if (strcmp(optarg, "auto") && strcmp(optarg, "none") && strcmp(optarg, "sim") && strcmp(optarg, "numa"))
                 return pd_opt_error(CMD, "--backend must be auto, none, sim or numa, got '%s'", optarg);
             if (set_env("PADDISER_BACKEND", optarg))
+                return 2;
+            break;
+        case OPT_SAMPLER:
+            if (strcmp(optarg, "pmu") && strcmp(optarg, "mprotect") && strcmp(optarg, "auto"))
+                return pd_opt_error(CMD, "--sampler must be pmu, mprotect or auto, got '%s'", optarg);
+            if (set_env("PADDISER_SAMPLER", optarg))
                 return 2;
             break;
         case OPT_PLANNER:
@@ -304,6 +316,12 @@ int cmd_run(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    /* The program was not written for page protection: a read(2) into a
+     * protected page fails with EFAULT instead of faulting, so by default
+     * only the PMU samples (docs/runtime.md, "paddiser run: allocations and
+     * options"). */
+    if (!getenv("PADDISER_SAMPLER") && set_env("PADDISER_SAMPLER", "pmu"))
+        return 2;
     char **prog_argv = argv + optind;
     const char *prog = prog_argv[0];
 

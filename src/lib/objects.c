@@ -120,13 +120,13 @@ static void release_uncovered(const void *addr, size_t size)
     free(cover);
 }
 
-static int register_locked(const char *name, void *addr, size_t size, const pd_access_hint *hint)
+static int register_locked(const char *name, void *addr, size_t size, const pd_access_hint *hint, int owned)
 {
     if (!addr || size == 0 || (uintptr_t)addr + size < (uintptr_t)addr)
         return PD_EINVAL;
     if (hint && !hint_valid(hint))
         return PD_EINVAL;
-    if (!range_ok("pd_object_register", name, addr, size))
+    if (!owned && !range_ok("pd_object_register", name, addr, size))
         return PD_EINVAL;
     if (overlaps(addr, size, -1))
         return PD_EINVAL;
@@ -186,7 +186,15 @@ static int register_locked(const char *name, void *addr, size_t size, const pd_a
 int pd_object_register(const char *name, void *addr, size_t size, const pd_access_hint *hint)
 {
     pthread_mutex_lock(&rt.lock);
-    int rc = rt_ready_locked() ? register_locked(name, addr, size, hint) : PD_ESTATE;
+    int rc = rt_ready_locked() ? register_locked(name, addr, size, hint, 0) : PD_ESTATE;
+    pthread_mutex_unlock(&rt.lock);
+    return rc;
+}
+
+int rt_object_register_owned(const char *name, void *addr, size_t size, const pd_access_hint *hint)
+{
+    pthread_mutex_lock(&rt.lock);
+    int rc = rt_ready_locked() ? register_locked(name, addr, size, hint, 1) : PD_ESTATE;
     pthread_mutex_unlock(&rt.lock);
     return rc;
 }
@@ -304,7 +312,7 @@ static void *config_objects(void **objs, size_t n, const size_t *sizes)
         } else {
             char name[48];
             snprintf(name, sizeof name, "LB_HM_object%zu", i);
-            int r = register_locked(name, objs[i], sizes[i], NULL);
+            int r = register_locked(name, objs[i], sizes[i], NULL, 0);
             rc = r < 0 ? r : PD_OK;
         }
     }

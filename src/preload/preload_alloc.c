@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "paddiser.h"
+#include "lib/runtime_internal.h" /* rt_object_register_owned */
 #include "preload/preload.h"
 #include "preload/preload_site.h"
 
@@ -165,7 +166,8 @@ static void track(void *p, size_t n, const char *site, int is_map, int k)
     snprintf(name, sizeof name, "%s#%d", site, k);
     pd_access_hint hint = {PD_PATTERN_UNKNOWN, 0, 0, 0};
     int hinted = pdp_hint_for(name, site, &hint);
-    int id = pd_object_register(name, p, n, hinted ? &hint : NULL);
+    /* the allocator just gave p: no /proc/self/maps check (objects.c) */
+    int id = rt_object_register_owned(name, p, n, hinted ? &hint : NULL);
     pthread_mutex_lock(&lock);
     long i = find_locked((uintptr_t)p);
     if (i >= 0) {

@@ -163,14 +163,18 @@ static int input_build(input_t *in, double mib, int degree)
     if (!in->a || !in->b || !in->c || !in->grid || !in->grid_out || !in->x || !in->y || !in->col || !in->val)
         return -1;
     double sum_a = 0, sum_y = 0, sum_out = 0;
+    /* Every array is written here, outputs with -1 (which the instance
+     * overwrites): an output left to the first instance (or zeroed, which
+     * the compiler may turn into calloc) page-faults in that instance and
+     * makes it several times longer than the next ones. */
     for (size_t i = 0; i < n; i++) {
-        in->a[i] = 0;
+        in->a[i] = -1;
         in->b[i] = (double)(i % 7);
         in->c[i] = (double)(i % 5);
         in->grid[i] = (double)((i * 7) % 13);
-        in->grid_out[i] = 0;
+        in->grid_out[i] = -1;
         in->x[i] = (double)(i % 16);
-        in->y[i] = 0;
+        in->y[i] = -1;
         sum_a += in->b[i] + 0.5 * in->c[i];
     }
     /* Columns: half near the row (a band), half anywhere. */

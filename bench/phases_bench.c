@@ -46,7 +46,7 @@
 
 typedef struct {
     int visit, occ, rep, ok;
-    double mib, wall, task, pred, sync;
+    double mib, wall, task, pred, sync, calls;
     double moved;
     char checksum[128];
 } inst_rec;
@@ -111,6 +111,7 @@ static int run_example(const char *cmd, const char *keep_path, run_rec *run)
             r->task = num(line, "task_makespan_s");
             r->pred = num(line, "predicted_s");
             r->sync = num(line, "sync_s");
+            r->calls = num(line, "task_calls_s");
             r->moved = num(line, "moved_bytes");
             if (!field(line, "checksum", r->checksum, sizeof r->checksum))
                 r->checksum[0] = '\0';
@@ -355,6 +356,11 @@ int main(int argc, char **argv)
 
     /* instance lengths, without the runtime */
     double *walls = calloc((size_t)runs * MAX_INST, sizeof *walls), *syncs = calloc((size_t)runs * MAX_INST, sizeof *syncs);
+    double *calls = calloc((size_t)runs * MAX_INST, sizeof *calls), *gap_on = calloc((size_t)runs * MAX_INST, sizeof *gap_on);
+    double *gap_off = calloc((size_t)runs * MAX_INST, sizeof *gap_off);
+    size_t nc = 0, ngon = 0, ngoff = 0;
+    if (!calls || !gap_on || !gap_off)
+        return 1;
     double *ton = calloc((size_t)runs, sizeof *ton), *toff = calloc((size_t)runs, sizeof *toff);
     double *paired = calloc((size_t)runs, sizeof *paired);
     if (!walls || !syncs || !ton || !toff || !paired)
@@ -366,7 +372,12 @@ int main(int argc, char **argv)
             walls[nw++] = off[i].r[j].wall;
             wmin = off[i].r[j].wall < wmin ? off[i].r[j].wall : wmin;
         }
+        for (int j = 0; j < off[i].n; j++)
+            gap_off[ngoff++] = off[i].r[j].wall / off[i].r[j].task - 1;
         for (int j = 0; j < on[i].n; j++) {
+            if (isfinite(on[i].r[j].calls))
+                calls[nc++] = on[i].r[j].calls / on[i].r[j].wall;
+            gap_on[ngon++] = on[i].r[j].wall / on[i].r[j].task - 1;
             syncs[ns++] = on[i].r[j].sync;
             smax = on[i].r[j].sync > smax ? on[i].r[j].sync : smax;
         }
@@ -406,6 +417,10 @@ int main(int argc, char **argv)
     printf("\n  (d) totals: median %.3f s with the runtime, %.3f s without; range: paired ratios of each run\n",
            mon, moff);
     printf("  sync points: median %.2f ms, max %.2f ms\n", 1e3 * smed, 1e3 * smax);
+    printf("  wall time over the slowest task's time - 1, per instance: median %.1f%% with the runtime, %.1f%% "
+           "without\n", 100 * bench_median(gap_on, ngon), 100 * bench_median(gap_off, ngoff));
+    printf("  inside pd_task_begin / pd_task_end (the most of any thread) per instance: median %.1f%% of the wall\n",
+           100 * bench_median(calls, nc));
     printf("  (e) MiB moved at the sync point after instance k of a visit (next instance the same input), all runs:");
     for (int k = 0; k + 1 < reps; k++)
         printf(" %d: %.1f", k + 1, moved_at[k] / MIB);

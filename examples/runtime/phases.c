@@ -34,7 +34,9 @@
  * slowest thread's time between its task begins and ends, which is what the
  * runtime predicts), the makespan pd_plan_query predicted for it (queried
  * after the previous sync point), the bytes the sync point after it moved
- * (pd_profile_info.bytes_moved) and the time spent in runtime calls. The
+ * (pd_profile_info.bytes_moved), the time spent in runtime calls between
+ * instances, and the most time a thread spent inside pd_task_begin and
+ * pd_task_end (part of the wall time, in no task's time). The
  * last line sums up. --no-runtime makes no runtime call at all (the
  * baseline of the overhead measurement in bench/phases_bench.c).
  *
@@ -206,21 +208,35 @@ static int input_build(input_t *in, double mib, int degree)
 static int use_rt = 1;
 static int rt_errors;
 
+/* Each thread's time inside pd_task_begin and pd_task_end this instance:
+ * the runtime's cost that no task time holds (arming page samples, a
+ * re-plan or a new sample table at an instance's first begin). */
+static double call_s[MAX_THREADS * PAD];
+
 static double task_begin(void)
 {
-    if (use_rt && pd_task_begin(-1) != PD_OK) {
+    double t = omp_get_wtime();
+    if (use_rt) {
+        if (pd_task_begin(-1) != PD_OK) {
 #pragma omp atomic
-        rt_errors++;
+            rt_errors++;
+        }
+        double now = omp_get_wtime();
+        call_s[omp_get_thread_num() * PAD] += now - t;
+        t = now;
     }
-    return omp_get_wtime();
+    return t;
 }
 
 static double task_end(double t0)
 {
-    double dt = omp_get_wtime() - t0;
-    if (use_rt && pd_task_end(-1) != PD_OK) {
+    double now = omp_get_wtime(), dt = now - t0;
+    if (use_rt) {
+        if (pd_task_end(-1) != PD_OK) {
 #pragma omp atomic
-        rt_errors++;
+            rt_errors++;
+        }
+        call_s[omp_get_thread_num() * PAD] += omp_get_wtime() - now;
     }
     return dt;
 }
@@ -248,6 +264,7 @@ static double run_instance(const input_t *in, int nt, int passes, double *task_s
     {
         int me = omp_get_thread_num(), nth = omp_get_num_threads();
         double mine = 0;
+        call_s[me * PAD] = 0;
         /* 1: stream triad */
         for (int p = 0; p < passes; p++) {
             double t0 = task_begin();
@@ -478,9 +495,11 @@ int main(int argc, char **argv)
             }
             double query_s = omp_get_wtime() - t0, sums[3];
             double wall = run_instance(&in, nt, passes, task_s, sums);
-            double makespan = 0;
-            for (int t = 0; t < nt; t++)
+            double makespan = 0, calls = 0;
+            for (int t = 0; t < nt; t++) {
                 makespan = task_s[t] > makespan ? task_s[t] : makespan;
+                calls = call_s[t * PAD] > calls ? call_s[t * PAD] : calls;
+            }
             int ok = sums[0] == in.expect[0] && sums[1] == in.expect[1] && sums[2] == in.expect[2];
             verified += ok;
             char checksum[128];
@@ -506,6 +525,7 @@ int main(int argc, char **argv)
             }
             double sync_s = 0;
             size_t moved = 0;
+            char decision[160] = "";
             if (use_rt) {
                 double s0 = omp_get_wtime();
                 int rc = pd_sync_point();
@@ -515,15 +535,22 @@ int main(int argc, char **argv)
                     return 1;
                 }
                 pd_profile_info info;
-                if (pd_profile_info_get(&info) == PD_OK)
+                if (pd_profile_info_get(&info) == PD_OK) {
                     moved = info.bytes_moved;
+                    /* the gain-versus-cost rule's decision (docs/runtime.md) */
+                    snprintf(decision, sizeof decision,
+                             " plan_decided=%d plan_kept=%d plan_hot_first=%d plan_current_s=%.6g plan_planned_s=%.6g",
+                             info.plan_decided, info.plan_kept, info.plan_hot_first, info.plan_current_s,
+                             info.plan_planned_s);
+                }
             }
             work_s += wall;
             rt_s += query_s + reg_s + sync_s;
             printf("instance=%d visit=%d input_mib=%.3f occurrence=%d rep=%d wall_s=%.6f task_makespan_s=%.6f "
-                   "predicted_s=%.6g moved_bytes=%zu sync_s=%.6f reg_s=%.6f query_s=%.6f checksum=%s ok=%d\n",
+                   "predicted_s=%.6g moved_bytes=%zu sync_s=%.6f reg_s=%.6f query_s=%.6f task_calls_s=%.6f checksum=%s "
+                   "ok=%d%s\n",
                    instance, v, seen_mib[which], seen_count[which], j, wall, makespan, predicted, moved, sync_s,
-                   reg_s, use_rt ? query_s : 0.0, checksum, ok);
+                   reg_s, use_rt ? query_s : 0.0, calls, checksum, ok, decision);
             fflush(stdout);
             seen_count[which]++;
         }

@@ -414,6 +414,10 @@ int main(int argc, char **argv)
     printf("  %-52s %8.2f%-3s %8.2f .. %-8.2f %-8s %s\n", "(d) overhead: median with / median without - 1",
            100 * overhead, "%", 100 * plo, 100 * phi, "<= 3%", overhead <= 0.03 ? "yes" : "NO");
     row("(e) MiB moved on an unchanged input after warm-up", st, runs, g_moved, 1, "", "0", met_zero);
+    int moved_runs = 0;
+    for (int i = 0; i < runs; i++)
+        moved_runs += st[i].moved_warm > 0;
+    printf("      runs that moved pages there: %d of %d (%d sync points each)\n", moved_runs, runs, st[0].nwarm_sync);
     printf("\n  (d) totals: median %.3f s with the runtime, %.3f s without; range: paired ratios of each run\n",
            mon, moff);
     printf("  sync points: median %.2f ms, max %.2f ms\n", 1e3 * smed, 1e3 * smax);

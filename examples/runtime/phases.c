@@ -560,10 +560,10 @@ int main(int argc, char **argv)
     if (use_rt)
         pd_profile_info_get(&info);
     printf("summary: instances=%d verified=%d runtime_errors=%d ids_kept=%d work_s=%.6f runtime_s=%.6f "
-           "total_s=%.6f rt_instances=%d planned_tasks=%d backend=%s sampler=%s sampled_faults=%llu "
+           "total_s=%.6f rt_instances=%d planned_tasks=%d backend=%s sampler=%s samples=%zu sampled_faults=%llu "
            "fast_capacity=%zu\n",
            instance, verified, rt_errors, use_rt ? ids_kept : -1, work_s, rt_s, work_s + rt_s, info.instances,
-           planned_tasks, use_rt ? info.backend : "off", use_rt ? info.sampler : "off", info.sampled_faults,
+           planned_tasks, use_rt ? info.backend : "off", use_rt ? info.sampler : "off", info.samples, info.sampled_faults,
            info.fast_capacity);
     if (use_rt)
         pd_finalize();

@@ -484,6 +484,7 @@ int main(int argc, char **argv)
         printf("\n");
         for (int j = 0; j < reps; j++, instance++) {
             double predicted = NAN, t0 = omp_get_wtime();
+            char mem_bound[256] = "";
             if (use_rt) {
                 pd_task_plan plan[MAX_THREADS];
                 double mk = NAN;
@@ -492,6 +493,11 @@ int main(int argc, char **argv)
                     predicted = mk;
                     planned_tasks = np;
                 }
+                /* the memory-bound fraction behind each task's curve */
+                size_t at = 0;
+                for (int q = 0; q < np && q < MAX_THREADS && at < sizeof mem_bound; q++)
+                    at += (size_t)snprintf(mem_bound + at, sizeof mem_bound - at, "%s%.3f", q ? "," : " mem_bound=",
+                                           plan[q].mem_bound);
             }
             double query_s = omp_get_wtime() - t0, sums[3];
             double wall = run_instance(&in, nt, passes, task_s, sums);
@@ -548,9 +554,9 @@ int main(int argc, char **argv)
             rt_s += query_s + reg_s + sync_s;
             printf("instance=%d visit=%d input_mib=%.3f occurrence=%d rep=%d wall_s=%.6f task_makespan_s=%.6f "
                    "predicted_s=%.6g moved_bytes=%zu sync_s=%.6f reg_s=%.6f query_s=%.6f task_calls_s=%.6f checksum=%s "
-                   "ok=%d%s\n",
+                   "ok=%d%s%s\n",
                    instance, v, seen_mib[which], seen_count[which], j, wall, makespan, predicted, moved, sync_s,
-                   reg_s, use_rt ? query_s : 0.0, calls, checksum, ok, decision);
+                   reg_s, use_rt ? query_s : 0.0, calls, checksum, ok, decision, mem_bound);
             fflush(stdout);
             seen_count[which]++;
         }

@@ -571,8 +571,19 @@ int main(int argc, char **argv)
            instance, verified, rt_errors, use_rt ? ids_kept : -1, work_s, rt_s, work_s + rt_s, info.instances,
            planned_tasks, use_rt ? info.backend : "off", use_rt ? info.sampler : "off", info.samples, info.sampled_faults,
            info.fast_capacity);
-    if (use_rt)
+    if (use_rt) {
+        /* Sampled accesses of each object in the last instance: which
+         * phases the profile saw. */
+        printf("accesses:");
+        for (int k = 0; k < NOBJ; k++) {
+            double acc = 0;
+            if (pd_object_accesses(ids[k], -1, &acc) != PD_OK)
+                acc = NAN;
+            printf(" %s=%.0f", obj_name[k], acc);
+        }
+        printf("\n");
         pd_finalize();
+    }
     input_free(&in);
     return verified == instance && rt_errors == 0 ? 0 : 1;
 }

@@ -56,6 +56,7 @@ typedef struct {
     int n;
     double total_s;
     int verified, instances, errors, ids_kept, planned, summary;
+    int objects, unsampled; /* objects in the "accesses:" line, and those with none sampled */
 } run_rec;
 
 static const char *field(const char *line, const char *key, char *buf, size_t len)
@@ -115,6 +116,11 @@ static int run_example(const char *cmd, const char *keep_path, run_rec *run)
             r->moved = num(line, "moved_bytes");
             if (!field(line, "checksum", r->checksum, sizeof r->checksum))
                 r->checksum[0] = '\0';
+        } else if (!strncmp(line, "accesses:", 9)) {
+            for (const char *q = line; (q = strchr(q, '=')) != NULL; q++) {
+                run->objects++;
+                run->unsampled += strtod(q + 1, NULL) == 0;
+            }
         } else if (!strncmp(line, "summary:", 8)) {
             run->summary = 1;
             run->total_s = num(line, "total_s");
@@ -425,6 +431,13 @@ int main(int argc, char **argv)
            "without\n", 100 * bench_median(gap_on, ngon), 100 * bench_median(gap_off, ngoff));
     printf("  inside pd_task_begin / pd_task_end (the most of any thread) per instance: median %.1f%% of the wall\n",
            100 * bench_median(calls, nc));
+    double *uns = calloc((size_t)runs, sizeof *uns);
+    if (!uns)
+        return 1;
+    for (int i = 0; i < runs; i++)
+        uns[i] = on[i].unsampled;
+    printf("  objects with no sampled access in the last instance: median %.0f of %d (phases the profile missed)\n",
+           bench_median(uns, (size_t)runs), on[0].objects);
     printf("  (e) MiB moved at the sync point after instance k of a visit (next instance the same input), all runs:");
     for (int k = 0; k + 1 < reps; k++)
         printf(" %d: %.1f", k + 1, moved_at[k] / MIB);

@@ -24,7 +24,7 @@
  * median over the runs and their range. A benchmark, not a test: the
  * numbers depend on this machine and on its load.
  *
- *   make bench-phases [PHASES_BENCH_ARGS="--runs 10 --mib 256 --passes 5"]
+ *   make bench-phases [PHASES_BENCH_ARGS="--runs 10 --mib 256 --passes 3"]
  *
  * Options: --example PATH (default build/examples/runtime/phases), --runs N
  * (each way, default 10), --mib M, --scales LIST, --reps K, --threads N,
@@ -287,7 +287,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     const char *example = "build/examples/runtime/phases", *scales = "0.5,1,0.75,0.5", *keep = NULL;
-    int runs = 10, reps = 6, threads = 2, passes = 5;
+    int runs = 10, reps = 6, threads = 2, passes = 3;
     double mib = 256, fast_frac = 0.25;
     static const struct option longopts[] = {
         {"example", required_argument, NULL, 'e'}, {"runs", required_argument, NULL, 'r'},

@@ -9,8 +9,8 @@
  * work in every phase, `omp for nowait` inside):
  *
  *   1. stream triad a = b + 0.5 c            schedule(static)
- *   2. 5-point stencil grid -> grid_out      thread t does a (t + 1)-weighted
- *                                            share of the rows: unbalanced
+ *   2. 5-point stencil grid -> grid_out,     thread t does a (t + 1)-weighted
+ *      --sweeps times (default 4)            share of the rows: unbalanced
  *   3. CSR SpMV y = A x over an irregular,   schedule(dynamic): which rows a
  *      input-dependent graph (heavy-tailed   thread gets changes from one
  *      row lengths, half of the columns      instance to the next
@@ -41,7 +41,7 @@
  * baseline of the overhead measurement in bench/phases_bench.c).
  *
  *   build/examples/runtime/phases [--mib M] [--scales LIST] [--reps K]
- *       [--threads N] [--passes P] [--degree D] [--no-runtime]
+ *       [--threads N] [--passes P] [--degree D] [--sweeps S] [--no-runtime]
  *
  * The backend and the fast capacity come from the environment
  * (PADDISER_BACKEND=sim PADDISER_FAST_CAPACITY=<bytes>), as for any program
@@ -251,7 +251,7 @@ static void weighted_rows(size_t rows, int t, int nt, size_t *lo, size_t *hi)
 
 /* One instance; returns the wall time of its parallel region, fills each
  * thread's task time (sum of its begin..end spells) and the three sums. */
-static double run_instance(const input_t *in, int nt, int passes, double *task_s, double sums[3])
+static double run_instance(const input_t *in, int nt, int passes, int sweeps, double *task_s, double sums[3])
 {
     static double partial[MAX_THREADS * PAD];
     const size_t n = in->n, cols = in->cols, rows = in->rows;
@@ -279,6 +279,7 @@ static double run_instance(const input_t *in, int nt, int passes, double *task_s
             double t0 = task_begin();
             size_t lo, hi;
             weighted_rows(rows, me, nth, &lo, &hi);
+            for (int sweep = 0; sweep < sweeps; sweep++)
             for (size_t r = lo; r < hi; r++) {
                 size_t base = r * cols;
                 if (r == 0 || r == rows - 1) {
@@ -383,25 +384,27 @@ static int parse_list(const char *s, double *out, int max)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: phases [--mib M] [--scales LIST] [--reps K] [--threads N] [--passes P]\n"
-               "              [--degree D] [--no-runtime]\n"
+               "              [--degree D] [--sweeps S] [--no-runtime]\n"
                "  --mib M        footprint of the largest input in MiB (default 256)\n"
                "  --scales LIST  the inputs, in order, as fractions of M (default 0.5,1,0.75,0.5)\n"
                "  --reps K       instances per input (default 6)\n"
                "  --threads N    OpenMP threads = tasks (default: OpenMP's)\n"
                "  --passes P     sweeps of every phase per instance (default 1)\n"
                "  --degree D     mean row length of the graph (default 8)\n"
+               "  --sweeps S     stencil sweeps per pass, the unbalanced phase (default 4)\n"
                "  --no-runtime   make no libpaddiser call (baseline)\n");
 }
 
 int main(int argc, char **argv)
 {
     double mib = 256, scales[MAX_INPUTS] = {0.5, 1, 0.75, 0.5};
-    int ninputs = 4, reps = 6, nt = omp_get_max_threads(), passes = 1, degree = 8;
+    int ninputs = 4, reps = 6, nt = omp_get_max_threads(), passes = 1, degree = 8, sweeps = 4;
     static const struct option longopts[] = {
         {"mib", required_argument, NULL, 'm'},     {"scales", required_argument, NULL, 's'},
         {"reps", required_argument, NULL, 'k'},    {"threads", required_argument, NULL, 't'},
         {"passes", required_argument, NULL, 'p'},  {"degree", required_argument, NULL, 'd'},
         {"no-runtime", no_argument, NULL, 'n'},    {"help", no_argument, NULL, 'h'},
+        {"sweeps", required_argument, NULL, 'w'},
         {NULL, 0, NULL, 0},
     };
     int opt_c;
@@ -425,6 +428,9 @@ int main(int argc, char **argv)
         case 'd':
             degree = atoi(optarg);
             break;
+        case 'w':
+            sweeps = atoi(optarg);
+            break;
         case 'n':
             use_rt = 0;
             break;
@@ -436,7 +442,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (!(mib > 0) || ninputs < 1 || reps < 1 || nt < 1 || nt > MAX_THREADS || passes < 1 || degree < 1 ||
+    if (!(mib > 0) || ninputs < 1 || reps < 1 || nt < 1 || nt > MAX_THREADS || passes < 1 || sweeps < 1 || degree < 1 ||
         degree > 1000 || optind != argc) {
         usage(stderr);
         return 2;
@@ -451,8 +457,8 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    printf("phases: runtime %s, %d threads, %d inputs x %d instances, %d pass%s, degree %d\n",
-           use_rt ? "on" : "off", nt, ninputs, reps, passes, passes == 1 ? "" : "es", degree);
+    printf("phases: runtime %s, %d threads, %d inputs x %d instances, %d pass%s, degree %d, %d stencil sweeps\n",
+           use_rt ? "on" : "off", nt, ninputs, reps, passes, passes == 1 ? "" : "es", degree, sweeps);
 
     input_t in;
     if (input_build(&in, mib * scales[0], degree) != 0) {
@@ -500,8 +506,11 @@ int main(int argc, char **argv)
                                            plan[q].mem_bound);
             }
             double query_s = omp_get_wtime() - t0, sums[3];
-            double wall = run_instance(&in, nt, passes, task_s, sums);
+            double wall = run_instance(&in, nt, passes, sweeps, task_s, sums);
             double makespan = 0, calls = 0;
+            char tasks[512] = " task_s=";
+            for (int t = 0, at = 8; t < nt && at < (int)sizeof tasks - 16; t++)
+                at += snprintf(tasks + at, sizeof tasks - (size_t)at, "%s%.6f", t ? "," : "", task_s[t]);
             for (int t = 0; t < nt; t++) {
                 makespan = task_s[t] > makespan ? task_s[t] : makespan;
                 calls = call_s[t * PAD] > calls ? call_s[t * PAD] : calls;
@@ -554,9 +563,9 @@ int main(int argc, char **argv)
             rt_s += query_s + reg_s + sync_s;
             printf("instance=%d visit=%d input_mib=%.3f occurrence=%d rep=%d wall_s=%.6f task_makespan_s=%.6f "
                    "predicted_s=%.6g moved_bytes=%zu sync_s=%.6f reg_s=%.6f query_s=%.6f task_calls_s=%.6f checksum=%s "
-                   "ok=%d%s%s\n",
+                   "ok=%d%s%s%s\n",
                    instance, v, seen_mib[which], seen_count[which], j, wall, makespan, predicted, moved, sync_s,
-                   reg_s, use_rt ? query_s : 0.0, calls, checksum, ok, decision, mem_bound);
+                   reg_s, use_rt ? query_s : 0.0, calls, checksum, ok, decision, mem_bound, tasks);
             fflush(stdout);
             seen_count[which]++;
         }

@@ -28,7 +28,7 @@
  *
  * Options: --example PATH (default build/examples/runtime/phases), --runs N
  * (each way, default 10), --mib M, --scales LIST, --reps K, --threads N,
- * --passes P (passed to the example), --fast-frac F (sim fast capacity as a
+ * --passes P, --sweeps S (passed to the example), --fast-frac F (sim fast capacity as a
  * fraction of M MiB, default 0.25), --keep DIR (write each run's output
  * there). */
 #include <getopt.h>
@@ -281,13 +281,13 @@ static int met_zero(double x) { return x == 0; }
 static void usage(FILE *f)
 {
     fprintf(f, "usage: phases_bench [--example PATH] [--runs N] [--mib M] [--scales LIST] [--reps K]\n"
-               "                    [--threads N] [--passes P] [--fast-frac F] [--keep DIR]\n");
+               "                    [--threads N] [--passes P] [--sweeps S] [--fast-frac F] [--keep DIR]\n");
 }
 
 int main(int argc, char **argv)
 {
     const char *example = "build/examples/runtime/phases", *scales = "0.5,1,0.75,0.5", *keep = NULL;
-    int runs = 10, reps = 6, threads = 2, passes = 3;
+    int runs = 10, reps = 6, threads = 2, passes = 3, sweeps = 4;
     double mib = 256, fast_frac = 0.25;
     static const struct option longopts[] = {
         {"example", required_argument, NULL, 'e'}, {"runs", required_argument, NULL, 'r'},
@@ -295,6 +295,7 @@ int main(int argc, char **argv)
         {"reps", required_argument, NULL, 'k'},    {"threads", required_argument, NULL, 't'},
         {"passes", required_argument, NULL, 'p'},  {"fast-frac", required_argument, NULL, 'f'},
         {"keep", required_argument, NULL, 'K'},    {"help", no_argument, NULL, 'h'},
+        {"sweeps", required_argument, NULL, 'w'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -309,11 +310,12 @@ int main(int argc, char **argv)
         case 'p': passes = atoi(optarg); break;
         case 'f': fast_frac = atof(optarg); break;
         case 'K': keep = optarg; break;
+        case 'w': sweeps = atoi(optarg); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
     }
-    if (runs < 1 || runs > MAX_RUNS || !(mib > 0) || reps < 3 || threads < 1 || passes < 1 || !(fast_frac > 0) ||
+    if (runs < 1 || runs > MAX_RUNS || !(mib > 0) || reps < 3 || threads < 1 || passes < 1 || sweeps < 1 || !(fast_frac > 0) ||
         optind != argc || strchr(example, '\'') || strspn(scales, "0123456789.,") != strlen(scales)) {
         usage(stderr);
         return 2;
@@ -330,8 +332,8 @@ int main(int argc, char **argv)
     setenv("PADDISER_QUIET", "1", 1);
 
     char base[1024];
-    snprintf(base, sizeof base, "'%s' --mib %g --scales %s --reps %d --threads %d --passes %d", example, mib, scales,
-             reps, threads, passes);
+    snprintf(base, sizeof base, "'%s' --mib %g --scales %s --reps %d --threads %d --passes %d --sweeps %d", example,
+             mib, scales, reps, threads, passes, sweeps);
     run_rec *on = calloc((size_t)runs, sizeof *on), *off = calloc((size_t)runs, sizeof *off);
     run_stats *st = calloc((size_t)runs, sizeof *st);
     double *moved_at = calloc((size_t)reps, sizeof *moved_at);
@@ -395,9 +397,10 @@ int main(int argc, char **argv)
     double mon = bench_median(ton, (size_t)runs), moff = bench_median(toff, (size_t)runs);
     double overhead = mon / moff - 1;
 
-    printf("phases_bench: %s, %g MiB (inputs %s of it), %d instances an input visit, %d threads, %d passes;\n"
+    printf("phases_bench: %s, %g MiB (inputs %s of it), %d instances an input visit, %d threads, %d passes, "
+           "%d stencil sweeps;\n"
            "  sim backend, fast capacity %.1f MiB (%.0f%%); %d runs with the runtime and %d without, interleaved\n",
-           example, mib, scales, reps, threads, passes, capacity / MIB, 100 * fast_frac, runs, runs);
+           example, mib, scales, reps, threads, passes, sweeps, capacity / MIB, 100 * fast_frac, runs, runs);
     printf("  instances without the runtime: median %.1f ms, shortest %.1f ms%s\n", 1e3 * wmed, 1e3 * wmin,
            wmin < 0.05 ? " (under 50 ms: raise --passes)" : "");
     printf("  checksums with and without the runtime: %s; object ids kept across reallocation: %s\n",

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_stats.h"
 #include "common/util.h"
 #include "paddiser.h"
 
@@ -123,24 +124,6 @@ static double run_instance(input_arrays *in, int nt, int passes, double *task_ti
     for (int t = 0; t < nt; t++)
         mk = task_time[t] > mk ? task_time[t] : mk;
     return sink > -1 ? mk : -mk; /* keeps the gather alive */
-}
-
-static double median(double *v, size_t n)
-{
-    return n ? pd_median(v, n) : NAN;
-}
-
-static double cv(const double *v, size_t n)
-{
-    if (n < 2)
-        return NAN;
-    double m = 0, s = 0;
-    for (size_t i = 0; i < n; i++)
-        m += v[i];
-    m /= (double)n;
-    for (size_t i = 0; i < n; i++)
-        s += (v[i] - m) * (v[i] - m);
-    return sqrt(s / (double)(n - 1)) / m;
 }
 
 static int parse_list(const char *s, double *out, int max)
@@ -335,7 +318,7 @@ int main(int argc, char **argv)
         double *a = calloc(nf ? nf : 1, sizeof *a);
         for (size_t j = 0; j < nf; j++)
             a[j] = fabs(e_first[j]);
-        mfirst_abs = median(a, nf);
+        mfirst_abs = bench_median(a, nf);
         free(a);
     }
     double lo = INFINITY, hi = -INFINITY;
@@ -343,7 +326,7 @@ int main(int argc, char **argv)
         lo = e_first[j] < lo ? e_first[j] : lo;
         hi = e_first[j] > hi ? e_first[j] : hi;
     }
-    double mrt = median(e_rt, nl), mnv = median(e_nv, nl);
+    double mrt = bench_median(e_rt, nl), mnv = bench_median(e_nv, nl);
     printf("predict_bench: %d threads, inputs", nt);
     for (int i = 0; i < ninputs; i++)
         printf(" %g", mib[i]);
@@ -375,7 +358,7 @@ int main(int argc, char **argv)
                 msum += meas[j];
         printf("  input %g MiB: mean measured %.4f s; CV of predictions once warmed up (%zu) runtime %.1f%%, "
                "naive %.1f%%\n",
-               mib[i], msum / (rounds * reps), n, 100 * cv(v, n), 100 * cv(w, nn));
+               mib[i], msum / (rounds * reps), n, 100 * bench_cv(v, n), 100 * bench_cv(w, nn));
         free(w);
     }
     free(e_rt);

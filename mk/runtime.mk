@@ -9,6 +9,7 @@ RT_EX_DIR      := $(BUILD)/examples/runtime
 RT_OMP_EXAMPLE := $(RT_EX_DIR)/omp_example
 RT_MPI_EXAMPLE := $(RT_EX_DIR)/mpi_example
 RT_OVERHEAD    := $(RT_EX_DIR)/sampler_overhead
+RT_PHASES      := $(RT_EX_DIR)/phases
 MPICC          ?= mpicc
 RT_HAVE_MPICC  := $(shell command -v $(MPICC) 2>/dev/null)
 
@@ -23,7 +24,7 @@ $(RT_MPI_EXAMPLE): examples/runtime/mpi_example.c $(BUILD)/libpaddiser.a
 	@mkdir -p $(dir $@)
 	OMPI_CC=$(CC) $(MPICC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libpaddiser.a $(LDFLAGS) $(LDLIBS)
 
-runtime-examples: $(RT_OMP_EXAMPLE) $(if $(RT_HAVE_MPICC),$(RT_MPI_EXAMPLE))
+runtime-examples: $(RT_OMP_EXAMPLE) $(RT_PHASES) $(if $(RT_HAVE_MPICC),$(RT_MPI_EXAMPLE))
 
 # The shell tests (tests/runtime_*.sh) run the examples: build them first.
 check-unit: runtime-examples

@@ -1,0 +1,449 @@
+/* The runtime on a realistic workload (issue #11, "Done when"): runs
+ * examples/runtime/phases (a multi-phase OpenMP program, several inputs
+ * with per-input reallocation, integrated as docs/runtime.md says) with the
+ * runtime on the sim backend and with no runtime call at all, interleaved,
+ * and measures from the example's own per-instance lines:
+ *
+ *   (a) later instances of an input (any instance after its first): median
+ *       |predicted - measured| / measured of the runtime's makespan
+ *       prediction, and of the naive predictor "the previous instance of the
+ *       same input took this long" on the same instances, and their ratio;
+ *   (b) the first instance of each new input: median |error|;
+ *   (c) once warmed up (from an input's third instance on), the coefficient
+ *       of variation of the runtime's predictions of an unchanged input;
+ *   (d) overhead: the example's total (instances' wall time plus every
+ *       runtime call: registration, sync points, plan queries) with the
+ *       runtime over the same without, median over the runs;
+ *   (e) bytes migrated at the sync points between instances of an
+ *       unchanged input once warmed up (after its third instance of a visit).
+ *
+ * "Measured" is the wall time of the instance's parallel region (what the
+ * user waits for); the same statistics against the slowest task's time
+ * between its pd_task_begin and pd_task_end calls (what the runtime models)
+ * are printed too. Each statistic is computed per run; the table gives the
+ * median over the runs and their range. A benchmark, not a test: the
+ * numbers depend on this machine and on its load.
+ *
+ *   make bench-phases [PHASES_BENCH_ARGS="--runs 10 --mib 256 --passes 3"]
+ *
+ * Options: --example PATH (default build/examples/runtime/phases), --runs N
+ * (each way, default 10), --mib M, --scales LIST, --reps K, --threads N,
+ * --passes P, --sweeps S (passed to the example), --fast-frac F (sim fast capacity as a
+ * fraction of M MiB, default 0.25), --keep DIR (write each run's output
+ * there). */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_stats.h"
+#include "common/util.h"
+
+#define MAX_INST 4096
+#define MAX_RUNS 200
+#define MIB (1024.0 * 1024.0)
+
+typedef struct {
+    int visit, occ, rep, ok;
+    double mib, wall, task, pred, sync, calls;
+    double moved;
+    char checksum[128];
+} inst_rec;
+
+typedef struct {
+    inst_rec *r;
+    int n;
+    double total_s;
+    int verified, instances, errors, ids_kept, planned, summary;
+    int objects, unsampled; /* objects in the "accesses:" line, and those with none sampled */
+} run_rec;
+
+static const char *field(const char *line, const char *key, char *buf, size_t len)
+{
+    size_t kl = strlen(key);
+    for (const char *p = line; (p = strstr(p, key)) != NULL; p += kl) {
+        if ((p == line || p[-1] == ' ') && p[kl] == '=') {
+            const char *v = p + kl + 1;
+            size_t n = strcspn(v, " \n");
+            if (n >= len)
+                n = len - 1;
+            memcpy(buf, v, n);
+            buf[n] = '\0';
+            return buf;
+        }
+    }
+    return NULL;
+}
+
+static double num(const char *line, const char *key)
+{
+    char b[128];
+    return field(line, key, b, sizeof b) ? strtod(b, NULL) : NAN;
+}
+
+/* Runs the example once; returns 0 and fills *run, or -1. */
+static int run_example(const char *cmd, const char *keep_path, run_rec *run)
+{
+    FILE *p = popen(cmd, "r");
+    if (!p) {
+        perror("phases_bench: popen");
+        return -1;
+    }
+    FILE *keep = keep_path ? fopen(keep_path, "w") : NULL;
+    memset(run, 0, sizeof *run);
+    run->r = calloc(MAX_INST, sizeof *run->r);
+    if (!run->r) {
+        pclose(p);
+        return -1;
+    }
+    char line[1024];
+    while (fgets(line, sizeof line, p)) {
+        if (keep)
+            fputs(line, keep);
+        if (!strncmp(line, "instance=", 9) && run->n < MAX_INST) {
+            inst_rec *r = &run->r[run->n++];
+            r->visit = (int)num(line, "visit");
+            r->occ = (int)num(line, "occurrence");
+            r->rep = (int)num(line, "rep");
+            r->ok = (int)num(line, "ok");
+            r->mib = num(line, "input_mib");
+            r->wall = num(line, "wall_s");
+            r->task = num(line, "task_makespan_s");
+            r->pred = num(line, "predicted_s");
+            r->sync = num(line, "sync_s");
+            r->calls = num(line, "task_calls_s");
+            r->moved = num(line, "moved_bytes");
+            if (!field(line, "checksum", r->checksum, sizeof r->checksum))
+                r->checksum[0] = '\0';
+        } else if (!strncmp(line, "accesses:", 9)) {
+            for (const char *q = line; (q = strchr(q, '=')) != NULL; q++) {
+                run->objects++;
+                run->unsampled += strtod(q + 1, NULL) == 0;
+            }
+        } else if (!strncmp(line, "summary:", 8)) {
+            run->summary = 1;
+            run->total_s = num(line, "total_s");
+            run->verified = (int)num(line, "verified");
+            run->instances = (int)num(line, "instances");
+            run->errors = (int)num(line, "runtime_errors");
+            run->ids_kept = (int)num(line, "ids_kept");
+            run->planned = (int)num(line, "planned_tasks");
+        }
+    }
+    if (keep)
+        fclose(keep);
+    int st = pclose(p);
+    if (st != 0 || !run->summary || run->verified != run->instances) {
+        fprintf(stderr, "phases_bench: '%s' failed (status %d, %d of %d instances verified)\n", cmd, st,
+                run->verified, run->instances);
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct {
+    double later_rt, later_naive, ratio;       /* (a), against the wall time */
+    double later_rt_task, later_naive_task, ratio_task;
+    double first;                              /* (b) */
+    double first_lo, first_hi;                 /* signed range of (b) */
+    double cv_worst;                           /* (c): the worst input */
+    double moved_warm;                         /* (e): bytes */
+    int nlater, nfirst, nwarm_sync;
+} run_stats;
+
+/* Statistics of one run with the runtime. reps: instances per visit. */
+static void run_statistics(const run_rec *run, int reps, double *moved_at, run_stats *s)
+{
+    int n = run->n;
+    double *ert = calloc((size_t)n + 1, sizeof(double)), *env = calloc((size_t)n + 1, sizeof(double));
+    double *ertt = calloc((size_t)n + 1, sizeof(double)), *envt = calloc((size_t)n + 1, sizeof(double));
+    double *ef = calloc((size_t)n + 1, sizeof(double)), *v = calloc((size_t)n + 1, sizeof(double));
+    memset(s, 0, sizeof *s);
+    s->first_lo = INFINITY;
+    s->first_hi = -INFINITY;
+    for (int j = 0; j < n; j++) {
+        const inst_rec *r = &run->r[j];
+        if (!isfinite(r->pred))
+            continue;
+        if (r->occ == 0) {
+            double e = (r->pred - r->wall) / r->wall;
+            ef[s->nfirst++] = fabs(e);
+            s->first_lo = e < s->first_lo ? e : s->first_lo;
+            s->first_hi = e > s->first_hi ? e : s->first_hi;
+            continue;
+        }
+        const inst_rec *prev = NULL; /* the previous instance of the same input */
+        for (int q = j - 1; q >= 0 && !prev; q--)
+            if (run->r[q].mib == r->mib)
+                prev = &run->r[q];
+        if (!prev)
+            continue;
+        ert[s->nlater] = fabs(r->pred - r->wall) / r->wall;
+        env[s->nlater] = fabs(prev->wall - r->wall) / r->wall;
+        ertt[s->nlater] = fabs(r->pred - r->task) / r->task;
+        envt[s->nlater] = fabs(prev->task - r->task) / r->task;
+        s->nlater++;
+    }
+    s->later_rt = bench_median(ert, (size_t)s->nlater);
+    s->later_naive = bench_median(env, (size_t)s->nlater);
+    s->ratio = s->later_rt / s->later_naive;
+    s->later_rt_task = bench_median(ertt, (size_t)s->nlater);
+    s->later_naive_task = bench_median(envt, (size_t)s->nlater);
+    s->ratio_task = s->later_rt_task / s->later_naive_task;
+    s->first = bench_median(ef, (size_t)s->nfirst);
+    /* (c) per input (by size), predictions from its third instance on */
+    s->cv_worst = NAN;
+    for (int j = 0; j < n; j++) {
+        int seen_before = 0;
+        for (int q = 0; q < j; q++)
+            seen_before |= run->r[q].mib == run->r[j].mib;
+        if (seen_before)
+            continue;
+        size_t m = 0;
+        for (int q = 0; q < n; q++)
+            if (run->r[q].mib == run->r[j].mib && run->r[q].occ >= 2 && isfinite(run->r[q].pred))
+                v[m++] = run->r[q].pred;
+        double c = bench_cv(v, m);
+        if (isfinite(c) && !(c <= s->cv_worst))
+            s->cv_worst = c;
+    }
+    /* (e) the sync point after instance `rep` of a visit, when the next
+     * instance is the same input (rep < reps - 1) */
+    for (int j = 0; j < n; j++) {
+        const inst_rec *r = &run->r[j];
+        if (r->rep >= reps - 1)
+            continue;
+        moved_at[r->rep] += r->moved;
+        if (r->rep >= 2) {
+            s->moved_warm += r->moved;
+            s->nwarm_sync++;
+        }
+    }
+    free(ert);
+    free(env);
+    free(ertt);
+    free(envt);
+    free(ef);
+    free(v);
+}
+
+typedef double (*stat_get)(const run_stats *);
+#define GETTER(name, expr)                                                                                     \
+    static double name(const run_stats *s)                                                                     \
+    {                                                                                                          \
+        return expr;                                                                                           \
+    }
+GETTER(g_later_rt, s->later_rt)
+GETTER(g_later_naive, s->later_naive)
+GETTER(g_ratio, s->ratio)
+GETTER(g_later_rt_task, s->later_rt_task)
+GETTER(g_later_naive_task, s->later_naive_task)
+GETTER(g_ratio_task, s->ratio_task)
+GETTER(g_first, s->first)
+GETTER(g_cv, s->cv_worst)
+GETTER(g_moved, s->moved_warm / MIB)
+
+/* Median over the runs and the range of one statistic. */
+static void over_runs(const run_stats *st, int n, stat_get get, double *med, double *lo, double *hi)
+{
+    double *v = calloc((size_t)n + 1, sizeof *v);
+    size_t m = 0;
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (int i = 0; i < n; i++) {
+        double x = get(&st[i]);
+        if (!isfinite(x))
+            continue;
+        v[m++] = x;
+        *lo = x < *lo ? x : *lo;
+        *hi = x > *hi ? x : *hi;
+    }
+    *med = bench_median(v, m);
+    free(v);
+}
+
+static void row(const char *what, const run_stats *st, int n, stat_get get, double scale, const char *unit,
+                const char *target, int (*met)(double))
+{
+    double med, lo, hi;
+    over_runs(st, n, get, &med, &lo, &hi);
+    printf("  %-52s %8.2f%-3s %8.2f .. %-8.2f %-8s %s\n", what, scale * med, unit, scale * lo, scale * hi, target,
+           met ? (met(med) ? "yes" : "NO") : "");
+}
+
+static int met_err10(double x) { return x < 0.10; }
+static int met_ratio(double x) { return x <= 0.75; }
+static int met_first(double x) { return x <= 0.15; }
+static int met_cv(double x) { return x < 0.10; }
+static int met_zero(double x) { return x == 0; }
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: phases_bench [--example PATH] [--runs N] [--mib M] [--scales LIST] [--reps K]\n"
+               "                    [--threads N] [--passes P] [--sweeps S] [--fast-frac F] [--keep DIR]\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *example = "build/examples/runtime/phases", *scales = "0.5,1,0.75,0.5", *keep = NULL;
+    int runs = 10, reps = 6, threads = 2, passes = 3, sweeps = 4;
+    double mib = 256, fast_frac = 0.25;
+    static const struct option longopts[] = {
+        {"example", required_argument, NULL, 'e'}, {"runs", required_argument, NULL, 'r'},
+        {"mib", required_argument, NULL, 'm'},     {"scales", required_argument, NULL, 's'},
+        {"reps", required_argument, NULL, 'k'},    {"threads", required_argument, NULL, 't'},
+        {"passes", required_argument, NULL, 'p'},  {"fast-frac", required_argument, NULL, 'f'},
+        {"keep", required_argument, NULL, 'K'},    {"help", no_argument, NULL, 'h'},
+        {"sweeps", required_argument, NULL, 'w'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'e': example = optarg; break;
+        case 'r': runs = atoi(optarg); break;
+        case 'm': mib = atof(optarg); break;
+        case 's': scales = optarg; break;
+        case 'k': reps = atoi(optarg); break;
+        case 't': threads = atoi(optarg); break;
+        case 'p': passes = atoi(optarg); break;
+        case 'f': fast_frac = atof(optarg); break;
+        case 'K': keep = optarg; break;
+        case 'w': sweeps = atoi(optarg); break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (runs < 1 || runs > MAX_RUNS || !(mib > 0) || reps < 3 || threads < 1 || passes < 1 || sweeps < 1 || !(fast_frac > 0) ||
+        optind != argc || strchr(example, '\'') || strspn(scales, "0123456789.,") != strlen(scales)) {
+        usage(stderr);
+        return 2;
+    }
+    if (keep && pd_mkdir_p(keep, 0755) != 0) {
+        perror(keep);
+        return 1;
+    }
+    size_t capacity = (size_t)(fast_frac * mib * MIB);
+    char cap[32];
+    snprintf(cap, sizeof cap, "%zu", capacity);
+    setenv("PADDISER_BACKEND", "sim", 1);
+    setenv("PADDISER_FAST_CAPACITY", cap, 1);
+    setenv("PADDISER_QUIET", "1", 1);
+
+    char base[1024];
+    snprintf(base, sizeof base, "'%s' --mib %g --scales %s --reps %d --threads %d --passes %d --sweeps %d", example,
+             mib, scales, reps, threads, passes, sweeps);
+    run_rec *on = calloc((size_t)runs, sizeof *on), *off = calloc((size_t)runs, sizeof *off);
+    run_stats *st = calloc((size_t)runs, sizeof *st);
+    double *moved_at = calloc((size_t)reps, sizeof *moved_at);
+    if (!on || !off || !st || !moved_at)
+        return 1;
+    int mismatch = 0, ids_lost = 0;
+    for (int i = 0; i < runs; i++) { /* interleaved, so load drifts hit both alike */
+        char cmd[1200], kp[1024];
+        snprintf(cmd, sizeof cmd, "%s", base);
+        if (keep)
+            snprintf(kp, sizeof kp, "%s/on_%02d.txt", keep, i);
+        if (run_example(cmd, keep ? kp : NULL, &on[i]) != 0)
+            return 1;
+        snprintf(cmd, sizeof cmd, "%s --no-runtime", base);
+        if (keep)
+            snprintf(kp, sizeof kp, "%s/off_%02d.txt", keep, i);
+        if (run_example(cmd, keep ? kp : NULL, &off[i]) != 0)
+            return 1;
+        if (on[i].n != off[i].n)
+            mismatch++;
+        for (int j = 0; j < on[i].n && j < off[i].n; j++)
+            mismatch += strcmp(on[i].r[j].checksum, off[i].r[j].checksum) != 0;
+        ids_lost += on[i].ids_kept != 1;
+        run_statistics(&on[i], reps, moved_at, &st[i]);
+        fprintf(stderr, "phases_bench: run %d of %d: total %.3f s with the runtime, %.3f s without\n", i + 1, runs,
+                on[i].total_s, off[i].total_s);
+    }
+
+    /* instance lengths, without the runtime */
+    double *walls = calloc((size_t)runs * MAX_INST, sizeof *walls), *syncs = calloc((size_t)runs * MAX_INST, sizeof *syncs);
+    double *calls = calloc((size_t)runs * MAX_INST, sizeof *calls), *gap_on = calloc((size_t)runs * MAX_INST, sizeof *gap_on);
+    double *gap_off = calloc((size_t)runs * MAX_INST, sizeof *gap_off);
+    size_t nc = 0, ngon = 0, ngoff = 0;
+    if (!calls || !gap_on || !gap_off)
+        return 1;
+    double *ton = calloc((size_t)runs, sizeof *ton), *toff = calloc((size_t)runs, sizeof *toff);
+    double *paired = calloc((size_t)runs, sizeof *paired);
+    if (!walls || !syncs || !ton || !toff || !paired)
+        return 1;
+    size_t nw = 0, ns = 0;
+    double wmin = INFINITY, smax = 0;
+    for (int i = 0; i < runs; i++) {
+        for (int j = 0; j < off[i].n; j++) {
+            walls[nw++] = off[i].r[j].wall;
+            wmin = off[i].r[j].wall < wmin ? off[i].r[j].wall : wmin;
+        }
+        for (int j = 0; j < off[i].n; j++)
+            gap_off[ngoff++] = off[i].r[j].wall / off[i].r[j].task - 1;
+        for (int j = 0; j < on[i].n; j++) {
+            if (isfinite(on[i].r[j].calls))
+                calls[nc++] = on[i].r[j].calls / on[i].r[j].wall;
+            gap_on[ngon++] = on[i].r[j].wall / on[i].r[j].task - 1;
+            syncs[ns++] = on[i].r[j].sync;
+            smax = on[i].r[j].sync > smax ? on[i].r[j].sync : smax;
+        }
+        ton[i] = on[i].total_s;
+        toff[i] = off[i].total_s;
+        paired[i] = on[i].total_s / off[i].total_s - 1;
+    }
+    double wmed = bench_median(walls, nw), smed = bench_median(syncs, ns);
+    double mon = bench_median(ton, (size_t)runs), moff = bench_median(toff, (size_t)runs);
+    double overhead = mon / moff - 1;
+
+    printf("phases_bench: %s, %g MiB (inputs %s of it), %d instances an input visit, %d threads, %d passes, "
+           "%d stencil sweeps;\n"
+           "  sim backend, fast capacity %.1f MiB (%.0f%%); %d runs with the runtime and %d without, interleaved\n",
+           example, mib, scales, reps, threads, passes, sweeps, capacity / MIB, 100 * fast_frac, runs, runs);
+    printf("  instances without the runtime: median %.1f ms, shortest %.1f ms%s\n", 1e3 * wmed, 1e3 * wmin,
+           wmin < 0.05 ? " (under 50 ms: raise --passes)" : "");
+    printf("  checksums with and without the runtime: %s; object ids kept across reallocation: %s\n",
+           mismatch ? "DIFFER" : "identical", ids_lost ? "NO" : "yes");
+    printf("\n  %-52s %11s %20s %-8s %s\n", "statistic (per run; median over runs)", "median", "range over runs",
+           "target", "met");
+    row("(a) later instances, median |error|: runtime", st, runs, g_later_rt, 100, "%", "< 10%", met_err10);
+    row("    naive previous-instance predictor", st, runs, g_later_naive, 100, "%", "", NULL);
+    row("    runtime / naive", st, runs, g_ratio, 1, "", "<= 0.75", met_ratio);
+    row("    against the slowest task's time: runtime", st, runs, g_later_rt_task, 100, "%", "< 10%", met_err10);
+    row("    ... naive", st, runs, g_later_naive_task, 100, "%", "", NULL);
+    row("    ... runtime / naive", st, runs, g_ratio_task, 1, "", "<= 0.75", met_ratio);
+    row("(b) first instance of a new input, median |error|", st, runs, g_first, 100, "%", "<= 15%", met_first);
+    row("(c) CV of predictions, unchanged input (worst input)", st, runs, g_cv, 100, "%", "< 10%", met_cv);
+    double plo = INFINITY, phi = -INFINITY;
+    for (int i = 0; i < runs; i++) {
+        plo = paired[i] < plo ? paired[i] : plo;
+        phi = paired[i] > phi ? paired[i] : phi;
+    }
+    printf("  %-52s %8.2f%-3s %8.2f .. %-8.2f %-8s %s\n", "(d) overhead: median with / median without - 1",
+           100 * overhead, "%", 100 * plo, 100 * phi, "<= 3%", overhead <= 0.03 ? "yes" : "NO");
+    row("(e) MiB moved on an unchanged input after warm-up", st, runs, g_moved, 1, "", "0", met_zero);
+    int moved_runs = 0;
+    for (int i = 0; i < runs; i++)
+        moved_runs += st[i].moved_warm > 0;
+    printf("      runs that moved pages there: %d of %d (%d sync points each)\n", moved_runs, runs, st[0].nwarm_sync);
+    printf("\n  (d) totals: median %.3f s with the runtime, %.3f s without; range: paired ratios of each run\n",
+           mon, moff);
+    printf("  sync points: median %.2f ms, max %.2f ms\n", 1e3 * smed, 1e3 * smax);
+    printf("  wall time over the slowest task's time - 1, per instance: median %.1f%% with the runtime, %.1f%% "
+           "without\n", 100 * bench_median(gap_on, ngon), 100 * bench_median(gap_off, ngoff));
+    printf("  inside pd_task_begin / pd_task_end (the most of any thread) per instance: median %.1f%% of the wall\n",
+           100 * bench_median(calls, nc));
+    double *uns = calloc((size_t)runs, sizeof *uns);
+    if (!uns)
+        return 1;
+    for (int i = 0; i < runs; i++)
+        uns[i] = on[i].unsampled;
+    printf("  objects with no sampled access in the last instance: median %.0f of %d (phases the profile missed)\n",
+           bench_median(uns, (size_t)runs), on[0].objects);
+    printf("  (e) MiB moved at the sync point after instance k of a visit (next instance the same input), all runs:");
+    for (int k = 0; k + 1 < reps; k++)
+        printf(" %d: %.1f", k + 1, moved_at[k] / MIB);
+    printf("\n");
+    return mismatch || ids_lost ? 1 : 0;
+}

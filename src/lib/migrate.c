@@ -904,7 +904,8 @@ static int hot_first_guard(task_pred *p, int n, size_t budget_pages, const page_
  * only if its predicted makespan beats the current placement's (pages
  * placed, sorted) by more than the noise floor (PADDISER_MIN_GAIN of the
  * current makespan, default 2%) and by more, over the horizon, than moving
- * the `moves` pages costs. Both makespans come from the same curves and the
+ * the `moves` pages costs; the gain counted at the share rt_gain_trust
+ * gives (an m learned from few noisy instances promises less). Both makespans come from the same curves and the
  * same page accounting, so noise in the times scales both alike and a plan
  * that only reshuffles pages of about equal sampled heat (the churn of an
  * unchanged input) gains less than the floor. Returns 1 to keep the
@@ -931,7 +932,18 @@ static int keep_placement(task_pred *p, int n, const page_list *placed_now, cons
     }
     d.min_gain_s = rt_min_gain_share() * d.current_s;
     d.cost_s = (double)moves * rt_migrate_seconds_per_page();
-    double gain = d.current_s - d.planned_s;
+    /* counted at what the tasks' learned m surely gives (rt_gain_trust) */
+    double *m = malloc((size_t)(n ? n : 1) * 2 * sizeof *m);
+    double trust = 1.0;
+    if (m) {
+        for (int i = 0; i < n; i++) {
+            m[i] = p[i].task->pred_mem_bound;
+            m[n + i] = p[i].task->pred_mem_se;
+        }
+        trust = rt_gain_trust(m, m + n, n);
+        free(m);
+    }
+    double gain = (d.current_s - d.planned_s) * trust;
     d.kept = !(gain > d.min_gain_s && gain * d.horizon > d.cost_s);
     rt.last_decision = d;
     return d.kept;

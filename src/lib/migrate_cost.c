@@ -80,3 +80,22 @@ double rt_min_gain_share(void)
         return d;
     return 0.02;
 }
+
+/* Share of a predicted gain to count: a gain scales with the tasks'
+ * memory-bound fractions m (the slow tier's penalty is m (L - 1)), and an m
+ * learned from a handful of noisy instances is uncertain, so a refit of m
+ * from noise alone reshuffles plans. The gain is counted at the lower
+ * one-sided 95% bound of the least certain task's m, max(0, m - 1.645 se) / m.
+ * Tasks whose m is not learned (the prior, counters, PADDISER_MEM_BOUND:
+ * se NaN) or is 0 leave it whole. */
+double rt_gain_trust(const double *m, const double *se, int n)
+{
+    double trust = 1.0;
+    for (int i = 0; i < n; i++) {
+        if (!isfinite(se[i]) || !(m[i] > 0))
+            continue;
+        double lo = m[i] - 1.645 * se[i];
+        trust = fmin(trust, lo > 0 ? lo / m[i] : 0.0);
+    }
+    return trust;
+}

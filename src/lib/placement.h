@@ -66,5 +66,8 @@ void rt_migrate_cost_record(size_t pages_moved, double seconds);
 void rt_input_run_record(void);            /* at each sync point, after the instance */
 int rt_plan_horizon(void);                 /* instances a new placement is expected to serve */
 double rt_min_gain_share(void);            /* PADDISER_MIN_GAIN, default 2% */
+/* Share of a predicted gain to trust, from the tasks' m and its standard
+ * error (NaN: not learned): 1, or less while an m is uncertain. */
+double rt_gain_trust(const double *m, const double *se, int n);
 
 #endif

@@ -16,3 +16,24 @@ $(PRELOAD_LIB): $(call OBJ,$(PRELOAD_SRCS)) $(RUNTIME_OBJS)
 
 all: $(PRELOAD_LIB)
 -include $(patsubst %.c,$(BUILD)/obj/%.d,$(PRELOAD_SRCS))
+
+# ---- MPI: libpaddiser-preload-mpi.so (issue #14, the PMPI layer) ----------
+# The same objects as libpaddiser-preload.so plus src/preload/preload_mpi.c,
+# compiled and linked with mpicc around $(CC); built only where mpicc exists
+# (make check-runtime-mpi installs OpenMPI first). The MPI program's own
+# libmpi is the one the layer's PMPI_ calls reach: the library fits the MPI
+# it was built with (OpenMPI here), not another MPI's ABI.
+PRELOAD_MPICC   := $(if $(MPICC),$(MPICC),mpicc)
+PRELOAD_MPI_LIB := $(BUILD)/libpaddiser-preload-mpi.so
+PRELOAD_MPI_OBJ := $(call OBJ,src/preload/preload_mpi.c)
+ifneq ($(shell command -v $(PRELOAD_MPICC) 2>/dev/null),)
+$(PRELOAD_MPI_OBJ): src/preload/preload_mpi.c | need-pkgs
+	@mkdir -p $(dir $@)
+	OMPI_CC=$(CC) $(PRELOAD_MPICC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(PRELOAD_MPI_LIB): $(call OBJ,$(PRELOAD_SRCS)) $(PRELOAD_MPI_OBJ) $(RUNTIME_OBJS)
+	OMPI_CC=$(CC) $(PRELOAD_MPICC) -shared $(LDFLAGS) -Wl,--no-undefined -o $@ $^ $(PRELOAD_LIBS)
+
+all: $(PRELOAD_MPI_LIB)
+-include $(patsubst %.o,%.d,$(PRELOAD_MPI_OBJ))
+endif

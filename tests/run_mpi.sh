@@ -1,0 +1,131 @@
+#!/bin/sh
+# `paddiser run` for MPI (issue #14): an unmodified MPI program
+# (tests/fixtures/run_mpi/ring.c) under libpaddiser-preload-mpi.so, 4 ranks.
+# Checks: the same output as without the preload; every rank is a task (the
+# per-task CSV has tasks 0-3); the ranks of the node planned together (at
+# every sync point the 4 ranks report one joint makespan, and their fast
+# bytes fit the capacity); a sync point at each collective on
+# MPI_COMM_WORLD or a duplicate of it, none at the collective on a
+# sub-communicator. Then with PADDISER_RUN_MPI_SYNC=barrier and
+# PADDISER_RUN_MPI_JOINT=0: sync points at the barriers only, and each rank
+# plans alone (the ranks' makespans then differ: their work does, 1-16x).
+#
+# RUN_MPI_LAUNCHER=mpirun (default) or srun (tests/run_mpi_slurm.sh starts a
+# localhost SLURM and runs this with srun). Skipped, saying why, without
+# mpicc/mpirun or the library, unless RUNTIME_MPI_REQUIRED=1 (make
+# check-runtime-mpi, which installs OpenMPI).
+set -eu
+BUILD=${BUILD:-build}
+TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")" && pwd)}
+LAUNCHER=${RUN_MPI_LAUNCHER:-mpirun}
+LIB="$BUILD/libpaddiser-preload-mpi.so"
+skip() {
+    if [ "${RUNTIME_MPI_REQUIRED:-0}" = 1 ]; then echo "run_mpi: $1"; exit 1; fi
+    echo "run_mpi: SKIPPED ($1; make check-runtime-mpi installs OpenMPI and runs it)"
+    exit 0
+}
+command -v mpicc >/dev/null 2>&1 || skip "no mpicc"
+command -v "$LAUNCHER" >/dev/null 2>&1 || skip "no $LAUNCHER"
+[ -f "$LIB" ] || skip "$LIB not built"
+LIB=$(cd "$(dirname "$LIB")" && pwd)/$(basename "$LIB")
+
+T=$(mktemp -d)
+chmod 0755 "$T" # srun may run the ranks as another user (never as root here)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "run_mpi ($LAUNCHER): FAIL: $*"; exit 1; }
+mpicc -O2 -o "$T/ring" "$TESTS_DIR/fixtures/run_mpi/ring.c" || fail "mpicc"
+
+# An ASan build of the library needs the ASan runtime loaded first.
+PRELOAD=$LIB
+asan=$(ldd "$LIB" 2>/dev/null | awk '/libasan/ { print $3 }')
+[ -n "$asan" ] && PRELOAD="$asan $LIB"
+
+# Each rank's stderr to its own file (lines of 4 ranks would interleave);
+# LD_PRELOAD for the program only, not for the launcher.
+cat >"$T/rank.sh" <<EOF
+#!/bin/sh
+r=\${OMPI_COMM_WORLD_RANK:-\${PMIX_RANK:-\${SLURM_PROCID:-x}}}
+if [ -n "\${RUN_MPI_PRELOAD:-}" ]; then
+    LD_PRELOAD="\$RUN_MPI_PRELOAD" exec "\$@" 2>"\$RUN_MPI_ERR.\$r"
+fi
+exec "\$@" 2>"\$RUN_MPI_ERR.\$r"
+EOF
+
+# OpenMPI keeps allocations until exit, which LeakSanitizer would report.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0
+export RUN_MPI_ERR RUN_MPI_PRELOAD
+ITERS=3
+launch() { # $1: name of this run; the rest: the program and its arguments
+    name=$1
+    shift
+    case $LAUNCHER in
+        mpirun) set -- mpirun --allow-run-as-root --oversubscribe -np 4 sh "$T/rank.sh" "$@" ;;
+        srun) set -- srun -n 4 --overcommit --mpi="${RUN_MPI_SRUN_MPI:-pmix}" --chdir="$T" sh "$T/rank.sh" "$@" ;;
+        *) fail "RUN_MPI_LAUNCHER=$LAUNCHER: mpirun or srun" ;;
+    esac
+    RUN_MPI_ERR="$T/$name.err"
+    timeout 180 "$@" >"$T/$name.out" 2>"$T/$name.launcher" ||
+        { cat "$T/$name.out" "$T/$name.launcher" "$T/$name".err.* 2>/dev/null; fail "$name: $LAUNCHER failed"; }
+}
+
+# 1. Without the preload: the reference output.
+RUN_MPI_PRELOAD=""
+launch plain "$T/ring" "$ITERS" 1
+[ "$(grep -c '^rank [0-3] checksum' "$T/plain.out")" -eq 4 ] || { cat "$T/plain.out"; fail "ring did not run"; }
+
+# 2. Defaults: every collective on MPI_COMM_WORLD (or its duplicate) is a sync point.
+export PADDISER_BACKEND=sim PADDISER_FAST_CAPACITY=4194304 PADDISER_RUN_VERBOSE=1
+export PADDISER_TASKS_CSV="$T/tasks.csv"
+RUN_MPI_PRELOAD=$PRELOAD
+launch joint "$T/ring" "$ITERS" 1
+cmp -s "$T/plain.out" "$T/joint.out" || { diff "$T/plain.out" "$T/joint.out"; fail "output differs under the preload"; }
+for r in 0 1 2 3; do
+    e="$T/joint.err.$r"
+    [ -f "$e" ] || fail "no stderr of rank $r"
+    grep -q "^paddiser run: MPI rank $r of 4: task $r, joint planning (4 ranks on the node)" "$e" ||
+        { cat "$e"; fail "rank $r: not task $r with joint planning"; }
+    ! grep -q "planning alone\|pd_task_begin\|failed" "$e" || { cat "$e"; fail "rank $r: warnings"; }
+    # per iteration: Barrier, Allreduce (world), Bcast (dup of world); then one Gather;
+    # not the Allreduce on the half communicator
+    calls=$(sed -n "s/^paddiser run: MPI rank $r: sync point [0-9]* at MPI_\([A-Za-z_]*\) (success).*/\1/p" "$e" |
+        tr '\n' ' ')
+    want=""
+    i=0
+    while [ $i -lt $ITERS ]; do want="${want}Barrier Allreduce Bcast "; i=$((i + 1)); done
+    [ "$calls" = "${want}Gather " ] || { cat "$e"; fail "rank $r sync points: '$calls', expected '${want}Gather '"; }
+done
+n=$((3 * ITERS + 1))
+k=1
+while [ $k -le $n ]; do
+    spans=$(cat "$T"/joint.err.[0-3] | sed -n "s/^paddiser run: MPI rank [0-3]: sync point $k at .*: joint makespan \([^ ]*\) s,.*/\1/p")
+    [ "$(echo "$spans" | wc -l)" -eq 4 ] || fail "sync point $k: $(echo "$spans" | wc -l) ranks report it"
+    [ "$(echo "$spans" | sort -u | wc -l)" -eq 1 ] || fail "sync point $k: the ranks planned apart: $spans"
+    fast=$(cat "$T"/joint.err.[0-3] | sed -n "s/^paddiser run: MPI rank [0-3]: sync point $k at .*fast bytes \([0-9]*\)$/\1/p" |
+        awk '{ s += $1 } END { print s + 0 }')
+    [ "$fast" -le 4194304 ] || fail "sync point $k: the ranks hold $fast fast bytes > 4 MiB"
+    k=$((k + 1))
+done
+[ "$(grep -c '^policy,task,time_s,dram_share,dram_bytes$' "$T/tasks.csv")" -eq 1 ] || { cat "$T/tasks.csv"; fail "CSV header"; }
+tasks=$(tail -n +2 "$T/tasks.csv" | cut -d, -f2 | sort | tr '\n' ' ')
+[ "$tasks" = "0 1 2 3 " ] || { cat "$T/tasks.csv"; fail "CSV tasks '$tasks', expected one per rank"; }
+
+# 3. Sync points at MPI_Barrier only, each rank planning alone.
+export PADDISER_RUN_MPI_SYNC=barrier PADDISER_RUN_MPI_JOINT=0 PADDISER_TASKS_CSV=""
+launch alone "$T/ring" "$ITERS" 1
+cmp -s "$T/plain.out" "$T/alone.out" || { diff "$T/plain.out" "$T/alone.out"; fail "output differs (barrier, alone)"; }
+differ=0
+for r in 0 1 2 3; do
+    e="$T/alone.err.$r"
+    grep -q "^paddiser run: MPI rank $r of 4: task $r, planning alone" "$e" || { cat "$e"; fail "rank $r: not alone"; }
+    calls=$(sed -n "s/^paddiser run: MPI rank $r: sync point [0-9]* at MPI_\([A-Za-z_]*\) (success): own makespan.*/\1/p" "$e" |
+        tr '\n' ' ')
+    [ "$calls" = "Barrier Barrier Barrier " ] || { cat "$e"; fail "rank $r sync points (barrier): '$calls'"; }
+done
+k=1
+while [ $k -le $ITERS ]; do
+    spans=$(cat "$T"/alone.err.[0-3] | sed -n "s/^paddiser run: MPI rank [0-3]: sync point $k at .*: own makespan \([^ ]*\) s,.*/\1/p")
+    [ "$(echo "$spans" | sort -u | wc -l)" -gt 1 ] && differ=1
+    k=$((k + 1))
+done
+[ $differ = 1 ] || fail "planning alone, the ranks' makespans never differed (is the joint check telling anything?)"
+echo "run_mpi ($LAUNCHER): ok (4 ranks: same output; tasks 0-3; $n joint sync points at the world collectives; barrier-only and planning alone as configured)"

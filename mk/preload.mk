@@ -37,3 +37,14 @@ $(PRELOAD_MPI_LIB): $(call OBJ,$(PRELOAD_SRCS)) $(PRELOAD_MPI_OBJ) $(RUNTIME_OBJ
 all: $(PRELOAD_MPI_LIB)
 -include $(patsubst %.o,%.d,$(PRELOAD_MPI_OBJ))
 endif
+
+# The PMPI layer under SLURM: tests/run_mpi.sh through `srun -n 4` on a
+# throwaway localhost SLURM (tests/run_mpi_slurm.sh). Installs SLURM, munge
+# and OpenMPI when missing; needs root (slurmd). make check runs it.
+.PHONY: check-run-mpi-slurm
+check-run-mpi-slurm:
+	@scripts/install-deps.sh slurm-wlm munge openmpi-bin libopenmpi-dev
+	$(MAKE) $(PRELOAD_MPI_LIB)
+	RUN_MPI_SLURM=1 BUILD=$(BUILD) sh tests/run_mpi_slurm.sh
+
+CHECK_EXTRA += check-run-mpi-slurm

@@ -48,3 +48,23 @@ check-run-mpi-slurm:
 	RUN_MPI_SLURM=1 BUILD=$(BUILD) sh tests/run_mpi_slurm.sh
 
 CHECK_EXTRA += check-run-mpi-slurm
+
+# What one hooked MPI call costs (bench/mpi_hook_cost.c, a timing, not a
+# test): one rank, without the preload, then with it (sim backend): default
+# sync points, then none (only leaving the task around blocking calls).
+BENCH_RUN_MPI_ARGS ?= 2000 16
+BENCH_RUN_MPI_BIN  := $(BUILD)/bench/mpi_hook_cost
+.PHONY: bench-run-mpi
+$(BENCH_RUN_MPI_BIN): bench/mpi_hook_cost.c
+	@mkdir -p $(dir $@)
+	OMPI_CC=$(CC) $(PRELOAD_MPICC) -O2 -std=c11 $(WARNFLAGS) -o $@ $<
+
+bench-run-mpi: $(BENCH_RUN_MPI_BIN) $(PRELOAD_MPI_LIB)
+	@echo "== without the preload"
+	@mpirun --allow-run-as-root -np 1 $(BENCH_RUN_MPI_BIN) $(BENCH_RUN_MPI_ARGS)
+	@echo "== LD_PRELOAD=$(PRELOAD_MPI_LIB) PADDISER_BACKEND=sim"
+	@LD_PRELOAD=$(abspath $(PRELOAD_MPI_LIB)) PADDISER_BACKEND=sim PADDISER_QUIET=1 \
+		mpirun --allow-run-as-root -np 1 $(BENCH_RUN_MPI_BIN) $(BENCH_RUN_MPI_ARGS)
+	@echo "== same, PADDISER_RUN_MPI_SYNC=none"
+	@LD_PRELOAD=$(abspath $(PRELOAD_MPI_LIB)) PADDISER_BACKEND=sim PADDISER_QUIET=1 PADDISER_RUN_MPI_SYNC=none \
+		mpirun --allow-run-as-root -np 1 $(BENCH_RUN_MPI_BIN) $(BENCH_RUN_MPI_ARGS)

@@ -8,7 +8,9 @@
 # MPI_COMM_WORLD or a duplicate of it, none at the collective on a
 # sub-communicator. Then with PADDISER_RUN_MPI_SYNC=barrier and
 # PADDISER_RUN_MPI_JOINT=0: sync points at the barriers only, and each rank
-# plans alone (the ranks' makespans then differ: their work does, 1-16x).
+# plans alone (the ranks' makespans then differ: their work does, 1-16x);
+# a rank's time in MPI_Waitall is outside its task, unless
+# PADDISER_RUN_MPI_EXCLUDE=0.
 #
 # RUN_MPI_LAUNCHER=mpirun (default) or srun (tests/run_mpi_slurm.sh starts a
 # localhost SLURM and runs this with srun). Skipped, saying why, without
@@ -97,7 +99,7 @@ done
 n=$((3 * ITERS + 1))
 k=1
 while [ $k -le $n ]; do
-    spans=$(cat "$T"/joint.err.[0-3] | sed -n "s/^paddiser run: MPI rank [0-3]: sync point $k at .*: joint makespan \([^ ]*\) s,.*/\1/p")
+    spans=$(cat "$T"/joint.err.[0-3] | sed -n "s/^paddiser run: MPI rank [0-3]: sync point $k at .*, joint makespan \([^ ]*\) s,.*/\1/p")
     [ "$(echo "$spans" | wc -l)" -eq 4 ] || fail "sync point $k: $(echo "$spans" | wc -l) ranks report it"
     [ "$(echo "$spans" | sort -u | wc -l)" -eq 1 ] || fail "sync point $k: the ranks planned apart: $spans"
     fast=$(cat "$T"/joint.err.[0-3] | sed -n "s/^paddiser run: MPI rank [0-3]: sync point $k at .*fast bytes \([0-9]*\)$/\1/p" |
@@ -117,15 +119,37 @@ differ=0
 for r in 0 1 2 3; do
     e="$T/alone.err.$r"
     grep -q "^paddiser run: MPI rank $r of 4: task $r, planning alone" "$e" || { cat "$e"; fail "rank $r: not alone"; }
-    calls=$(sed -n "s/^paddiser run: MPI rank $r: sync point [0-9]* at MPI_\([A-Za-z_]*\) (success): own makespan.*/\1/p" "$e" |
+    calls=$(sed -n "s/^paddiser run: MPI rank $r: sync point [0-9]* at MPI_\([A-Za-z_]*\) (success): task [0-9.]* s, own makespan.*/\1/p" "$e" |
         tr '\n' ' ')
     [ "$calls" = "Barrier Barrier Barrier " ] || { cat "$e"; fail "rank $r sync points (barrier): '$calls'"; }
 done
 k=1
 while [ $k -le $ITERS ]; do
-    spans=$(cat "$T"/alone.err.[0-3] | sed -n "s/^paddiser run: MPI rank [0-3]: sync point $k at .*: own makespan \([^ ]*\) s,.*/\1/p")
+    spans=$(cat "$T"/alone.err.[0-3] | sed -n "s/^paddiser run: MPI rank [0-3]: sync point $k at .*, own makespan \([^ ]*\) s,.*/\1/p")
     [ "$(echo "$spans" | sort -u | wc -l)" -gt 1 ] && differ=1
     k=$((k + 1))
 done
 [ $differ = 1 ] || fail "planning alone, the ranks' makespans never differed (is the joint check telling anything?)"
-echo "run_mpi ($LAUNCHER): ok (4 ranks: same output; tasks 0-3; $n joint sync points at the world collectives; barrier-only and planning alone as configured)"
+
+# Rank 0 waits for rank 3 (its left neighbour, 16x its work) in MPI_Waitall:
+# outside the task by default, so rank 0's task time at the later sync
+# points is its own work, well below rank 3's; with PADDISER_RUN_MPI_EXCLUDE=0
+# the wait stays in the task and rank 0 looks about as slow as rank 3.
+task_time() { # $1 run, $2 rank, $3 sync point
+    sed -n "s/^paddiser run: MPI rank $2: sync point $3 at .*: task \([0-9.]*\) s,.*/\1/p" "$T/$1.err.$2"
+}
+ratio_ok() { # $1 run, $2 "lt" or "gt": rank 0's time vs half of rank 3's at sync points 2 and 3
+    for k in 2 3; do
+        t0=$(task_time "$1" 0 $k)
+        t3=$(task_time "$1" 3 $k)
+        [ -n "$t0" ] && [ -n "$t3" ] || fail "$1: no task times at sync point $k"
+        awk -v a="$t0" -v b="$t3" -v op="$2" 'BEGIN { exit !(op == "lt" ? a < b / 2 : a > b / 2) }' ||
+            fail "$1, sync point $k: rank 0's task $t0 s vs rank 3's $t3 s (expected rank 0 $2 half of it)"
+    done
+}
+ratio_ok alone lt
+export PADDISER_RUN_MPI_EXCLUDE=0
+launch inside "$T/ring" "$ITERS" 1
+cmp -s "$T/plain.out" "$T/inside.out" || { diff "$T/plain.out" "$T/inside.out"; fail "output differs (exclude=0)"; }
+ratio_ok inside gt
+echo "run_mpi ($LAUNCHER): ok (4 ranks: same output; tasks 0-3; $n joint sync points at the world collectives; barrier-only, planning alone and waits inside the task as configured)"

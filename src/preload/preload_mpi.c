@@ -52,6 +52,8 @@ static struct {
     int rank, size;      /* in MPI_COMM_WORLD: the rank is the task id */
     pthread_t thread;    /* the thread that called MPI_Init runs the task */
     int task_open;       /* the rank's task is begun */
+    int in_call;         /* the task thread is inside a hooked call */
+    int begin_failed;    /* pd_task_begin failed once (said once) */
     unsigned sync_mask;  /* bits of coll_names */
     int sync_every;      /* eligible calls per sync point */
     long eligible;       /* eligible calls so far */
@@ -70,8 +72,9 @@ static void task_begin(void)
     int rc = pd_task_begin(mpi.rank);
     pdp_busy = 0;
     mpi.task_open = rc == PD_OK;
-    if (rc != PD_OK)
-        pdp_log(0, "MPI rank %d: pd_task_begin: %s", mpi.rank, pd_strerror(rc));
+    if (rc != PD_OK && !mpi.begin_failed++)
+        pdp_log(0, "MPI rank %d: pd_task_begin(%d): %s; the rank's time is not measured", mpi.rank, mpi.rank,
+                pd_strerror(rc));
 }
 
 static void task_end(void)
@@ -95,12 +98,14 @@ static void log_sync(const char *call, int rc)
     if (pdp_opts()->verbose < 1)
         return;
     pd_task_plan plan;
+    pd_task_profile prof = {0};
     double makespan = 0;
     pdp_busy = 1;
     int n = pd_plan_query(&plan, 1, &makespan);
+    pd_task_profile_get(mpi.rank, &prof);
     pdp_busy = 0;
-    pdp_log(1, "MPI rank %d: sync point %d at MPI_%s (%s): %s makespan %.9g s, this rank's fast bytes %zu",
-            mpi.rank, mpi.syncs, call, pd_strerror(rc), mpi.joint ? "joint" : "own", makespan,
+    pdp_log(1, "MPI rank %d: sync point %d at MPI_%s (%s): task %.6f s, %s makespan %.9g s, this rank's fast bytes %zu",
+            mpi.rank, mpi.syncs, call, pd_strerror(rc), prof.last_time, mpi.joint ? "joint" : "own", makespan,
             n > 0 ? plan.dram_bytes : (size_t)0);
 }
 
@@ -127,26 +132,34 @@ static int spans_world(MPI_Comm comm)
     return result == MPI_IDENT || result == MPI_CONGRUENT;
 }
 
-enum { PASS, EXCLUDED, SYNC };
+/* What a hook does around its call: PASS (not the task thread's, or nested
+ * in another hooked call: MPI implementations and layered tools may call
+ * MPI_ functions inside one), KEEP (the task goes on through it), EXCLUDED
+ * (the task ends before it and begins after), SYNC (and a sync point). */
+enum { PASS, KEEP, EXCLUDED, SYNC };
 
-/* Other threads may call MPI (MPI_THREAD_MULTIPLE) while the task thread
- * starts or stops the layer: mpi.on is published after mpi.thread. */
+/* The call is the task thread's while the layer is on. Other threads may
+ * call MPI (MPI_THREAD_MULTIPLE) while the task thread starts or stops the
+ * layer: mpi.on is published after mpi.thread. Whether a call is a sync
+ * point depends on nothing else (not on this rank's task state), so every
+ * rank of the node decides alike. */
 static int ours(void)
 {
-    return __atomic_load_n(&mpi.on, __ATOMIC_ACQUIRE) && pthread_equal(pthread_self(), mpi.thread) && mpi.task_open;
+    return __atomic_load_n(&mpi.on, __ATOMIC_ACQUIRE) && pthread_equal(pthread_self(), mpi.thread);
 }
 
 /* Before a collective: what to do around it. */
 static int before_collective(int which, MPI_Comm comm)
 {
-    if (!ours())
+    if (!ours() || mpi.in_call)
         return PASS;
-    int how = PASS;
+    mpi.in_call = 1;
+    int how = KEEP;
     if ((mpi.sync_mask & (1u << which)) && spans_world(comm) && ++mpi.eligible % mpi.sync_every == 0)
         how = SYNC;
     else if (mpi.exclude)
         how = EXCLUDED;
-    if (how != PASS)
+    if (how >= EXCLUDED)
         task_end();
     return how;
 }
@@ -155,9 +168,11 @@ static int before_collective(int which, MPI_Comm comm)
  * then the task again. */
 static int after_collective(int how, int which, int rc)
 {
+    if (how != PASS)
+        mpi.in_call = 0;
     if (how == SYNC)
         sync_point(coll_names[which]);
-    if (how != PASS)
+    if (how >= EXCLUDED)
         task_begin();
     return rc;
 }
@@ -171,8 +186,11 @@ static int after_collective(int how, int which, int rc)
 /* Blocking point-to-point calls and waits: outside the task while they block. */
 static int before_wait(void)
 {
-    if (!ours() || !mpi.exclude)
+    if (!ours() || mpi.in_call)
         return PASS;
+    mpi.in_call = 1;
+    if (!mpi.exclude)
+        return KEEP;
     task_end();
     return EXCLUDED;
 }
@@ -180,6 +198,8 @@ static int before_wait(void)
 static int after_wait(int how, int rc)
 {
     if (how != PASS)
+        mpi.in_call = 0;
+    if (how >= EXCLUDED)
         task_begin();
     return rc;
 }

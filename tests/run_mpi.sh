@@ -10,7 +10,8 @@
 # PADDISER_RUN_MPI_JOINT=0: sync points at the barriers only, and each rank
 # plans alone (the ranks' makespans then differ: their work does, 1-16x);
 # a rank's time in MPI_Waitall is outside its task, unless
-# PADDISER_RUN_MPI_EXCLUDE=0.
+# PADDISER_RUN_MPI_EXCLUDE=0. Then Fortran programs (tests/fixtures/run_mpi/
+# sum.f90, sum_f08.f90), where mpifort and gfortran are installed.
 #
 # RUN_MPI_LAUNCHER=mpirun (default) or srun (tests/run_mpi_slurm.sh starts a
 # localhost SLURM and runs this with srun). Skipped, saying why, without
@@ -57,6 +58,7 @@ EOF
 export ASAN_OPTIONS=${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0
 export RUN_MPI_ERR RUN_MPI_PRELOAD
 ITERS=3
+MB=2
 launch() { # $1: name of this run; the rest: the program and its arguments
     name=$1
     shift
@@ -72,14 +74,14 @@ launch() { # $1: name of this run; the rest: the program and its arguments
 
 # 1. Without the preload: the reference output.
 RUN_MPI_PRELOAD=""
-launch plain "$T/ring" "$ITERS" 1
+launch plain "$T/ring" "$ITERS" "$MB"
 [ "$(grep -c '^rank [0-3] checksum' "$T/plain.out")" -eq 4 ] || { cat "$T/plain.out"; fail "ring did not run"; }
 
 # 2. Defaults: every collective on MPI_COMM_WORLD (or its duplicate) is a sync point.
 export PADDISER_BACKEND=sim PADDISER_FAST_CAPACITY=4194304 PADDISER_RUN_VERBOSE=1
 export PADDISER_TASKS_CSV="$T/tasks.csv"
 RUN_MPI_PRELOAD=$PRELOAD
-launch joint "$T/ring" "$ITERS" 1
+launch joint "$T/ring" "$ITERS" "$MB"
 cmp -s "$T/plain.out" "$T/joint.out" || { diff "$T/plain.out" "$T/joint.out"; fail "output differs under the preload"; }
 for r in 0 1 2 3; do
     e="$T/joint.err.$r"
@@ -113,7 +115,7 @@ tasks=$(tail -n +2 "$T/tasks.csv" | cut -d, -f2 | sort | tr '\n' ' ')
 
 # 3. Sync points at MPI_Barrier only, each rank planning alone.
 export PADDISER_RUN_MPI_SYNC=barrier PADDISER_RUN_MPI_JOINT=0 PADDISER_TASKS_CSV=""
-launch alone "$T/ring" "$ITERS" 1
+launch alone "$T/ring" "$ITERS" "$MB"
 cmp -s "$T/plain.out" "$T/alone.out" || { diff "$T/plain.out" "$T/alone.out"; fail "output differs (barrier, alone)"; }
 differ=0
 for r in 0 1 2 3; do
@@ -133,23 +135,56 @@ done
 
 # Rank 0 waits for rank 3 (its left neighbour, 16x its work) in MPI_Waitall:
 # outside the task by default, so rank 0's task time at the later sync
-# points is its own work, well below rank 3's; with PADDISER_RUN_MPI_EXCLUDE=0
-# the wait stays in the task and rank 0 looks about as slow as rank 3.
+# points is its own work, below a quarter of rank 3's (1/16 without noise);
+# with PADDISER_RUN_MPI_EXCLUDE=0 the wait stays in the task and rank 0
+# looks about as slow as rank 3 (above a quarter: 4 ranks share 2 cores here,
+# so a rank's time includes being descheduled).
 task_time() { # $1 run, $2 rank, $3 sync point
     sed -n "s/^paddiser run: MPI rank $2: sync point $3 at .*: task \([0-9.]*\) s,.*/\1/p" "$T/$1.err.$2"
 }
-ratio_ok() { # $1 run, $2 "lt" or "gt": rank 0's time vs half of rank 3's at sync points 2 and 3
+ratio_ok() { # $1 run, $2 "lt" or "gt": rank 0's time vs a quarter of rank 3's at sync points 2 and 3
     for k in 2 3; do
         t0=$(task_time "$1" 0 $k)
         t3=$(task_time "$1" 3 $k)
         [ -n "$t0" ] && [ -n "$t3" ] || fail "$1: no task times at sync point $k"
-        awk -v a="$t0" -v b="$t3" -v op="$2" 'BEGIN { exit !(op == "lt" ? a < b / 2 : a > b / 2) }' ||
-            fail "$1, sync point $k: rank 0's task $t0 s vs rank 3's $t3 s (expected rank 0 $2 half of it)"
+        awk -v a="$t0" -v b="$t3" -v op="$2" 'BEGIN { exit !(op == "lt" ? a < b / 4 : a > b / 4) }' ||
+            fail "$1, sync point $k: rank 0's task $t0 s vs rank 3's $t3 s (expected rank 0 $2 a quarter of it)"
     done
 }
 ratio_ok alone lt
 export PADDISER_RUN_MPI_EXCLUDE=0
-launch inside "$T/ring" "$ITERS" 1
+launch inside "$T/ring" "$ITERS" "$MB"
 cmp -s "$T/plain.out" "$T/inside.out" || { diff "$T/plain.out" "$T/inside.out"; fail "output differs (exclude=0)"; }
 ratio_ok inside gt
+# 4. Fortran (OpenMPI's Fortran bindings call PMPI_ directly; the layer
+# interposes mpi_<name>_ and ompi_<name>_f): `use mpi` and `use mpi_f08`.
+unset PADDISER_RUN_MPI_SYNC PADDISER_RUN_MPI_JOINT PADDISER_RUN_MPI_EXCLUDE
+fortran="Fortran skipped (no mpifort or gfortran)"
+if command -v mpifort >/dev/null 2>&1 && command -v gfortran >/dev/null 2>&1; then
+    for f in sum sum_f08; do
+        mpifort -o "$T/$f" "$TESTS_DIR/fixtures/run_mpi/$f.f90" || fail "mpifort $f.f90"
+        RUN_MPI_PRELOAD=""
+        launch "$f.plain" "$T/$f"
+        [ "$(grep -c '^iteration [1-3]: sum' "$T/$f.plain.out")" -eq 3 ] || { cat "$T/$f.plain.out"; fail "$f did not run"; }
+        RUN_MPI_PRELOAD=$PRELOAD
+        launch "$f" "$T/$f"
+        cmp -s "$T/$f.plain.out" "$T/$f.out" || { diff "$T/$f.plain.out" "$T/$f.out"; fail "$f: output differs"; }
+        for r in 0 1 2 3; do
+            e="$T/$f.err.$r"
+            grep -q "^paddiser run: MPI rank $r of 4: task $r, joint planning (4 ranks on the node)" "$e" ||
+                { cat "$e"; fail "$f rank $r: not task $r with joint planning"; }
+            calls=$(sed -n "s/^paddiser run: MPI rank $r: sync point [0-9]* at MPI_\([A-Za-z_]*\) (success).*/\1/p" "$e" |
+                tr '\n' ' ')
+            [ "$calls" = "Barrier Allreduce Barrier Allreduce Barrier Allreduce " ] ||
+                { cat "$e"; fail "$f rank $r sync points: '$calls'"; }
+        done
+        for k in 1 2 3 4 5 6; do
+            spans=$(cat "$T/$f".err.[0-3] | sed -n "s/^paddiser run: MPI rank [0-3]: sync point $k at .*, joint makespan \([^ ]*\) s,.*/\1/p")
+            [ "$(echo "$spans" | wc -l)" -eq 4 ] && [ "$(echo "$spans" | sort -u | wc -l)" -eq 1 ] ||
+                fail "$f sync point $k: not one joint makespan: $spans"
+        done
+    done
+    fortran="Fortran use mpi and use mpi_f08: same output, 6 joint sync points"
+fi
+echo "run_mpi ($LAUNCHER): $fortran"
 echo "run_mpi ($LAUNCHER): ok (4 ranks: same output; tasks 0-3; $n joint sync points at the world collectives; barrier-only, planning alone and waits inside the task as configured)"

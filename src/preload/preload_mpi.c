@@ -24,6 +24,7 @@
  *                                  (default PADDISER_RUN_SYNC_EVERY, 1)
  *   PADDISER_RUN_MPI_EXCLUDE=0     blocking calls stay inside the task (default 1)
  *   PADDISER_RUN_MPI_JOINT=0       each rank plans alone (default 1: per node) */
+#include <dlfcn.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -281,7 +282,8 @@ static int node_allgather(void *ctx, const void *send, void *recv, size_t bytes)
  * so every rank must run under the preload with the same options. */
 static void mpi_start(void)
 {
-    if (!env_flag("PADDISER_RUN_MPI", 1))
+    static int started;
+    if (started++ || !env_flag("PADDISER_RUN_MPI", 1))
         return;
     int running = pdp_active();
     read_mpi_options();
@@ -342,7 +344,7 @@ PDP_HOOK int MPI_Init_thread(int *argc, char ***argv, int required, int *provide
 /* No sync point here: a plan after the last instance would move pages for
  * nothing, and the allgather must be gone before the node communicator is
  * (pd_finalize at exit records the last instance, which is not collective). */
-PDP_HOOK int MPI_Finalize(void)
+static void mpi_stop(void)
 {
     if (__atomic_load_n(&mpi.on, __ATOMIC_ACQUIRE) && pthread_equal(pthread_self(), mpi.thread)) {
         __atomic_store_n(&mpi.on, 0, __ATOMIC_RELEASE);
@@ -356,6 +358,11 @@ PDP_HOOK int MPI_Finalize(void)
     }
     if (mpi.node != MPI_COMM_NULL)
         PMPI_Comm_free(&mpi.node);
+}
+
+PDP_HOOK int MPI_Finalize(void)
+{
+    mpi_stop();
     return PMPI_Finalize();
 }
 
@@ -511,3 +518,126 @@ PDP_HOOK int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     WAITING(PMPI_Probe(source, tag, comm, status));
 }
+
+/* ---- Fortran ------------------------------------------------------------------------------------------------
+ * OpenMPI's Fortran bindings call the C PMPI_ functions directly, so the
+ * hooks above never see a Fortran program's calls. mpif.h and `use mpi`
+ * (gfortran) call mpi_<name>_, the `use mpi_f08` module calls
+ * ompi_<name>_f (both names of one function in libmpi_mpifh): both are
+ * interposed here for MPI_Init, MPI_Init_thread, MPI_Finalize, the
+ * collectives without v/w variants, the waits and the blocking receives,
+ * and call the real one found with dlsym(RTLD_NEXT). */
+
+#define F_REAL(type, name)                                                                                       \
+    static type real_;                                                                                           \
+    if (!real_)                                                                                                  \
+        real_ = (type)dlsym(RTLD_NEXT, name);                                                                    \
+    if (!real_) {                                                                                                \
+        if (ierr)                                                                                                \
+            *ierr = MPI_ERR_INTERN;                                                                              \
+        return;                                                                                                  \
+    }
+
+#define F_EXPORT(fn, name, params)                                                                               \
+    PDP_HOOK void mpi_##name##_ params __attribute__((alias(#fn)));                                              \
+    PDP_HOOK void ompi_##name##_f params __attribute__((alias(#fn)));
+
+/* A collective: the same decision as its C hook, on the C communicator. */
+#define F_COLLECTIVE(name, which, params, args)                                                                 \
+    typedef void (*name##_fn) params;                                                                           \
+    static void f_##name params                                                                                 \
+    {                                                                                                            \
+        F_REAL(name##_fn, "ompi_" #name "_f")                                                                  \
+        int how = before_collective(which, PMPI_Comm_f2c(*comm));                                                \
+        real_ args;                                                                                              \
+        after_collective(how, which, ierr ? *ierr : MPI_SUCCESS);                                                \
+    }                                                                                                            \
+    F_EXPORT(f_##name, name, params)
+
+#define F_WAITING(name, params, args)                                                                           \
+    typedef void (*name##_fn) params;                                                                           \
+    static void f_##name params                                                                                 \
+    {                                                                                                            \
+        F_REAL(name##_fn, "ompi_" #name "_f")                                                                  \
+        int how = before_wait();                                                                                 \
+        real_ args;                                                                                              \
+        after_wait(how, ierr ? *ierr : MPI_SUCCESS);                                                             \
+    }                                                                                                            \
+    F_EXPORT(f_##name, name, params)
+
+typedef void (*init_fn)(MPI_Fint *ierr);
+static void f_init(MPI_Fint *ierr)
+{
+    F_REAL(init_fn, "ompi_init_f")
+    real_(ierr);
+    if (!ierr || *ierr == MPI_SUCCESS)
+        mpi_start();
+}
+F_EXPORT(f_init, init, (MPI_Fint * ierr))
+
+typedef void (*init_thread_fn)(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr);
+static void f_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
+{
+    F_REAL(init_thread_fn, "ompi_init_thread_f")
+    real_(required, provided, ierr);
+    if (!ierr || *ierr == MPI_SUCCESS)
+        mpi_start();
+}
+F_EXPORT(f_init_thread, init_thread, (MPI_Fint * required, MPI_Fint *provided, MPI_Fint *ierr))
+
+typedef void (*finalize_fn)(MPI_Fint *ierr);
+static void f_finalize(MPI_Fint *ierr)
+{
+    F_REAL(finalize_fn, "ompi_finalize_f")
+    mpi_stop();
+    real_(ierr);
+}
+F_EXPORT(f_finalize, finalize, (MPI_Fint * ierr))
+
+F_COLLECTIVE(barrier, C_BARRIER, (MPI_Fint * comm, MPI_Fint *ierr), (comm, ierr))
+F_COLLECTIVE(allreduce, C_ALLREDUCE,
+             (char *sendbuf, char *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm,
+              MPI_Fint *ierr),
+             (sendbuf, recvbuf, count, datatype, op, comm, ierr))
+F_COLLECTIVE(reduce, C_REDUCE,
+             (char *sendbuf, char *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root,
+              MPI_Fint *comm, MPI_Fint *ierr),
+             (sendbuf, recvbuf, count, datatype, op, root, comm, ierr))
+F_COLLECTIVE(bcast, C_BCAST,
+             (char *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr),
+             (buffer, count, datatype, root, comm, ierr))
+F_COLLECTIVE(allgather, C_ALLGATHER,
+             (char *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, char *recvbuf, MPI_Fint *recvcount,
+              MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr),
+             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr))
+F_COLLECTIVE(alltoall, C_ALLTOALL,
+             (char *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, char *recvbuf, MPI_Fint *recvcount,
+              MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr),
+             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr))
+F_COLLECTIVE(gather, C_GATHER,
+             (char *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, char *recvbuf, MPI_Fint *recvcount,
+              MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr),
+             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr))
+F_COLLECTIVE(scatter, C_SCATTER,
+             (char *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, char *recvbuf, MPI_Fint *recvcount,
+              MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr),
+             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr))
+
+F_WAITING(wait, (MPI_Fint * request, MPI_Fint *status, MPI_Fint *ierr), (request, status, ierr))
+F_WAITING(waitall, (MPI_Fint * count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr),
+          (count, array_of_requests, array_of_statuses, ierr))
+F_WAITING(waitany,
+          (MPI_Fint * count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr),
+          (count, array_of_requests, index, status, ierr))
+F_WAITING(recv,
+          (char *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm,
+           MPI_Fint *status, MPI_Fint *ierr),
+          (buf, count, datatype, source, tag, comm, status, ierr))
+F_WAITING(sendrecv,
+          (char *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, char *recvbuf,
+           MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm,
+           MPI_Fint *status, MPI_Fint *ierr),
+          (sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status,
+           ierr))
+F_WAITING(probe, (MPI_Fint * source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr),
+          (source, tag, comm, status, ierr))

@@ -65,13 +65,15 @@ static struct {
     MPI_Comm node;       /* MPI_COMM_NULL unless joint */
 } mpi = {.node = MPI_COMM_NULL};
 
-/* Calls into the runtime are marked busy: its own allocations (and MPI's
- * inside the node allgather) pass the allocation hooks straight through. */
+/* Calls into the runtime are marked busy (and then restored): its own
+ * allocations (and MPI's inside the node allgather) pass the allocation
+ * hooks straight through. */
 static void task_begin(void)
 {
+    int busy = pdp_busy;
     pdp_busy = 1;
     int rc = pd_task_begin(mpi.rank);
-    pdp_busy = 0;
+    pdp_busy = busy;
     mpi.task_open = rc == PD_OK;
     if (rc != PD_OK && !mpi.begin_failed++)
         pdp_log(0, "MPI rank %d: pd_task_begin(%d): %s; the rank's time is not measured", mpi.rank, mpi.rank,
@@ -82,9 +84,10 @@ static void task_end(void)
 {
     if (!mpi.task_open)
         return;
+    int busy = pdp_busy;
     pdp_busy = 1;
     pd_task_end(mpi.rank);
-    pdp_busy = 0;
+    pdp_busy = busy;
     mpi.task_open = 0;
 }
 
@@ -101,10 +104,11 @@ static void log_sync(const char *call, int rc)
     pd_task_plan plan;
     pd_task_profile prof = {0};
     double makespan = 0;
+    int busy = pdp_busy;
     pdp_busy = 1;
     int n = pd_plan_query(&plan, 1, &makespan);
     pd_task_profile_get(mpi.rank, &prof);
-    pdp_busy = 0;
+    pdp_busy = busy;
     pdp_log(1, "MPI rank %d: sync point %d at MPI_%s (%s): task %.6f s, %s makespan %.9g s, this rank's fast bytes %zu",
             mpi.rank, mpi.syncs, call, pd_strerror(rc), prof.last_time, mpi.joint ? "joint" : "own", makespan,
             n > 0 ? plan.dram_bytes : (size_t)0);
@@ -112,9 +116,10 @@ static void log_sync(const char *call, int rc)
 
 static void sync_point(const char *call)
 {
+    int busy = pdp_busy;
     pdp_busy = 1;
     int rc = mpi_sync();
-    pdp_busy = 0;
+    pdp_busy = busy;
     mpi.syncs++;
     log_sync(call, rc);
 }
@@ -302,9 +307,10 @@ static void mpi_start(void)
             all_running = 0;
         int rc = PD_ESTATE;
         if (all_running) {
+            int busy = pdp_busy;
             pdp_busy = 1;
             rc = pd_set_allgather(node_allgather, NULL, mpi.node_size);
-            pdp_busy = 0;
+            pdp_busy = busy;
         }
         if (rc != PD_OK) {
             if (running)
@@ -351,9 +357,10 @@ static void mpi_stop(void)
         task_end();
     }
     if (mpi.joint) {
+        int busy = pdp_busy;
         pdp_busy = 1;
         pd_set_allgather(NULL, NULL, 0);
-        pdp_busy = 0;
+        pdp_busy = busy;
         mpi.joint = 0;
     }
     if (mpi.node != MPI_COMM_NULL)

@@ -10,7 +10,8 @@
 # PADDISER_RUN_MPI_JOINT=0: sync points at the barriers only, and each rank
 # plans alone (the ranks' makespans then differ: their work does, 1-16x);
 # a rank's time in MPI_Waitall is outside its task, unless
-# PADDISER_RUN_MPI_EXCLUDE=0. Then Fortran programs (tests/fixtures/run_mpi/
+# PADDISER_RUN_MPI_EXCLUDE=0. Then a transfer overlapping computation
+# (tests/fixtures/run_mpi/overlap.c, 2 ranks) and Fortran programs (tests/fixtures/run_mpi/
 # sum.f90, sum_f08.f90), where mpifort and gfortran are installed.
 #
 # RUN_MPI_LAUNCHER=mpirun (default) or srun (tests/run_mpi_slurm.sh starts a
@@ -59,12 +60,13 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0
 export RUN_MPI_ERR RUN_MPI_PRELOAD
 ITERS=3
 MB=2
+NP=4
 launch() { # $1: name of this run; the rest: the program and its arguments
     name=$1
     shift
     case $LAUNCHER in
-        mpirun) set -- mpirun --allow-run-as-root --oversubscribe -np 4 sh "$T/rank.sh" "$@" ;;
-        srun) set -- srun -n 4 --overcommit --mpi="${RUN_MPI_SRUN_MPI:-pmix}" --chdir="$T" sh "$T/rank.sh" "$@" ;;
+        mpirun) set -- mpirun --allow-run-as-root --oversubscribe -np "$NP" sh "$T/rank.sh" "$@" ;;
+        srun) set -- srun -n "$NP" --overcommit --mpi="${RUN_MPI_SRUN_MPI:-pmix}" --chdir="$T" sh "$T/rank.sh" "$@" ;;
         *) fail "RUN_MPI_LAUNCHER=$LAUNCHER: mpirun or srun" ;;
     esac
     RUN_MPI_ERR="$T/$name.err"
@@ -156,9 +158,26 @@ export PADDISER_RUN_MPI_EXCLUDE=0
 launch inside "$T/ring" "$ITERS" "$MB"
 cmp -s "$T/plain.out" "$T/inside.out" || { diff "$T/plain.out" "$T/inside.out"; fail "output differs (exclude=0)"; }
 ratio_ok inside gt
-# 4. Fortran (OpenMPI's Fortran bindings call PMPI_ directly; the layer
-# interposes mpi_<name>_ and ompi_<name>_f): `use mpi` and `use mpi_f08`.
 unset PADDISER_RUN_MPI_SYNC PADDISER_RUN_MPI_JOINT PADDISER_RUN_MPI_EXCLUDE
+
+# 4. A 16 MiB MPI_Isend overlapping computation, its buffers registered:
+# OpenMPI's single-copy read of the sender's pages would meet pages the
+# sampler protects (EFAULT, "errno = 14" on stderr, then a fallback); the
+# layer turns single copy off, so the output is clean and the data right.
+mpicc -I"$TESTS_DIR/../include" -O2 -o "$T/overlap" "$TESTS_DIR/fixtures/run_mpi/overlap.c" || fail "mpicc overlap.c"
+NP=2
+RUN_MPI_PRELOAD=$PRELOAD
+launch overlap "$T/overlap" 4
+[ "$(grep -c '^iteration [0-3]: 0 bytes wrong$' "$T/overlap.out")" -eq 4 ] || { cat "$T/overlap.out"; fail "overlap: data"; }
+grep -q "^overlap: buffers registered on 2 of 2 ranks" "$T/overlap.err.0" || { cat "$T/overlap.err.0"; fail "overlap: not registered"; }
+if grep -q "sampler mprotect, " "$T/overlap.err.1"; then # page protection: single copy off
+    grep -q "single copy none$" "$T/overlap.err.1" || { cat "$T/overlap.err.1"; fail "overlap: single copy not off"; }
+fi
+! grep -q "errno = 14" "$T"/overlap.err.* "$T/overlap.launcher" || { cat "$T"/overlap.err.*; fail "overlap: EFAULT"; }
+NP=4
+
+# 5. Fortran (OpenMPI's Fortran bindings call PMPI_ directly; the layer
+# interposes mpi_<name>_ and ompi_<name>_f): `use mpi` and `use mpi_f08`.
 fortran="Fortran skipped (no mpifort or gfortran)"
 if command -v mpifort >/dev/null 2>&1 && command -v gfortran >/dev/null 2>&1; then
     for f in sum sum_f08; do
@@ -187,4 +206,4 @@ if command -v mpifort >/dev/null 2>&1 && command -v gfortran >/dev/null 2>&1; th
     fortran="Fortran use mpi and use mpi_f08: same output, 6 joint sync points"
 fi
 echo "run_mpi ($LAUNCHER): $fortran"
-echo "run_mpi ($LAUNCHER): ok (4 ranks: same output; tasks 0-3; $n joint sync points at the world collectives; barrier-only, planning alone and waits inside the task as configured)"
+echo "run_mpi ($LAUNCHER): ok (4 ranks: same output; tasks 0-3; $n joint sync points at the world collectives; barrier-only, planning alone and waits inside the task as configured; an overlapping 16 MiB transfer without EFAULT)"

@@ -63,7 +63,8 @@ static struct {
     int joint;           /* 1: pd_set_allgather over node is set */
     int node_size;
     MPI_Comm node;       /* MPI_COMM_NULL unless joint */
-} mpi = {.node = MPI_COMM_NULL};
+    char sampler[12];    /* the runtime's access sampler, at MPI_Init */
+} mpi = {.node = MPI_COMM_NULL, .sampler = "?"};
 
 /* Calls into the runtime are marked busy (and then restored): its own
  * allocations (and MPI's inside the node allgather) pass the allocation
@@ -324,15 +325,42 @@ static void mpi_start(void)
     if (!running)
         return;
     __atomic_store_n(&mpi.on, 1, __ATOMIC_RELEASE);
-    pdp_log(1, "MPI rank %d of %d: task %d, %s (%d ranks on the node), sync points %s every %d, blocking calls %s",
+    const char *copy = getenv("OMPI_MCA_btl_vader_single_copy_mechanism");
+    pdp_log(1,
+            "MPI rank %d of %d: task %d, %s (%d ranks on the node), sync points %s every %d, blocking calls %s, "
+            "sampler %s, single copy %s",
             mpi.rank, mpi.size, mpi.rank, mpi.joint ? "joint planning" : "planning alone", mpi.node_size,
             mpi.sync_mask ? "on world collectives" : "off", mpi.sync_every,
-            mpi.exclude ? "outside the task" : "inside the task");
+            mpi.exclude ? "outside the task" : "inside the task", mpi.sampler, copy ? copy : "(OpenMPI's default)");
     task_begin();
+}
+
+/* Before PMPI_Init. OpenMPI's shared-memory transport moves a large message
+ * by reading it straight from the sender's memory (CMA: process_vm_readv),
+ * at any time, also while the sender's task runs and the page sampler
+ * protects sampled pages of its buffer: the read then fails with EFAULT
+ * ("Read -1, expected N, errno = 14" on stderr) before OpenMPI falls back to
+ * copying. With page protection the single copy is therefore off, unless the
+ * user chose (OMPI_MCA_btl_vader_single_copy_mechanism set). */
+static void before_init(void)
+{
+    if (!env_flag("PADDISER_RUN_MPI", 1) || !pdp_active())
+        return;
+    pd_profile_info info;
+    int busy = pdp_busy;
+    pdp_busy = 1;
+    int rc = pd_profile_info_get(&info);
+    pdp_busy = busy;
+    if (rc == PD_OK)
+        snprintf(mpi.sampler, sizeof mpi.sampler, "%s", info.sampler);
+    if (rc == PD_OK && !strcmp(info.sampler, "mprotect") &&
+        setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 0) != 0)
+        pdp_log(0, "cannot turn OpenMPI's single-copy transfers off: the sampler may fail them");
 }
 
 PDP_HOOK int MPI_Init(int *argc, char ***argv)
 {
+    before_init();
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS)
         mpi_start();
@@ -341,6 +369,7 @@ PDP_HOOK int MPI_Init(int *argc, char ***argv)
 
 PDP_HOOK int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    before_init();
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS)
         mpi_start();
@@ -576,6 +605,7 @@ typedef void (*init_fn)(MPI_Fint *ierr);
 static void f_init(MPI_Fint *ierr)
 {
     F_REAL(init_fn, "ompi_init_f")
+    before_init();
     real_(ierr);
     if (!ierr || *ierr == MPI_SUCCESS)
         mpi_start();
@@ -586,6 +616,7 @@ typedef void (*init_thread_fn)(MPI_Fint *required, MPI_Fint *provided, MPI_Fint 
 static void f_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
 {
     F_REAL(init_thread_fn, "ompi_init_thread_f")
+    before_init();
     real_(required, provided, ierr);
     if (!ierr || *ierr == MPI_SUCCESS)
         mpi_start();

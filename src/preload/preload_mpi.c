@@ -217,6 +217,15 @@ static int after_wait(int how, int rc)
         return after_wait(how_, call);                                                                           \
     } while (0)
 
+/* For the other hook modules (hidden; declare it weak where this file may
+ * be absent, as in libpaddiser-preload.so): 1 while the MPI layer runs the
+ * rank's task. The node's sync points are then collective and taken here
+ * only: another module that took one (an OpenMP region's end) would call
+ * the node's gather on this rank alone, or, with the rank's task running,
+ * get PD_ESTATE, and either way the sync points would no longer match. */
+int pdp_mpi_running(void);
+int pdp_mpi_running(void) { return __atomic_load_n(&mpi.on, __ATOMIC_ACQUIRE); }
+
 /* ---- options ------------------------------------------------------------------------------------------------ */
 
 static unsigned parse_sync(const char *v)

@@ -52,12 +52,12 @@ CHECK_EXTRA += check-run-mpi-slurm
 # What one hooked MPI call costs (bench/mpi_hook_cost.c, a timing, not a
 # test): one rank, without the preload, then with it (sim backend): default
 # sync points, then none (only leaving the task around blocking calls).
-BENCH_RUN_MPI_ARGS ?= 2000 16
+BENCH_RUN_MPI_ARGS ?= 500 16
 BENCH_RUN_MPI_BIN  := $(BUILD)/bench/mpi_hook_cost
 .PHONY: bench-run-mpi
-$(BENCH_RUN_MPI_BIN): bench/mpi_hook_cost.c
+$(BENCH_RUN_MPI_BIN): bench/mpi_hook_cost.c include/paddiser.h
 	@mkdir -p $(dir $@)
-	OMPI_CC=$(CC) $(PRELOAD_MPICC) -O2 -std=c11 $(WARNFLAGS) -o $@ $<
+	OMPI_CC=$(CC) $(PRELOAD_MPICC) -Iinclude -O2 -std=c11 $(WARNFLAGS) -o $@ $<
 
 bench-run-mpi: $(BENCH_RUN_MPI_BIN) $(PRELOAD_MPI_LIB)
 	@echo "== without the preload"

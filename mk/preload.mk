@@ -39,11 +39,12 @@ all: $(PRELOAD_MPI_LIB)
 endif
 
 # The PMPI layer under SLURM: tests/run_mpi.sh through `srun -n 4` on a
-# throwaway localhost SLURM (tests/run_mpi_slurm.sh). Installs SLURM, munge
-# and OpenMPI when missing; needs root (slurmd). make check runs it.
+# throwaway localhost SLURM (tests/run_mpi_slurm.sh). Installs SLURM, munge,
+# OpenMPI and gfortran (its Fortran programs) when missing; needs root
+# (slurmd). make check runs it.
 .PHONY: check-run-mpi-slurm
 check-run-mpi-slurm:
-	@scripts/install-deps.sh slurm-wlm munge openmpi-bin libopenmpi-dev
+	@scripts/install-deps.sh slurm-wlm munge openmpi-bin libopenmpi-dev gfortran
 	$(MAKE) $(PRELOAD_MPI_LIB)
 	RUN_MPI_SLURM=1 BUILD=$(BUILD) sh tests/run_mpi_slurm.sh
 
@@ -63,8 +64,8 @@ bench-run-mpi: $(BENCH_RUN_MPI_BIN) $(PRELOAD_MPI_LIB)
 	@echo "== without the preload"
 	@mpirun --allow-run-as-root -np 1 $(BENCH_RUN_MPI_BIN) $(BENCH_RUN_MPI_ARGS)
 	@echo "== LD_PRELOAD=$(PRELOAD_MPI_LIB) PADDISER_BACKEND=sim"
-	@LD_PRELOAD=$(abspath $(PRELOAD_MPI_LIB)) PADDISER_BACKEND=sim PADDISER_QUIET=1 \
-		mpirun --allow-run-as-root -np 1 $(BENCH_RUN_MPI_BIN) $(BENCH_RUN_MPI_ARGS)
+	@mpirun --allow-run-as-root -np 1 env LD_PRELOAD=$(abspath $(PRELOAD_MPI_LIB)) PADDISER_BACKEND=sim \
+		PADDISER_QUIET=1 $(BENCH_RUN_MPI_BIN) $(BENCH_RUN_MPI_ARGS)
 	@echo "== same, PADDISER_RUN_MPI_SYNC=none"
-	@LD_PRELOAD=$(abspath $(PRELOAD_MPI_LIB)) PADDISER_BACKEND=sim PADDISER_QUIET=1 PADDISER_RUN_MPI_SYNC=none \
-		mpirun --allow-run-as-root -np 1 $(BENCH_RUN_MPI_BIN) $(BENCH_RUN_MPI_ARGS)
+	@mpirun --allow-run-as-root -np 1 env LD_PRELOAD=$(abspath $(PRELOAD_MPI_LIB)) PADDISER_BACKEND=sim \
+		PADDISER_QUIET=1 PADDISER_RUN_MPI_SYNC=none $(BENCH_RUN_MPI_BIN) $(BENCH_RUN_MPI_ARGS)

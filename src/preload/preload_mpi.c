@@ -390,10 +390,10 @@ PDP_HOOK int MPI_Init_thread(int *argc, char ***argv, int required, int *provide
  * (pd_finalize at exit records the last instance, which is not collective). */
 static void mpi_stop(void)
 {
-    if (__atomic_load_n(&mpi.on, __ATOMIC_ACQUIRE) && pthread_equal(pthread_self(), mpi.thread)) {
-        __atomic_store_n(&mpi.on, 0, __ATOMIC_RELEASE);
+    /* The task's perf session belongs to the task thread: another thread
+     * finalizing leaves the task running (pd_finalize then drops it). */
+    if (__atomic_exchange_n(&mpi.on, 0, __ATOMIC_ACQ_REL) && pthread_equal(pthread_self(), mpi.thread))
         task_end();
-    }
     if (mpi.joint) {
         int busy = pdp_busy;
         pdp_busy = 1;

@@ -33,6 +33,7 @@ check-runtime-mpi:
 	@scripts/install-deps.sh openmpi-bin libopenmpi-dev
 	$(MAKE) runtime-examples
 	BUILD=$(BUILD) RUNTIME_MPI_REQUIRED=1 sh tests/runtime_mpi.sh
+	$(MAKE) $(BUILD)/libpaddiser-preload-mpi.so && BUILD=$(BUILD) RUNTIME_MPI_REQUIRED=1 sh tests/run_mpi.sh
 
 CHECK_EXTRA += check-runtime-mpi
 

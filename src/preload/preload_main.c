@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "paddiser.h"
 #include "common/util.h"
@@ -38,12 +39,17 @@ void pdp_log(int level, const char *fmt, ...)
 {
     if (level > options.verbose)
         return;
-    char line[512];
+    /* one write(2) per line: the ranks of an MPI job share a stderr */
+    char line[600];
+    int head = snprintf(line, sizeof line, "paddiser run: ");
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    int n = vsnprintf(line + head, sizeof line - (size_t)head - 1, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "paddiser run: %s\n", line);
+    size_t len = (size_t)head + (n < 0 ? 0 : (size_t)n < sizeof line - (size_t)head - 1 ? (size_t)n : sizeof line - (size_t)head - 2);
+    line[len++] = '\n';
+    ssize_t w = write(STDERR_FILENO, line, len);
+    (void)w;
 }
 
 int pdp_running(void) { return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == ST_RUNNING; }

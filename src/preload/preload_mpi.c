@@ -92,9 +92,9 @@ static void task_end(void)
     mpi.task_open = 0;
 }
 
-/* The one place the layer takes a sync point (the lead may route it through
- * the shared pdp_sync wrapper). */
-static int mpi_sync(void) { return pd_sync_point(); }
+/* The one place the layer takes a sync point: pdp_sync also appends the
+ * plan-log line (--out). */
+static int mpi_sync(void) { return pdp_sync(); }
 
 /* Verbose: what the sync point planned. Equal makespans on every rank of a
  * node show that the ranks planned together (each alone plans its own). */

@@ -24,6 +24,9 @@
 
 static char out_dir[PATH_MAX];
 static int plan_fd = -1;
+static int tiers_fd = -1; /* PADDISER_RUN_TIERS=1: DIR/tiers.csv */
+
+static void write_tiers(int instance);
 
 static int open_append(const char *name)
 {
@@ -53,6 +56,9 @@ void pdp_out_setup(void)
     if ((!csv || !*csv) && pd_path_join(path, sizeof path, out_dir, "tasks.csv") == 0)
         setenv("PADDISER_TASKS_CSV", path, 1);
     plan_fd = open_append("plan.log");
+    const char *tiers = getenv("PADDISER_RUN_TIERS");
+    if (tiers && !strcmp(tiers, "1"))
+        tiers_fd = open_append("tiers.csv");
 }
 
 static void write_all(int fd, const char *s, size_t n)
@@ -89,6 +95,7 @@ void pdp_after_sync(void)
                          pi.sampler);
         if (n > 0)
             write_all(plan_fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+        write_tiers(pi.instances);
     }
     pdp_busy = was_busy;
     errno = saved;
@@ -123,6 +130,48 @@ void pdp_out_object(int id, const char *name, size_t size)
         snprintf(objects[id].name, sizeof objects[id].name, "%s", name);
         objects[id].bytes = size;
         objects[id].registrations++;
+    }
+    pthread_mutex_unlock(&objects_lock);
+}
+
+/* PADDISER_RUN_TIERS=1: after each sync point, where the backend holds
+ * every registered object's pages (pd_object_page_tiers: move_pages
+ * queries with the numa backend) and the fast bytes the plan gave all
+ * tasks, one row per object: a check that the pages are where the plan
+ * put them (the two-node guest, make check-numa), not for production runs
+ * (a query per page at every sync point). */
+static void write_tiers(int instance)
+{
+    if (tiers_fd < 0)
+        return;
+    pd_task_plan plan[256];
+    int nt = pd_plan_query(plan, 256, NULL);
+    size_t planned = 0;
+    for (int t = 0; t < nt && t < 256; t++)
+        planned += plan[t].dram_bytes;
+    pthread_mutex_lock(&objects_lock);
+    for (int i = 0; i < nobjects; i++) {
+        if (!objects[i].registrations)
+            continue;
+        int pages = pd_object_page_tiers(i, NULL, 0);
+        if (pages <= 0)
+            continue; /* freed, or no backend to ask */
+        int *tier = malloc((size_t)pages * sizeof *tier);
+        if (!tier || pd_object_page_tiers(i, tier, (size_t)pages) != pages) {
+            free(tier);
+            continue;
+        }
+        size_t fast = 0, slow = 0;
+        for (int k = 0; k < pages; k++) {
+            fast += tier[k] == PD_PAGE_FAST;
+            slow += tier[k] == PD_PAGE_SLOW;
+        }
+        free(tier);
+        char line[PDP_NAME_MAX + 160];
+        int n = snprintf(line, sizeof line, "%ld,%d,%d,%s,%d,%zu,%zu,%zu\n", (long)getpid(), instance, i,
+                         objects[i].name, pages, fast, slow, planned);
+        if (n > 0)
+            write_all(tiers_fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
     }
     pthread_mutex_unlock(&objects_lock);
 }

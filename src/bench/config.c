@@ -706,15 +706,17 @@ static void parse_benchmark(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
         static const char *si[] = {"commands", "allocation", NULL};
         check_keys(c, v, sk_path, sk, si);
         const yaml_node_t *pi = map_get(c, v, "poll_interval");
+        char *pk = keypath(sk_path, "poll_interval"), *ck = keypath(sk_path, "command_timeout");
         double d;
-        if (pi && get_double(c, pi, "benchmark.slurm_options.poll_interval", &d)) {
+        if (pi && get_double(c, pi, pk, &d)) {
             if (d <= 0)
-                err_at(c, node_line(pi), "benchmark.slurm_options.poll_interval", "must be > 0");
+                err_at(c, node_line(pi), pk, "must be > 0");
             else
                 cfg->poll_interval_s = d;
         }
-        get_seconds(c, map_get(c, v, "command_timeout"), "benchmark.slurm_options.command_timeout",
-                    &cfg->slurm_command_timeout_s);
+        get_seconds(c, map_get(c, v, "command_timeout"), ck, &cfg->slurm_command_timeout_s);
+        free(pk);
+        free(ck);
     }
     get_seconds(c, map_get(c, n, "timeout"), "benchmark.timeout", &cfg->timeout_s);
     if ((v = map_get(c, n, "probes"))) {
@@ -1262,7 +1264,8 @@ static void parse_output(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
         warn_at(c, node_line(v), "output.sink.mode",
                 "output.sink.mode is deprecated and will be removed in version 3.7. "
                 "IOPS now always appends results to the output file. "
-                "See https://iops.dev/about/deprecations for details. (paddiser bench still honours it.)");
+                "See https://iops.dev/about/deprecations for details.\n"
+                "paddiser bench still honours it (append or overwrite, see docs/bench.md).");
         const char *m = scalar(v);
         if (!m || (strcmp(m, "append") && strcmp(m, "overwrite")))
             err_at(c, node_line(v), "output.sink.mode", "must be append or overwrite, found '%s'", m ? m : type_desc(v));

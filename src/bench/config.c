@@ -348,9 +348,11 @@ static bool load_code_or_file(ctx *c, char **text, int line, const char *key)
         *text = content;
         ok = true;
     }
-    if (!ok)
+    if (!ok && candidates[0] && candidates[1] && strcmp(candidates[0], candidates[1]))
         err_at(c, line, key, "appears to be a file path but the file was not found: '%s' (searched %s and %s)", t,
-               candidates[0] ? candidates[0] : "?", candidates[1] ? candidates[1] : "?");
+               candidates[0], candidates[1]);
+    else if (!ok)
+        err_at(c, line, key, "appears to be a file path but the file was not found: '%s'", t);
     free(candidates[0]);
     free(candidates[1]);
     return ok;

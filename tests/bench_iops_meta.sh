@@ -5,7 +5,8 @@
 #    directory, with its runs/ level and without it;
 # 2. a directory that holds no run is an error naming it, non-zero;
 # 3. IOPS's deprecated keys are accepted with IOPS's own warning texts;
-# 4. a one-line inline parser_script is code, a path-like one a file.
+# 4. a one-line inline parser_script is code, a path-like one a file;
+# 5. the files for IOPS are not written through planted links.
 # The schema of the files paddiser writes for IOPS's find and report is
 # checked by tests/test_bench_iops_meta.c; IOPS's own tools run on a
 # paddiser run in `make check-iops-interop IOPS_SRC=DIR`.
@@ -119,4 +120,17 @@ grep -q "appears to be a file path but the file was not found: './missing_parser
 printf 'def parse(f):\n    return {"v": 5}\n' >my_parser.py
 study my_parser.py >file.yaml
 "$PD" bench --dry-run file.yaml >/dev/null 2>err || { cat err; fail "parser_script by file name"; }
+
+# 5. the IOPS files are never written through a link planted in their place
+R=wd_p/run_001
+for f in __iops_index.json __iops_run_metadata.json __iops_results.csv; do
+    echo untouched >"victim_$f"
+    ln -sf "$T/victim_$f" "$R/$f"
+done
+"$PD" bench inline.yaml --resume -q >/dev/null 2>err || { cat err; fail "resume with planted links"; }
+for f in __iops_index.json __iops_run_metadata.json __iops_results.csv; do
+    [ "$(cat "victim_$f")" = untouched ] || fail "$f: written through the planted link"
+    [ -f "$R/$f" ] && [ ! -L "$R/$f" ] || fail "$f: still a link"
+done
+grep -q '"exec_0002"' $R/__iops_index.json || fail "the index was not rewritten"
 echo "bench_iops_meta: ok"

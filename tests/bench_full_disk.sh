@@ -37,7 +37,7 @@ rc=0
 grep -q "cannot write .*/wd/run_001/results.csv: File too large" err.log || fail "results.csv not named: $(cat err.log)"
 grep -q "the results were not all saved" err.log || fail "no final word on the lost results: $(cat err.log)"
 # what could be written is intact: every status says succeeded
-[ "$(grep -l '"status": "succeeded"' wd/run_001/exec_*/repetition_001/__iops_status.json | wc -l)" -eq 12 ] ||
+[ "$(grep -l '"status": "SUCCEEDED"' wd/run_001/exec_*/repetition_001/__iops_status.json | wc -l)" -eq 12 ] ||
     fail "status files"
 # with room again, --resume writes the whole results.csv
 "$PD" bench full.yaml --resume -q >/dev/null 2>err.log || { cat err.log; fail "resume with room again"; }

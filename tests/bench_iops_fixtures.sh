@@ -98,8 +98,8 @@ scripts:
 YAML
 rc=0; "$PD" bench -q post_fail.yaml >pf.out 2>pf.err || rc=$?
 [ "$rc" -eq 1 ] || fail "post failure: exit $rc"
-grep -q '"status": "failed"' wd_pf/run_001/exec_0002/repetition_001/__iops_status.json || fail "post failure: status"
-grep -q '"status": "succeeded"' wd_pf/run_001/exec_0001/repetition_001/__iops_status.json || fail "post ok: status"
+grep -q '"status": "FAILED"' wd_pf/run_001/exec_0002/repetition_001/__iops_status.json || fail "post failure: status"
+grep -q '"status": "SUCCEEDED"' wd_pf/run_001/exec_0001/repetition_001/__iops_status.json || fail "post ok: status"
 grep -q '^checking$' wd_pf/run_001/exec_0002/repetition_001/post_stderr || fail "post failure: post_stderr"
 grep -q 'post_s.sh failed (exit 1' pf.err || fail "post failure: message $(cat pf.err)"
 echo "bench_iops_fixtures: ok"

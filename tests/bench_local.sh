@@ -57,7 +57,7 @@ R=wd/run_001
 cmp -s study.yaml "$R/__iops_config.yaml" || fail "__iops_config.yaml differs from the config"
 [ "$(cat "$R/exec_0002/__iops_params.json")" = '{"x": 1, "mode": "b c", "y": 0.5}' ] ||
     fail "params.json: $(cat "$R/exec_0002/__iops_params.json")"
-grep -q '"status": "failed"' "$R/exec_0003/repetition_001/__iops_status.json" || fail "exec_0003 should be failed"
+grep -q '"status": "FAILED"' "$R/exec_0003/repetition_001/__iops_status.json" || fail "exec_0003 should be failed"
 grep -q '"exit_code": 3' "$R/exec_0003/repetition_001/__iops_status.json" || fail "exit code 3 not recorded"
 grep -q '"executor": "local"' "$R/exec_0001/repetition_001/__iops_status.json" || fail "executor missing"
 grep -q '"job_id": null' "$R/exec_0001/repetition_001/__iops_status.json" || fail "job_id should be null"
@@ -116,15 +116,15 @@ touch slow.flag
 pid=$!
 i=0
 # wait until the script itself has started (its first line ran), not only its status
-until grep -qs '"status": "running"' wd2/run_001/exec_0002/repetition_001/__iops_status.json &&
+until grep -qs '"status": "RUNNING"' wd2/run_001/exec_0002/repetition_001/__iops_status.json &&
     [ -s wd2/run_001/count_2 ]; do
     i=$((i + 1)); [ $i -lt 100 ] || fail "exec_0002 never started"; sleep 0.05
 done
 kill -INT $pid
 rc=0; wait $pid || rc=$?
 [ "$rc" -eq 130 ] || { cat int.log; fail "interrupted run should exit 130, got $rc"; }
-grep -q '"status": "cancelled"' wd2/run_001/exec_0002/repetition_001/__iops_status.json || fail "not cancelled"
-grep -q '"status": "pending"' wd2/run_001/exec_0003/repetition_001/__iops_status.json || fail "exec_0003 should be pending"
+grep -q '"status": "CANCELLED"' wd2/run_001/exec_0002/repetition_001/__iops_status.json || fail "not cancelled"
+grep -q '"status": "PENDING"' wd2/run_001/exec_0003/repetition_001/__iops_status.json || fail "exec_0003 should be pending"
 grep -q "resume with: paddiser bench slow.yaml --resume" int.log || fail "no resume hint"
 rm slow.flag
 "$PD" bench slow.yaml --resume -q >/dev/null 2>res.log || { cat res.log; fail "resume failed"; }

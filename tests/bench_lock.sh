@@ -29,7 +29,7 @@ touch hold
 "$PD" bench study.yaml -q >/dev/null 2>first.log &
 pid=$!
 i=0
-until grep -qs '"status": "running"' wd/run_001/exec_0001/repetition_001/__iops_status.json; do
+until grep -qs '"status": "RUNNING"' wd/run_001/exec_0001/repetition_001/__iops_status.json; do
     i=$((i + 1)); [ $i -lt 200 ] || { rm -f hold; fail "the first run never started"; }; sleep 0.05
 done
 rc=0

@@ -58,9 +58,9 @@ for f in stdout stderr parser_log status results post_stdout; do
 done
 [ -f $R/results.csv ] && [ ! -L $R/results.csv ] || fail "results.csv is still a link"
 [ -f $D/__iops_status.json ] && [ ! -L $D/__iops_status.json ] || fail "the status file is still a link"
-grep -q '"status": "succeeded"' $D/__iops_status.json || fail "exec_0002 did not succeed on resume"
+grep -q '"status": "SUCCEEDED"' $D/__iops_status.json || fail "exec_0002 did not succeed on resume"
 [ "$(cat $D/stdout)" = out ] || fail "exec_0002's stdout: $(cat $D/stdout)"
 grep -q "post_s.sh failed (cannot create .*exec_0003/repetition_001/post_stdout: Too many levels of symbolic links)" err.log ||
     fail "the planted post_stdout not named: $(cat err.log)"
-grep -q '"status": "failed"' $E/__iops_status.json || fail "exec_0003 should have failed"
+grep -q '"status": "FAILED"' $E/__iops_status.json || fail "exec_0003 should have failed"
 echo "bench_planted_links: ok"

@@ -61,8 +61,8 @@ kill -INT $pid
 ended "post script"
 [ "$rc" -eq 130 ] || { cat err.log; fail "SIGINT in a post script: exit $rc, want 130"; }
 R=wd_post/run_001
-[ "$(status $R/exec_0001/repetition_001)" = cancelled ] || fail "post: $(cat $R/exec_0001/repetition_001/__iops_status.json)"
-[ "$(status $R/exec_0001/repetition_002)" = pending ] || fail "post: repetition 2 should not have started"
+[ "$(status $R/exec_0001/repetition_001)" = CANCELLED ] || fail "post: $(cat $R/exec_0001/repetition_001/__iops_status.json)"
+[ "$(status $R/exec_0001/repetition_002)" = PENDING ] || fail "post: repetition 2 should not have started"
 ! alive post_sleep.pid || fail "the post script's sleep outlived the harness"
 grep -q "resume with: paddiser bench post.yaml --resume" err.log || fail "no resume hint: $(cat err.log)"
 [ -f $R/results.csv ] || fail "results.csv not written"
@@ -95,7 +95,7 @@ EOF
     kill -TERM $pid
     ended "parser script"
     [ "$rc" -eq 143 ] || { cat err.log; fail "SIGTERM in a parser script: exit $rc, want 143"; }
-    [ "$(status wd_parser/run_001/exec_0001/repetition_001)" = cancelled ] || fail "parser: not cancelled"
+    [ "$(status wd_parser/run_001/exec_0001/repetition_001)" = CANCELLED ] || fail "parser: not cancelled"
 fi
 
 # the summary and report phase (a 1,000,000-row trace keeps it busy for a
@@ -169,7 +169,7 @@ wait_for orphan.pid "exec_0002"
 kill -9 $pid
 ended "kill -9"
 R=wd_kill9/run_001
-[ "$(status $R/exec_0002/repetition_001)" = running ] || fail "kill -9: exec_0002 should be running on disk"
+[ "$(status $R/exec_0002/repetition_001)" = RUNNING ] || fail "kill -9: exec_0002 should be running on disk"
 alive orphan.pid || fail "kill -9: the script did not outlive the harness"
 alive orphan_sleep.pid || fail "kill -9: the script's sleep did not outlive the harness"
 rm slow.flag
@@ -186,7 +186,7 @@ diff exp.csv $R/results.csv >&2 || fail "results.csv after kill -9 and --resume"
 # on, and said so
 sed 's/"host": "[^"]*"/"host": "elsewhere.invalid"/' $R/exec_0002/repetition_001/__paddiser_launch.json >rec
 mv rec $R/exec_0002/repetition_001/__paddiser_launch.json
-sed 's/"status": "succeeded"/"status": "running"/' $R/exec_0002/repetition_001/__iops_status.json >st
+sed 's/"status": "SUCCEEDED"/"status": "RUNNING"/' $R/exec_0002/repetition_001/__iops_status.json >st
 mv st $R/exec_0002/repetition_001/__iops_status.json
 "$PD" bench kill9.yaml --resume -q >/dev/null 2>err.log || { cat err.log; fail "resume with another host's record"; }
 grep -q "exec_0002 rep 1: its previous attempt ran on host elsewhere.invalid (process group [0-9]*), which cannot be checked from" err.log ||

@@ -38,7 +38,7 @@ for mode in append overwrite; do
     "$PD" bench $mode.yaml -q >/dev/null 2>int.log &
     pid=$!
     i=0
-    until grep -qs '"status": "running"' wd_$mode/run_001/exec_0002/repetition_001/__iops_status.json; do
+    until grep -qs '"status": "RUNNING"' wd_$mode/run_001/exec_0002/repetition_001/__iops_status.json; do
         i=$((i + 1)); [ $i -lt 200 ] || fail "$mode: exec_0002 never started"; sleep 0.05
     done
     kill -INT $pid

@@ -32,7 +32,7 @@ if tail -n +2 "$R/results.csv" | awk -F, '$6 == "" || $7 == "" {bad=1} END {exit
     cat "$R/results.csv"; fail "missing metrics in results.csv"
 fi
 for s in "$R"/exec_*/repetition_*/__iops_status.json; do
-    grep -q '"status": "succeeded"' "$s" && grep -q '"executor": "slurm"' "$s" &&
+    grep -q '"status": "SUCCEEDED"' "$s" && grep -q '"executor": "slurm"' "$s" &&
         grep -q '"job_id": "[0-9]' "$s" || { cat "$s"; fail "$s"; }
 done
 if grep -q 'resource_sampling: true' "$STUDY"; then
@@ -68,5 +68,5 @@ i=0
 until [ -z "$(squeue -h -n s_exec_0001_r1,s_exec_0002_r1,s_exec_0003_r1 -t PENDING,RUNNING 2>/dev/null)" ]; do
     i=$((i + 1)); [ $i -lt 100 ] || fail "jobs still queued after Ctrl-C: $(squeue -h)"; sleep 0.1
 done
-grep -q '"status": "cancelled"' "$W/sleep/run_001/exec_0001/repetition_001/__iops_status.json" || fail "not cancelled"
+grep -q '"status": "CANCELLED"' "$W/sleep/run_001/exec_0001/repetition_001/__iops_status.json" || fail "not cancelled"
 echo "check-slurm: ok (12 repetitions ran as SLURM jobs; Ctrl-C scancelled the jobs in flight)"

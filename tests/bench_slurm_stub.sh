@@ -96,7 +96,7 @@ grep -qx -- "--parsable --job-name=sj_exec_0001_r1 --chdir=$R/exec_0001/repetiti
 grep -q -- '-h -o %i %T -j 10[0-9]' jobs/squeue.log || fail "squeue not polled: $(cat jobs/squeue.log)"
 grep -q '"job_id": "101"' "$R/exec_0001/repetition_001/__iops_status.json" || fail "job id not recorded"
 grep -q '"executor": "slurm"' "$R/exec_0001/repetition_001/__iops_status.json" || fail "executor not slurm"
-grep -q '"status": "failed"' "$R/exec_0002/repetition_001/__iops_status.json" || fail "exec_0002 should have failed"
+grep -q '"status": "FAILED"' "$R/exec_0002/repetition_001/__iops_status.json" || fail "exec_0002 should have failed"
 grep -q '"exit_code": 4' "$R/exec_0002/repetition_001/__iops_status.json" || fail "exit code 4 not recorded"
 printf 'execution_id,repetition,x,xv,job\nexec_0001,1,1,1,101\nexec_0003,1,3,3,103\n' >exp.csv
 diff exp.csv "$R/results.csv" >&2 || fail "results.csv"
@@ -104,7 +104,7 @@ diff exp.csv "$R/results.csv" >&2 || fail "results.csv"
 # no accounting: the final state comes from scontrol
 rc=0; STUB_NO_ACCOUNTING=1 "$PD" bench study.yaml -q >/dev/null 2>err.log || rc=$?
 [ "$rc" -eq 1 ] || { cat err.log; fail "scontrol fallback: expected exit 1, got $rc"; }
-grep -q '"status": "succeeded"' wd/run_002/exec_0003/repetition_001/__iops_status.json || fail "scontrol fallback state"
+grep -q '"status": "SUCCEEDED"' wd/run_002/exec_0003/repetition_001/__iops_status.json || fail "scontrol fallback state"
 grep -q '"exit_code": 4' wd/run_002/exec_0002/repetition_001/__iops_status.json || fail "scontrol fallback exit code"
 
 # sbatch refusing the job: the repetition fails with sbatch's message
@@ -134,8 +134,8 @@ kill -INT $pid
 rc=0; wait $pid || rc=$?
 [ "$rc" -eq 130 ] || { cat int.log; fail "expected exit 130, got $rc"; }
 [ "$(wc -l <jobs/scancel.log)" -eq 2 ] || fail "scancel calls: $(cat jobs/scancel.log 2>/dev/null)"
-grep -q '"status": "cancelled"' wd/run_004/exec_0001/repetition_001/__iops_status.json || fail "not cancelled"
-grep -q '"status": "pending"' wd/run_004/exec_0003/repetition_001/__iops_status.json || fail "exec_0003 should be pending"
+grep -q '"status": "CANCELLED"' wd/run_004/exec_0001/repetition_001/__iops_status.json || fail "not cancelled"
+grep -q '"status": "PENDING"' wd/run_004/exec_0003/repetition_001/__iops_status.json || fail "exec_0003 should be pending"
 
 # kill -9 of the harness: its jobs stay queued/running; --resume asks squeue
 # about the job id each unfinished repetition's status file records and
@@ -162,7 +162,7 @@ done
 grep -q "exec_0001 rep 1: its previous job $j1 is still queued or running; scancel before the repetition runs again" k9.log ||
     fail "--resume did not say it cancelled job $j1: $(cat k9.log)"
 [ "$(wc -l <jobs/scancel.log)" -eq 2 ] || fail "scancel calls after --resume: $(cat jobs/scancel.log)"
-grep -q '"status": "succeeded"' wd/run_005/exec_0001/repetition_001/__iops_status.json || fail "exec_0001 not run again"
+grep -q '"status": "SUCCEEDED"' wd/run_005/exec_0001/repetition_001/__iops_status.json || fail "exec_0001 not run again"
 
 # benchmark.timeout: the job's time limit (the study above sets its own with
 # #SBATCH --time, and got none); a job ending TIMEOUT is timed out
@@ -188,7 +188,7 @@ rc=0; "$PD" bench limit.yaml -q >out.log 2>err.log || rc=$?
 [ "$rc" -eq 1 ] || { cat err.log; fail "TIMEOUT job: exit $rc, want 1"; }
 grep -q -- "--time=1:30 $T/wd_limit/run_001/exec_0001/repetition_001/run_sj.sh\$" jobs/sbatch.log ||
     fail "no --time=1:30 from benchmark.timeout: $(cat jobs/sbatch.log)"
-grep -q '"status": "timed_out"' wd_limit/run_001/exec_0002/repetition_001/__iops_status.json || fail "TIMEOUT not timed_out"
+grep -q '"status": "TIMEOUT"' wd_limit/run_001/exec_0002/repetition_001/__iops_status.json || fail "TIMEOUT not timed_out"
 grep -q "1/2 repetitions succeeded, 1 failed (1 timed out)" out.log || fail "totals: $(cat out.log)"
 
 # squeue that hangs: stopped after slurm_options.command_timeout and named;
@@ -198,7 +198,7 @@ rc=0; "$PD" bench limit.yaml -q >/dev/null 2>err.log || rc=$?
 [ "$rc" -eq 1 ] || { cat err.log; fail "hung squeue: exit $rc, want 1"; }
 grep -q "squeue did not finish within 1 s: stopped (SIGTERM, then SIGKILL) (benchmark.slurm_options.command_timeout)" err.log ||
     fail "hung squeue not named: $(cat err.log)"
-grep -q '"status": "succeeded"' wd_limit/run_002/exec_0001/repetition_001/__iops_status.json || fail "hung squeue: state"
+grep -q '"status": "SUCCEEDED"' wd_limit/run_002/exec_0001/repetition_001/__iops_status.json || fail "hung squeue: state"
 # sbatch that hangs fails its repetition, saying so
 printf '#!/bin/sh\nsleep 30\n' >bin/sbatch
 rc=0; "$PD" bench limit.yaml -q >/dev/null 2>err.log || rc=$?

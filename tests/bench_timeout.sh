@@ -41,8 +41,8 @@ rc=0; "$PD" bench script.yaml >out.log 2>err.log || rc=$?
 [ "$rc" -eq 1 ] || { cat err.log; fail "script timeout: exit $rc, want 1"; }
 [ $(($(date +%s) - start)) -lt 20 ] || fail "script timeout: the run took $(($(date +%s) - start)) s"
 R=wd_script/run_001
-[ "$(status $R/exec_0002/repetition_001)" = timed_out ] || fail "exec_0002: $(cat $R/exec_0002/repetition_001/__iops_status.json)"
-[ "$(status $R/exec_0003/repetition_001)" = succeeded ] || fail "exec_0003 did not run after the timeout"
+[ "$(status $R/exec_0002/repetition_001)" = TIMEOUT ] || fail "exec_0002: $(cat $R/exec_0002/repetition_001/__iops_status.json)"
+[ "$(status $R/exec_0003/repetition_001)" = SUCCEEDED ] || fail "exec_0003 did not run after the timeout"
 grep -q "exec_0002 rep 1 TIMED OUT (benchmark.timeout 1 s" err.log || fail "no TIMED OUT line: $(cat err.log)"
 grep -q "2/3 repetitions succeeded, 1 failed (1 timed out)" out.log || fail "totals: $(cat out.log)"
 printf 'execution_id,repetition,x,v\nexec_0001,1,1,1\nexec_0003,1,3,3\n' >exp.csv
@@ -52,7 +52,7 @@ diff exp.csv $R/results.csv >&2 || fail "results.csv"
 # --resume runs the timed-out repetition again
 sed -i 's/sleep 1000; fi/true; fi/' script.yaml
 "$PD" bench script.yaml --resume -q >/dev/null 2>err.log || { cat err.log; fail "resume after a timeout"; }
-[ "$(status $R/exec_0002/repetition_001)" = succeeded ] || fail "resume did not run exec_0002 again"
+[ "$(status $R/exec_0002/repetition_001)" = SUCCEEDED ] || fail "resume did not run exec_0002 again"
 
 # a post script past the timeout times its repetition out; so does a parser script
 cat >post.yaml <<'EOF'
@@ -74,8 +74,8 @@ EOF
 rc=0; "$PD" bench post.yaml -q >out.log 2>err.log || rc=$?
 [ "$rc" -eq 1 ] || { cat err.log; fail "post timeout: exit $rc, want 1"; }
 R=wd_post/run_001
-[ "$(status $R/exec_0001/repetition_001)" = timed_out ] || fail "post: $(cat $R/exec_0001/repetition_001/__iops_status.json)"
-[ "$(status $R/exec_0002/repetition_001)" = succeeded ] || fail "post: exec_0002"
+[ "$(status $R/exec_0001/repetition_001)" = TIMEOUT ] || fail "post: $(cat $R/exec_0001/repetition_001/__iops_status.json)"
+[ "$(status $R/exec_0002/repetition_001)" = SUCCEEDED ] || fail "post: exec_0002"
 grep -q "post_s.sh: bash did not finish within 1 s" err.log || fail "post timeout not said: $(cat err.log)"
 grep -qx post-ran $R/exec_0001/repetition_001/post_stdout || fail "post_stdout not written as it ran"
 
@@ -97,8 +97,8 @@ EOF
     rc=0; "$PD" bench parser.yaml -q >out.log 2>err.log || rc=$?
     [ "$rc" -eq 1 ] || { cat err.log; fail "parser timeout: exit $rc, want 1"; }
     R=wd_parser/run_001
-    [ "$(status $R/exec_0001/repetition_001)" = timed_out ] || fail "parser: $(cat $R/exec_0001/repetition_001/__iops_status.json)"
-    [ "$(status $R/exec_0002/repetition_001)" = succeeded ] || fail "parser: exec_0002"
+    [ "$(status $R/exec_0001/repetition_001)" = TIMEOUT ] || fail "parser: $(cat $R/exec_0001/repetition_001/__iops_status.json)"
+    [ "$(status $R/exec_0002/repetition_001)" = SUCCEEDED ] || fail "parser: exec_0002"
     grep -q "did not finish within 1 s" err.log || fail "parser timeout not said: $(cat err.log)"
     grep -q "parser waits" $R/exec_0001/repetition_001/__iops_parser.log || fail "parser stderr not in its log"
 fi

@@ -224,7 +224,7 @@ static void test_schema_errors_name_line_and_key(void **state)
     EXPECT_ERROR("output:", "outputs:", false, "t.yaml:44: outputs: unknown key (expected one of: benchmark, vars");
     EXPECT_ERROR("  name: demo\n", "  name: demo\n   bad: [\n", false, "YAML syntax error");
     EXPECT_ERROR("      metrics:\n", "      parser_script: /no/such/parser.py\n      metrics:\n", false,
-                 "scripts[0].parser.parser_script: cannot read file '/no/such/parser.py'");
+                 "scripts[0].parser.parser_script: appears to be a file path but the file was not found: '/no/such/parser.py'");
 }
 
 static void test_evaluation_errors_name_line_and_key(void **state)

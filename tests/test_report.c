@@ -229,23 +229,26 @@ static void test_hostile_names_escaped(void **state)
 
 /* ---------- missing and bad files ---------- */
 
+/* A directory that holds no run (issue #15): an error naming it, not an
+ * empty report; a workdir's run_NNN directories are named to pass instead. */
 static void test_empty_run_dir(void **state)
 {
     (void)state;
     char *tmp = make_tmpdir();
-    pd_str run = {0};
+    pd_str run = {0}, out = {0};
     pd_str_printf(&run, "%s/run_002", tmp);
+    pd_str_printf(&out, "%s/r.html", tmp);
     assert_int_equal(pd_mkdir_p(run.data, 0755), 0);
-    char *html = report_of(run.data, tmp);
-    assert_int_equal(count(html, "class=\"pd-chart"), 0);
-    assert_non_null(strstr(html, "<title>paddiser report: run_002</title>"));
-    assert_non_null(strstr(html, "results.csv could not be read (results.csv: No such file or directory)"));
-    assert_non_null(strstr(html, "__iops_resource_summary.csv could not be read"));
-    assert_non_null(strstr(html, "No exec_NNNN directories"));
-    assert_non_null(strstr(html, "No paddiser_tasks.csv in any repetition"));
-    assert_null(strstr(html, tmp)); /* no absolute paths on the page */
-    free(html);
+    char err[1024] = "";
+    assert_int_equal(pd_report_write(run.data, out.data, err, sizeof err), -1);
+    assert_non_null(strstr(err, "run_002 holds no run: no exec_NNNN directory in it or in its runs/"));
+    assert_int_equal(access(out.data, F_OK), -1);
+    assert_int_equal(pd_report_write(tmp, out.data, err, sizeof err), -1);
+    assert_non_null(strstr(err, "holds no run"));
+    assert_non_null(strstr(err, "pass a run directory: "));
+    assert_non_null(strstr(err, "/run_002"));
     pd_str_free(&run);
+    pd_str_free(&out);
     rm_rf(tmp);
     free(tmp);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
 
@@ -73,6 +74,14 @@ static const char *scalar(const yaml_node_t *n)
 static bool is_plain(const yaml_node_t *n)
 {
     return n && n->type == YAML_SCALAR_NODE && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+}
+
+/* YAML's null (~, null, or nothing), which IOPS treats as "not set". */
+static bool is_null(const yaml_node_t *n)
+{
+    const char *s = scalar(n);
+    return !n || (is_plain(n) && s &&
+                  (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL")));
 }
 
 static const char *type_desc(const yaml_node_t *n)
@@ -289,6 +298,66 @@ static bool maybe_read_file(ctx *c, char **text, int line, const char *key, bool
     return true;
 }
 
+/* IOPS's rule for a value that may be inline code or a file's path
+ * (luanteylo/iops:iops/config/loader.py, _looks_like_file_path): one line,
+ * no {{ or {%, and a script extension or a path prefix. So a one-line
+ * "def parse(f): ..." is code, and "parse.py" a file. */
+static bool looks_like_file_path(const char *s)
+{
+    if (!*s || strchr(s, '\n') || strstr(s, "{{") || strstr(s, "{%"))
+        return false;
+    static const char *const ext[] = {".sh", ".py", ".bash", ".pl", ".rb", ".zsh", ".fish"};
+    size_t n = strlen(s);
+    for (size_t i = 0; i < PD_ARRAY_LEN(ext); i++)
+        if (n >= strlen(ext[i]) && !strcmp(s + n - strlen(ext[i]), ext[i]))
+            return true;
+    return !strncmp(s, "./", 2) || !strncmp(s, "../", 3) || s[0] == '/' || !strncmp(s, "~/", 2);
+}
+
+/* parser_script as IOPS loads it: a file when it looks like a path (the
+ * study's directory first, then the path itself, ~ expanded; it must
+ * exist), inline code otherwise. Trimmed, as IOPS strips it. */
+static bool load_code_or_file(ctx *c, char **text, int line, const char *key)
+{
+    char *t = pd_trim(*text);
+    if (!looks_like_file_path(t)) {
+        memmove(*text, t, strlen(t) + 1);
+        return true;
+    }
+    char *candidates[2] = {resolve_path(c->dir, t), NULL};
+    const char *home = getenv("HOME");
+    pd_str own = {0};
+    if (!strncmp(t, "~/", 2) && home)
+        pd_str_printf(&own, "%s/%s", home, t + 2);
+    else
+        pd_str_append(&own, t);
+    candidates[1] = pd_str_take(&own);
+    bool ok = false;
+    for (int i = 0; i < 2 && !ok; i++) {
+        struct stat st;
+        if (!candidates[i] || stat(candidates[i], &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        char *content = pd_read_file(candidates[i], NULL);
+        if (!content) {
+            err_at(c, line, key, "cannot read file '%s': %s", candidates[i], pd_read_strerror(errno));
+            free(candidates[0]);
+            free(candidates[1]);
+            return false;
+        }
+        free(*text);
+        *text = content;
+        ok = true;
+    }
+    if (!ok && candidates[0] && candidates[1] && strcmp(candidates[0], candidates[1]))
+        err_at(c, line, key, "appears to be a file path but the file was not found: '%s' (searched %s and %s)", t,
+               candidates[0], candidates[1]);
+    else if (!ok)
+        err_at(c, line, key, "appears to be a file path but the file was not found: '%s'", t);
+    free(candidates[0]);
+    free(candidates[1]);
+    return ok;
+}
+
 const char *pd_var_type_name(pd_var_type t)
 {
     switch (t) {
@@ -478,6 +547,64 @@ static void parse_probes(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
                "only valid with io_sampling: true (set io_sampling or remove io_paths)");
 }
 
+/* IOPS 3.5.8's flat probe keys, deprecated for benchmark.probes (its
+ * loader's list and warning texts). Without a probes: section they stand
+ * for probes.system_snapshot (no effect here), probes.execution_index (the
+ * files are always written), probes.resource_sampling and
+ * probes.sampling_interval; with one, they are ignored, as in IOPS. */
+static void parse_deprecated_probes(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
+{
+    static const char *const old[] = {"collect_system_info", "track_executions", "trace_resources", "trace_interval"};
+    static const char *const now[] = {"probes.system_snapshot", "probes.execution_index", "probes.resource_sampling",
+                                      "probes.sampling_interval"};
+    bool any_set = false;
+    int line = 0;
+    pd_str used = {0}, hints = {0};
+    for (size_t i = 0; i < PD_ARRAY_LEN(old); i++) {
+        const yaml_node_t *v = map_get(c, n, old[i]);
+        if (!v)
+            continue;
+        if (!line)
+            line = key_line(c, n, old[i]);
+        any_set |= !is_null(v);
+        pd_str_printf(&used, "%s'%s'", used.len ? ", " : "", old[i]);
+        pd_str_printf(&hints, "\n  \u2022 %s -> %s", old[i], now[i]);
+    }
+    const yaml_node_t *probes = map_get(c, n, "probes");
+    if (any_set && !is_null(probes)) {
+        warn_at(c, line, "benchmark",
+                "Both 'probes:' section and deprecated fields (collect_system_info, track_executions, "
+                "trace_resources, trace_interval) are present. Using 'probes:' section values. "
+                "Remove deprecated fields to silence this warning. "
+                "See https://iops.dev/about/deprecations for migration guide.");
+    } else if (any_set) {
+        warn_at(c, line, "benchmark",
+                "Deprecated probe fields found: [%s]. Migrate to nested probes: section:%s\n"
+                "See https://iops.dev/about/deprecations for migration guide.",
+                used.data, hints.data);
+        const yaml_node_t *v;
+        bool b;
+        if ((v = map_get(c, n, "collect_system_info")) && !is_null(v))
+            get_bool(c, v, "benchmark.collect_system_info", &b);
+        if ((v = map_get(c, n, "track_executions")) && !is_null(v))
+            get_bool(c, v, "benchmark.track_executions", &b);
+        if ((v = map_get(c, n, "trace_resources")) && !is_null(v))
+            get_bool(c, v, "benchmark.trace_resources", &cfg->probes.cpu);
+        if (cfg->probes.cpu)
+            cfg->probes.line = key_line(c, n, "trace_resources"); /* where probe errors point */
+        double d;
+        if ((v = map_get(c, n, "trace_interval")) && !is_null(v) &&
+            get_double(c, v, "benchmark.trace_interval", &d)) {
+            if (d <= 0)
+                err_at(c, node_line(v), "benchmark.trace_interval", "must be > 0, found %g", d);
+            else
+                cfg->probes.interval_s = d;
+        }
+    }
+    pd_str_free(&used);
+    pd_str_free(&hints);
+}
+
 static void parse_benchmark(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
 {
     if (!n) {
@@ -486,11 +613,14 @@ static void parse_benchmark(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
     }
     if (!want_mapping(c, n, "benchmark"))
         return;
+    /* the last five are IOPS 3.5.8's deprecated keys (parse_deprecated) */
     static const char *known[] = {"name", "description", "workdir", "repetitions", "executor", "parallel",
-                                  "probes", "search_method", "slurm_options", "random_config", "random_seed", "timeout", NULL};
+                                  "probes", "search_method", "slurm_options", "random_config", "random_seed", "timeout",
+                                  "executor_options", "collect_system_info", "track_executions", "trace_resources",
+                                  "trace_interval", NULL};
     static const char *ignored[] = {"cache_file", "cache_exclude_vars", "report_vars", "max_core_hours", "cores_expr",
                                     "estimated_time_seconds", "create_folders_upfront", "exhaustive_vars",
-                                    "track_executions", "bayesian_config", NULL};
+                                    "bayesian_config", NULL};
     check_keys(c, n, "benchmark", known, ignored);
     const yaml_node_t *v;
     if ((v = map_get(c, n, "name")))
@@ -562,26 +692,40 @@ static void parse_benchmark(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
     if (cfg->search == PD_SEARCH_RANDOM && (!rc || (!map_get(c, rc, "n_samples") && !map_get(c, rc, "percentage"))))
         err_at(c, rc ? node_line(rc) : key_line(c, n, "search_method"), "benchmark.random_config",
                "search_method random needs random_config.n_samples or random_config.percentage");
-    if ((v = map_get(c, n, "slurm_options")) && want_mapping(c, v, "benchmark.slurm_options")) {
+    const yaml_node_t *eo = map_get(c, n, "executor_options");
+    if (!is_null(eo)) /* IOPS's text (luanteylo/iops:iops/config/loader.py, _handle_deprecated_field) */
+        warn_at(c, node_line(eo), "benchmark.executor_options",
+                "benchmark.executor_options is deprecated, use benchmark.slurm_options instead. "
+                "See https://iops.dev/about/deprecations for migration guide.");
+    v = map_get(c, n, "slurm_options");
+    const char *sk_path = "benchmark.slurm_options";
+    if (is_null(v) && !is_null(eo)) { /* as IOPS: the old name stands for the new one */
+        v = eo;
+        sk_path = "benchmark.executor_options";
+    }
+    if (!is_null(v) && want_mapping(c, v, sk_path)) {
         static const char *sk[] = {"poll_interval", "command_timeout", NULL};
         static const char *si[] = {"commands", "allocation", NULL};
-        check_keys(c, v, "benchmark.slurm_options", sk, si);
+        check_keys(c, v, sk_path, sk, si);
         const yaml_node_t *pi = map_get(c, v, "poll_interval");
+        char *pk = keypath(sk_path, "poll_interval"), *ck = keypath(sk_path, "command_timeout");
         double d;
-        if (pi && get_double(c, pi, "benchmark.slurm_options.poll_interval", &d)) {
+        if (pi && get_double(c, pi, pk, &d)) {
             if (d <= 0)
-                err_at(c, node_line(pi), "benchmark.slurm_options.poll_interval", "must be > 0");
+                err_at(c, node_line(pi), pk, "must be > 0");
             else
                 cfg->poll_interval_s = d;
         }
-        get_seconds(c, map_get(c, v, "command_timeout"), "benchmark.slurm_options.command_timeout",
-                    &cfg->slurm_command_timeout_s);
+        get_seconds(c, map_get(c, v, "command_timeout"), ck, &cfg->slurm_command_timeout_s);
+        free(pk);
+        free(ck);
     }
     get_seconds(c, map_get(c, n, "timeout"), "benchmark.timeout", &cfg->timeout_s);
     if ((v = map_get(c, n, "probes"))) {
         parse_probes(c, v, cfg);
         cfg->probes.line = key_line(c, n, "probes");
     }
+    parse_deprecated_probes(c, n, cfg);
 }
 
 static void parse_sweep(ctx *c, const yaml_node_t *n, const char *vkey, pd_bench_var *var)
@@ -894,7 +1038,7 @@ static void parse_parser(ctx *c, const yaml_node_t *n, const char *skey, pd_benc
     if (ps) {
         char *pk = keypath(key, "parser_script");
         sc->parser_script = get_str(c, ps, pk);
-        if (sc->parser_script && !maybe_read_file(c, &sc->parser_script, node_line(ps), pk, true)) {
+        if (sc->parser_script && !load_code_or_file(c, &sc->parser_script, node_line(ps), pk)) {
             free(sc->parser_script);
             sc->parser_script = NULL;
         } else if (sc->parser_script && !strstr(sc->parser_script, "def parse")) {
@@ -1117,7 +1261,13 @@ static void parse_output(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
         if (!t || strcmp(t, "csv"))
             err_at(c, node_line(v), "output.sink.type", "only csv is supported, found '%s'", t ? t : type_desc(v));
     }
-    if ((v = map_get(c, sink, "mode"))) {
+    if ((v = map_get(c, sink, "mode")) && !is_null(v)) {
+        /* IOPS's text; paddiser keeps honouring the mode (see docs/bench.md) */
+        warn_at(c, node_line(v), "output.sink.mode",
+                "output.sink.mode is deprecated and will be removed in version 3.7. "
+                "IOPS now always appends results to the output file. "
+                "See https://iops.dev/about/deprecations for details.\n"
+                "paddiser bench still honours it (append or overwrite, see docs/bench.md).");
         const char *m = scalar(v);
         if (!m || (strcmp(m, "append") && strcmp(m, "overwrite")))
             err_at(c, node_line(v), "output.sink.mode", "must be append or overwrite, found '%s'", m ? m : type_desc(v));

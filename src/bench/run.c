@@ -16,23 +16,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench/iops_meta.h"
 #include "bench/metrics.h"
 #include "bench/proc.h"
 #include "bench/summary.h"
 #include "common/csv.h"
 #include "report/report.h"
-
-static const char *state_name(pd_task_state s)
-{
-    switch (s) {
-    case PD_TASK_RUNNING: return "running";
-    case PD_TASK_SUCCEEDED: return "succeeded";
-    case PD_TASK_FAILED: return "failed";
-    case PD_TASK_CANCELLED: return "cancelled";
-    case PD_TASK_TIMED_OUT: return "timed_out";
-    default: return "pending";
-    }
-}
 
 bool pd_task_failed(pd_task_state s) { return s == PD_TASK_FAILED || s == PD_TASK_TIMED_OUT; }
 
@@ -45,22 +34,10 @@ static void helper_stopped(pd_bench_task *t, int rc)
 
 int pd_bench_write_status(const pd_bench_task *t, const pd_bench_run *run)
 {
-    const char *executor = run->executor_name;
-    json_t *o = json_object();
-    json_object_set_new(o, "status", json_string(state_name(t->state)));
-    json_object_set_new(o, "exit_code", t->exit_code >= 0 ? json_integer(t->exit_code) : json_null());
-    json_object_set_new(o, "start", t->start > 0 ? json_real(t->start) : json_null());
-    json_object_set_new(o, "end", t->end > 0 ? json_real(t->end) : json_null());
-    json_object_set_new(o, "duration_s", t->start > 0 && t->end >= t->start ? json_real(t->end - t->start) : json_null());
-    json_object_set_new(o, "executor", json_string(executor));
-    json_object_set_new(o, "job_id", t->job_id[0] ? json_string(t->job_id) : json_null());
-    if (t->state == PD_TASK_SUCCEEDED && t->metrics && run->cfg.nmetrics) {
-        json_t *m = json_object();
-        for (size_t k = 0; k < run->cfg.nmetrics; k++)
-            json_object_set_new(m, run->cfg.metrics[k], t->metrics[k] ? json_string(t->metrics[k]) : json_null());
-        json_object_set_new(o, "metrics", m);
-    }
-    char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+    /* IOPS's schema plus paddiser's fields (iops_meta.c); a real metric
+     * reads back as the same double */
+    json_t *o = pd_iops_status_object(t, run);
+    char *text = o ? json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
     json_decref(o);
     if (!text) {
         errno = ENOMEM;
@@ -150,6 +127,12 @@ static int write_results(const pd_bench_run *run)
         rc = -1;
     }
     pd_str_free(&s);
+    /* the same rows in IOPS's layout, for `iops report` (iops_meta.h) */
+    if (pd_iops_write_results(run) != 0) {
+        fprintf(stderr, "paddiser bench: cannot write %s/" PD_IOPS_RESULTS_FILE ": %s\n", run->run_dir,
+                strerror(errno));
+        rc = -1;
+    }
     return rc;
 }
 
@@ -480,9 +463,8 @@ static int status_metrics(const pd_bench_run *run, pd_bench_task *t)
         t->metrics = calloc(run->cfg.nmetrics, sizeof *t->metrics);
     have = have && t->metrics;
     for (size_t k = 0; have && k < run->cfg.nmetrics; k++) {
-        json_t *v = json_object_get(m, run->cfg.metrics[k]);
         free(t->metrics[k]);
-        t->metrics[k] = json_is_string(v) ? strdup(json_string_value(v)) : NULL;
+        t->metrics[k] = pd_iops_metric_text(json_object_get(m, run->cfg.metrics[k]));
     }
     json_decref(o);
     return have;
@@ -494,8 +476,9 @@ static bool status_succeeded(const char *dir)
     snprintf(path, sizeof path, "%s/__iops_status.json", dir);
     json_error_t e;
     json_t *o = json_load_file(path, 0, &e);
-    bool ok = o && json_is_string(json_object_get(o, "status")) &&
-              !strcmp(json_string_value(json_object_get(o, "status")), "succeeded");
+    pd_task_state st;
+    bool ok = o && pd_iops_status_parse(json_string_value(json_object_get(o, "status")), &st) &&
+              st == PD_TASK_SUCCEEDED;
     json_decref(o);
     return ok;
 }
@@ -555,13 +538,14 @@ static void end_previous_attempt(const pd_bench_run *run, const pd_bench_task *t
     if (fd >= 0)
         close(fd);
     const char *job = json_string_value(json_object_get(o, "job_id"));
-    const char *state = json_string_value(json_object_get(o, "status"));
+    pd_task_state st = PD_TASK_PENDING;
+    bool known = pd_iops_status_parse(json_string_value(json_object_get(o, "status")), &st);
     /* Only an attempt the harness did not see end can have left something:
      * "running" (or "pending" when the start could not be written; no
      * status: unknown). A cancelled job was scancelled, but that scancel may
      * have failed: asked about too. Finished states were reaped or ended. */
-    bool unfinished = !state || !strcmp(state, "running") || !strcmp(state, "pending");
-    if (job && *job && (unfinished || !strcmp(state, "cancelled")))
+    bool unfinished = !known || st == PD_TASK_RUNNING || st == PD_TASK_PENDING;
+    if (job && *job && (unfinished || st == PD_TASK_CANCELLED))
         pd_bench_end_slurm_attempt(run, t, job);
     json_decref(o);
     if (unfinished)
@@ -700,6 +684,8 @@ int pd_bench_main(const pd_bench_options *opt)
     bool created_dir = false;
     pd_bench_rendered *rendered = NULL; /* per task: script, post script, input files */
     char *sink = NULL;
+    char **commands = NULL; /* each execution's first rendered command (__iops_index.json) */
+    double started = pd_now();
 
     int lrc = pd_bench_config_load(opt->config_path, &run->cfg, &errors, &warnings);
     print_lines("paddiser bench: warning: ", warnings.data);
@@ -797,6 +783,7 @@ int pd_bench_main(const pd_bench_options *opt)
     run->tasks = calloc(run->ntasks ? run->ntasks : 1, sizeof *run->tasks);
     /* --dry-run keeps nothing of a rendered repetition: it only checks */
     rendered = calloc(run->ntasks && !opt->dry_run ? run->ntasks : 1, sizeof *rendered);
+    commands = opt->dry_run ? NULL : calloc(run->matrix.nexecs ? run->matrix.nexecs : 1, sizeof *commands);
     run->script_files = calloc(pd_bench_nscripts(cfg), sizeof *run->script_files);
     for (size_t i = 0; run->script_files && i < pd_bench_nscripts(cfg); i++) {
         pd_str f = {0};
@@ -806,7 +793,7 @@ int pd_bench_main(const pd_bench_options *opt)
             break;
         }
     }
-    if (!run->tasks || !rendered || !run->script_files) {
+    if (!run->tasks || !rendered || !run->script_files || (!opt->dry_run && !commands)) {
         fprintf(stderr, "paddiser bench: out of memory\n");
         goto out;
     }
@@ -842,7 +829,10 @@ int pd_bench_main(const pd_bench_options *opt)
             rd.values = NULL;
             rd.parser_file = NULL;
             rd.parser_context = NULL;
-            free(rd.command);
+            if (r == 1 && commands) /* for __iops_index.json, as IOPS records it */
+                commands[e] = rd.command;
+            else
+                free(rd.command);
             rd.command = NULL;
             rendered[k] = rd;
         }
@@ -975,6 +965,14 @@ int pd_bench_main(const pd_bench_options *opt)
             }
         }
     }
+    /* what IOPS's `find` reads (iops_meta.h); the run metadata again at the
+     * end. Not written: said, and the run exits 1 (as for results.csv) */
+    bool meta_lost = false;
+    if (pd_iops_write_index(run, commands) != 0 || pd_iops_write_run_metadata(run, started, 0) != 0) {
+        fprintf(stderr, "paddiser bench: cannot write the IOPS run metadata (" PD_IOPS_INDEX_FILE ", "
+                        PD_IOPS_RUN_METADATA_FILE ") into %s: %s\n", run->run_dir, strerror(errno));
+        meta_lost = true;
+    }
     run->done = skipped;
     if (!opt->quiet) {
         if (opt->resume)
@@ -993,6 +991,12 @@ int pd_bench_main(const pd_bench_options *opt)
     int lost = write_results(run) != 0;
     lost |= write_sink(run, sink) != 0;
     lost |= run->unsaved_status > 0;
+    if (pd_iops_write_run_metadata(run, started, pd_now()) != 0) {
+        fprintf(stderr, "paddiser bench: cannot write %s/" PD_IOPS_RUN_METADATA_FILE ": %s\n", run->run_dir,
+                strerror(errno));
+        meta_lost = true;
+    }
+    lost |= meta_lost;
     size_t ok = 0, failed = 0, timed_out = 0, cancelled = 0;
     for (size_t k = 0; k < run->ntasks; k++) {
         pd_task_state st = run->tasks[k].state;
@@ -1058,6 +1062,9 @@ out:
         for (size_t k = 0; k < run->ntasks; k++)
             pd_bench_rendered_free(&rendered[k], cfg_nvars);
     free(rendered);
+    for (size_t e = 0; commands && e < run->matrix.nexecs; e++)
+        free(commands[e]);
+    free(commands);
     free(sink);
     free_run(run);
     pd_str_free(&errors);

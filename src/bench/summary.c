@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bench/iops_meta.h"
 #include "common/cliopt.h"
 #include "common/csv.h"
 #include "common/util.h"
@@ -1345,7 +1346,11 @@ out:
 int pd_summary_write(const char *run_dir, char *err, size_t errlen)
 {
     numbered *execs = NULL;
-    long nexec = list_numbered(run_dir, "exec_", &execs);
+    /* the summary goes in run_dir; the executions may be under runs/ (IOPS) */
+    char exec_root[4096];
+    if (!pd_iops_exec_root(run_dir, exec_root, sizeof exec_root))
+        snprintf(exec_root, sizeof exec_root, "%s", run_dir);
+    long nexec = list_numbered(exec_root, "exec_", &execs);
     if (nexec < 0) {
         snprintf(err, errlen, "cannot read run directory %s: %s", run_dir, strerror(errno));
         return -1;
@@ -1358,7 +1363,7 @@ int pd_summary_write(const char *run_dir, char *err, size_t errlen)
 
     for (long x = 0; x < nexec; x++) {
         char exec_dir[4096];
-        if (!join_path(exec_dir, sizeof exec_dir, run_dir, execs[x].name))
+        if (pd_path_join(exec_dir, sizeof exec_dir, exec_root, execs[x].name) != 0)
             continue;
         numbered *reps;
         long nrep = list_numbered(exec_dir, "repetition_", &reps);
@@ -1415,7 +1420,7 @@ int pd_summary_write(const char *run_dir, char *err, size_t errlen)
         if (i > 0 && rows[i - 1]->exec == x)
             continue;
         char exec_dir[4096], perr[256];
-        join_path(exec_dir, sizeof exec_dir, run_dir, execs[x].name); /* fitted above */
+        pd_path_join(exec_dir, sizeof exec_dir, exec_root, execs[x].name); /* fitted above */
         /* a missing or malformed params file leaves the variable cells empty */
         if (pd_summary_read_params(exec_dir, &params[x], perr, sizeof perr) < 0)
             goto oom;
@@ -1510,7 +1515,12 @@ int pd_summary_main(int argc, char **argv)
         fprintf(stderr, "paddiser bench: %s is not a directory\n", run_dir);
         return 2;
     }
-    char err[512];
+    char err[1024], root[4096];
+    if (!pd_iops_exec_root(run_dir, root, sizeof root)) {
+        pd_iops_no_run_message(run_dir, err, sizeof err);
+        fprintf(stderr, "paddiser bench: --summarize: %s\n", err);
+        return 2;
+    }
     int rc = pd_summary_write(run_dir, err, sizeof err);
     if (rc < 0) {
         fprintf(stderr, "paddiser bench: %s\n", err);
@@ -1518,7 +1528,7 @@ int pd_summary_main(int argc, char **argv)
     }
     if (rc == 0) {
         fprintf(stderr, "paddiser bench: no sample files under %s/exec_*/repetition_*/; "
-                        "no summary written\n", run_dir);
+                        "no summary written\n", root);
         return 0;
     }
     printf("%s/%s\n", run_dir, SUMMARY_FILE);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bench/iops_meta.h"
 #include "common/csv.h"
 
 /* ---------- directory listing ---------- */
@@ -181,14 +182,19 @@ static void load_status(const char *rep_dir, pd_rep_exec *ex)
     pd_str_free(&p);
     if (!root)
         return;
+    /* IOPS's names (SUCCEEDED, ...) and older paddiser runs' (succeeded) */
     const char *status = json_string_value(json_object_get(root, "status"));
-    if (status && !strcmp(status, "succeeded"))
+    pd_task_state st;
+    bool known = pd_iops_status_parse(status, &st);
+    if (known && st == PD_TASK_SUCCEEDED)
         ex->n_succeeded++;
-    else if (status && (!strcmp(status, "failed") || !strcmp(status, "timed_out")))
+    else if (known && pd_task_failed(st))
         ex->n_failed++;
     else if (status)
         ex->n_other++;
     json_t *d = json_object_get(root, "duration_s");
+    if (!d) /* an IOPS run's */
+        d = json_object_get(root, "duration_seconds");
     if (json_is_number(d) && isfinite(json_number_value(d))) {
         ex->duration_sum += json_number_value(d);
         ex->n_duration++;
@@ -199,6 +205,12 @@ static void load_status(const char *rep_dir, pd_rep_exec *ex)
 void pd_rep_run_load(const char *run_dir, pd_rep_run *run)
 {
     *run = (pd_rep_run){0};
+    char root[PATH_MAX];
+    if (!pd_iops_exec_root(run_dir, root, sizeof root))
+        return;
+    if (!(run->exec_root = pd_strdup(root)))
+        return;
+    run_dir = root; /* IOPS keeps them under runs/ */
     char **names;
     size_t n = pd_rep_list(run_dir, "exec_", true, &names);
     if (!n)
@@ -243,6 +255,7 @@ void pd_rep_run_free(pd_rep_run *run)
         pd_rep_names_free(ex->reps);
     }
     free(run->execs);
+    free(run->exec_root);
     for (size_t v = 0; v < run->nvars; v++)
         free(run->vars[v]);
     free(run->vars);
@@ -277,6 +290,17 @@ int pd_rep_table_load(const char *path, char *const *vars, size_t nvars, pd_rep_
     if (!csv)
         return -1;
     int c_exec = pd_csv_col(csv, "execution_id"), c_rep = pd_csv_col(csv, "repetition");
+    char *flat = c_exec < 0 ? pd_iops_results_to_short(csv) : NULL;
+    if (flat) { /* an IOPS run's results.csv: execution.execution_id, vars.*, metrics.* */
+        pd_csv *shortened = pd_csv_parse(flat, err, errlen);
+        free(flat);
+        if (shortened) {
+            pd_csv_free(csv);
+            csv = shortened;
+            c_exec = pd_csv_col(csv, "execution_id");
+            c_rep = pd_csv_col(csv, "repetition");
+        }
+    }
     if (c_exec < 0 || c_rep < 0) {
         snprintf(err, errlen, "%s: no %s column in the header", path,
                  c_exec < 0 ? "execution_id" : "repetition");

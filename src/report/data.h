@@ -38,9 +38,11 @@ typedef struct {
     char **vars; /* union of params keys, first-seen order */
     size_t nvars;
     size_t n_bad_params; /* params files present but unreadable */
+    char *exec_root;     /* where the exec_NNNN directories are: run_dir, or run_dir/runs (IOPS); NULL: none */
 } pd_rep_run;
 
-/* Scans run_dir/exec_* (missing dirs simply give an empty run). */
+/* Scans run_dir/exec_*, or run_dir/runs/exec_* as IOPS lays them out
+ * (missing dirs simply give an empty run). */
 void pd_rep_run_load(const char *run_dir, pd_rep_run *run);
 void pd_rep_run_free(pd_rep_run *run);
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bench/iops_meta.h"
 #include "report/page.h"
 #include "report/svg.h"
 
@@ -225,6 +226,13 @@ static void build_page(pd_page *pg)
     pd_str_append(o, "</body>\n</html>\n");
 }
 
+static bool has_file(const char *dir, const char *name)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    return pd_path_join(path, sizeof path, dir, name) == 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 int pd_report_write(const char *run_dir, const char *out_path, char *err, size_t errlen)
 {
     struct stat st;
@@ -238,6 +246,14 @@ int pd_report_write(const char *run_dir, const char *out_path, char *err, size_t
     }
     if (!S_ISDIR(st.st_mode)) {
         snprintf(err, errlen, "run directory %s: not a directory", run_dir);
+        return -1;
+    }
+    /* a directory with nothing of a run (an empty one, a workdir) is an
+     * error, not an empty report */
+    char root[PATH_MAX];
+    if (!pd_iops_exec_root(run_dir, root, sizeof root) && !has_file(run_dir, "results.csv") &&
+        !has_file(run_dir, "__iops_resource_summary.csv")) {
+        pd_iops_no_run_message(run_dir, err, errlen);
         return -1;
     }
     pd_str page = {0};

@@ -138,7 +138,7 @@ void pd_page_section_traces(pd_page *pg)
         bool found = false;
         for (size_t r = 0; r < ex->nreps && !found; r++) {
             pd_str dir = {0};
-            pd_str_printf(&dir, "%s/%s/%s", pg->run_dir, ex->id, ex->reps[r]);
+            pd_str_printf(&dir, "%s/%s/%s", pg->run.exec_root, ex->id, ex->reps[r]);
             if (dir.data && pd_rep_dir_has_traces(dir.data)) {
                 found = true;
                 if (shown < PD_PAGE_MAX_EXECS_TS) {
@@ -303,7 +303,7 @@ void pd_page_section_tasks(pd_page *pg)
         const pd_rep_exec *ex = &pg->run.execs[i];
         for (size_t r = 0; r < ex->nreps; r++) {
             pd_str path = {0};
-            pd_str_printf(&path, "%s/%s/%s/paddiser_tasks.csv", pg->run_dir, ex->id, ex->reps[r]);
+            pd_str_printf(&path, "%s/%s/%s/paddiser_tasks.csv", pg->run.exec_root, ex->id, ex->reps[r]);
             if (!path.data || !file_exists(path.data)) {
                 pd_str_free(&path);
                 continue;

@@ -825,27 +825,47 @@ static void test_injection_validation(void **state)
 
     cfg.cpu = cfg.gpu = true;
     assert_int_equal(pd_probe_injection(&out, &cfg, err, sizeof err), 0);
+    /* The block: two paddiser-probe runs (start, and stop in the exit
+     * handler), no polling loop and no sleep. */
     const char *must[] = {
         "__iops_dir='/w/it'\\''s'\n",
+        "__iops_probe='/opt/p d/paddiser-probe'\n",
         "__iops_attempt=${IOPS_ATTEMPT_ID:-${SLURM_JOB_ID:-${OAR_JOB_ID:-${PBS_JOBID:-$$}}}}\n",
-        "\"$__iops_dir/__iops_node_launcher.sh\"",
-        "\"$__iops_dir/__iops_runtime_sampler.sh\"",
-        "\"$__iops_dir/__iops_runtime_gpu_sampler.sh\"",
-        "\"$__iops_dir/__iops_runtime_io_sampler.sh\"",
-        "exec '/opt/p d/paddiser-probe' cpu --dir '/w/it'\\''s' --attempt \"$1\" --interval 0.5 ",
-        "--io-path '/scratch' --io-path '/w/it'\\''s/rel/dir'",
-        "srun --overlap --nodes=\"$n\" --ntasks=\"$n\" --ntasks-per-node=1",
-        "scontrol show hostnames \"$SLURM_JOB_NODELIST\"",
-        "ssh -o BatchMode=yes",
-        "oarsh",
         "trap '__iops_exit_handler' EXIT\n",
-        "__iops_start __iops_runtime_sampler.sh __iops_trace_running || true\n",
-        "__iops_start __iops_runtime_gpu_sampler.sh __iops_gpu_trace_running || true\n",
-        "__iops_start __iops_runtime_io_sampler.sh __iops_io_trace_running || true\n",
+        "\"$__iops_probe\" stop --dir \"$__iops_dir\" --attempt \"$__iops_attempt\" --cpu --gpu --io $__iops_pids ",
+        "__iops_pids=$(\"$__iops_probe\" start --dir \"$__iops_dir\" --attempt \"$__iops_attempt\" --interval 0.5 "
+        "--watch-pid $$ --cpu --gpu --io-path '/scratch' --io-path '/w/it'\\''s/rel/dir' </dev/null) || true\n",
     };
     for (size_t i = 0; i < PD_ARRAY_LEN(must); i++)
         if (!strstr(out.data, must[i]))
             fail_msg("block lacks: %s", must[i]);
+    assert_null(strstr(out.data, "sleep"));
+    assert_null(strstr(out.data, "while"));
+    pd_str_free(&out);
+
+    /* What start writes: the wrappers and the launcher. */
+    pd_str_append(&out, "");
+    pd_probe_wrapper_text(&out, &cfg, "cpu");
+    pd_probe_wrapper_text(&out, &cfg, "gpu");
+    pd_probe_wrapper_text(&out, &cfg, "io");
+    pd_probe_launcher_text(&out);
+    const char *files[] = {
+        "exec '/opt/p d/paddiser-probe' cpu --dir '/w/it'\\''s' --attempt \"$1\" --interval 0.5 ",
+        "exec '/opt/p d/paddiser-probe' gpu --dir '/w/it'\\''s' --attempt \"$1\" --interval 0.5 ",
+        "--io-path '/scratch' --io-path '/w/it'\\''s/rel/dir'",
+        "command -v nvidia-smi",
+        "srun --overlap --nodes=\"$n\" --ntasks=\"$n\" --ntasks-per-node=1",
+        "scontrol show hostnames \"$SLURM_JOB_NODELIST\"",
+        "ssh -o BatchMode=yes",
+        "oarsh",
+        "if [ \"${4:-}\" != --remote-only ]; then\n",
+    };
+    for (size_t i = 0; i < PD_ARRAY_LEN(files); i++)
+        if (!strstr(out.data, files[i]))
+            fail_msg("wrappers/launcher lack: %s", files[i]);
+    assert_string_equal(pd_probe_wrapper_name("cpu"), "__iops_runtime_sampler.sh");
+    assert_string_equal(pd_probe_wrapper_name("gpu"), "__iops_runtime_gpu_sampler.sh");
+    assert_string_equal(pd_probe_wrapper_name("io"), "__iops_runtime_io_sampler.sh");
     pd_str_free(&out);
 }
 

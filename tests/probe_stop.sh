@@ -1,0 +1,135 @@
+#!/bin/sh
+# How a sampler stops (issue #18): every sampler here runs with a one-hour
+# interval, so only an event can end its sleep, never a poll or a due sample.
+# Each stop must still leave the closing sample: the first sample is only the
+# baseline, so the rows found (one per cpuN line) are the closing sample's.
+#   1. SIGUSR1, the sentinel kept
+#   2. the sentinel removed (inotify), no signal
+#   3. the --watch-pid process exiting (pidfd)
+#   4. start + stop as the block runs them: when stop returns, the sampler has
+#      exited and its rows are in the file (stop waited for it, not a poll)
+#   5. a real run script with the block: the trace holds the closing sample
+#      once the script has returned
+# No durations are asserted: the waits below are bounded only so that a
+# broken stop fails instead of hanging.
+set -u
+BUILD=${BUILD:-build}
+PROBE=$(cd "$BUILD" && pwd)/paddiser-probe
+T=$(mktemp -d /tmp/paddiser_probe_stop.XXXXXX)
+D=$T/rep
+mkdir "$D"
+bg=
+cleanup() {
+    for p in $bg; do kill "$p" 2>/dev/null; done
+    rm -rf "$T"
+}
+fail() { echo "probe_stop: FAIL: $*"; cleanup; exit 1; }
+cores=$(grep -c '^cpu[0-9]' /proc/stat)
+host=$(uname -n | cut -d. -f1)
+rows() { [ -f "$1" ] && tail -n +2 "$1" | wc -l || echo 0; }
+alive() { # not gone, not a zombie
+    kill -0 "$1" 2>/dev/null || return 1
+    st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    case $st in *") Z "* | *") X "*) return 1 ;; esac
+}
+# Waits (at most 20 s) until PID sleeps in its loop: it holds its inotify
+# descriptor and is asleep; then 0.1 s more, so the closing sample has new
+# time behind it (a sampler skips one within 0.02 s of the baseline).
+wait_sleeping() {
+    i=0
+    while [ $i -lt 400 ]; do
+        if ls -l "/proc/$1/fd" 2>/dev/null | grep -q inotify &&
+            case $(cat "/proc/$1/stat" 2>/dev/null) in *") S "*) true ;; *) false ;; esac; then
+            sleep 0.1
+            return 0
+        fi
+        sleep 0.05
+        i=$((i + 1))
+    done
+    fail "$2: sampler $1 never went to sleep"
+}
+wait_gone() { # PID WHAT: bounded wait for the sampler's exit
+    i=0
+    while alive "$1" && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+    alive "$1" && fail "$2: the sampler did not stop"
+    return 0
+}
+# TRACE WHAT T0: the closing sample's rows, each stamped after T0
+closing_sample() {
+    [ "$(rows "$1")" -eq "$cores" ] || fail "$2: $(rows "$1") rows, want the closing sample's $cores"
+    tail -n +2 "$1" | awk -F, -v t0="$3" '$1 + 0 < t0 + 0 { bad = 1 } END { exit bad }' ||
+        fail "$2: a row stamped before the sampler started: $(cat "$1")"
+    [ "$(tail -c 1 "$1" | od -An -c | tr -d ' ')" = '\n' ] || fail "$2: the trace ends mid-row"
+}
+now() { date +%s.%N; }
+
+# --- 1. SIGUSR1 ---
+touch "$D/__iops_trace_running.s1"
+t0=$(now)
+"$PROBE" cpu --dir "$D" --attempt s1 --interval 3600 &
+p=$!; bg="$bg $p"
+wait_sleeping "$p" "SIGUSR1"
+kill -USR1 "$p"
+wait "$p"; rc=$?
+[ "$rc" = 0 ] || fail "SIGUSR1: exit status $rc"
+closing_sample "$D/__iops_trace_${host}_s1.csv" "SIGUSR1" "$t0"
+[ -e "$D/__iops_trace_running.s1" ] || fail "SIGUSR1: the sampler removed its sentinel"
+
+# --- 2. sentinel removed ---
+touch "$D/__iops_trace_running.s2" "$D/__iops_trace_running.other"
+t0=$(now)
+"$PROBE" cpu --dir "$D" --attempt s2 --interval 3600 &
+p=$!; bg="$bg $p"
+wait_sleeping "$p" "sentinel"
+rm "$D/__iops_trace_running.other" # another attempt's sentinel: no stop
+sleep 0.2
+alive "$p" || fail "sentinel: another attempt's sentinel stopped the sampler"
+rm "$D/__iops_trace_running.s2"
+wait_gone "$p" "sentinel"
+wait "$p" || fail "sentinel: exit status $?"
+closing_sample "$D/__iops_trace_${host}_s2.csv" "sentinel" "$t0"
+
+# --- 3. --watch-pid exits ---
+touch "$D/__iops_trace_running.s3"
+sleep 3600 &
+w=$!; bg="$bg $w"
+t0=$(now)
+"$PROBE" cpu --dir "$D" --attempt s3 --interval 3600 --watch-pid "$w" &
+p=$!; bg="$bg $p"
+wait_sleeping "$p" "watch-pid"
+kill "$w"
+wait "$w" 2>/dev/null
+wait_gone "$p" "watch-pid"
+closing_sample "$D/__iops_trace_${host}_s3.csv" "watch-pid" "$t0"
+
+# --- 4. start, then stop ---
+sleep 3600 &
+w=$!; bg="$bg $w"
+t0=$(now)
+pids=$("$PROBE" start --dir "$D" --attempt s4 --cpu --interval 3600 --watch-pid "$w" </dev/null) ||
+    fail "start: exit $?"
+[ "$(echo $pids | wc -w)" = 1 ] || fail "start printed '$pids', want one PID"
+[ -f "$D/__iops_trace_running.s4" ] || fail "start: no sentinel"
+[ -x "$D/__iops_node_launcher.sh" ] && [ -x "$D/__iops_runtime_sampler.sh" ] || fail "start: wrappers missing"
+wait_sleeping "$pids" "start/stop"
+"$PROBE" stop --dir "$D" --attempt s4 --cpu $pids || fail "stop: exit $?"
+# no waiting here: stop returns only once the sampler has exited
+alive "$pids" && fail "stop returned before the sampler exited"
+[ ! -e "$D/__iops_trace_running.s4" ] || fail "stop: sentinel left"
+closing_sample "$D/__iops_trace_${host}_s4.csv" "start/stop" "$t0"
+# stop leaves alone a PID that is not a sampler of this attempt
+"$PROBE" stop --dir "$D" --attempt s4 --cpu "$w" || fail "stop with a foreign PID: exit $?"
+alive "$w" || fail "stop signalled a process that is not its sampler"
+kill "$w"
+
+# --- 5. a run script with the block ---
+"$PROBE" block --dir "$D" --cpu --interval 3600 >"$T/block" || fail "block"
+{ echo '#!/bin/sh'; cat "$T/block"; echo 'sleep 1'; echo 'exit 5'; } >"$T/run.sh"
+t0=$(now)
+IOPS_ATTEMPT_ID=s5 sh "$T/run.sh"; rc=$?
+[ "$rc" = 5 ] || fail "run script: exit status $rc, want 5"
+closing_sample "$D/__iops_trace_${host}_s5.csv" "run script" "$t0"
+[ ! -e "$D/__iops_trace_running.s5" ] || fail "run script: sentinel left"
+
+cleanup
+echo "probe_stop: ok"

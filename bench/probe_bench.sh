@@ -4,10 +4,13 @@
 # 1. Per repetition: the wall time a run script pays for the injected block
 #    (CPU/memory sampler, interval 1 s): start, stop, the closing sample and
 #    the file close included. REPS runs of `block; sleep 0.1` against REPS runs
-#    of `sleep 0.1` (0.1 s: long enough for the closing sample), each timed with $EPOCHREALTIME (no process of its own); the
-#    medians and their difference. With strace on PATH, also the processes
-#    one repetition creates. OLD_PROBE=path compares an older paddiser-probe's
-#    block the same way.
+#    of `sleep 0.1` (0.1 s: long enough for the closing sample), each timed
+#    with $EPOCHREALTIME (no process of its own): the medians and their
+#    difference. With perf on PATH, also the CPU time of a repetition, the
+#    samplers included (task-clock, inherited by every process the script
+#    forks: less sensitive to a loaded machine than the wall time); with
+#    strace, the processes one repetition creates. OLD_PROBE=path compares an
+#    older paddiser-probe's block the same way.
 #
 # 2. Per sample: the CPU time (user+sys) of one CPU/memory sample, side by
 #    side, all running at once over the same window, at 1 s and 0.05 s:
@@ -57,6 +60,12 @@ time_reps() {
         awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", (b - a) * 1000 }'
     done | median
 }
+# mean CPU ms of one run of SCRIPT and everything it forks (perf task-clock)
+cpu_ms() {
+    command -v perf >/dev/null 2>&1 || { echo "n/a"; return; }
+    IOPS_ATTEMPT_ID=pf perf stat -x, -e task-clock -r "$REPS" -o "$T/perf" sh "$1" >/dev/null 2>&1 || { echo "n/a"; return; }
+    awk -F, '$3 ~ /task-clock/ { printf "%.2f", $1 }' "$T/perf"
+}
 # processes one run of SCRIPT creates (fork/vfork/clone), via strace
 count_procs() {
     command -v strace >/dev/null 2>&1 || { echo "n/a"; return; }
@@ -68,16 +77,20 @@ rep_cost() { # LABEL PROBE_BINARY
     mkdir -p "$d"
     "$2" block --dir "$d" --cpu --interval 1 --probe "$2" >"$T/block_$1"
     { echo '#!/bin/sh'; cat "$T/block_$1"; echo 'sleep 0.1'; } >"$T/with_$1.sh"
-    local with procs
+    local with procs cpu
     with=$(time_reps "$T/with_$1.sh")
     procs=$(count_procs "$T/with_$1.sh")
-    awk -v l="$1" -v w="$with" -v b="$base" -v p="$procs" 'BEGIN {
-        printf "  %-22s %8.2f ms per repetition, %8.2f ms over the bare script; %s processes\n", l, w, w - b, p }'
+    cpu=$(cpu_ms "$T/with_$1.sh")
+    awk -v l="$1" -v w="$with" -v b="$base" -v p="$procs" -v c="$cpu" -v bc="$base_cpu" 'BEGIN {
+        printf "  %-18s wall %8.2f ms (+%.2f over the bare script), CPU %s ms (+%s), %s processes\n", l, w, w - b, c,
+            c == "n/a" || bc == "n/a" ? "n/a" : sprintf("%.2f", c - bc), p }'
 }
 { echo '#!/bin/sh'; echo 'sleep 0.1'; } >"$T/bare.sh"
 base=$(time_reps "$T/bare.sh")
-echo "1. Per-repetition cost of the probes (CPU/memory sampler at 1 s; median of $REPS runs):"
-awk -v b="$base" -v p="$(count_procs "$T/bare.sh")" 'BEGIN { printf "  %-22s %8.2f ms per repetition; %s processes\n", "no probes", b, p }'
+base_cpu=$(cpu_ms "$T/bare.sh")
+echo "1. Per-repetition cost of the probes (CPU/memory sampler at 1 s; wall: median of $REPS runs, CPU: mean):"
+awk -v b="$base" -v p="$(count_procs "$T/bare.sh")" -v c="$base_cpu" 'BEGIN {
+    printf "  %-18s wall %8.2f ms, CPU %s ms, %s processes\n", "no probes", b, c, p }'
 rep_cost "paddiser-probe" "$PROBE"
 if [ -n "${OLD_PROBE:-}" ]; then
     rep_cost "older (OLD_PROBE)" "$(cd "$(dirname "$OLD_PROBE")" && pwd)/$(basename "$OLD_PROBE")"

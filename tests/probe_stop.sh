@@ -3,18 +3,25 @@
 # interval, so only an event can end its sleep, never a poll or a due sample.
 # Each stop must still leave the closing sample: the first sample is only the
 # baseline, so the rows found (one per cpuN line) are the closing sample's.
-#   1. SIGUSR1, the sentinel kept
+#   1. SIGUSR1 (what the block's exit handler sends: the run is over): this
+#      attempt's sentinels, every kind, removed; SIGTERM: only this sampler
+#      stops, the sentinel stays
 #   2. the sentinel removed (inotify), no signal
 #   3. the --watch-pid process exiting (pidfd)
 #   4. start + stop as the block runs them: when stop returns, the sampler has
 #      exited and its rows are in the file (stop waited for it, not a poll)
 #   5. a real run script with the block: the trace holds the closing sample
 #      once the script has returned
+#   6. the same with the paddiser-probe binary deleted while the script runs:
+#      on one node the exit handler needs no process (SIGUSR1 and a read of
+#      the samplers' pipe), so the sentinel still goes and the closing sample
+#      is still there when the script returns
 # No durations are asserted: the waits below are bounded only so that a
 # broken stop fails instead of hanging.
 set -u
 BUILD=${BUILD:-build}
 PROBE=$(cd "$BUILD" && pwd)/paddiser-probe
+STUBS=$(cd "${TESTS_DIR:-$(dirname "$0")}" && pwd)/fixtures/probe/bin
 T=$(mktemp -d /tmp/paddiser_probe_stop.XXXXXX)
 D=$T/rep
 mkdir "$D"
@@ -63,8 +70,9 @@ closing_sample() {
 }
 now() { date +%s.%N; }
 
-# --- 1. SIGUSR1 ---
-touch "$D/__iops_trace_running.s1"
+# --- 1. SIGUSR1, SIGTERM ---
+touch "$D/__iops_trace_running.s1" "$D/__iops_gpu_trace_running.s1" "$D/__iops_io_trace_running.s1" \
+    "$D/__iops_trace_running.s1x"
 t0=$(now)
 "$PROBE" cpu --dir "$D" --attempt s1 --interval 3600 &
 p=$!; bg="$bg $p"
@@ -73,7 +81,20 @@ kill -USR1 "$p"
 wait "$p"; rc=$?
 [ "$rc" = 0 ] || fail "SIGUSR1: exit status $rc"
 closing_sample "$D/__iops_trace_${host}_s1.csv" "SIGUSR1" "$t0"
-[ -e "$D/__iops_trace_running.s1" ] || fail "SIGUSR1: the sampler removed its sentinel"
+for s in __iops_trace_running __iops_gpu_trace_running __iops_io_trace_running; do
+    [ ! -e "$D/$s.s1" ] || fail "SIGUSR1: sentinel $s.s1 left"
+done
+[ -e "$D/__iops_trace_running.s1x" ] || fail "SIGUSR1: another attempt's sentinel removed"
+touch "$D/__iops_trace_running.s1t"
+t0=$(now)
+"$PROBE" cpu --dir "$D" --attempt s1t --interval 3600 &
+p=$!; bg="$bg $p"
+wait_sleeping "$p" "SIGTERM"
+kill -TERM "$p"
+wait "$p"; rc=$?
+[ "$rc" = 0 ] || fail "SIGTERM: exit status $rc"
+closing_sample "$D/__iops_trace_${host}_s1t.csv" "SIGTERM" "$t0"
+[ -e "$D/__iops_trace_running.s1t" ] || fail "SIGTERM: the sampler removed its sentinel"
 
 # --- 2. sentinel removed ---
 touch "$D/__iops_trace_running.s2" "$D/__iops_trace_running.other"
@@ -130,6 +151,20 @@ IOPS_ATTEMPT_ID=s5 sh "$T/run.sh"; rc=$?
 [ "$rc" = 5 ] || fail "run script: exit status $rc, want 5"
 closing_sample "$D/__iops_trace_${host}_s5.csv" "run script" "$t0"
 [ ! -e "$D/__iops_trace_running.s5" ] || fail "run script: sentinel left"
+
+# --- 6. the exit handler on its own ---
+mkdir "$T/bin"
+cp "$PROBE" "$T/bin/paddiser-probe"
+"$PROBE" block --dir "$D" --cpu --gpu --interval 3600 --probe "$T/bin/paddiser-probe" >"$T/block6" || fail "block6"
+{ echo '#!/bin/sh'; cat "$T/block6"; echo "sleep 1; rm '$T/bin/paddiser-probe'"; } >"$T/run6.sh"
+t0=$(now)
+PATH="$STUBS:$PATH" IOPS_ATTEMPT_ID=s6 sh "$T/run6.sh" ||
+    fail "run6: exit $?"
+[ ! -e "$T/bin/paddiser-probe" ] || fail "run6: the binary was not removed"
+closing_sample "$D/__iops_trace_${host}_s6.csv" "no stop command" "$t0"
+for s in __iops_trace_running __iops_gpu_trace_running; do
+    [ ! -e "$D/$s.s6" ] || fail "no stop command: sentinel $s.s6 left"
+done
 
 cleanup
 echo "probe_stop: ok"

@@ -188,8 +188,8 @@ static void launch_remote(const char *launcher, const char *wrapper, const char 
         char buf[4096];
         ssize_t n;
         while ((n = read(pfd[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
-            if (n > 0)
-                fwrite(buf, 1, (size_t)n, stdout);
+            for (ssize_t i = 0; i < n; i++)
+                putchar(buf[i] == '\n' ? ' ' : buf[i]);
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
             ;
     }
@@ -271,6 +271,15 @@ int pd_probe_start(int argc, char **argv)
     pid_t pids[3];
     int npids = 0;
     bool started[3] = {false, false, false};
+    /* The samplers' shared pipe: each holds both ends at PD_PROBE_WAIT_FD
+     * (read) and PD_PROBE_WAIT_FD + 1 (write) until it exits. The exit
+     * handler opens /proc/PID/PD_PROBE_WAIT_FD and reads: EOF comes when the
+     * last sampler has exited. The read end's number is the lower, so it is
+     * closed first at exit: the handler never opens a read end with no writer
+     * left (such an open would block). */
+    int wait_pipe[2] = {-1, -1};
+    if (pipe2(wait_pipe, O_CLOEXEC) != 0)
+        wait_pipe[0] = wait_pipe[1] = -1;
     for (int k = 0; k < 3 && wrote; k++) {
         if (!on[k])
             continue;
@@ -314,6 +323,15 @@ int pd_probe_start(int argc, char **argv)
         sigprocmask(SIG_BLOCK, &stop_sigs, &old_mask);
         pid_t pid = fork();
         if (pid == 0) {
+            if (wait_pipe[0] >= 0 && dup2(wait_pipe[0], PD_PROBE_WAIT_FD) >= 0 &&
+                dup2(wait_pipe[1], PD_PROBE_WAIT_FD + 1) >= 0) {
+                fcntl(PD_PROBE_WAIT_FD, F_SETFD, FD_CLOEXEC); /* not for nvidia-smi */
+                fcntl(PD_PROBE_WAIT_FD + 1, F_SETFD, FD_CLOEXEC);
+            }
+            if (wait_pipe[0] >= 0 && wait_pipe[0] != PD_PROBE_WAIT_FD && wait_pipe[0] != PD_PROBE_WAIT_FD + 1)
+                close(wait_pipe[0]);
+            if (wait_pipe[1] >= 0 && wait_pipe[1] != PD_PROBE_WAIT_FD && wait_pipe[1] != PD_PROBE_WAIT_FD + 1)
+                close(wait_pipe[1]);
             int nul = open("/dev/null", O_RDWR);
             if (nul >= 0) {
                 dup2(nul, 0);
@@ -329,16 +347,24 @@ int pd_probe_start(int argc, char **argv)
             started[k] = true;
         }
     }
+    if (wait_pipe[0] >= 0) {
+        close(wait_pipe[0]);
+        close(wait_pipe[1]);
+    }
+    /* One line: this node's samplers, then after '+' the remote launches. */
     for (int i = 0; i < npids; i++)
-        printf("%ld\n", (long)pids[i]);
+        printf("%s%ld", i ? " " : "", (long)pids[i]);
     if (npids > 0 && multi_node_job()) {
         char launcher[PATH_MAX], wrapper[PATH_MAX];
         path_in(launcher, sizeof launcher, dir, "__iops_node_launcher.sh", NULL);
+        printf(" +");
         fflush(stdout);
         for (int k = 0; k < 3; k++)
             if (started[k] && path_in(wrapper, sizeof wrapper, dir, pd_probe_wrapper_name(KINDS[k].kind), NULL))
                 launch_remote(launcher, wrapper, attempt);
     }
+    if (npids > 0)
+        printf("\n");
     fflush(stdout);
     pd_str_free(&text);
     free(paths);
@@ -456,6 +482,8 @@ int pd_probe_stop(int argc, char **argv)
     pid_t pid[MAX_PIDS];
     int np = 0;
     for (int i = optind; i < argc && np < MAX_PIDS; i++) {
+        if (strcmp(argv[i], "+") == 0)
+            continue; /* start's separator of the remote launches */
         long v;
         char *end;
         errno = 0;

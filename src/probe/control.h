@@ -7,6 +7,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The fd of the samplers' shared pipe (read end; the write end is the next
+ * one) that the injected block's exit handler reads through /proc/PID/fd to
+ * wait for this node's samplers without a process of its own. */
+#define PD_PROBE_WAIT_FD 100
+
 /* argv[0] is the subcommand; return the exit status (0, or 2 for a usage error). */
 int pd_probe_start(int argc, char **argv);
 int pd_probe_stop(int argc, char **argv);

@@ -23,6 +23,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "probe/control.h"
+
+#define PD_STR_(x) #x
+#define PD_STR(x) PD_STR_(x)
+
 /* Redirections on special built-ins (':', 'exec', ...) that fail make a
  * POSIX shell exit, so the block only redirects regular commands. */
 
@@ -205,13 +210,35 @@ int pd_probe_injection(pd_str *out, const pd_probe_inject_cfg *cfg, char *err, s
         "[ -n \"$__iops_attempt\" ] || __iops_attempt=$$\n"
         "__iops_pids=\n"
         "__iops_started=\n"
-        "# stop: removes the sentinels, signals this node's samplers (each takes its\n"
-        "# closing sample and closes its files) and waits for them to exit\n"
+        "# SIGUSR1 tells this node's samplers that the run is over: they remove the\n"
+        "# sentinels (the other nodes' samplers stop on that), take their closing\n"
+        "# sample, close their files and exit. Reading their shared pipe through\n"
+        "# /proc returns at EOF, once the last one has exited: no polling, no\n"
+        "# process. Only remote launches to wait for, or a sentinel that no sampler\n"
+        "# here removed, need paddiser-probe stop.\n"
         "__iops_exit_handler() {\n"
         "    __iops_rc=$?\n"
         "    [ -z \"${__iops_exit_done:-}\" ] || return 0\n"
         "    __iops_exit_done=1\n"
-        "    [ -z \"$__iops_started\" ] ||\n"
+        "    [ -n \"$__iops_started\" ] || return \"$__iops_rc\"\n"
+        "    __iops_local=${__iops_pids%%+*}\n"
+        "    [ -z \"$__iops_local\" ] || kill -s USR1 $__iops_local 2>/dev/null || true\n"
+        "    for __iops_p in $__iops_local; do\n"
+        "        read -r __iops_x 2>/dev/null </proc/$__iops_p/fd/" PD_STR(PD_PROBE_WAIT_FD) " || true\n"
+        "    done\n"
+        "    __iops_left=\n"
+        "    case $__iops_pids in *+*) __iops_left=1;; esac\n"
+        "    for __iops_s in");
+    for (int k = 0; k < 3; k++)
+        if (k == 0 ? cfg->cpu : k == 1 ? cfg->gpu : cfg->io)
+            pd_str_printf(out, " %s", k == 0 ? "__iops_trace_running" : k == 1 ? "__iops_gpu_trace_running"
+                                                                              : "__iops_io_trace_running");
+    pd_str_append(
+        out,
+        "; do\n"
+        "        [ ! -e \"$__iops_dir/$__iops_s.$__iops_attempt\" ] || __iops_left=1\n"
+        "    done\n"
+        "    [ -z \"$__iops_left\" ] ||\n"
         "        \"$__iops_probe\" stop --dir \"$__iops_dir\" --attempt \"$__iops_attempt\"");
     pd_str_append(out, kinds.data ? kinds.data : "");
     if (cfg->io)

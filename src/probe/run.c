@@ -82,8 +82,7 @@ static volatile sig_atomic_t g_stop;
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    g_stop = 1;
+    g_stop = sig; /* SIGUSR1: the run is over (see end_of_run) */
 }
 
 static void usage(FILE *out)
@@ -723,6 +722,23 @@ static int setup(sampler *s, trace_file *tf)
     return (block || nfs) ? 0 : 1; /* every path on storage without counters */
 }
 
+/* SIGUSR1 means the run is over (the injected block's exit handler sends it
+ * instead of running `paddiser-probe stop`): remove this attempt's sentinels,
+ * all kinds, so the samplers of the other nodes stop as well. Regular files
+ * only: a link planted at a sentinel's name is not ours. */
+static void end_of_run(const probe_opts *o)
+{
+    static const char *const names[3] = {"__iops_trace_running", "__iops_gpu_trace_running",
+                                         "__iops_io_trace_running"};
+    for (int k = 0; k < 3; k++) {
+        char path[PATH_MAX];
+        struct stat st;
+        if (snprintf(path, sizeof path, "%s/%s.%s", o->dir, names[k], o->attempt) < (int)sizeof path &&
+            lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+            unlink(path);
+    }
+}
+
 /* Rows wait in pend until FLUSH_S has passed since the oldest or FLUSH_BYTES
  * have gathered (at 0.05 s, 5 samples per write), and always before exit.
  * 0 written (or nothing to write), 1 a twin sampler holds the file, -1 error. */
@@ -783,6 +799,8 @@ static int sample_loop(sampler *s, trace_file *tf, waiter *w)
                 break;
         }
         if (sleep_until(next, w) != RUN_ON) {
+            if (g_stop == SIGUSR1)
+                end_of_run(o);
             /* Closing sample so the tail of the run is not lost (cheap /proc
              * reads only: nvidia-smi may be slow and stop waits). */
             if (o->kind != K_GPU && pd_monotonic() - s->last_mono >= MIN_FINAL_S &&

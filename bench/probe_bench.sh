@@ -30,7 +30,7 @@
 #
 #   bench/probe_bench.sh [PROBE]
 #   env: REPS (30), K1 (samples at 1 s, 20), K005 (samples at 0.05 s, 200),
-#        OLD_PROBE (an older paddiser-probe to compare in part 1), NO_SAR=1
+#        OLD_PROBE (an older paddiser-probe to compare, in both parts), NO_SAR=1
 # sar comes from Debian's sysstat (make bench-probe installs it through
 # scripts/install-deps.sh); it runs here as a plain command writing to a
 # temporary directory: no service, no system state touched.
@@ -143,6 +143,14 @@ per_sample() { # INTERVAL K
     "$PROBE" cpu --dir "$d" --attempt b --host bench --interval "$iv" &
     ours=$!
     bgpids="$bgpids $ours"
+    local old=
+    if [ -n "${OLD_PROBE:-}" ]; then
+        mkdir -p "$d/old"
+        touch "$d/old/__iops_trace_running.b"
+        "$OLD_PROBE" cpu --dir "$d/old" --attempt b --host bench --interval "$iv" &
+        old=$!
+        bgpids="$bgpids $old"
+    fi
     if [ "$iv" = 1 ] && [ -z "${NO_SAR:-}" ] && command -v sar >/dev/null 2>&1; then
         LC_ALL=C sar -u ALL -P ALL -r 1 $((k + 10)) >"$d/sar.txt" 2>&1 &
         sar=$!
@@ -152,13 +160,13 @@ per_sample() { # INTERVAL K
     loop=$!
     bgpids="$bgpids $loop"
     sleep "$(awk -v i="$iv" 'BEGIN { print 2 * i + 0.2 }')" # start-up and baseline
-    local o0 s0 l0 o1 s1 l1
-    o0=$(schedstat_ns $ours); l0=$(shell_ns $loop); s0=${sar:+$(tree_ns $sar)}
+    local o0 s0 l0 o1 s1 l1 x0 x1
+    o0=$(schedstat_ns $ours); l0=$(shell_ns $loop); s0=${sar:+$(tree_ns $sar)}; x0=${old:+$(schedstat_ns $old)}
     sleep "$(awk -v i="$iv" -v k="$k" 'BEGIN { print i * k }')"
-    o1=$(schedstat_ns $ours); l1=$(shell_ns $loop); s1=${sar:+$(tree_ns $sar)}
-    rm -f "$d/running" "$d/__iops_trace_running.b"
+    o1=$(schedstat_ns $ours); l1=$(shell_ns $loop); s1=${sar:+$(tree_ns $sar)}; x1=${old:+$(schedstat_ns $old)}
+    rm -f "$d/running" "$d/__iops_trace_running.b" "$d/old/__iops_trace_running.b"
     [ -z "$sar" ] || kill "$sar" 2>/dev/null || true
-    wait $ours $loop 2>/dev/null || true
+    wait $ours $loop $old 2>/dev/null || true
     [ -z "$sar" ] || wait "$sar" 2>/dev/null || true
     local rows
     rows=$(($(wc -l <"$d/__iops_trace_bench_b.csv") - 1))
@@ -172,6 +180,8 @@ per_sample() { # INTERVAL K
     else
         echo "    sar                        n/a (its interval is whole seconds)"
     fi
+    [ -z "$old" ] || awk -v x="$((x1 - x0))" -v k="$k" 'BEGIN {
+        printf "    %-26s %8.4f ms CPU per sample\n", "older (OLD_PROBE) cpu", x / k / 1e6 }'
     awk -v l="$l0" -v m="$l1" -v k="$k" -v o="$((o1 - o0))" 'BEGIN {
         printf "    %-26s %8.4f ms CPU per sample  (%.0fx paddiser-probe)\n", "bash+awk (IOPS-style)", (m - l) / k / 1e6, (m - l) / (o > 0 ? o : 1) }'
 }

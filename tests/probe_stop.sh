@@ -16,6 +16,9 @@
 #      on one node the exit handler needs no process (SIGUSR1 and a read of
 #      the samplers' pipe), so the sentinel still goes and the closing sample
 #      is still there when the script returns
+#   7. start in a multi-node job (an OAR node file naming another host, a stub
+#      oarsh): the launcher runs for the other node only, its PID follows '+',
+#      and stop waits for it; a one-node SLURM job runs no launcher
 # No durations are asserted: the waits below are bounded only so that a
 # broken stop fails instead of hanging.
 set -u
@@ -165,6 +168,31 @@ closing_sample "$D/__iops_trace_${host}_s6.csv" "no stop command" "$t0"
 for s in __iops_trace_running __iops_gpu_trace_running; do
     [ ! -e "$D/$s.s6" ] || fail "no stop command: sentinel $s.s6 left"
 done
+
+# --- 7. multi-node start ---
+mkdir "$T/stubs"
+cat >"$T/stubs/oarsh" <<EOF
+#!/bin/sh
+echo "\$*" >>"$T/oarsh.args"
+exit 0
+EOF
+chmod +x "$T/stubs/oarsh"
+printf '%s\n' "$(uname -n)" nodeB >"$T/nodes"
+out=$(env -u SLURM_JOB_ID -u PBS_NODEFILE OAR_NODEFILE="$T/nodes" PATH="$T/stubs:$PATH" \
+    "$PROBE" start --dir "$D" --attempt m1 --cpu --interval 3600 </dev/null) || fail "multi-node start: exit $?"
+case $out in *+*) ;; *) fail "multi-node start: no remote launch in '$out'" ;; esac
+local_pid=${out%%+*}
+i=0
+while [ ! -s "$T/oarsh.args" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+grep -qx "nodeB sh '$D/__iops_runtime_sampler.sh' 'm1'" "$T/oarsh.args" ||
+    fail "multi-node start: oarsh got: $(cat "$T/oarsh.args" 2>/dev/null)"
+"$PROBE" stop --dir "$D" --attempt m1 --cpu $out || fail "multi-node stop: exit $?"
+for p in $local_pid; do alive "$p" && fail "multi-node stop returned before the sampler exited"; done
+[ ! -e "$D/__iops_trace_running.m1" ] || fail "multi-node stop: sentinel left"
+out=$(env -u OAR_NODEFILE -u PBS_NODEFILE SLURM_JOB_ID=7 SLURM_JOB_NODELIST=n1 SLURM_JOB_NUM_NODES=1 \
+    "$PROBE" start --dir "$D" --attempt m2 --cpu --interval 3600 </dev/null) || fail "one-node start: exit $?"
+case $out in *+*) fail "one-node SLURM job: a launcher ran ('$out')" ;; esac
+"$PROBE" stop --dir "$D" --attempt m2 --cpu $out || fail "one-node stop: exit $?"
 
 cleanup
 echo "probe_stop: ok"

@@ -11,11 +11,12 @@
  *      wrappers (atomically), creates one sentinel per enabled sampler, forks
  *      this node's samplers and, in a multi-node job only, runs the launcher
  *      for the other nodes; it prints the PIDs for the exit handler;
- *   4. at exit runs `paddiser-probe stop` once: it removes the sentinels,
- *      signals this node's samplers (SIGUSR1: closing sample, files closed)
- *      and waits for them to exit (pidfd: no polling), for the remote
- *      launches up to ~2 s, then stops any left.
- * That is 2 paddiser-probe processes plus one fork per sampler; the block
+ *   4. at exit sends SIGUSR1 to this node's samplers (each takes its closing
+ *      sample, closes its files, removes the sentinels and exits) and reads
+ *      their shared pipe through /proc until EOF, i.e. until the last has
+ *      exited: no polling, no process. `paddiser-probe stop` runs only for
+ *      remote launches to wait for or a sentinel still there.
+ * That is 1 paddiser-probe process plus one fork per sampler; the block
  * used to spawn ~16 processes and poll for the samplers' exit (issue #18). */
 #include "probe/inject.h"
 
@@ -210,9 +211,9 @@ int pd_probe_injection(pd_str *out, const pd_probe_inject_cfg *cfg, char *err, s
         "[ -n \"$__iops_attempt\" ] || __iops_attempt=$$\n"
         "__iops_pids=\n"
         "__iops_started=\n"
-        "# SIGUSR1 tells this node's samplers that the run is over: they remove the\n"
-        "# sentinels (the other nodes' samplers stop on that), take their closing\n"
-        "# sample, close their files and exit. Reading their shared pipe through\n"
+        "# SIGUSR1 tells this node's samplers that the run is over: they take their\n"
+        "# closing sample, close their files, remove the sentinels (the other\n"
+        "# nodes' samplers stop on that) and exit. Reading their shared pipe through\n"
         "# /proc returns at EOF, once the last one has exited: no polling, no\n"
         "# process. Only remote launches to wait for, or a sentinel that no sampler\n"
         "# here removed, need paddiser-probe stop.\n"

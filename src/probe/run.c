@@ -723,8 +723,9 @@ static int setup(sampler *s, trace_file *tf)
 }
 
 /* SIGUSR1 means the run is over (the injected block's exit handler sends it
- * instead of running `paddiser-probe stop`): remove this attempt's sentinels,
- * all kinds, so the samplers of the other nodes stop as well. Regular files
+ * instead of running `paddiser-probe stop`): once its rows are written and
+ * its file closed, the sampler removes this attempt's sentinels, all kinds,
+ * so the samplers of the other nodes stop as well. Regular files
  * only: a link planted at a sentinel's name is not ours. */
 static void end_of_run(const probe_opts *o)
 {
@@ -799,8 +800,6 @@ static int sample_loop(sampler *s, trace_file *tf, waiter *w)
                 break;
         }
         if (sleep_until(next, w) != RUN_ON) {
-            if (g_stop == SIGUSR1)
-                end_of_run(o);
             /* Closing sample so the tail of the run is not lost (cheap /proc
              * reads only: nvidia-smi may be slow and stop waits). */
             if (o->kind != K_GPU && pd_monotonic() - s->last_mono >= MIN_FINAL_S &&
@@ -997,6 +996,11 @@ int pd_probe_main(int argc, char **argv)
     if (tf.fd >= 0)
         close(tf.fd);
     tf.fd = -1;
+    /* Only now, with the closing rows written and the file closed: an exit
+     * handler that could not wait on the samplers' pipe runs `stop` (which
+     * waits) as long as a sentinel is still there. */
+    if (g_stop == SIGUSR1)
+        end_of_run(&o);
     for (int i = 0; i < 4; i++)
         sigaction(sigs[i], &old_sa[i], NULL);
     if (g_stop) { /* consume what is pending before unblocking (in-process callers) */

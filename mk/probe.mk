@@ -1,7 +1,9 @@
-# paddiser-probe extras (issue #2). The sampler overhead bench is not part of
-# `make check`: it measures, it does not test.
+# paddiser-probe extras (issues #2, #18). The probe cost bench is not part of
+# `make check`: it measures, it does not test. It compares against sysstat's
+# sar, installed here when missing (a plain command in the bench: no service).
 .PHONY: bench-probe
 bench-probe: $(BUILD)/paddiser-probe
+	-scripts/install-deps.sh sysstat
 	bash bench/probe_bench.sh $(BUILD)/paddiser-probe
 
 # GPU sampler cost per sample by source (stub NVML vs stub nvidia-smi).

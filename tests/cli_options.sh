@@ -53,7 +53,9 @@ paddiser-probe cpu
 paddiser-probe gpu
 paddiser-probe io
 paddiser-probe resolve
-paddiser-probe block"
+paddiser-probe block
+paddiser-probe start
+paddiser-probe stop"
 
 n=0
 while IFS= read -r cmd; do
@@ -80,7 +82,7 @@ while IFS= read -r cmd; do
 done <<EOF
 $COMMANDS
 EOF
-[ $n -eq 26 ] || fail "checked $n commands, want 26"
+[ $n -eq 28 ] || fail "checked $n commands, want 28"
 
 # bench --summarize has its own help too
 "$P" bench --summarize="$T" --help >"$T/out" 2>"$T/err" || fail "bench --summarize=DIR --help failed"
@@ -113,6 +115,8 @@ missing "paddiser report" -o "$T"
 missing "paddiser plan" --step "$T/p.json"
 missing "paddiser-probe cpu" --attempt --dir "$T"
 missing "paddiser-probe block" --dir --cpu
+missing "paddiser-probe start" --dir --cpu
+missing "paddiser-probe stop" --attempt --dir "$T"
 bad() { # MESSAGE CMD ARGS...
     msg=$1
     cmd=$2

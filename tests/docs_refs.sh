@@ -173,6 +173,7 @@ results.csv
 report.html
 paddiser_tasks.csv
 objects.csv
+tiers.csv
 '
 # File names the docs' example command lines give to the user's own files
 # (paddiser model train data.csv -o model.json, paddiser sim profile -o

@@ -12,8 +12,7 @@ fail() { echo "FAIL: $*"; cleanup; exit 1; }
 
 W="$T/dir x'y"            # a run directory that needs quoting
 mkdir -p "$W" "$T/bin" "$T/bin2" || fail mkdir
-"$PROBE" block --dir "$W" --cpu >"$T/block" || fail "block generation"
-awk '/__iops_node_launcher.sh" <</ {on = 1; next} on && /^__IOPS_EOF$/ {exit} on' "$T/block" >"$T/launcher.sh"
+"$PROBE" block --launcher >"$T/launcher.sh" || fail "launcher text"
 grep -q 'srun --overlap' "$T/launcher.sh" || fail "launcher not extracted"
 
 # The sampler wrapper stand-in: logs its arguments.
@@ -64,7 +63,8 @@ running() { # alive and not a zombie waiting for its reaper
 launch() {
     rm -f "$T"/*.args "$T/srun.tasks" "$T/wrap.log"
     pids=$(env -u SLURM_JOB_ID -u SLURM_JOB_NODELIST -u SLURMD_NODENAME -u SLURM_NTASKS -u OAR_NODEFILE -u PBS_NODEFILE \
-        PATH="${STUB_PATH:-$T/bin}:$PATH" "$@" sh "$T/launcher.sh" "$W/wrap.sh" att 999) || fail "launcher failed: $*"
+        PATH="${STUB_PATH:-$T/bin}:$PATH" "$@" sh "$T/launcher.sh" "$W/wrap.sh" att ${REMOTE_ONLY:+""} ${REMOTE_ONLY:-999}) ||
+        fail "launcher failed: $*"
     for p in $pids; do
         i=0
         while running "$p" && [ $i -lt 40 ]; do sleep 0.05; i=$((i + 1)); done
@@ -115,6 +115,18 @@ launch PBS_NODEFILE="$T/pbs_nodes"
 expect "$T/ssh.args" "-o BatchMode=yes nodeC sh $q 'att'"
 expect "$T/wrap.log" "ran att 999
 ran att"
+
+# --remote-only (paddiser-probe start forks this node's sampler itself): the
+# other nodes only, this one not started a second time.
+REMOTE_ONLY=--remote-only launch OAR_NODEFILE="$T/oar_nodes"
+expect "$T/oarsh.args" "nodeA sh $q 'att'
+nodeB sh $q 'att'"
+expect "$T/wrap.log" "ran att
+ran att"
+[ "$npids" = 2 ] || fail "remote-only: $npids pids printed"
+REMOTE_ONLY=--remote-only launch SLURM_JOB_ID=42 SLURM_JOB_NODELIST='n[1-2]' SLURMD_NODENAME=n1 STUB_NODES="n1 n2"
+expect "$T/srun.args" "--overlap --nodes=1 --ntasks=1 --ntasks-per-node=1 --nodelist=n2 sh $W/wrap.sh att"
+[ ! -e "$T/wrap.log" ] || fail "remote-only: this node sampled: $(cat "$T/wrap.log")"
 
 # No remote shell on PATH: local only, no error.
 STUB_PATH=$T/bin2 launch OAR_NODEFILE="$T/oar_nodes"

@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -792,6 +793,106 @@ static void test_cmd_sentinel_and_usage(void **state)
     assert_int_equal(probe(dangling), 2);
 }
 
+/* Whether PID sleeps in its sampling loop: it holds its inotify descriptor
+ * (set up just before the baseline sample) and is asleep. */
+static bool sampler_sleeping(pid_t pid)
+{
+    char path[PATH_MAX], link[256];
+    bool inotify = false;
+    snprintf(path, sizeof path, "/proc/%ld/fd", (long)pid);
+    DIR *d = opendir(path);
+    for (struct dirent *e; d && !inotify && (e = readdir(d));) {
+        char fd[PATH_MAX + 300];
+        snprintf(fd, sizeof fd, "%s/%s", path, e->d_name);
+        ssize_t n = readlink(fd, link, sizeof link - 1);
+        link[n > 0 ? n : 0] = '\0';
+        inotify = strstr(link, "inotify") != NULL;
+    }
+    if (d)
+        closedir(d);
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    char *st = pd_read_file(path, NULL);
+    const char *p = st ? strrchr(st, ')') : NULL;
+    bool asleep = p && p[1] == ' ' && p[2] == 'S';
+    free(st);
+    return inotify && asleep;
+}
+
+static void nap(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* issue #18: start forks the sampler; SIGUSR1 (the run is over) makes it
+ * remove the sentinel, take its closing sample and exit. The interval is an
+ * hour, so only the signal can have ended the sleep, and the fixture
+ * /proc/stat changed between the baseline and the stop: the rows are exactly
+ * the stat.1 -> stat.2 deltas, read through the files the sampler kept open. */
+static void test_cmd_start_stop_closing_sample(void **state)
+{
+    (void)state;
+    put_fixture("proc/stat", "stat.1");
+    put_fixture("proc/meminfo", "meminfo.1");
+    setenv("PADDISER_PROC_ROOT", tmp_path("proc"), 1);
+    mkdirs("rep");
+    char rep[PATH_MAX];
+    snprintf(rep, sizeof rep, "%s", tmp_path("rep"));
+
+    /* start prints the sampler's PID on stdout: catch it in a file */
+    fflush(stdout);
+    int saved = dup(1);
+    FILE *cap = tmpfile();
+    assert_non_null(cap);
+    dup2(fileno(cap), 1);
+    const char *start[] = {"start", "--dir", rep, "--attempt", "ss", "--cpu", "--interval", "3600", NULL};
+    int rc = probe(start);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    assert_int_equal(rc, 0);
+    rewind(cap);
+    long pid = 0;
+    assert_int_equal(fscanf(cap, "%ld", &pid), 1);
+    fclose(cap);
+    assert_true(pid > 1);
+    assert_int_equal(access(tmp_path("rep/__iops_trace_running.ss"), F_OK), 0);
+    assert_int_equal(access(tmp_path("rep/__iops_runtime_sampler.sh"), X_OK), 0);
+
+    for (int i = 0; i < 400 && !sampler_sleeping((pid_t)pid); i++) /* bounded: 20 s */
+        nap(0.05);
+    assert_true(sampler_sleeping((pid_t)pid));
+    put_fixture("proc/stat", "stat.2"); /* in place: the sampler's fd sees it */
+    put_fixture("proc/meminfo", "meminfo.2");
+    nap(0.05); /* a closing sample needs 0.02 s behind it */
+
+    /* What the block's exit handler sends. (`stop` itself is exercised with
+     * the real binary in tests/probe_stop.sh: here the child's command line
+     * is the test's, which stop would not take for a sampler.) */
+    assert_int_equal(kill((pid_t)pid, SIGUSR1), 0);
+    int status = 0;
+    assert_int_equal(waitpid((pid_t)pid, &status, 0), (pid_t)pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_not_equal(access(tmp_path("rep/__iops_trace_running.ss"), F_OK), 0);
+
+    char host[65];
+    pd_short_hostname(host, sizeof host);
+    char name[128];
+    snprintf(name, sizeof name, "rep/__iops_trace_%.64s_ss.csv", host);
+    char *csv = pd_read_file(tmp_path(name), NULL);
+    assert_non_null(csv);
+    assert_true(strncmp(csv, PD_CPU_HEADER, strlen(PD_CPU_HEADER)) == 0);
+    char *rows = strip_ts(csv + strlen(PD_CPU_HEADER));
+    pd_str want = {0};
+    pd_str_printf(&want, "%s,0,35.00,12.50,52.50,16000000,7000000\n%s,1,33.33,33.33,33.33,16000000,7000000\n",
+                  host, host);
+    assert_string_equal(rows, want.data);
+    pd_str_free(&want);
+    free(rows);
+    free(csv);
+}
+
 /* ---------------- injected block ---------------- */
 
 static void test_injection_validation(void **state)
@@ -827,27 +928,49 @@ static void test_injection_validation(void **state)
 
     cfg.cpu = cfg.gpu = true;
     assert_int_equal(pd_probe_injection(&out, &cfg, err, sizeof err), 0);
+    /* The block: two paddiser-probe runs (start, and stop in the exit
+     * handler), no polling loop and no sleep. */
     const char *must[] = {
         "__iops_dir='/w/it'\\''s'\n",
+        "__iops_probe='/opt/p d/paddiser-probe'\n",
         "__iops_attempt=${IOPS_ATTEMPT_ID:-${SLURM_JOB_ID:-${OAR_JOB_ID:-${PBS_JOBID:-$$}}}}\n",
-        "\"$__iops_dir/__iops_node_launcher.sh\"",
-        "\"$__iops_dir/__iops_runtime_sampler.sh\"",
-        "\"$__iops_dir/__iops_runtime_gpu_sampler.sh\"",
-        "\"$__iops_dir/__iops_runtime_io_sampler.sh\"",
+        "trap '__iops_exit_handler' EXIT\n",
+        "\"$__iops_probe\" stop --dir \"$__iops_dir\" --attempt \"$__iops_attempt\" --cpu --gpu --io $__iops_pids ",
+        "__iops_pids=$(\"$__iops_probe\" start --dir \"$__iops_dir\" --attempt \"$__iops_attempt\" --interval 0.5 "
+        "--watch-pid $$ --cpu --gpu --io-path '/scratch' --io-path '/w/it'\\''s/rel/dir' </dev/null) || true\n",
+    };
+    for (size_t i = 0; i < PD_ARRAY_LEN(must); i++)
+        if (!strstr(out.data, must[i]))
+            fail_msg("block lacks: %s", must[i]);
+    assert_null(strstr(out.data, "sleep"));
+    assert_null(strstr(out.data, "while"));
+    pd_str_free(&out);
+
+    /* What start writes: the wrappers and the launcher. */
+    pd_str_append(&out, "");
+    pd_probe_wrapper_text(&out, &cfg, "cpu");
+    pd_probe_wrapper_text(&out, &cfg, "gpu");
+    pd_probe_wrapper_text(&out, &cfg, "io");
+    pd_probe_launcher_text(&out);
+    const char *files[] = {
         "exec '/opt/p d/paddiser-probe' cpu --dir '/w/it'\\''s' --attempt \"$1\" --interval 0.5 ",
+        "exec '/opt/p d/paddiser-probe' gpu --dir '/w/it'\\''s' --attempt \"$1\" --interval 0.5 ",
         "--io-path '/scratch' --io-path '/w/it'\\''s/rel/dir'",
         "srun --overlap --nodes=\"$n\" --ntasks=\"$n\" --ntasks-per-node=1",
         "scontrol show hostnames \"$SLURM_JOB_NODELIST\"",
         "ssh -o BatchMode=yes",
         "oarsh",
-        "trap '__iops_exit_handler' EXIT\n",
-        "__iops_start __iops_runtime_sampler.sh __iops_trace_running || true\n",
-        "__iops_start __iops_runtime_gpu_sampler.sh __iops_gpu_trace_running || true\n",
-        "__iops_start __iops_runtime_io_sampler.sh __iops_io_trace_running || true\n",
+        "if [ \"${4:-}\" != --remote-only ]; then\n",
     };
-    for (size_t i = 0; i < PD_ARRAY_LEN(must); i++)
-        if (!strstr(out.data, must[i]))
-            fail_msg("block lacks: %s", must[i]);
+    for (size_t i = 0; i < PD_ARRAY_LEN(files); i++)
+        if (!strstr(out.data, files[i]))
+            fail_msg("wrappers/launcher lack: %s", files[i]);
+    /* the GPU wrapper leaves finding a source (NVML, nvidia-smi, amd-smi,
+     * rocm-smi, xpu-smi) to paddiser-probe: no nvidia-smi-only test */
+    assert_null(strstr(out.data, "command -v nvidia-smi"));
+    assert_string_equal(pd_probe_wrapper_name("cpu"), "__iops_runtime_sampler.sh");
+    assert_string_equal(pd_probe_wrapper_name("gpu"), "__iops_runtime_gpu_sampler.sh");
+    assert_string_equal(pd_probe_wrapper_name("io"), "__iops_runtime_io_sampler.sh");
     pd_str_free(&out);
 }
 
@@ -869,6 +992,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cmd_cpu_and_io_on_fixture_proc, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_cmd_short_write, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_cmd_sentinel_and_usage, setup_tmp, teardown_tmp),
+        cmocka_unit_test_setup_teardown(test_cmd_start_stop_closing_sample, setup_tmp, teardown_tmp),
         cmocka_unit_test(test_injection_validation),
     };
     return cmocka_run_group_tests_name("probe", tests, NULL, NULL);

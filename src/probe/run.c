@@ -6,13 +6,20 @@
  *   paddiser-probe io  ...same... --io-path P [--io-path P ...]
  *   paddiser-probe resolve --io-path P [...] [--host NAME]   (targets JSON to stdout)
  *   paddiser-probe block --dir DIR [--cpu] [--gpu] [--io-path P ...]   (the injected block)
+ *   paddiser-probe start|stop ...   (what the block runs: control.c)
  *   paddiser-probe [SUBCOMMAND] --help, paddiser-probe --version
  *
- * The loop is built to cost little: each sample reads its /proc files into one
- * reused buffer, formats into one reused string and appends it with a single
- * write(); between samples it sleeps in short slices so that a removed
- * sentinel, a dead --watch-pid or SIGTERM stops it promptly. Files appear
- * only once there is a row to put in them. */
+ * The loop is built to cost little (issue #18): the /proc files stay open and
+ * each sample pread()s them from offset 0 into one reused buffer, formats into
+ * one reused string, and rows are written in batches (at most FLUSH_S old,
+ * and always before exit). Between samples it sleeps in one ppoll() until the
+ * next sample is due; what wakes it early is an event, never a poll: SIGUSR1
+ * (or TERM/INT/HUP) from `paddiser-probe stop`, an inotify event for the
+ * sentinel's removal, the exit of --watch-pid (a pidfd). Only where those
+ * cannot see the change (a sentinel on a network file system, removed by
+ * another node; no pidfd) does it look every SLICE_S as before. Any stop takes
+ * a closing sample (not for the GPU: nvidia-smi may be slow), so the last
+ * interval is not lost. Files appear only once there is a row to put in them. */
 #include "probe/probe.h"
 
 #include <errno.h>
@@ -25,8 +32,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +44,7 @@
 #include "common/cliopt.h"
 #include "common/sysroot.h"
 #include "common/util.h"
+#include "probe/control.h"
 #include "probe/gpu_source.h"
 #include "probe/inject.h"
 #include "probe/sample.h"
@@ -42,8 +53,10 @@
 extern char **environ;
 
 #define PROG "paddiser-probe"
-#define SLICE_S 0.1          /* sentinel poll period while sleeping */
-#define MIN_FINAL_S 0.05     /* a closing sample needs at least this much new time */
+#define SLICE_S 0.1          /* sentinel poll period where no event tells (network fs, no pidfd) */
+#define MIN_FINAL_S 0.02     /* a closing sample needs at least this much new time (2 jiffies) */
+#define FLUSH_S 0.25         /* rows wait at most this long in memory... */
+#define FLUSH_BYTES 65536    /* ...or until this many bytes */
 #define SMI_TIMEOUT_S 30.0   /* a hung nvidia-smi is abandoned after this */
 
 typedef enum { K_CPU, K_GPU, K_IO, K_RESOLVE } probe_kind;
@@ -63,14 +76,14 @@ typedef struct {
 typedef struct {
     char *data;
     size_t cap;
+    int fd; /* the file, kept open between samples */
 } read_buf;
 
 static volatile sig_atomic_t g_stop;
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    g_stop = 1;
+    g_stop = sig; /* SIGUSR1: the run is over (see end_of_run) */
 }
 
 static void usage(FILE *out)
@@ -85,6 +98,8 @@ static void usage(FILE *out)
                  "Tools:\n"
                  "  resolve   the I/O targets of --io-path paths, as JSON on stdout\n"
                  "  block     the probe block paddiser bench injects into run scripts\n"
+                 "  start     what the block runs first: wrappers, sentinels, samplers\n"
+                 "  stop      what the block runs at exit: closing samples, then exit\n"
                  "\n"
                  "options:\n"
                  "  -h, --help     this help\n"
@@ -149,10 +164,11 @@ static void block_usage(FILE *out)
                  "      --io-path P    start the I/O sampler on P (relative: to DIR; repeat for more)\n"
                  "      --interval S   seconds between samples (default 1)\n"
                  "      --probe BIN    the " PROG " the block runs (absolute; default: this one)\n"
+                 "      --launcher     print the node launcher script (__iops_node_launcher.sh) instead\n"
                  "  -h, --help         this help\n");
 }
 
-static bool name_ok(const char *s, size_t max)
+bool pd_probe_name_ok(const char *s, size_t max)
 {
     size_t n = strlen(s);
     if (n == 0 || n > max)
@@ -165,7 +181,7 @@ static bool name_ok(const char *s, size_t max)
 }
 
 enum { OPT_DIR = 1000, OPT_ATTEMPT, OPT_INTERVAL, OPT_HOST, OPT_WATCH_PID, OPT_SAMPLES, OPT_IO_PATH,
-       OPT_CPU, OPT_GPU, OPT_PROBE };
+       OPT_CPU, OPT_GPU, OPT_PROBE, OPT_LAUNCHER };
 
 /* The options of the samplers and resolve (argv[0] is the subcommand).
  * -1 to go on, else the exit status (0 after --help; usage errors reported). */
@@ -207,7 +223,7 @@ static int parse_args(probe_kind kind, const char *cmd, int argc, char **argv, p
             o->dir = optarg;
             break;
         case OPT_ATTEMPT:
-            if (!name_ok(optarg, 128)) {
+            if (!pd_probe_name_ok(optarg, 128)) {
                 fprintf(stderr, "%s: bad --attempt '%s' (1-128 of A-Z a-z 0-9 . _ - + @ : =)\n", cmd, optarg);
                 return 2;
             }
@@ -218,7 +234,7 @@ static int parse_args(probe_kind kind, const char *cmd, int argc, char **argv, p
                 return 2;
             break;
         case OPT_HOST:
-            if (!name_ok(optarg, 64)) {
+            if (!pd_probe_name_ok(optarg, 64)) {
                 fprintf(stderr, "%s: bad --host '%s' (1-64 of A-Z a-z 0-9 . _ - + @ : =)\n", cmd, optarg);
                 return 2;
             }
@@ -256,7 +272,7 @@ static int parse_args(probe_kind kind, const char *cmd, int argc, char **argv, p
     if (!o->host[0]) {
         pd_short_hostname(o->host, sizeof o->host);
         for (char *p = o->host; *p; p++) /* keep file names and CSV plain */
-            if (!name_ok((char[]){*p, '\0'}, 1))
+            if (!pd_probe_name_ok((char[]){*p, '\0'}, 1))
                 *p = '_';
         if (!o->host[0])
             snprintf(o->host, sizeof o->host, "localhost");
@@ -264,36 +280,42 @@ static int parse_args(probe_kind kind, const char *cmd, int argc, char **argv, p
     return -1;
 }
 
-/* Whole file into the reused buffer (grown, never shrunk). NULL if unreadable. */
-static const char *read_into(read_buf *b, const char *path)
+/* Opens path for read_into (kept open: no open/close per sample). */
+static bool open_source(read_buf *b, const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    b->fd = open(path, O_RDONLY | O_CLOEXEC);
+    return b->fd >= 0;
+}
+
+/* Whole file from offset 0 into the reused buffer (grown, never shrunk), with
+ * pread on the open fd: a /proc seq_file read at offset 0 is generated anew.
+ * A read shorter than asked is the end (seq_file fills the buffer while it
+ * has records; a regular fixture file too), which saves the extra read that
+ * would only return 0. NULL if unreadable. */
+static const char *read_into(read_buf *b)
+{
+    if (b->fd < 0)
         return NULL;
     size_t len = 0;
     for (;;) {
         if (b->cap - len < 4096) {
             size_t cap = b->cap ? b->cap * 2 : 65536;
             char *d = realloc(b->data, cap);
-            if (!d) {
-                close(fd);
+            if (!d)
                 return NULL;
-            }
             b->data = d;
             b->cap = cap;
         }
-        ssize_t n = read(fd, b->data + len, b->cap - len - 1);
+        size_t want = b->cap - len - 1;
+        ssize_t n = pread(b->fd, b->data + len, want, (off_t)len);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0) {
-            close(fd);
+        if (n < 0)
             return NULL;
-        }
-        if (n == 0)
-            break;
         len += (size_t)n;
+        if ((size_t)n < want)
+            break;
     }
-    close(fd);
     b->data[len] = '\0';
     return b->data;
 }
@@ -361,37 +383,147 @@ static int trace_write(trace_file *t, const pd_str *rows)
 
 typedef enum { RUN_ON, STOP_SENTINEL, STOP_SIGNAL } stop_why;
 
-static stop_why check_stop(const char *sentinel, long watch_pid)
+/* What the sleep between samples waits on. */
+typedef struct {
+    const char *sentinel;
+    const char *sentinel_name; /* its last path component, as inotify reports it */
+    long watch_pid;
+    int inotify_fd;  /* -1: none */
+    int pidfd;       /* -1: none (no --watch-pid, or no pidfd_open) */
+    bool slices;     /* no event can tell: look every SLICE_S */
+    sigset_t wait_mask; /* the mask during ppoll: the stop signals unblocked */
+} waiter;
+
+/* File systems where another node may remove the sentinel, which inotify
+ * does not report (statfs f_type). */
+static bool network_fs(long type)
+{
+    static const long magic[] = {
+        0x6969,     /* NFS */
+        0xFF534D42, /* CIFS */
+        0xFE534D42, /* SMB2 */
+        0x517B,     /* SMB */
+        0x0BD00BD0, /* Lustre */
+        0x47504653, /* GPFS */
+        0x19830326, /* BeeGFS */
+        0x00C36400, /* Ceph */
+        0x65735546, /* FUSE (sshfs, ...) */
+        0x01021997, /* 9p */
+        0x5346414F, /* AFS */
+        0x6B414653, /* kAFS */
+        0x013111A8, /* IBRIX */
+        0x73757245, /* Coda */
+    };
+    for (size_t i = 0; i < PD_ARRAY_LEN(magic); i++)
+        if ((unsigned long)type == (unsigned long)magic[i])
+            return true;
+    return false;
+}
+
+static void waiter_open(waiter *w, const char *dir, const char *sentinel, long watch_pid)
+{
+    w->sentinel = sentinel;
+    const char *slash = strrchr(sentinel, '/');
+    w->sentinel_name = slash ? slash + 1 : sentinel;
+    w->watch_pid = watch_pid;
+    w->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (w->inotify_fd >= 0 &&
+        inotify_add_watch(w->inotify_fd, dir, IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF) < 0) {
+        close(w->inotify_fd);
+        w->inotify_fd = -1;
+    }
+    struct statfs sf;
+    w->slices = w->inotify_fd < 0 || statfs(dir, &sf) != 0 || network_fs((long)sf.f_type);
+    w->pidfd = -1;
+    if (watch_pid > 0) {
+#ifdef SYS_pidfd_open
+        w->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)watch_pid, 0);
+#endif
+        w->slices |= w->pidfd < 0 && errno != ESRCH;
+    }
+}
+
+static void waiter_close(waiter *w)
+{
+    if (w->inotify_fd >= 0)
+        close(w->inotify_fd);
+    if (w->pidfd >= 0)
+        close(w->pidfd);
+}
+
+static stop_why check_stop(const waiter *w)
 {
     if (g_stop)
         return STOP_SIGNAL;
-    if (access(sentinel, F_OK) != 0)
+    if (access(w->sentinel, F_OK) != 0)
         return STOP_SENTINEL;
-    if (watch_pid > 0 && kill((pid_t)watch_pid, 0) != 0 && errno == ESRCH)
+    if (w->watch_pid > 0 && kill((pid_t)w->watch_pid, 0) != 0 && errno == ESRCH)
         return STOP_SENTINEL; /* the benchmark shell is gone without its exit handler */
     return RUN_ON;
 }
 
-static stop_why sleep_until(double deadline, const char *sentinel, long watch_pid)
+/* True when the inotify events read name the sentinel (or the directory
+ * itself went); other files' events are drained and ignored. */
+static bool sentinel_event(int fd, const char *name)
 {
-    for (;;) {
-        stop_why w = check_stop(sentinel, watch_pid);
-        if (w != RUN_ON)
-            return w;
+    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    bool hit = false;
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) {
+        for (char *p = buf; p < buf + n;) {
+            const struct inotify_event *e = (const struct inotify_event *)p;
+            if ((e->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_Q_OVERFLOW)) ||
+                (e->len > 0 && strcmp(e->name, name) == 0))
+                hit = true;
+            p += sizeof *e + e->len;
+        }
+    }
+    return hit;
+}
+
+/* Sleeps until deadline (monotonic) or a stop. The stop signals are blocked
+ * outside ppoll, so one sent while a sample is taken is not lost: it is
+ * pending and ends the next ppoll at once. */
+static stop_why sleep_until(double deadline, waiter *w)
+{
+    stop_why why = check_stop(w);
+    while (why == RUN_ON) {
         double left = deadline - pd_monotonic();
         if (left <= 0)
             return RUN_ON;
-        double s = left < SLICE_S ? left : SLICE_S;
-        struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-        nanosleep(&ts, NULL); /* EINTR: loop re-checks g_stop */
+        if (w->slices && left > SLICE_S)
+            left = SLICE_S;
+        struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+        struct pollfd pfd[2];
+        nfds_t n = 0;
+        if (w->inotify_fd >= 0)
+            pfd[n++] = (struct pollfd){.fd = w->inotify_fd, .events = POLLIN};
+        if (w->pidfd >= 0)
+            pfd[n++] = (struct pollfd){.fd = w->pidfd, .events = POLLIN};
+        int r = ppoll(pfd, n, &ts, &w->wait_mask);
+        if (r < 0 && errno == EINTR)
+            why = g_stop ? STOP_SIGNAL : RUN_ON;
+        else if (r > 0 || w->slices) {
+            bool look = w->slices;
+            for (nfds_t i = 0; i < n; i++) {
+                if (!pfd[i].revents)
+                    continue;
+                if (pfd[i].fd == w->pidfd)
+                    return STOP_SENTINEL; /* the benchmark shell exited */
+                look |= sentinel_event(w->inotify_fd, w->sentinel_name);
+            }
+            if (look)
+                why = check_stop(w);
+        }
     }
+    return why;
 }
 
 /* ---- GPU: the tools (sources in gpu_vendors.c) ---- */
 
 /* Runs a GPU tool once; its stdout in b. Returns false when it could not run,
  * failed, or hung past SMI_TIMEOUT_S. */
-static bool run_smi(const char *smi, char *const args[], read_buf *b)
+static bool run_smi(const char *smi, char *const args[], read_buf *b, const sigset_t *wait_mask)
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0)
@@ -424,7 +556,8 @@ static bool run_smi(const char *smi, char *const args[], read_buf *b)
             b->cap = cap;
         }
         struct pollfd p = {.fd = pfd[0], .events = POLLIN};
-        int pr = poll(&p, 1, 100);
+        struct timespec slice = {0, 100 * 1000000L};
+        int pr = ppoll(&p, 1, &slice, wait_mask); /* a stop signal ends it early */
         if (g_stop || pd_monotonic() > deadline) {
             ok = false;
             break;
@@ -450,12 +583,6 @@ static bool run_smi(const char *smi, char *const args[], read_buf *b)
     return true;
 }
 
-static const char *gpu_run(void *ctx, const char *path, char *const argv[])
-{
-    read_buf *b = ctx;
-    return run_smi(path, argv, b) ? b->data : NULL;
-}
-
 /* ---- the loop ---- */
 
 typedef struct {
@@ -468,7 +595,15 @@ typedef struct {
     char path_a[PATH_MAX], path_b[PATH_MAX];
     double last_mono;
     bool have_last;
+    const sigset_t *wait_mask;
 } sampler;
+
+/* Runs a GPU tool for the sources (gpu_vendors.c); ctx is the sampler. */
+static const char *gpu_run(void *ctx, const char *path, char *const argv[])
+{
+    sampler *s = ctx;
+    return run_smi(path, argv, &s->a, s->wait_mask) ? s->a.data : NULL;
+}
 
 /* One sample into s->rows; returns rows, 0 for a baseline, -1 when the
  * sources are unusable. */
@@ -481,8 +616,8 @@ static int take_sample(sampler *s, char *err, size_t errlen)
     s->have_last = true;
     switch (s->o->kind) {
     case K_CPU: {
-        const char *stat = read_into(&s->a, s->path_a);
-        const char *mem = read_into(&s->b, s->path_b);
+        const char *stat = read_into(&s->a);
+        const char *mem = read_into(&s->b);
         if (!stat || !mem) {
             snprintf(err, errlen, "cannot read %.400s", stat ? s->path_b : s->path_a);
             return -1;
@@ -490,14 +625,14 @@ static int take_sample(sampler *s, char *err, size_t errlen)
         return pd_cpu_sample(&s->cpu, stat, mem, ts, s->o->host, &s->rows, err, errlen);
     }
     case K_GPU: {
-        int n = pd_gpu_source_sample(&s->gpu, gpu_run, &s->a, ts, s->o->host, &s->rows);
+        int n = pd_gpu_source_sample(&s->gpu, gpu_run, s, ts, s->o->host, &s->rows);
         if (n < 0)
             snprintf(err, errlen, "%s failed", pd_gpu_kind_name(s->gpu.kind));
         return n;
     }
     case K_IO: {
-        const char *disk = s->path_a[0] ? read_into(&s->a, s->path_a) : NULL;
-        const char *nfs = s->path_b[0] ? read_into(&s->b, s->path_b) : NULL;
+        const char *disk = read_into(&s->a);
+        const char *nfs = read_into(&s->b);
         if (!disk && !nfs) {
             snprintf(err, errlen, "cannot read %.200s nor %.200s", s->path_a, s->path_b);
             return -1;
@@ -543,10 +678,12 @@ static int setup(sampler *s, trace_file *tf)
     if (o->kind == K_CPU) {
         pd_proc_path(s->path_a, sizeof s->path_a, "stat");
         pd_proc_path(s->path_b, sizeof s->path_b, "meminfo");
+        open_source(&s->a, s->path_a); /* unreadable: the first sample says so */
+        open_source(&s->b, s->path_b);
         return 0;
     }
     if (o->kind == K_GPU) /* no supported vendor: skip quietly, no file */
-        return pd_gpu_source_open(&s->gpu, gpu_run, &s->a) ? 0 : 1;
+        return pd_gpu_source_open(&s->gpu, gpu_run, s) ? 0 : 1;
 
     char err[512];
     if (pd_io_resolve(&s->io, o->io_paths, o->n_io_paths, err, sizeof err) != 0) {
@@ -565,38 +702,82 @@ static int setup(sampler *s, trace_file *tf)
         block |= s->io.targets[i].kind == PD_IO_BLOCK;
         nfs |= s->io.targets[i].kind == PD_IO_NFS;
     }
-    if (block)
+    if (block) {
         pd_proc_path(s->path_a, sizeof s->path_a, "diskstats");
-    if (nfs)
+        open_source(&s->a, s->path_a);
+    }
+    if (nfs) {
         pd_proc_path(s->path_b, sizeof s->path_b, "self/mountstats");
+        open_source(&s->b, s->path_b);
+    }
     return (block || nfs) ? 0 : 1; /* every path on storage without counters */
 }
 
-static int sample_loop(sampler *s, trace_file *tf, const char *sentinel)
+/* SIGUSR1 means the run is over (the injected block's exit handler sends it
+ * instead of running `paddiser-probe stop`): once its rows are written and
+ * its file closed, the sampler removes this attempt's sentinels, all kinds,
+ * so the samplers of the other nodes stop as well. Regular files
+ * only: a link planted at a sentinel's name is not ours. */
+static void end_of_run(const probe_opts *o)
+{
+    static const char *const names[3] = {"__iops_trace_running", "__iops_gpu_trace_running",
+                                         "__iops_io_trace_running"};
+    for (int k = 0; k < 3; k++) {
+        char path[PATH_MAX];
+        struct stat st;
+        if (snprintf(path, sizeof path, "%s/%s.%s", o->dir, names[k], o->attempt) < (int)sizeof path &&
+            lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+            unlink(path);
+    }
+}
+
+/* Rows wait in pend until FLUSH_S has passed since the oldest or FLUSH_BYTES
+ * have gathered (at 0.05 s, 5 samples per write), and always before exit.
+ * 0 written (or nothing to write), 1 a twin sampler holds the file, -1 error. */
+static int flush_rows(trace_file *tf, pd_str *pend)
+{
+    if (pend->len == 0)
+        return 0;
+    int r = trace_open(tf);
+    if (r != 0)
+        return r;
+    if (trace_write(tf, pend) != 0)
+        return -1;
+    pd_str_clear(pend);
+    return 0;
+}
+
+static int sample_loop(sampler *s, trace_file *tf, waiter *w)
 {
     probe_opts *o = s->o;
     long emitted = 0;
-    int rc = 0;
     char err[512];
     bool first = true;
+    pd_str pend = {0};
+    double pend_since = 0;
     double next = pd_monotonic();
+    int r = 0;
     for (;;) {
         int n = take_sample(s, err, sizeof err);
         if (n < 0 && first) {
             /* Nothing readable to begin with: skip quietly (GPU) or say why. */
             if (o->kind != K_GPU)
                 fprintf(stderr, PROG ": %s; not sampling\n", err);
-            return 0;
+            break;
         }
         if (n == 0 && first && o->kind == K_GPU)
-            return 0; /* nvidia-smi works but lists no GPU */
+            break; /* nvidia-smi works but lists no GPU */
         first = false;
         if (n > 0) {
-            int r = trace_open(tf);
-            if (r == 1)
-                return 0; /* a twin sampler already writes this file */
-            if (r < 0 || trace_write(tf, &s->rows) != 0)
-                return 1;
+            if (pend.len == 0)
+                pend_since = s->last_mono;
+            pd_str_appendn(&pend, s->rows.data, s->rows.len);
+            if (pend.oom)
+                r = -1;
+            else if (pend.len >= FLUSH_BYTES || s->last_mono - pend_since >= FLUSH_S)
+                r = flush_rows(tf, &pend);
+            if (r != 0)
+                break;
             if (o->samples > 0 && ++emitted >= o->samples)
                 break;
         }
@@ -604,19 +785,24 @@ static int sample_loop(sampler *s, trace_file *tf, const char *sentinel)
         double now = pd_monotonic();
         if (next < now)
             next = now; /* overran (e.g. slow nvidia-smi): no catch-up burst */
-        stop_why w = sleep_until(next, sentinel, o->watch_pid);
-        if (w == STOP_SIGNAL)
-            break;
-        if (w == STOP_SENTINEL) {
+        if (pend.len > 0 && pend_since + FLUSH_S < next) {
+            r = flush_rows(tf, &pend); /* do not sit on rows through a long sleep */
+            if (r != 0)
+                break;
+        }
+        if (sleep_until(next, w) != RUN_ON) {
             /* Closing sample so the tail of the run is not lost (cheap /proc
-             * reads only: nvidia-smi may be slow and the exit handler waits). */
+             * reads only: nvidia-smi may be slow and stop waits). */
             if (o->kind != K_GPU && pd_monotonic() - s->last_mono >= MIN_FINAL_S &&
-                take_sample(s, err, sizeof err) > 0 && trace_open(tf) == 0)
-                rc = trace_write(tf, &s->rows) == 0 ? 0 : 1;
+                take_sample(s, err, sizeof err) > 0)
+                pd_str_appendn(&pend, s->rows.data, s->rows.len);
             break;
         }
     }
-    return rc;
+    if (r == 0)
+        r = pend.oom ? -1 : flush_rows(tf, &pend);
+    pd_str_free(&pend);
+    return r < 0 ? 1 : 0; /* 1 (a twin writes the file) is no failure */
 }
 
 /* paddiser-probe block --dir DIR [--cpu] [--gpu] [--io-path P ...] [--interval S]
@@ -631,10 +817,12 @@ static int run_block(int argc, char **argv)
         {"probe", required_argument, NULL, OPT_PROBE},
         {"io-path", required_argument, NULL, OPT_IO_PATH},
         {"interval", required_argument, NULL, OPT_INTERVAL},
+        {"launcher", no_argument, NULL, OPT_LAUNCHER},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *cmd = PROG " block";
+    bool launcher = false;
     pd_probe_inject_cfg cfg = {.interval_s = 1.0};
     const char **paths = calloc((size_t)argc, sizeof *paths);
     char self[PATH_MAX];
@@ -646,6 +834,7 @@ static int run_block(int argc, char **argv)
     while (rc < 0 && (c = pd_opt_next(cmd, argc, argv, "h", longopts)) != -1) {
         switch (c) {
         case OPT_CPU: cfg.cpu = true; break;
+        case OPT_LAUNCHER: launcher = true; break;
         case OPT_GPU: cfg.gpu = true; break;
         case OPT_DIR: cfg.dir = optarg; break;
         case OPT_PROBE: cfg.probe_bin = optarg; break;
@@ -670,7 +859,11 @@ static int run_block(int argc, char **argv)
     cfg.io_paths = paths;
     pd_str out = {0};
     char err[256];
-    if (rc < 0 && pd_probe_injection(&out, &cfg, err, sizeof err) != 0) {
+    if (rc < 0 && launcher) {
+        pd_probe_launcher_text(&out);
+        rc = out.oom ? 1 : -1;
+    }
+    if (rc < 0 && !launcher && pd_probe_injection(&out, &cfg, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", cmd, err);
         rc = 2;
     } else if (rc < 0) {
@@ -721,6 +914,10 @@ int pd_probe_main(int argc, char **argv)
     argv += optind;
     if (strcmp(sub, "block") == 0)
         return run_block(argc, argv);
+    if (strcmp(sub, "start") == 0)
+        return pd_probe_start(argc, argv);
+    if (strcmp(sub, "stop") == 0)
+        return pd_probe_stop(argc, argv);
     size_t k = 0;
     while (k < PD_ARRAY_LEN(subs) && strcmp(sub, subs[k].name) != 0)
         k++;
@@ -747,28 +944,66 @@ int pd_probe_main(int argc, char **argv)
                                                                                   : "__iops_io_trace_running";
     snprintf(sentinel, sizeof sentinel, "%s/%s.%s", o.dir, sname, o.attempt);
 
-    sampler s = {.o = &o};
+    sampler s = {.o = &o, .a.fd = -1, .b.fd = -1};
     trace_file tf = {.fd = -1};
     rc = 0;
+    /* The stop signals are blocked except inside the sleep (and nvidia-smi's
+     * wait): one that comes while a sample is taken stays pending and ends
+     * the next sleep. `start` forks the samplers with them blocked already,
+     * so a stop right after the start is not lost either. */
+    sigset_t stop_sigs, old_mask, wait_mask;
+    sigemptyset(&stop_sigs);
+    sigaddset(&stop_sigs, SIGTERM);
+    sigaddset(&stop_sigs, SIGINT);
+    sigaddset(&stop_sigs, SIGHUP);
+    sigaddset(&stop_sigs, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &stop_sigs, &old_mask);
+    wait_mask = old_mask;
+    sigdelset(&wait_mask, SIGTERM);
+    sigdelset(&wait_mask, SIGINT);
+    sigdelset(&wait_mask, SIGHUP);
+    sigdelset(&wait_mask, SIGUSR1);
+    s.wait_mask = &wait_mask;
+    g_stop = 0;
+    struct sigaction sa = {.sa_handler = on_signal}, old_sa[4];
+    sigemptyset(&sa.sa_mask); /* no SA_RESTART */
+    const int sigs[4] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
+    for (int i = 0; i < 4; i++)
+        sigaction(sigs[i], &sa, &old_sa[i]);
     /* A sentinel already gone means the run is over: sample nothing. */
     if (access(sentinel, F_OK) == 0) {
         int r = setup(&s, &tf);
         if (r < 0)
             rc = 1;
         if (r == 0) {
-            g_stop = 0;
-            struct sigaction sa = {.sa_handler = on_signal}, old_term, old_int, old_hup;
-            sigemptyset(&sa.sa_mask); /* no SA_RESTART: sleeps and reads return early */
-            sigaction(SIGTERM, &sa, &old_term);
-            sigaction(SIGINT, &sa, &old_int);
-            sigaction(SIGHUP, &sa, &old_hup);
             (void)setpriority(PRIO_PROCESS, 0, 19); /* nice 19; best effort */
-            rc = sample_loop(&s, &tf, sentinel);
-            sigaction(SIGTERM, &old_term, NULL);
-            sigaction(SIGINT, &old_int, NULL);
-            sigaction(SIGHUP, &old_hup, NULL);
+            waiter w = {.wait_mask = wait_mask};
+            waiter_open(&w, o.dir, sentinel, o.watch_pid);
+            rc = sample_loop(&s, &tf, &w);
+            waiter_close(&w);
         }
     }
+    /* Close the trace before the signals are restored: stop waits for exit. */
+    if (tf.fd >= 0)
+        close(tf.fd);
+    tf.fd = -1;
+    /* Only now, with the closing rows written and the file closed: an exit
+     * handler that could not wait on the samplers' pipe runs `stop` (which
+     * waits) as long as a sentinel is still there. */
+    if (g_stop == SIGUSR1)
+        end_of_run(&o);
+    for (int i = 0; i < 4; i++)
+        sigaction(sigs[i], &old_sa[i], NULL);
+    if (g_stop) { /* consume what is pending before unblocking (in-process callers) */
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&stop_sigs, NULL, &zero) > 0)
+            ;
+    }
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    if (s.a.fd >= 0)
+        close(s.a.fd);
+    if (s.b.fd >= 0)
+        close(s.b.fd);
     if (tf.fd >= 0)
         close(tf.fd);
     free(s.a.data);

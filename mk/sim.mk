@@ -35,3 +35,31 @@ check-sim: $(BUILD)/paddiser
 	@BUILD=$(BUILD) sh mk/sim_check.sh
 
 CHECK_EXTRA += check-sim
+
+# Page-migration throughput (bench/migrate_bw.c; issue #12 item 3): the
+# figure the scorer's per-tier migration bandwidth is set against.
+#   make bench-migrate       on this host (skips with one NUMA node)
+#   make bench-migrate-numa  inside check-numa's two-node QEMU guest (TCG:
+#                            an emulated machine, not hardware numbers);
+#                            lines in $(BUILD)/numa/migrate_bw.txt
+MIGRATE_BW_GUEST := $(BUILD)/numa/migrate_bw
+.PHONY: bench-migrate bench-migrate-numa
+
+$(BUILD)/bench/migrate_bw: bench/migrate_bw.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -O2 -g -std=c11 $(WARNFLAGS) -o $@ $< -lnuma
+
+bench-migrate: $(BUILD)/bench/migrate_bw
+	$(BUILD)/bench/migrate_bw $(MIGRATE_BW_ARGS) || [ $$? -eq 77 ]
+
+$(MIGRATE_BW_GUEST): bench/migrate_bw.c
+	@mkdir -p $(dir $@)
+	$(CC) $(NUMA_STATIC_FLAGS) -o $@ $< -lnuma
+
+# The guest's /init runs /bin/migrate_bw when the initramfs has it; only this
+# target puts it there, so check-numa's guest is unchanged.
+bench-migrate-numa:
+	@scripts/install-deps.sh qemu-system-x86 busybox-static
+	$(MAKE) $(MIGRATE_BW_GUEST)
+	BUILD=$(BUILD) NUMA_TIMEOUT=$${NUMA_TIMEOUT:-900} scripts/numa-qemu.sh $(MIGRATE_BW_GUEST)
+	tr -d '\r' <$(BUILD)/numa/guest.log | grep '^migrate_bw' | tee $(BUILD)/numa/migrate_bw.txt

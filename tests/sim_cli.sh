@@ -9,6 +9,15 @@ fail() { echo "sim_cli: $*" >&2; exit 1; }
 
 "$P" sim tiers >"$T/tiers" || fail "tiers failed"
 for k in optane cxl dram; do grep -q "^$k " "$T/tiers" || fail "tiers lacks $k"; done
+# the migration throughput column: the cited 4 KiB move_pages rate on every preset
+grep -q "migrate_GBs" "$T/tiers" || fail "tiers lacks the migration column"
+[ "$(awk 'NR > 1 && $7 != "3.31"' "$T/tiers" | wc -l)" -eq 0 ] || fail "a preset's migration throughput is not 3.31 GB/s"
+for bad in 0 -1 nan 1001 x; do
+    "$P" sim study --quick --migrate-gbs "$bad" 2>"$T/err"
+    [ $? -eq 2 ] || fail "sim study --migrate-gbs $bad should exit 2"
+    grep -q -- "--migrate-gbs must be" "$T/err" || fail "no message for --migrate-gbs $bad"
+done
+"$P" sim run -w bfs --migrate-gbs 2 2>/dev/null; [ $? -eq 2 ] || fail "--migrate-gbs is a study option"
 
 "$P" sim run -w nope 2>"$T/err"; [ $? -eq 2 ] || fail "unknown workload should exit 2"
 grep -q "unknown workload 'nope'" "$T/err" || fail "no message for unknown workload"

@@ -17,6 +17,7 @@
 #include "common/cliopt.h"
 #include "common/util.h"
 #include "sim/study.h"
+#include "sim/scorer.h"
 #include "sim/workload.h"
 
 #define DEFAULT_PROFILE_DIR "build/sim/profiles"
@@ -92,6 +93,8 @@ static const char help_study[] =
     "      --csv FILE        one row per workload,tier,capacity,input,policy,repeat\n"
     "      --repeats N       fresh profiles and seeds per repeat, 1..30 (default 5; --quick 1)\n"
     "      --quick           base input, optane, capacities 0.2,0.5,0.8, 1 rep, 1 repeat\n"
+    "      --migrate-gbs GBS migration throughput charged, GB/s (default: each preset's, the\n"
+    "                        cited 3.31 GB/s of 4 KiB move_pages; make bench-migrate measures one)\n"
     "  -v, --verbose         progress on stderr\n"
     H_PROFILES H_PLANNER H_HELP;
 
@@ -204,6 +207,7 @@ typedef struct {
     int ncaps;
     const char *policy, *profile, *profile_dir, *metrics, *tasks_csv, *output, *csv;
     int refresh, reps, placements, quick, verbose, repeats;
+    double migrate_gbs; /* study: > 0 overrides the presets' migration throughput */
     pd_sim_policy_opts opts;
     const char *cmd; /* "paddiser sim run": names the subcommand in messages */
     int argc;        /* the subcommand's arguments, argv[0] its name */
@@ -211,7 +215,7 @@ typedef struct {
 } sim_args;
 
 enum { OPT_PROFILE_DIR = 1000, OPT_REFRESH, OPT_SEED, OPT_STEP, OPT_METRICS, OPT_TASKS_CSV,
-       OPT_CSV, OPT_QUICK, OPT_ROUNDS, OPT_REPEATS };
+       OPT_CSV, OPT_QUICK, OPT_ROUNDS, OPT_REPEATS, OPT_MIGRATE_GBS };
 
 /* Every option of the subcommands; each subcommand takes those its sim_sub
  * lists, and -h/--help. */
@@ -226,6 +230,7 @@ static const struct option all_opts[] = {
     {"csv", required_argument, NULL, OPT_CSV}, {"placements", required_argument, NULL, 'n'},
     {"quick", no_argument, NULL, OPT_QUICK}, {"rounds", required_argument, NULL, OPT_ROUNDS},
     {"repeats", required_argument, NULL, OPT_REPEATS}, {"verbose", no_argument, NULL, 'v'},
+    {"migrate-gbs", required_argument, NULL, OPT_MIGRATE_GBS},
 };
 
 #define MAX_SUB_OPTS 24
@@ -324,6 +329,12 @@ static int parse_args(const sim_sub *sub, int argc, char **argv, sim_args *a)
             a->repeats = (int)l;
             break;
         case OPT_TASKS_CSV: a->tasks_csv = optarg; break;
+        case OPT_MIGRATE_GBS:
+            if (!pd_parse_double(optarg, &a->migrate_gbs) || !(a->migrate_gbs > 0 && a->migrate_gbs <= 1000)) {
+                fprintf(stderr, "%s: --migrate-gbs must be in (0, 1000] GB/s, got '%s'\n", a->cmd, optarg);
+                return 2;
+            }
+            break;
         case 'o': a->output = optarg; break;
         case OPT_CSV: a->csv = optarg; break;
         case 'n':
@@ -399,15 +410,18 @@ oom:
 static int sim_tiers(sim_args *a)
 {
     (void)a;
-    printf("%-8s %-6s %12s %12s %12s %12s  %s\n", "preset", "tier", "lat_seq_ns", "lat_rand_ns",
-           "bw_read_GBs", "bw_write_GBs", "description");
+    printf("%-8s %-6s %12s %12s %12s %12s %12s  %s\n", "preset", "tier", "lat_seq_ns", "lat_rand_ns",
+           "bw_read_GBs", "bw_write_GBs", "migrate_GBs", "description");
     for (int k = 0; pd_sim_preset_names[k]; k++) {
         pd_sim_machine m;
+        pd_score_machine sm;
         pd_sim_machine_preset(pd_sim_preset_names[k], &m);
+        pd_score_machine_preset(pd_sim_preset_names[k], &sm);
+        /* migration: the scorer's 4 KiB page rate between the two tiers */
         for (int t = 0; t < PD_SIM_NTIERS; t++)
-            printf("%-8s %-6s %12.1f %12.1f %12.2f %12.2f  %s\n", m.name, t ? "slow" : "fast",
+            printf("%-8s %-6s %12.1f %12.1f %12.2f %12.2f %12.2f  %s\n", m.name, t ? "slow" : "fast",
                    m.tier[t].lat_seq_ns, m.tier[t].lat_rand_ns, m.tier[t].bw_read_gbs,
-                   m.tier[t].bw_write_gbs, t ? m.desc : "");
+                   m.tier[t].bw_write_gbs, sm.migrate_gbs, t ? m.desc : "");
     }
     return 0;
 }
@@ -555,6 +569,7 @@ static int sim_study(sim_args *a)
         .profile_dir = a->profile_dir, .refresh = a->refresh, .reps = a->reps ? a->reps : a->quick ? 1 : 3,
         .repeats = a->repeats ? a->repeats : a->quick ? 1 : 5,
         .md_path = a->output, .csv_path = a->csv, .command = cmd.data, .verbose = a->verbose,
+        .migrate_gbs = a->migrate_gbs,
     };
     char err[512] = "";
     int rc = pd_sim_study(&cfg, err, sizeof err);
@@ -728,7 +743,7 @@ static const sim_sub sim_subs[] = {
     {"profile", sim_profile, help_profile, {'w', 'i', 'o', 'r'}},
     {"run", sim_run, help_run, {'w', 'i', 'p', 't', 'c', 'P', OPT_METRICS, OPT_TASKS_CSV, O_PROFILES, O_PLANNER}},
     {"study", sim_study, help_study,
-     {'w', 'i', 't', 'c', 'o', OPT_CSV, OPT_QUICK, OPT_REPEATS, 'v', O_PROFILES}},
+     {'w', 'i', 't', 'c', 'o', OPT_CSV, OPT_QUICK, OPT_REPEATS, OPT_MIGRATE_GBS, 'v', O_PROFILES}},
     {"gen-training", sim_gen_training, help_gen_training, {'w', 'i', 't', 'o', 'n', OPT_SEED, O_PROFILES}},
     {"verify", sim_verify, help_verify, {'w', 'i'}},
     {"sampling", sim_sampling, help_sampling, {'w', 'i'}},

@@ -129,6 +129,7 @@ typedef struct {
 typedef struct {
     const pd_sim_study_cfg *cfg;
     int nrep;
+    const pd_score_machine *sm; /* [tier] the nominal scorer machines */
     ev_cell *cells; /* [tier][workload][input][cap][policy][repeat] */
 } ev_table;
 
@@ -266,10 +267,11 @@ static void write_markdown(FILE *f, const ev_table *t, pd_sim_profile **profs)
         fprintf(f, "\nOver all workloads the runtime is significantly faster (95%% interval above 0) than "
                    "%d of the %d non-oracle baselines and significantly slower than %d.\n\n",
                 wins, EV_NPOLICIES - 3, losses);
-        fprintf(f, "Migration is charged to the one scored instance at the scorer's migration bandwidth; "
-                   "at these input sizes (instances of a few ms) it weighs heavily against every policy "
+        fprintf(f, "Migration is charged to the one scored instance at the scorer's migration bandwidth "
+                   "(%.2f GB/s, 4 KiB pages; docs/sim.md); at these input sizes (instances of a few ms) it weighs heavily against every policy "
                    "that moves pages, and first touch (which moves none) is hard to beat where the first "
-                   "objects allocated are the hot ones.\n\n");
+                   "objects allocated are the hot ones.\n\n",
+                t->sm[ti].migrate_gbs);
         fprintf(f, "### Makespan per policy, ms (nominal scorer; mean over inputs, capacities, repeats)\n\n| workload |");
         for (int k = 0; k < EV_NPOLICIES; k++)
             fprintf(f, " %s |", ev_names[k]);
@@ -318,12 +320,13 @@ static int write_csv_row(FILE *csv, const pd_sim_profile *p, const char *tier, d
 int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
 {
     int nrep = cfg->repeats > 0 ? cfg->repeats : 1, nprof = cfg->nworkloads * cfg->ninputs, rc = -1;
-    ev_table t = {cfg, nrep, NULL};
+    ev_table t = {cfg, nrep, NULL, NULL};
     size_t ncells = (size_t)cfg->ntiers * nprof * cfg->ncaps * EV_NPOLICIES * nrep;
     t.cells = calloc(ncells ? ncells : 1, sizeof *t.cells);
     pd_sim_profile **profs = calloc((size_t)nprof, sizeof *profs);
     pd_sim_machine *pm = calloc((size_t)cfg->ntiers + 1, sizeof *pm);
     pd_score_machine *sm = calloc((size_t)cfg->ntiers + 1, sizeof *sm);
+    t.sm = sm;
     double *ft = NULL, *rt = NULL, *task_time = NULL;
     ev_placement pl = {0};
     FILE *csv = NULL;
@@ -337,6 +340,8 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
             pd_score_machine_preset(cfg->tiers[ti], &sm[ti]) != 0) {
             snprintf(err, errlen, "unknown tier preset '%s' (optane, cxl, cxl-slow, dram)", cfg->tiers[ti]);
             goto out;
+        } else if (cfg->migrate_gbs > 0) {
+            sm[ti].migrate_gbs = cfg->migrate_gbs;
         }
     if (cfg->csv_path) {
         if (!(csv = fopen(cfg->csv_path, "w"))) {

@@ -338,7 +338,7 @@ static void test_profile_round_trip(void **state)
         {"{\"format\": \"paddiser-sim-profile\", \"version\": 1, \"objects\": [{\"name\": \"a\", \"bytes\": 4096, \"pattern\": \"zigzag\"}], \"tasks\": [{}]}", "zigzag"},
         {"{\"format\": \"paddiser-sim-profile\", \"version\": 1, \"objects\": [{\"name\": \"a\", \"bytes\": 4096}], \"tasks\": [{\"time_s\": 1, \"compute_s\": 1, \"pages\": [[0, 1, 1, 1]]}]}", "beyond object a"},
         {"{\"format\": \"paddiser-sim-profile\", \"version\": 1, \"objects\": [{\"name\": \"a\", \"bytes\": 4096}], \"tasks\": [{\"time_s\": -1, \"compute_s\": 1, \"pages\": []}]}", "time_s"},
-        {"{\"format\": \"paddiser-sim-profile\", \"version\": 3}", "version"},
+        {"{\"format\": \"paddiser-sim-profile\", \"version\": 4}", "version"},
         {"{\"format\": \"paddiser-sim-profile\", \"version\": 1, \"objects\": [{\"name\": \"big\", \"bytes\": 9000000000000000}], \"tasks\": [{}]}", "exceed"},
         {"not json", "line 1"},
     };

@@ -28,6 +28,7 @@ static void usage(FILE *f)
             "usage: paddiser sim <subcommand> [options]\n\n"
             "  tiers                          list the tier presets\n"
             "  profile -w W [-i IN] -o FILE   run workload W on input IN, write its access profile\n"
+            "  compress -p IN --unit U -o OUT a profile at a coarser unit (version 3, e.g. 2M)\n"
             "  run [-p FILE | -w W -i IN]     evaluate every policy at one capacity\n"
             "  study [-o docs/results.md]     capacity sweep over workloads, inputs and tiers\n"
             "  gen-training -o FILE           Eq. 2 model-training CSV from the profiles\n"
@@ -64,7 +65,18 @@ static const char help_profile[] =
     "  -w, --workload W      spgemm, bfs, stencil or dmrg\n"
     "  -i, --input IN        tiny, base, in1, in2 or in3 (default base)\n"
     "  -o, --output FILE     where to write the profile\n"
-    "  -r, --reps N          timed runs (task time = min; 1..100, default 3)\n" H_HELP;
+    "  -r, --reps N          timed runs (task time = min; 1..100, default 3)\n"
+    "      --unit U          save at unit U bytes (K/M suffix; a power of two, default 4K):\n"
+    "                        a compressed version-3 profile\n" H_HELP;
+
+static const char help_compress[] =
+    "usage: paddiser sim compress -p IN --unit U -o OUT\n"
+    "Writes profile IN at the coarser unit U (counts per task summed per unit; a version-3\n"
+    "file whose size scales with footprint / U; docs/sim.md).\n"
+    "options:\n"
+    "  -p, --profile FILE    the profile to compress\n"
+    "      --unit U          bytes, K/M suffix: a power of two, a multiple of IN's unit (e.g. 2M)\n"
+    "  -o, --output FILE     where to write it\n" H_HELP;
 
 static const char help_run[] =
     "usage: paddiser sim run [-p FILE | -w W [-i IN]] [options]\n"
@@ -208,6 +220,7 @@ typedef struct {
     const char *policy, *profile, *profile_dir, *metrics, *tasks_csv, *output, *csv;
     int refresh, reps, placements, quick, verbose, repeats;
     double migrate_gbs; /* study: > 0 overrides the presets' migration throughput */
+    size_t unit;        /* profile, compress: the unit to save at (0 = as measured) */
     pd_sim_policy_opts opts;
     const char *cmd; /* "paddiser sim run": names the subcommand in messages */
     int argc;        /* the subcommand's arguments, argv[0] its name */
@@ -215,7 +228,7 @@ typedef struct {
 } sim_args;
 
 enum { OPT_PROFILE_DIR = 1000, OPT_REFRESH, OPT_SEED, OPT_STEP, OPT_METRICS, OPT_TASKS_CSV,
-       OPT_CSV, OPT_QUICK, OPT_ROUNDS, OPT_REPEATS, OPT_MIGRATE_GBS };
+       OPT_CSV, OPT_QUICK, OPT_ROUNDS, OPT_REPEATS, OPT_MIGRATE_GBS, OPT_UNIT };
 
 /* Every option of the subcommands; each subcommand takes those its sim_sub
  * lists, and -h/--help. */
@@ -230,7 +243,7 @@ static const struct option all_opts[] = {
     {"csv", required_argument, NULL, OPT_CSV}, {"placements", required_argument, NULL, 'n'},
     {"quick", no_argument, NULL, OPT_QUICK}, {"rounds", required_argument, NULL, OPT_ROUNDS},
     {"repeats", required_argument, NULL, OPT_REPEATS}, {"verbose", no_argument, NULL, 'v'},
-    {"migrate-gbs", required_argument, NULL, OPT_MIGRATE_GBS},
+    {"migrate-gbs", required_argument, NULL, OPT_MIGRATE_GBS}, {"unit", required_argument, NULL, OPT_UNIT},
 };
 
 #define MAX_SUB_OPTS 24
@@ -329,6 +342,22 @@ static int parse_args(const sim_sub *sub, int argc, char **argv, sim_args *a)
             a->repeats = (int)l;
             break;
         case OPT_TASKS_CSV: a->tasks_csv = optarg; break;
+        case OPT_UNIT: {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (!errno && end != optarg && (*end == 'K' || *end == 'k'))
+                v <<= 10, end++;
+            else if (!errno && end != optarg && (*end == 'M' || *end == 'm'))
+                v <<= 20, end++;
+            if (errno || end == optarg || *end || v < PD_SIM_PAGE || v > PD_SIM_MAX_UNIT || (v & (v - 1))) {
+                fprintf(stderr, "%s: --unit must be a power of two from 4K to 1024M bytes, got '%s'\n", a->cmd,
+                        optarg);
+                return 2;
+            }
+            a->unit = (size_t)v;
+            break;
+        }
         case OPT_MIGRATE_GBS:
             if (!pd_parse_double(optarg, &a->migrate_gbs) || !(a->migrate_gbs > 0 && a->migrate_gbs <= 1000)) {
                 fprintf(stderr, "%s: --migrate-gbs must be in (0, 1000] GB/s, got '%s'\n", a->cmd, optarg);
@@ -437,6 +466,11 @@ static int sim_profile(sim_args *a)
     char err[512] = "";
     const pd_workload *w = pd_workload_find(a->workloads.v[0]);
     pd_sim_profile *p = pd_wl_profile(w, a->inputs.v[0], a->reps ? a->reps : 3, err, sizeof err);
+    if (p && a->unit > p->page_bytes) {
+        pd_sim_profile *q = pd_sim_profile_coarsen(p, a->unit, err, sizeof err);
+        pd_sim_profile_free(p);
+        p = q;
+    }
     if (!p || pd_sim_profile_save(p, a->output, err, sizeof err) != 0) {
         fprintf(stderr, "paddiser sim profile: %s\n", err);
         pd_sim_profile_free(p);
@@ -448,6 +482,30 @@ static int sim_profile(sim_args *a)
         printf("  task %d: %.3f ms, %.0f line accesses\n", t, p->tasks[t].time_s * 1e3,
                pd_sim_task_accesses(p, t));
     pd_sim_profile_free(p);
+    return 0;
+}
+
+static int sim_compress(sim_args *a)
+{
+    if (!a->profile || !a->output || !a->unit) {
+        fprintf(stderr, "paddiser sim compress: needs --profile IN, --unit U and --output OUT\n");
+        return 2;
+    }
+    char err[512] = "";
+    pd_sim_profile *p = pd_sim_profile_load(a->profile, err, sizeof err), *q = NULL;
+    if (p)
+        q = pd_sim_profile_coarsen(p, a->unit, err, sizeof err);
+    if (!q || pd_sim_profile_save(q, a->output, err, sizeof err) != 0) {
+        fprintf(stderr, "paddiser sim compress: %s\n", err);
+        pd_sim_profile_free(p);
+        pd_sim_profile_free(q);
+        return 1;
+    }
+    printf("%s/%s: %zu pages of %zu B -> %zu units of %zu B; %.1f MiB -> %.1f MiB in memory; %s\n", q->workload,
+           q->input, p->npages, p->page_bytes, q->npages, q->page_bytes, pd_sim_profile_bytes(p) / 1048576.0,
+           pd_sim_profile_bytes(q) / 1048576.0, a->output);
+    pd_sim_profile_free(p);
+    pd_sim_profile_free(q);
     return 0;
 }
 
@@ -740,7 +798,8 @@ static int sim_gen_training(sim_args *a)
 
 static const sim_sub sim_subs[] = {
     {"tiers", sim_tiers, help_tiers, {0}},
-    {"profile", sim_profile, help_profile, {'w', 'i', 'o', 'r'}},
+    {"profile", sim_profile, help_profile, {'w', 'i', 'o', 'r', OPT_UNIT}},
+    {"compress", sim_compress, help_compress, {'p', 'o', OPT_UNIT}},
     {"run", sim_run, help_run, {'w', 'i', 'p', 't', 'c', 'P', OPT_METRICS, OPT_TASKS_CSV, O_PROFILES, O_PLANNER}},
     {"study", sim_study, help_study,
      {'w', 'i', 't', 'c', 'o', OPT_CSV, OPT_QUICK, OPT_REPEATS, OPT_MIGRATE_GBS, 'v', O_PROFILES}},

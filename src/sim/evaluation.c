@@ -86,7 +86,7 @@ static int place(ev_policy k, const pd_sim_profile *p, const pd_sim_machine *m, 
                  uint64_t seed, const double *runtime_fast, ev_placement *out, char *err,
                  size_t errlen)
 {
-    size_t cap_pages = cap / PD_SIM_PAGE;
+    size_t cap_pages = cap / p->page_bytes;
     pd_sim_policy_opts o = {.seed = seed, .rounds = 3};
     pd_sim_bl_opts bo = {.seed = seed};
     int rc = 0;

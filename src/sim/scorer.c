@@ -336,7 +336,7 @@ int pd_score(const pd_score_machine *m, const pd_sim_profile *p, const double *f
         }
         makespan += run_phase(m, l, n, remaining, active, busy);
     }
-    out->migrate_s = (double)moved_pages * PD_SIM_PAGE / (m->migrate_gbs * 1e9);
+    out->migrate_s = (double)moved_pages * (double)p->page_bytes / (m->migrate_gbs * 1e9);
     out->makespan = makespan + out->migrate_s;
     out->cov = pd_sim_cov(busy, n);
     if (out->task_time)

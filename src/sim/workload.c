@@ -514,6 +514,11 @@ int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capa
     for (size_t g = 0; g < layout->npages; g++)
         fast[g] = 0;
     *predicted = 0;
+    if (layout->page_bytes != PD_SIM_PAGE) {
+        snprintf(err, errlen, "%s/%s: the runtime places 4 KiB pages; this profile's unit is %zu bytes", w->name,
+                 input, layout->page_bytes);
+        return -1;
+    }
     if (capacity < PD_SIM_PAGE)
         return 0; /* the runtime reads 0 as "all": nothing to place */
     pd_options opt;

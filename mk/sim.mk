@@ -7,6 +7,8 @@
 #                      into docs/results-profiles.tar.gz (commit both)
 #   make sim-training  Eq. 2 model-training CSV in $(BUILD)/sim/training.csv
 #   make check-sim     quick end-to-end study on the base inputs (CHECK_EXTRA)
+#   make sim-profile-large  the workloads at >= 1 GiB, compressed profiles
+#   make sim-study-large    a reduced study at that scale (not sim-results)
 SIM_PROFILES ?= $(BUILD)/sim/profiles
 SIM_PROFILES_TAR := docs/results-profiles.tar.gz
 
@@ -30,6 +32,29 @@ sim-reprofile: $(BUILD)/paddiser
 sim-training: $(BUILD)/paddiser
 	@mkdir -p $(BUILD)/sim
 	$(BUILD)/paddiser sim gen-training --profile-dir $(SIM_PROFILES) -o $(BUILD)/sim/training.csv
+
+# The four workloads at their "large" input (>= 1 GiB footprint, docs/sim.md
+# Scale), one timed run each, saved compressed (2 MiB units, version 3) in
+# $(BUILD)/sim/large; prints each one's wall time. About 8 minutes on an
+# idle 2-core machine, most of it dmrg; not part of sim-results.
+SIM_LARGE := $(BUILD)/sim/large
+.PHONY: sim-profile-large
+sim-profile-large: $(BUILD)/paddiser
+	@mkdir -p $(SIM_LARGE)
+	@for w in stencil spgemm bfs dmrg; do \
+		t0=$$(date +%s); \
+		$(BUILD)/paddiser sim profile -w $$w -i large -r 1 --unit 2M -o $(SIM_LARGE)/$$w-large.json || exit 1; \
+		echo "sim-profile-large: $$w $$(( $$(date +%s) - t0 )) s"; \
+	done
+
+# A study cell at that scale: stencil and spgemm large, optane, three
+# capacities, one repeat (4 KiB profiles: the runtime's row runs the kernel
+# live under libpaddiser; compressed profiles cannot score it).
+.PHONY: sim-study-large
+sim-study-large: $(BUILD)/paddiser
+	@mkdir -p $(SIM_LARGE)
+	PADDISER_QUIET=1 $(BUILD)/paddiser sim study -w stencil,spgemm -i large -t optane -c 0.3,0.5,0.7 --repeats 1 -r 1 \
+		--profile-dir $(SIM_LARGE)/profiles -o $(SIM_LARGE)/results.md --csv $(SIM_LARGE)/results.csv
 
 check-sim: $(BUILD)/paddiser
 	@BUILD=$(BUILD) sh mk/sim_check.sh

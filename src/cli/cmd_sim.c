@@ -51,7 +51,7 @@ static void usage(FILE *f)
     "      --rounds N        planner rounds re-planning capacity left by shared pages (1..16, default 3)\n"
 #define H_HELP "  -h, --help            this help\n"
 #define H_WORKLOADS(dflt) "  -w, --workload LIST   comma list of spgemm,bfs,stencil,dmrg (default " dflt ")\n"
-#define H_INPUTS(dflt) "  -i, --input LIST      comma list of tiny,base,in1,in2,in3 (default " dflt ")\n"
+#define H_INPUTS(dflt) "  -i, --input LIST      comma list of tiny,base,in1,in2,in3,large (default " dflt ")\n"
 
 static const char help_tiers[] =
     "usage: paddiser sim tiers\n"
@@ -63,7 +63,7 @@ static const char help_profile[] =
     "Runs workload W on input IN and writes its access profile (for 'sim run -p FILE').\n"
     "options:\n"
     "  -w, --workload W      spgemm, bfs, stencil or dmrg\n"
-    "  -i, --input IN        tiny, base, in1, in2 or in3 (default base)\n"
+    "  -i, --input IN        tiny, base, in1, in2, in3 or large (>= 1 GiB) (default base)\n"
     "  -o, --output FILE     where to write the profile\n"
     "  -r, --reps N          timed runs (task time = min; 1..100, default 3)\n"
     "      --unit U          save at unit U bytes (K/M suffix; a power of two, default 4K):\n"
@@ -399,7 +399,7 @@ static int check_names(const sim_args *a)
         }
     for (int k = 0; k < a->inputs.n; k++)
         if (pd_wl_input_index(a->inputs.v[k]) < 0) {
-            fprintf(stderr, "paddiser sim: unknown input '%s' (tiny, base, in1, in2, in3)\n", a->inputs.v[k]);
+            fprintf(stderr, "paddiser sim: unknown input '%s' (tiny, base, in1, in2, in3, large)\n", a->inputs.v[k]);
             return 2;
         }
     for (int k = 0; k < a->tiers.n; k++) {

@@ -320,6 +320,7 @@ static int write_csv_row(FILE *csv, const pd_sim_profile *p, const char *tier, d
 int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
 {
     int nrep = cfg->repeats > 0 ? cfg->repeats : 1, nprof = cfg->nworkloads * cfg->ninputs, rc = -1;
+    int set_bw = 0; /* the study set PADDISER_MIGRATE_BW */
     ev_table t = {cfg, nrep, NULL, NULL};
     size_t ncells = (size_t)cfg->ntiers * nprof * cfg->ncaps * EV_NPOLICIES * nrep;
     t.cells = calloc(ncells ? ncells : 1, sizeof *t.cells);
@@ -343,6 +344,17 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
         } else if (cfg->migrate_gbs > 0) {
             sm[ti].migrate_gbs = cfg->migrate_gbs;
         }
+    /* The sim backend's moves cost nothing, so the runtime would measure
+     * free migration and move whatever gains anything. On the machine it
+     * would measure what the scorer charges: tell it (PADDISER_MIGRATE_BW,
+     * as a measured figure; the runtime knows no tier, and the presets
+     * share one rate). A value the user set is kept. */
+    set_bw = cfg->ntiers > 0 && !getenv("PADDISER_MIGRATE_BW");
+    if (set_bw) {
+        char bw[64];
+        snprintf(bw, sizeof bw, "%.17g", sm[0].migrate_gbs * 1e9);
+        setenv("PADDISER_MIGRATE_BW", bw, 1);
+    }
     if (cfg->csv_path) {
         if (!(csv = fopen(cfg->csv_path, "w"))) {
             snprintf(err, errlen, "cannot write %s: %s", cfg->csv_path, strerror(errno));
@@ -448,5 +460,7 @@ out:
     for (int k = 0; profs && k < nprof; k++)
         pd_sim_profile_free(profs[k]);
     free(profs), free(t.cells), free(pm), free(sm), free(ft), free(rt), free(pl.fast), free(task_time);
+    if (set_bw)
+        unsetenv("PADDISER_MIGRATE_BW");
     return rc;
 }

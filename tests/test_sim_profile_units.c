@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "sim/baselines.h"
+#include "sim/policies.h"
 #include "sim/profile.h"
 #include "sim/scorer.h"
 #include "sim/tier.h"
@@ -260,6 +261,52 @@ static void test_scorer_and_baselines_on_units(void **state)
     pd_sim_profile_free(p);
 }
 
+/* Every policy places a 128 GiB profile of 2 MiB units within the
+ * capacity (in units), and the scorer scores each placement. */
+static void test_every_policy_on_units(void **state)
+{
+    (void)state;
+    pd_sim_profile *p = synth(128 * GIB, 2 * MIB);
+    pd_sim_machine pm;
+    pd_score_machine sm;
+    assert_int_equal(pd_sim_machine_preset("cxl", &pm), 0);
+    assert_int_equal(pd_score_machine_preset("cxl", &sm), 0);
+    size_t cap = pd_sim_footprint(p) / 4, cap_units = cap / p->page_bytes;
+    char err[256] = "";
+    for (int k = 0; k < PD_SIM_NPOLICIES; k++) {
+        pd_sim_policy_opts o = {.seed = 1, .rounds = 3};
+        pd_sim_placement pl = {0};
+        assert_int_equal(pd_sim_place((pd_sim_policy)k, p, &pm, cap, &o, &pl, err, sizeof err), 0);
+        double used = 0;
+        for (size_t g = 0; g < p->npages; g++)
+            used += pl.fast[g];
+        if (k != PD_SIM_MEMORY_MODE) /* memory mode's fast[] are hit rates */
+            assert_true(used <= (double)cap_units + 1e-9);
+        assert_true(pl.fast_bytes <= cap);
+        pd_score_result r = {0};
+        assert_int_equal(pd_score(&sm, p, pl.fast, k == PD_SIM_MEMORY_MODE, 0, &r), 0);
+        assert_true(r.makespan > 0 && isfinite(r.makespan));
+        pd_sim_placement_free(&pl);
+    }
+    double *fast = calloc(p->npages, sizeof *fast);
+    size_t held = 0;
+    pd_sim_bl_opts bo = {.seed = 1};
+    int (*const bl[])(const pd_sim_profile *, size_t, const pd_sim_bl_opts *, double *) = {
+        pd_sim_bl_tpp, pd_sim_bl_hemem, pd_sim_bl_memtis, pd_sim_bl_damon};
+    for (size_t b = 0; b <= sizeof bl / sizeof *bl; b++) {
+        if (b < sizeof bl / sizeof *bl)
+            assert_int_equal(bl[b](p, cap_units, &bo, fast), 0);
+        else
+            assert_int_equal(pd_sim_bl_colloid(p, &pm, cap_units, &bo, fast, &held), 0);
+        double used = 0;
+        for (size_t g = 0; g < p->npages; g++)
+            used += fast[g];
+        assert_true(used <= (double)cap_units + 1e-9);
+    }
+    free(fast);
+    pd_sim_profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_coarsen_keeps_counts),
         cmocka_unit_test(test_version3_round_trip),
         cmocka_unit_test(test_scorer_and_baselines_on_units),
+        cmocka_unit_test(test_every_policy_on_units),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

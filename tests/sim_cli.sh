@@ -9,6 +9,15 @@ fail() { echo "sim_cli: $*" >&2; exit 1; }
 
 "$P" sim tiers >"$T/tiers" || fail "tiers failed"
 for k in optane cxl dram; do grep -q "^$k " "$T/tiers" || fail "tiers lacks $k"; done
+# the migration throughput column: the cited 4 KiB move_pages rate on every preset
+grep -q "migrate_GBs" "$T/tiers" || fail "tiers lacks the migration column"
+[ "$(awk 'NR > 1 && $7 != "3.31"' "$T/tiers" | wc -l)" -eq 0 ] || fail "a preset's migration throughput is not 3.31 GB/s"
+for bad in 0 -1 nan 1001 x; do
+    "$P" sim study --quick --migrate-gbs "$bad" 2>"$T/err"
+    [ $? -eq 2 ] || fail "sim study --migrate-gbs $bad should exit 2"
+    grep -q -- "--migrate-gbs must be" "$T/err" || fail "no message for --migrate-gbs $bad"
+done
+"$P" sim run -w bfs --migrate-gbs 2 2>/dev/null; [ $? -eq 2 ] || fail "--migrate-gbs is a study option"
 
 "$P" sim run -w nope 2>"$T/err"; [ $? -eq 2 ] || fail "unknown workload should exit 2"
 grep -q "unknown workload 'nope'" "$T/err" || fail "no message for unknown workload"
@@ -104,4 +113,20 @@ grep -q "^  grid_a " "$T/s" || fail "sampling per-object row"
 "$P" sim profile -w bfs -i tiny -r 1 -o "$T/p.json" >/dev/null || fail "profile failed"
 grep -q '"format": *"paddiser-sim-profile"' "$T/p.json" || fail "profile format field"
 "$P" sim run -p "$T/p.json" -t cxl -c 0.3 >/dev/null || fail "run on a profile file failed"
+grep -q '"version": *2' "$T/p.json" || fail "a 4 KiB profile should stay version 2"
+# compressed (version 3) profiles: written at a coarser unit, loaded, run on
+"$P" sim compress -p "$T/p.json" --unit 64K -o "$T/c.json" >"$T/out" || fail "compress failed"
+grep -q "pages of 4096 B -> .* units of 65536 B" "$T/out" || fail "compress summary: $(cat "$T/out")"
+grep -q '"version": *3' "$T/c.json" || fail "compressed profile should be version 3"
+grep -q '"page_size": *65536' "$T/c.json" || fail "compressed profile's unit"
+"$P" sim run -p "$T/c.json" -t cxl -c 0.3 >/dev/null || fail "run on a compressed profile failed"
+"$P" sim profile -w stencil -i tiny -r 1 --unit 8K -o "$T/u.json" >/dev/null || fail "profile --unit failed"
+grep -q '"page_size": *8192' "$T/u.json" || fail "profile --unit: unit not saved"
+for bad in 3K 2K 0 2G x; do
+    "$P" sim compress -p "$T/p.json" --unit "$bad" -o "$T/c.json" 2>"$T/err"
+    [ $? -eq 2 ] || fail "compress --unit $bad should exit 2"
+    grep -q -- "--unit must be" "$T/err" || fail "no message for --unit $bad"
+done
+"$P" sim compress -p "$T/c.json" --unit 4K -o "$T/d.json" 2>"$T/err"; [ $? -eq 1 ] || fail "a finer unit should fail"
+grep -q "not a multiple" "$T/err" || fail "no message for a finer unit"
 exit 0

@@ -338,7 +338,7 @@ static void test_profile_round_trip(void **state)
         {"{\"format\": \"paddiser-sim-profile\", \"version\": 1, \"objects\": [{\"name\": \"a\", \"bytes\": 4096, \"pattern\": \"zigzag\"}], \"tasks\": [{}]}", "zigzag"},
         {"{\"format\": \"paddiser-sim-profile\", \"version\": 1, \"objects\": [{\"name\": \"a\", \"bytes\": 4096}], \"tasks\": [{\"time_s\": 1, \"compute_s\": 1, \"pages\": [[0, 1, 1, 1]]}]}", "beyond object a"},
         {"{\"format\": \"paddiser-sim-profile\", \"version\": 1, \"objects\": [{\"name\": \"a\", \"bytes\": 4096}], \"tasks\": [{\"time_s\": -1, \"compute_s\": 1, \"pages\": []}]}", "time_s"},
-        {"{\"format\": \"paddiser-sim-profile\", \"version\": 3}", "version"},
+        {"{\"format\": \"paddiser-sim-profile\", \"version\": 4}", "version"},
         {"{\"format\": \"paddiser-sim-profile\", \"version\": 1, \"objects\": [{\"name\": \"big\", \"bytes\": 9000000000000000}], \"tasks\": [{}]}", "exceed"},
         {"not json", "line 1"},
     };
@@ -482,6 +482,54 @@ static void test_runtime_placement(void **state)
     pd_sim_profile_free(p);
 }
 
+/* The study charges every row's moves at the presets' cited throughput
+ * (or --migrate-gbs), tells the runtime that throughput through
+ * PADDISER_MIGRATE_BW while it runs, and leaves the variable as it was. */
+static void study_migration_rows(double gbs_cfg, double gbs_want)
+{
+    char dir[] = "/tmp/pd_sim_study_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char csv[sizeof dir + 16];
+    snprintf(csv, sizeof csv, "%s/r.csv", dir);
+    const char *wl[] = {"stencil"}, *in[] = {"tiny"}, *tiers[] = {"cxl"};
+    double caps[] = {0.5};
+    pd_sim_study_cfg cfg = {.workloads = wl, .nworkloads = 1, .inputs = in, .ninputs = 1, .tiers = tiers,
+                            .ntiers = 1, .caps = caps, .ncaps = 1, .profile_dir = dir, .reps = 1,
+                            .repeats = 1, .csv_path = csv, .command = "test", .migrate_gbs = gbs_cfg};
+    char err[512] = "";
+    assert_int_equal(pd_sim_study(&cfg, err, sizeof err), 0);
+    pd_csv *c = pd_csv_load(csv, err, sizeof err);
+    assert_non_null(c);
+    int cm = pd_csv_col(c, "migrate_s"), cp = pd_csv_col(c, "moved_pages");
+    assert_true(cm >= 0 && cp >= 0 && c->nrows >= 10);
+    size_t moving = 0;
+    for (size_t i = 0; i < c->nrows; i++) {
+        double mig, moved;
+        assert_true(pd_parse_double(pd_csv_get(c, i, cm), &mig));
+        assert_true(pd_parse_double(pd_csv_get(c, i, cp), &moved));
+        NEAR(mig, moved * PD_SIM_PAGE / (gbs_want * 1e9), 1e-6);
+        moving += moved > 0;
+    }
+    assert_true(moving > 0);
+    pd_csv_free(c);
+    unlink(csv);
+    char cmd[sizeof dir + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_study_migration_charge(void **state)
+{
+    (void)state;
+    unsetenv("PADDISER_MIGRATE_BW");
+    study_migration_rows(0, 3.31);
+    assert_null(getenv("PADDISER_MIGRATE_BW")); /* set for the runtime, then removed */
+    setenv("PADDISER_MIGRATE_BW", "123", 1);
+    study_migration_rows(2.0, 2.0);
+    assert_string_equal(getenv("PADDISER_MIGRATE_BW"), "123"); /* the user's is kept */
+    unsetenv("PADDISER_MIGRATE_BW");
+}
+
 static void test_gen_training(void **state)
 {
     (void)state;
@@ -540,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_runtime_sampling_check),
         cmocka_unit_test(test_runtime_placement),
         cmocka_unit_test(test_gen_training),
+        cmocka_unit_test(test_study_migration_charge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

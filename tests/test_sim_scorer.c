@@ -88,6 +88,31 @@ static void test_presets_and_variants(void **state)
         assert_string_not_equal(pd_score_variant_name(k), "?");
 }
 
+/* The migration throughput is the cited 4 KiB move_pages rate (3.31 GB/s)
+ * capped by the slow tier's write bandwidth, on every preset; the band runs
+ * from 1 GB/s to 11 GB/s (the cited THP rate) and moves nothing else. */
+static void test_migration_bandwidth_per_preset(void **state)
+{
+    (void)state;
+    pd_score_machine m, v;
+    for (const char *const *n = pd_sim_preset_names; *n; n++) {
+        assert_int_equal(pd_score_machine_preset(*n, &m), 0);
+        NEAR(m.migrate_gbs, 3.31, 1e-12); /* no preset's write bandwidth is below it */
+        NEAR(m.migrate_gbs, pd_score_migrate_gbs(&m.tier[PD_SIM_SLOW]), 1e-12);
+        pd_score_variant(&m, 9, &v);
+        NEAR(v.migrate_gbs, 1.0, 1e-12);
+        pd_score_variant(&m, 10, &v);
+        NEAR(v.migrate_gbs, 11.0, 1e-12);
+        v.migrate_gbs = m.migrate_gbs;
+        assert_memory_equal(&m, &v, sizeof m);
+    }
+    pd_score_tier slow = {400, 400, 2, 1.5, 64, 0, 0}; /* a tier slower to write than the copy */
+    NEAR(pd_score_migrate_gbs(&slow), 1.5, 1e-12);
+    assert_string_equal(pd_score_variant_name(9), "migration 1 GB/s");
+    assert_string_equal(pd_score_variant_name(10), "migration 11 GB/s");
+    assert_string_equal(pd_score_variant_name(PD_SCORE_NVARIANTS), "?");
+}
+
 /* Two tasks, two phases, each task slow in one of them: the barrier makes
  * the makespan the sum of the phase maxima, not the larger task total. */
 static void test_phases_sum_their_slowest_task(void **state)
@@ -117,6 +142,7 @@ static void test_migration_is_charged(void **state)
     assert_int_equal(pd_score(&m, p, f, 0, 0, &r0), 0);
     assert_int_equal(pd_score(&m, p, f, 0, 1000, &r1), 0);
     NEAR(r1.migrate_s, 1000.0 * PD_SIM_PAGE / (m.migrate_gbs * 1e9), 1e-12);
+    NEAR(r1.migrate_s, 1000.0 * 4096 / 3.31e9, 1e-12); /* 1.24 ms for 1000 pages */
     NEAR(r1.makespan - r0.makespan, r1.migrate_s, 1e-9);
     double g0[] = {0, 1, 0}, g1[] = {1, 1, 1};
     assert_int_equal(pd_score_moved_pages(g0, g1, 3), 2);
@@ -250,6 +276,7 @@ int main(void)
         cmocka_unit_test(test_presets_and_variants),
         cmocka_unit_test(test_phases_sum_their_slowest_task),
         cmocka_unit_test(test_migration_is_charged),
+        cmocka_unit_test(test_migration_bandwidth_per_preset),
         cmocka_unit_test(test_contention_and_order),
         cmocka_unit_test(test_media_granularity),
         cmocka_unit_test(test_memory_mode_costs),

@@ -17,6 +17,7 @@
 #include "common/cliopt.h"
 #include "common/util.h"
 #include "sim/study.h"
+#include "sim/scorer.h"
 #include "sim/workload.h"
 
 #define DEFAULT_PROFILE_DIR "build/sim/profiles"
@@ -27,6 +28,7 @@ static void usage(FILE *f)
             "usage: paddiser sim <subcommand> [options]\n\n"
             "  tiers                          list the tier presets\n"
             "  profile -w W [-i IN] -o FILE   run workload W on input IN, write its access profile\n"
+            "  compress -p IN --unit U -o OUT a profile at a coarser unit (version 3, e.g. 2M)\n"
             "  run [-p FILE | -w W -i IN]     evaluate every policy at one capacity\n"
             "  study [-o docs/results.md]     capacity sweep over workloads, inputs and tiers\n"
             "  gen-training -o FILE           Eq. 2 model-training CSV from the profiles\n"
@@ -49,7 +51,7 @@ static void usage(FILE *f)
     "      --rounds N        planner rounds re-planning capacity left by shared pages (1..16, default 3)\n"
 #define H_HELP "  -h, --help            this help\n"
 #define H_WORKLOADS(dflt) "  -w, --workload LIST   comma list of spgemm,bfs,stencil,dmrg (default " dflt ")\n"
-#define H_INPUTS(dflt) "  -i, --input LIST      comma list of tiny,base,in1,in2,in3 (default " dflt ")\n"
+#define H_INPUTS(dflt) "  -i, --input LIST      comma list of tiny,base,in1,in2,in3,large (default " dflt ")\n"
 
 static const char help_tiers[] =
     "usage: paddiser sim tiers\n"
@@ -61,9 +63,20 @@ static const char help_profile[] =
     "Runs workload W on input IN and writes its access profile (for 'sim run -p FILE').\n"
     "options:\n"
     "  -w, --workload W      spgemm, bfs, stencil or dmrg\n"
-    "  -i, --input IN        tiny, base, in1, in2 or in3 (default base)\n"
+    "  -i, --input IN        tiny, base, in1, in2, in3 or large (>= 1 GiB) (default base)\n"
     "  -o, --output FILE     where to write the profile\n"
-    "  -r, --reps N          timed runs (task time = min; 1..100, default 3)\n" H_HELP;
+    "  -r, --reps N          timed runs (task time = min; 1..100, default 3)\n"
+    "      --unit U          save at unit U bytes (K/M suffix; a power of two, default 4K):\n"
+    "                        a compressed version-3 profile\n" H_HELP;
+
+static const char help_compress[] =
+    "usage: paddiser sim compress -p IN --unit U -o OUT\n"
+    "Writes profile IN at the coarser unit U (counts per task summed per unit; a version-3\n"
+    "file whose size scales with footprint / U; docs/sim.md).\n"
+    "options:\n"
+    "  -p, --profile FILE    the profile to compress\n"
+    "      --unit U          bytes, K/M suffix: a power of two, a multiple of IN's unit (e.g. 2M)\n"
+    "  -o, --output FILE     where to write it\n" H_HELP;
 
 static const char help_run[] =
     "usage: paddiser sim run [-p FILE | -w W [-i IN]] [options]\n"
@@ -92,6 +105,8 @@ static const char help_study[] =
     "      --csv FILE        one row per workload,tier,capacity,input,policy,repeat\n"
     "      --repeats N       fresh profiles and seeds per repeat, 1..30 (default 5; --quick 1)\n"
     "      --quick           base input, optane, capacities 0.2,0.5,0.8, 1 rep, 1 repeat\n"
+    "      --migrate-gbs GBS migration throughput charged, GB/s (default: each preset's, the\n"
+    "                        cited 3.31 GB/s of 4 KiB move_pages; make bench-migrate measures one)\n"
     "  -v, --verbose         progress on stderr\n"
     H_PROFILES H_PLANNER H_HELP;
 
@@ -204,6 +219,8 @@ typedef struct {
     int ncaps;
     const char *policy, *profile, *profile_dir, *metrics, *tasks_csv, *output, *csv;
     int refresh, reps, placements, quick, verbose, repeats;
+    double migrate_gbs; /* study: > 0 overrides the presets' migration throughput */
+    size_t unit;        /* profile, compress: the unit to save at (0 = as measured) */
     pd_sim_policy_opts opts;
     const char *cmd; /* "paddiser sim run": names the subcommand in messages */
     int argc;        /* the subcommand's arguments, argv[0] its name */
@@ -211,7 +228,7 @@ typedef struct {
 } sim_args;
 
 enum { OPT_PROFILE_DIR = 1000, OPT_REFRESH, OPT_SEED, OPT_STEP, OPT_METRICS, OPT_TASKS_CSV,
-       OPT_CSV, OPT_QUICK, OPT_ROUNDS, OPT_REPEATS };
+       OPT_CSV, OPT_QUICK, OPT_ROUNDS, OPT_REPEATS, OPT_MIGRATE_GBS, OPT_UNIT };
 
 /* Every option of the subcommands; each subcommand takes those its sim_sub
  * lists, and -h/--help. */
@@ -226,6 +243,7 @@ static const struct option all_opts[] = {
     {"csv", required_argument, NULL, OPT_CSV}, {"placements", required_argument, NULL, 'n'},
     {"quick", no_argument, NULL, OPT_QUICK}, {"rounds", required_argument, NULL, OPT_ROUNDS},
     {"repeats", required_argument, NULL, OPT_REPEATS}, {"verbose", no_argument, NULL, 'v'},
+    {"migrate-gbs", required_argument, NULL, OPT_MIGRATE_GBS}, {"unit", required_argument, NULL, OPT_UNIT},
 };
 
 #define MAX_SUB_OPTS 24
@@ -324,6 +342,28 @@ static int parse_args(const sim_sub *sub, int argc, char **argv, sim_args *a)
             a->repeats = (int)l;
             break;
         case OPT_TASKS_CSV: a->tasks_csv = optarg; break;
+        case OPT_UNIT: {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (!errno && end != optarg && (*end == 'K' || *end == 'k'))
+                v <<= 10, end++;
+            else if (!errno && end != optarg && (*end == 'M' || *end == 'm'))
+                v <<= 20, end++;
+            if (errno || end == optarg || *end || v < PD_SIM_PAGE || v > PD_SIM_MAX_UNIT || (v & (v - 1))) {
+                fprintf(stderr, "%s: --unit must be a power of two from 4K to 1024M bytes, got '%s'\n", a->cmd,
+                        optarg);
+                return 2;
+            }
+            a->unit = (size_t)v;
+            break;
+        }
+        case OPT_MIGRATE_GBS:
+            if (!pd_parse_double(optarg, &a->migrate_gbs) || !(a->migrate_gbs > 0 && a->migrate_gbs <= 1000)) {
+                fprintf(stderr, "%s: --migrate-gbs must be in (0, 1000] GB/s, got '%s'\n", a->cmd, optarg);
+                return 2;
+            }
+            break;
         case 'o': a->output = optarg; break;
         case OPT_CSV: a->csv = optarg; break;
         case 'n':
@@ -359,7 +399,7 @@ static int check_names(const sim_args *a)
         }
     for (int k = 0; k < a->inputs.n; k++)
         if (pd_wl_input_index(a->inputs.v[k]) < 0) {
-            fprintf(stderr, "paddiser sim: unknown input '%s' (tiny, base, in1, in2, in3)\n", a->inputs.v[k]);
+            fprintf(stderr, "paddiser sim: unknown input '%s' (tiny, base, in1, in2, in3, large)\n", a->inputs.v[k]);
             return 2;
         }
     for (int k = 0; k < a->tiers.n; k++) {
@@ -399,15 +439,18 @@ oom:
 static int sim_tiers(sim_args *a)
 {
     (void)a;
-    printf("%-8s %-6s %12s %12s %12s %12s  %s\n", "preset", "tier", "lat_seq_ns", "lat_rand_ns",
-           "bw_read_GBs", "bw_write_GBs", "description");
+    printf("%-8s %-6s %12s %12s %12s %12s %12s  %s\n", "preset", "tier", "lat_seq_ns", "lat_rand_ns",
+           "bw_read_GBs", "bw_write_GBs", "migrate_GBs", "description");
     for (int k = 0; pd_sim_preset_names[k]; k++) {
         pd_sim_machine m;
+        pd_score_machine sm;
         pd_sim_machine_preset(pd_sim_preset_names[k], &m);
+        pd_score_machine_preset(pd_sim_preset_names[k], &sm);
+        /* migration: the scorer's 4 KiB page rate between the two tiers */
         for (int t = 0; t < PD_SIM_NTIERS; t++)
-            printf("%-8s %-6s %12.1f %12.1f %12.2f %12.2f  %s\n", m.name, t ? "slow" : "fast",
+            printf("%-8s %-6s %12.1f %12.1f %12.2f %12.2f %12.2f  %s\n", m.name, t ? "slow" : "fast",
                    m.tier[t].lat_seq_ns, m.tier[t].lat_rand_ns, m.tier[t].bw_read_gbs,
-                   m.tier[t].bw_write_gbs, t ? m.desc : "");
+                   m.tier[t].bw_write_gbs, sm.migrate_gbs, t ? m.desc : "");
     }
     return 0;
 }
@@ -423,6 +466,11 @@ static int sim_profile(sim_args *a)
     char err[512] = "";
     const pd_workload *w = pd_workload_find(a->workloads.v[0]);
     pd_sim_profile *p = pd_wl_profile(w, a->inputs.v[0], a->reps ? a->reps : 3, err, sizeof err);
+    if (p && a->unit > p->page_bytes) {
+        pd_sim_profile *q = pd_sim_profile_coarsen(p, a->unit, err, sizeof err);
+        pd_sim_profile_free(p);
+        p = q;
+    }
     if (!p || pd_sim_profile_save(p, a->output, err, sizeof err) != 0) {
         fprintf(stderr, "paddiser sim profile: %s\n", err);
         pd_sim_profile_free(p);
@@ -434,6 +482,30 @@ static int sim_profile(sim_args *a)
         printf("  task %d: %.3f ms, %.0f line accesses\n", t, p->tasks[t].time_s * 1e3,
                pd_sim_task_accesses(p, t));
     pd_sim_profile_free(p);
+    return 0;
+}
+
+static int sim_compress(sim_args *a)
+{
+    if (!a->profile || !a->output || !a->unit) {
+        fprintf(stderr, "paddiser sim compress: needs --profile IN, --unit U and --output OUT\n");
+        return 2;
+    }
+    char err[512] = "";
+    pd_sim_profile *p = pd_sim_profile_load(a->profile, err, sizeof err), *q = NULL;
+    if (p)
+        q = pd_sim_profile_coarsen(p, a->unit, err, sizeof err);
+    if (!q || pd_sim_profile_save(q, a->output, err, sizeof err) != 0) {
+        fprintf(stderr, "paddiser sim compress: %s\n", err);
+        pd_sim_profile_free(p);
+        pd_sim_profile_free(q);
+        return 1;
+    }
+    printf("%s/%s: %zu pages of %zu B -> %zu units of %zu B; %.1f MiB -> %.1f MiB in memory; %s\n", q->workload,
+           q->input, p->npages, p->page_bytes, q->npages, q->page_bytes, pd_sim_profile_bytes(p) / 1048576.0,
+           pd_sim_profile_bytes(q) / 1048576.0, a->output);
+    pd_sim_profile_free(p);
+    pd_sim_profile_free(q);
     return 0;
 }
 
@@ -555,6 +627,7 @@ static int sim_study(sim_args *a)
         .profile_dir = a->profile_dir, .refresh = a->refresh, .reps = a->reps ? a->reps : a->quick ? 1 : 3,
         .repeats = a->repeats ? a->repeats : a->quick ? 1 : 5,
         .md_path = a->output, .csv_path = a->csv, .command = cmd.data, .verbose = a->verbose,
+        .migrate_gbs = a->migrate_gbs,
     };
     char err[512] = "";
     int rc = pd_sim_study(&cfg, err, sizeof err);
@@ -725,10 +798,11 @@ static int sim_gen_training(sim_args *a)
 
 static const sim_sub sim_subs[] = {
     {"tiers", sim_tiers, help_tiers, {0}},
-    {"profile", sim_profile, help_profile, {'w', 'i', 'o', 'r'}},
+    {"profile", sim_profile, help_profile, {'w', 'i', 'o', 'r', OPT_UNIT}},
+    {"compress", sim_compress, help_compress, {'p', 'o', OPT_UNIT}},
     {"run", sim_run, help_run, {'w', 'i', 'p', 't', 'c', 'P', OPT_METRICS, OPT_TASKS_CSV, O_PROFILES, O_PLANNER}},
     {"study", sim_study, help_study,
-     {'w', 'i', 't', 'c', 'o', OPT_CSV, OPT_QUICK, OPT_REPEATS, 'v', O_PROFILES}},
+     {'w', 'i', 't', 'c', 'o', OPT_CSV, OPT_QUICK, OPT_REPEATS, OPT_MIGRATE_GBS, 'v', O_PROFILES}},
     {"gen-training", sim_gen_training, help_gen_training, {'w', 'i', 't', 'o', 'n', OPT_SEED, O_PROFILES}},
     {"verify", sim_verify, help_verify, {'w', 'i'}},
     {"sampling", sim_sampling, help_sampling, {'w', 'i'}},

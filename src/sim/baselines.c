@@ -202,21 +202,23 @@ static void migrate(double *fast, size_t cap, size_t *used, item *it, size_t nit
     }
 }
 
-/* 2 MiB management units (512 pages) from each object's first page; an
- * object's tail, or an object under 2 MiB, is one shorter unit. Returns
- * the units' first pages [*nu + 1] or NULL. */
-#define UNIT_PAGES 512
+/* 2 MiB management units (512 4 KiB pages; one page of a profile whose
+ * unit is 2 MiB or more) from each object's first page; an object's tail,
+ * or an object under 2 MiB, is one shorter unit. Returns the units' first
+ * pages [*nu + 1] or NULL. */
+#define UNIT_BYTES (2UL << 20)
 static size_t *make_units(const pd_sim_profile *p, size_t *nu)
 {
+    const size_t unit_pages = p->page_bytes < UNIT_BYTES ? UNIT_BYTES / p->page_bytes : 1;
     size_t n = 0;
     for (int o = 0; o < p->nobjects; o++)
-        n += (p->objects[o].npages + UNIT_PAGES - 1) / UNIT_PAGES;
+        n += (p->objects[o].npages + unit_pages - 1) / unit_pages;
     size_t *first = malloc((n + 1) * sizeof *first);
     if (!first)
         return NULL;
     size_t k = 0;
     for (int o = 0; o < p->nobjects; o++)
-        for (size_t q = 0; q < p->objects[o].npages; q += UNIT_PAGES)
+        for (size_t q = 0; q < p->objects[o].npages; q += unit_pages)
             first[k++] = p->objects[o].page_base + q;
     first[n] = p->npages;
     *nu = n;
@@ -229,7 +231,9 @@ static double sample_period(const pd_sim_profile *p, double per_page)
     double tot = 0;
     for (int t = 0; t < p->ntasks; t++)
         tot += pd_sim_task_accesses(p, t);
-    double per = floor(tot / (per_page * (double)(p->npages ? p->npages : 1)));
+    /* per 4 KiB of footprint, whatever the profile's unit */
+    double pages4k = (double)(p->npages ? p->npages : 1) * (double)(p->page_bytes / PD_SIM_PAGE);
+    double per = floor(tot / (per_page * pages4k));
     return per > 1 ? per : 1;
 }
 

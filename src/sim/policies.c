@@ -292,7 +292,7 @@ static int plan_round(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_m
             goto oom;
         for (size_t g = 0; g < n; g++)
             counts[t][g] = pl->fast[g] > 0 ? 0 : p->tasks[t].reads[g] + p->tasks[t].writes[g];
-        if (pd_bytes_curve_from_counts(&bc[t], counts[t], n, PD_SIM_PAGE) != PD_OK)
+        if (pd_bytes_curve_from_counts(&bc[t], counts[t], n, p->page_bytes) != PD_OK)
             goto oom;
         curves = t + 1;
         if (build_time_curve(p, m, t, counts[t], &bc[t], page_obj, pl->fast, u, o->eq2, &tc[t]) != 0)
@@ -310,7 +310,7 @@ static int plan_round(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_m
         snprintf(err, errlen, "%s planner failed: %s", pd_sim_policy_name(pol), pd_strerror(st));
         goto out;
     }
-    st = pd_select_plan(tp, nt, bytes, PD_SIM_PAGE, sel, nsel);
+    st = pd_select_plan(tp, nt, bytes, p->page_bytes, sel, nsel);
     if (st != PD_OK) {
         snprintf(err, errlen, "page selection failed: %s", pd_strerror(st));
         goto out;
@@ -321,7 +321,7 @@ static int plan_round(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_m
                 pl->fast[sel[t][k]] = 1;
                 (*added)++;
             }
-        pl->task_bytes[t] += nsel[t] * (size_t)PD_SIM_PAGE;
+        pl->task_bytes[t] += nsel[t] * p->page_bytes;
         free(sel[t]);
     }
     *pred = res.makespan;
@@ -374,7 +374,7 @@ static int planned(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_mach
                    size_t capacity, const pd_sim_policy_opts *o, pd_sim_placement *pl, char *err,
                    size_t errlen)
 {
-    size_t n = p->npages, cap_pages = capacity / PD_SIM_PAGE, used = 0;
+    size_t n = p->npages, cap_pages = capacity / p->page_bytes, used = 0;
     size_t *page_obj = malloc(n * sizeof *page_obj);
     double u[2];
     if (!page_obj || reference_stretch(p, m, cap_pages, o, u) != 0) {
@@ -403,7 +403,7 @@ static int planned(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_mach
         for (int r = 0; r < rounds && used < cap_pages; r++) {
             size_t added = 0;
             double pred = 0;
-            if (plan_round(pol, p, m, (cap_pages - used) * (size_t)PD_SIM_PAGE, o, u, page_obj,
+            if (plan_round(pol, p, m, (cap_pages - used) * p->page_bytes, o, u, page_obj,
                            pl, &added, &pred, err, errlen) != 0) {
                 free(page_obj);
                 pd_sim_split_free(&s);
@@ -441,7 +441,7 @@ int pd_sim_place(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_machin
         snprintf(err, errlen, "bad policy or profile");
         return -1;
     }
-    size_t cap_pages = capacity / PD_SIM_PAGE;
+    size_t cap_pages = capacity / p->page_bytes;
     out->fast = calloc(p->npages, sizeof *out->fast);
     out->task_share = calloc((size_t)p->ntasks, sizeof *out->task_share);
     out->task_bytes = calloc((size_t)p->ntasks, sizeof *out->task_bytes);
@@ -472,11 +472,11 @@ int pd_sim_place(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_machin
         return -1;
     }
     if (pol == PD_SIM_MEMORY_MODE) {
-        out->fast_bytes = cap_pages * (size_t)PD_SIM_PAGE;
+        out->fast_bytes = cap_pages * p->page_bytes;
     } else {
         for (size_t g = 0; g < p->npages; g++)
             if (out->fast[g] > 0)
-                out->fast_bytes += PD_SIM_PAGE;
+                out->fast_bytes += p->page_bytes;
     }
     {
         int planner = pol == PD_SIM_GREEDY || pol == PD_SIM_EXACT;
@@ -485,7 +485,7 @@ int pd_sim_place(pd_sim_policy pol, const pd_sim_profile *p, const pd_sim_machin
             for (size_t g = 0; g < p->npages; g++) {
                 double a = (double)p->tasks[t].reads[g] + (double)p->tasks[t].writes[g];
                 if (a > 0)
-                    fb += out->fast[g] * PD_SIM_PAGE;
+                    fb += out->fast[g] * (double)p->page_bytes;
                 acc += a;
                 fastacc += a * out->fast[g];
             }

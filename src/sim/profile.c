@@ -44,11 +44,21 @@ pd_sim_profile *pd_sim_profile_new(const char *workload, const char *input, int 
     p->input = pd_strdup(input ? input : "");
     p->tasks = calloc((size_t)ntasks, sizeof *p->tasks);
     p->ntasks = ntasks;
+    p->page_bytes = PD_SIM_PAGE;
     if (!p->workload || !p->input || !p->tasks) {
         pd_sim_profile_free(p);
         return NULL;
     }
     return p;
+}
+
+int pd_sim_profile_set_unit(pd_sim_profile *p, size_t page_bytes)
+{
+    if (!p || p->nobjects > 0 || page_bytes < PD_SIM_PAGE || page_bytes > PD_SIM_MAX_UNIT ||
+        (page_bytes & (page_bytes - 1)) != 0)
+        return -1;
+    p->page_bytes = page_bytes;
+    return 0;
 }
 
 int pd_sim_profile_add_object(pd_sim_profile *p, const char *name, size_t bytes,
@@ -66,7 +76,7 @@ int pd_sim_profile_add_object(pd_sim_profile *p, const char *name, size_t bytes,
     if (!ob->name)
         return -1;
     ob->bytes = bytes;
-    ob->npages = (bytes + PD_SIM_PAGE - 1) / PD_SIM_PAGE;
+    ob->npages = (bytes + p->page_bytes - 1) / p->page_bytes;
     ob->page_base = p->npages;
     ob->pattern = pattern;
     ob->elem_size = elem_size ? elem_size : 8;
@@ -203,7 +213,114 @@ void pd_sim_page_totals(const pd_sim_profile *p, double *page_tot)
 
 size_t pd_sim_footprint(const pd_sim_profile *p)
 {
-    return p->npages * (size_t)PD_SIM_PAGE;
+    return p->npages * p->page_bytes;
+}
+
+size_t pd_sim_profile_bytes(const pd_sim_profile *p)
+{
+    size_t b = sizeof *p + strlen(p->workload) + strlen(p->input) + 2;
+    b += (size_t)p->nobjects * sizeof *p->objects;
+    for (int o = 0; o < p->nobjects; o++)
+        b += strlen(p->objects[o].name) + 1;
+    b += (size_t)p->ntasks * (sizeof *p->tasks + (p->tasks[0].reads ? 2 * p->npages * sizeof(uint64_t) : 0));
+    if (p->tasks[0].reads) /* regions */
+        b += (p->nregions + 1) * sizeof *p->region_page + p->nregions * sizeof *p->region_object +
+             p->npages * sizeof *p->page_region;
+    b += (size_t)p->nphases * (size_t)p->ntasks * (sizeof *p->phases + 2 * p->nregions * sizeof(uint64_t));
+    return b;
+}
+
+/* Spreads `count` lines of region r over its pages as the weights w (the
+ * task's whole-run counts there; evenly when they are all 0) into acc[page]. */
+static void spread_region(const pd_sim_profile *p, size_t r, uint64_t count, const uint64_t *w,
+                          double *acc)
+{
+    size_t lo = p->region_page[r], hi = p->region_page[r + 1];
+    double tot = 0;
+    for (size_t g = lo; g < hi; g++)
+        tot += (double)w[g];
+    for (size_t g = lo; g < hi; g++)
+        acc[g] += tot > 0 ? (double)count * (double)w[g] / tot : (double)count / (double)(hi - lo);
+}
+
+pd_sim_profile *pd_sim_profile_coarsen(const pd_sim_profile *p, size_t page_bytes, char *err,
+                                       size_t errlen)
+{
+    if (page_bytes < p->page_bytes || page_bytes % p->page_bytes != 0) {
+        snprintf(err, errlen, "unit %zu is not a multiple of the profile's %zu", page_bytes, p->page_bytes);
+        return NULL;
+    }
+    size_t ratio = page_bytes / p->page_bytes;
+    pd_sim_profile *q = pd_sim_profile_new(p->workload, p->input, p->ntasks);
+    double *acc_r = NULL, *acc_w = NULL;
+    size_t *unit_of = NULL;
+    if (!q || pd_sim_profile_set_unit(q, page_bytes) != 0) {
+        snprintf(err, errlen, q ? "unit %zu: a power of two from %d to %lu bytes" : "out of memory", page_bytes,
+                 PD_SIM_PAGE, PD_SIM_MAX_UNIT);
+        goto fail;
+    }
+    for (int o = 0; o < p->nobjects; o++) {
+        const pd_sim_object *ob = &p->objects[o];
+        if (pd_sim_profile_add_object(q, ob->name, ob->bytes, ob->pattern, ob->elem_size) < 0)
+            goto oom;
+    }
+    if (pd_sim_profile_alloc_counts(q) != 0)
+        goto oom;
+    /* page of p -> unit of q: units start at each object's first page */
+    unit_of = malloc((p->npages ? p->npages : 1) * sizeof *unit_of);
+    acc_r = malloc((p->npages ? p->npages : 1) * sizeof *acc_r);
+    acc_w = malloc((p->npages ? p->npages : 1) * sizeof *acc_w);
+    if (!unit_of || !acc_r || !acc_w)
+        goto oom;
+    for (int o = 0; o < p->nobjects; o++)
+        for (size_t k = 0; k < p->objects[o].npages; k++)
+            unit_of[p->objects[o].page_base + k] = q->objects[o].page_base + k / ratio;
+    for (int t = 0; t < p->ntasks; t++) {
+        q->tasks[t].time_s = p->tasks[t].time_s;
+        q->tasks[t].compute_s = p->tasks[t].compute_s;
+        for (size_t g = 0; g < p->npages; g++) {
+            q->tasks[t].reads[unit_of[g]] += p->tasks[t].reads[g];
+            q->tasks[t].writes[unit_of[g]] += p->tasks[t].writes[g];
+        }
+    }
+    for (int ph = 0; ph < p->nphases; ph++) {
+        pd_sim_phase_task *row = pd_sim_profile_add_phase(q);
+        if (!row)
+            goto oom;
+        for (int t = 0; t < p->ntasks; t++) {
+            const pd_sim_phase_task *pt = PD_SIM_PHASE(p, ph, t);
+            row[t].time_s = pt->time_s;
+            for (size_t g = 0; g < p->npages; g++)
+                acc_r[g] = acc_w[g] = 0;
+            for (size_t r = 0; r < p->nregions; r++) {
+                if (pt->reads[r])
+                    spread_region(p, r, pt->reads[r], p->tasks[t].reads, acc_r);
+                if (pt->writes[r])
+                    spread_region(p, r, pt->writes[r], p->tasks[t].writes, acc_w);
+            }
+            /* per region of q, in doubles, then whole lines */
+            double *rr = calloc(q->nregions * 2, sizeof *rr);
+            if (!rr)
+                goto oom;
+            for (size_t g = 0; g < p->npages; g++) {
+                size_t r = q->page_region[unit_of[g]];
+                rr[2 * r] += acc_r[g], rr[2 * r + 1] += acc_w[g];
+            }
+            for (size_t r = 0; r < q->nregions; r++) {
+                row[t].reads[r] = (uint64_t)llround(rr[2 * r]);
+                row[t].writes[r] = (uint64_t)llround(rr[2 * r + 1]);
+            }
+            free(rr);
+        }
+    }
+    free(unit_of), free(acc_r), free(acc_w);
+    return q;
+oom:
+    snprintf(err, errlen, "out of memory");
+fail:
+    free(unit_of), free(acc_r), free(acc_w);
+    pd_sim_profile_free(q);
+    return NULL;
 }
 
 pd_sim_profile *pd_sim_profile_predict(const pd_sim_profile *base, const pd_sim_profile *shape,
@@ -221,8 +338,13 @@ pd_sim_profile *pd_sim_profile_predict(const pd_sim_profile *base, const pd_sim_
                      shape->objects[o].name, base->objects[o].name);
             return NULL;
         }
+    if (base->page_bytes != shape->page_bytes) {
+        snprintf(err, errlen, "cannot predict %s/%s from %s/%s: units differ (%zu, %zu bytes)", shape->workload,
+                 shape->input, base->workload, base->input, shape->page_bytes, base->page_bytes);
+        return NULL;
+    }
     pd_sim_profile *p = pd_sim_profile_new(shape->workload, shape->input, shape->ntasks);
-    int ok = p != NULL;
+    int ok = p != NULL && pd_sim_profile_set_unit(p, shape->page_bytes) == 0;
     for (int o = 0; ok && o < shape->nobjects; o++)
         ok = pd_sim_profile_add_object(p, shape->objects[o].name, shape->objects[o].bytes,
                                        shape->objects[o].pattern, shape->objects[o].elem_size) == o;
@@ -269,10 +391,12 @@ int pd_sim_profile_save(const pd_sim_profile *p, const char *path, char *err, si
 {
     json_t *root = json_object(), *objs = json_array(), *tasks = json_array();
     json_object_set_new(root, "format", json_string("paddiser-sim-profile"));
-    json_object_set_new(root, "version", json_integer(2));
+    /* version 3 only where it says more: a measured (4 KiB) profile stays a
+     * version-2 file, byte for byte */
+    json_object_set_new(root, "version", json_integer(p->page_bytes == PD_SIM_PAGE ? 2 : 3));
     json_object_set_new(root, "workload", json_string(p->workload));
     json_object_set_new(root, "input", json_string(p->input));
-    json_object_set_new(root, "page_size", json_integer(PD_SIM_PAGE));
+    json_object_set_new(root, "page_size", json_integer((json_int_t)p->page_bytes));
     for (int i = 0; i < p->nobjects; i++) {
         const pd_sim_object *o = &p->objects[i];
         json_array_append_new(objs, json_pack("{s:s, s:I, s:s, s:I}", "name", o->name,
@@ -394,11 +518,15 @@ pd_sim_profile *pd_sim_profile_load(const char *path, char *err, size_t errlen)
     if (!fmt || strcmp(fmt, "paddiser-sim-profile"))
         FAIL("%s: not a paddiser-sim-profile file (\"format\" missing or wrong)", path);
     json_int_t version = json_integer_value(json_object_get(root, "version"));
-    if (version != 1 && version != 2)
-        FAIL("%s: unsupported profile version (want 1 or 2)", path);
+    if (version != 1 && version != 2 && version != 3)
+        FAIL("%s: unsupported profile version (want 1, 2 or 3)", path);
     json_t *ps = json_object_get(root, "page_size");
-    if (ps && json_integer_value(ps) != PD_SIM_PAGE)
-        FAIL("%s: page_size must be %d", path, PD_SIM_PAGE);
+    json_int_t unit = ps ? json_integer_value(ps) : PD_SIM_PAGE;
+    if (version < 3 && unit != PD_SIM_PAGE)
+        FAIL("%s: page_size must be %d in a version-%lld profile", path, PD_SIM_PAGE, (long long)version);
+    if (version == 3 && (!json_is_integer(ps) || unit < PD_SIM_PAGE || (uint64_t)unit > PD_SIM_MAX_UNIT ||
+                         (unit & (unit - 1)) != 0))
+        FAIL("%s: page_size must be a power of two from %d to %lu bytes", path, PD_SIM_PAGE, PD_SIM_MAX_UNIT);
     json_t *objs = json_object_get(root, "objects"), *tasks = json_object_get(root, "tasks");
     if (!json_is_array(objs) || json_array_size(objs) == 0)
         FAIL("%s: \"objects\" must be a non-empty array", path);
@@ -407,7 +535,7 @@ pd_sim_profile *pd_sim_profile_load(const char *path, char *err, size_t errlen)
     const char *wl = json_string_value(json_object_get(root, "workload"));
     const char *in = json_string_value(json_object_get(root, "input"));
     p = pd_sim_profile_new(wl ? wl : "", in ? in : "", (int)json_array_size(tasks));
-    if (!p)
+    if (!p || pd_sim_profile_set_unit(p, (size_t)unit) != 0)
         FAIL("%s: out of memory", path);
     size_t i;
     json_t *v;
@@ -421,8 +549,8 @@ pd_sim_profile *pd_sim_profile_load(const char *path, char *err, size_t errlen)
             FAIL("%s: object %zu needs a \"name\" and a positive integer \"bytes\"", path, i);
         if (pat && pd_sim_pattern_parse(pat, &pp) != 0)
             FAIL("%s: object %s: unknown pattern '%s'", path, name, pat);
-        if ((json_int_t)((uint64_t)json_integer_value(b) / PD_SIM_PAGE) > PD_SIM_MAX_PAGES - (json_int_t)p->npages)
-            FAIL("%s: object %s: the objects exceed %d pages (1 TiB); not a profile of this tool", path, name, PD_SIM_MAX_PAGES);
+        if ((json_int_t)((uint64_t)json_integer_value(b) / (uint64_t)unit) > PD_SIM_MAX_PAGES - (json_int_t)p->npages)
+            FAIL("%s: object %s: the objects exceed %d pages; not a profile of this tool", path, name, PD_SIM_MAX_PAGES);
         if (es && (!json_is_integer(es) || json_integer_value(es) <= 0))
             FAIL("%s: object %s: elem_size must be a positive integer", path, name);
         if (pd_sim_profile_add_object(p, name, (size_t)json_integer_value(b), pp,

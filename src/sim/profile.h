@@ -1,9 +1,13 @@
 /* Access profile of one workload run on one input: for every task and every
  * page of every managed object, the memory accesses (64 B cache-line
  * transfers) it reads and writes, plus each task's measured time on this
- * machine. File format (JSON, documented in docs/sim.md):
- *   {"format": "paddiser-sim-profile", "version": 2, "workload": str,
- *    "input": str, "page_size": 4096,
+ * machine. A "page" is the profile's unit, page_bytes: 4 KiB as measured,
+ * or a coarser power of two (2 MiB) for a compressed profile
+ * (pd_sim_profile_coarsen), whose memory then scales with the footprint
+ * over 2 MiB instead of over 4 KiB: every consumer places, counts and
+ * migrates whole units. File format (JSON, documented in docs/sim.md):
+ *   {"format": "paddiser-sim-profile", "version": 2 or 3, "workload": str,
+ *    "input": str, "page_size": 4096 (version 1, 2) or the unit (version 3),
  *    "objects": [{"name", "bytes", "pattern", "elem_size"}],
  *    "tasks": [{"id", "time_s", "compute_s",
  *               "pages": [[object, page, reads, writes], ...]}],
@@ -20,7 +24,8 @@
 
 #define PD_SIM_PAGE 4096
 #define PD_SIM_LINE 64
-#define PD_SIM_MAX_PAGES (1 << 28) /* loader sanity bound: 1 TiB of objects */
+#define PD_SIM_MAX_PAGES (1 << 28) /* loader sanity bound: 1 TiB of 4 KiB pages */
+#define PD_SIM_MAX_UNIT (1UL << 30) /* the coarsest unit a profile may have */
 
 typedef struct {
     char *name;
@@ -57,7 +62,8 @@ typedef struct {
     char *input;
     int nobjects;
     pd_sim_object *objects;
-    size_t npages;     /* all objects' pages */
+    size_t page_bytes; /* the unit: PD_SIM_PAGE, or a power-of-two multiple of it */
+    size_t npages;     /* all objects' pages (units) */
     int ntasks;
     pd_sim_task *tasks;
     /* regions (made by pd_sim_profile_alloc_counts) */
@@ -72,8 +78,22 @@ typedef struct {
 
 #define PD_SIM_PHASE(p, ph, t) (&(p)->phases[(size_t)(ph) * (size_t)(p)->ntasks + (size_t)(t)])
 
-/* Empty profile with ntasks tasks and no objects. NULL on OOM. */
+/* Empty profile with ntasks tasks and no objects, 4 KiB pages. NULL on OOM. */
 pd_sim_profile *pd_sim_profile_new(const char *workload, const char *input, int ntasks);
+/* Sets the unit before any object is added: a power of two, a multiple of
+ * PD_SIM_PAGE, at most PD_SIM_MAX_UNIT. 0, or -1 when not allowed. */
+int pd_sim_profile_set_unit(pd_sim_profile *p, size_t page_bytes);
+/* The compressed copy of p at unit page_bytes (a multiple of p's): each
+ * task's counts summed per unit; each phase's region counts spread over
+ * the pages of their region as the task's whole-run counts there (the
+ * scorer's own reading of a region), summed per unit and region of the
+ * copy (rounded to whole lines). Times, objects and phases as p's. NULL
+ * with err on a bad unit or out of memory. */
+pd_sim_profile *pd_sim_profile_coarsen(const pd_sim_profile *p, size_t page_bytes, char *err,
+                                       size_t errlen);
+/* Bytes the profile holds in memory (its arrays and strings), for the
+ * memory accounting of docs/sim.md. */
+size_t pd_sim_profile_bytes(const pd_sim_profile *p);
 /* Appends an object; returns its id or -1 (OOM/bad args). Must come before
  * pd_sim_profile_alloc_counts. */
 int pd_sim_profile_add_object(pd_sim_profile *p, const char *name, size_t bytes,
@@ -94,7 +114,7 @@ void pd_sim_profile_free(pd_sim_profile *p);
 double pd_sim_task_accesses(const pd_sim_profile *p, int task);
 /* page_tot[npages] = sum over tasks of reads + writes. */
 void pd_sim_page_totals(const pd_sim_profile *p, double *page_tot);
-size_t pd_sim_footprint(const pd_sim_profile *p); /* npages * page */
+size_t pd_sim_footprint(const pd_sim_profile *p); /* npages * page_bytes */
 
 /* The accesses of `shape` (same workload and objects, another input) as the
  * runtime would estimate them from `base` (Eq. 1, alpha 1: the counts are

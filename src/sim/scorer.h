@@ -38,7 +38,7 @@ typedef enum { PD_SCORE_QUEUE = 0, PD_SCORE_SATURATE } pd_score_contention;
 typedef struct {
     char name[32];
     pd_score_tier tier[2];          /* PD_SIM_FAST, PD_SIM_SLOW */
-    double migrate_gbs;             /* page-migration throughput */
+    double migrate_gbs;             /* 4 KiB page-migration throughput (pd_score_migrate_gbs) */
     pd_score_contention contention;
     double kappa;                   /* queueing weight of the loaded-latency curve */
     double overlap;                 /* omega in [0, 1] */
@@ -47,8 +47,13 @@ typedef struct {
 /* Presets: the names of pd_sim_machine_preset plus "cxl-slow". 0 or -1. */
 int pd_score_machine_preset(const char *name, pd_score_machine *out);
 
+/* A preset's migration throughput in GB/s: the cited 4 KiB move_pages rate
+ * (3.31 GB/s, see scorer.c and docs/sim.md) capped by the slow tier's write
+ * bandwidth. */
+double pd_score_migrate_gbs(const pd_score_tier *slow);
+
 /* Sensitivity variants of a machine: index 0 is the machine itself. */
-#define PD_SCORE_NVARIANTS 10
+#define PD_SCORE_NVARIANTS 11
 const char *pd_score_variant_name(int k);
 void pd_score_variant(const pd_score_machine *base, int k, pd_score_machine *out);
 

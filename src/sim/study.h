@@ -55,6 +55,7 @@ typedef struct {
     const char *md_path;   /* markdown (docs/results.md); NULL = none */
     const char *csv_path;  /* workload,tier,capacity,input,policy,repeat,makespan_s,cov,...; NULL = none */
     const char *command;   /* shown in the markdown as how to regenerate */
+    double migrate_gbs;    /* > 0: every tier's migration throughput (else the presets') */
     int verbose;
 } pd_sim_study_cfg;
 

@@ -32,6 +32,7 @@ static void *bfs_setup(pd_wl_ctx *ctx, const char *input, char *err, size_t errl
     static const struct { int scale, ef; double a, b, c; uint64_t seed; } in[] = {
         {10, 8, 0.45, 0.22, 0.22, 5}, {16, 8, 0.45, 0.22, 0.22, 21}, {16, 12, 0.50, 0.20, 0.20, 22},
         {17, 6, 0.45, 0.20, 0.25, 23}, {15, 16, 0.55, 0.18, 0.18, 24},
+        {23, 15, 0.45, 0.22, 0.22, 25}, /* large */
     };
     int ii = pd_wl_input_index(input);
     bfs *g = calloc(1, sizeof *g);

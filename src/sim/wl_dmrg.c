@@ -44,6 +44,8 @@ static void *dmrg_setup(pd_wl_ctx *ctx, const char *input, char *err, size_t err
         {11, 3, {6, 16, 32, 56, 80, 96, 80, 56, 32, 16, 6}},
         {7, 3, {16, 48, 96, 128, 96, 48, 16}},
         {9, 4, {12, 20, 40, 64, 80, 64, 40, 20, 12}},
+        /* large: 11 x 8 B x sum dim^2 (16.2 M) = 1.3 GiB; one iteration */
+        {16, 1, {256, 384, 512, 768, 1024, 1280, 1408, 1536, 1536, 1408, 1280, 1024, 768, 512, 384, 256}},
     };
     int ii = pd_wl_input_index(input);
     dmrg *d = calloc(1, sizeof *d);

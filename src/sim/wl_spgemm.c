@@ -96,6 +96,7 @@ static void *spgemm_setup(pd_wl_ctx *ctx, const char *input, char *err, size_t e
     static const struct { int n; double alpha; int cap; double local; uint64_t seed; } in[] = {
         {600, 0.8, 200, 0.7, 1}, {12000, 0.9, 512, 0.7, 11}, {16000, 0.95, 512, 0.7, 12},
         {9000, 0.85, 512, 0.6, 13}, {12000, 0.9, 1024, 0.8, 14},
+        {1000000, 0.9, 512, 0.7, 15}, /* large */
     };
     int ii = pd_wl_input_index(input);
     spgemm *s = calloc(1, sizeof *s);

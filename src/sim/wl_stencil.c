@@ -34,6 +34,7 @@ static void *stencil_setup(pd_wl_ctx *ctx, const char *input, char *err, size_t 
         {64, 8, {8, 8, 12, 16, 20, 8, 8, 16}},
         {80, 6, {4, 6, 8, 10, 12, 14, 16, 18}},
         {48, 10, {20, 6, 6, 6, 30, 6, 6, 20}},
+        {256, 2, {60, 100, 140, 80, 160, 80, 40, 30}}, /* large: 3 x 8 B x 256^2 x 690 = 1.01 GiB */
     };
     int ii = pd_wl_input_index(input);
     stencil *s = calloc(1, sizeof *s);

@@ -13,7 +13,9 @@
 
 const pd_workload *const pd_workloads[] = {&pd_wl_spgemm, &pd_wl_bfs, &pd_wl_stencil,
                                            &pd_wl_dmrg, NULL};
-const char *const pd_wl_inputs[] = {"tiny", "base", "in1", "in2", "in3", NULL};
+/* "large": a footprint of at least 1 GiB (issue #12 item 7; docs/sim.md,
+ * Scale), not part of the default study. */
+const char *const pd_wl_inputs[] = {"tiny", "base", "in1", "in2", "in3", "large", NULL};
 
 const pd_workload *pd_workload_find(const char *name)
 {
@@ -250,7 +252,7 @@ pd_sim_profile *pd_wl_profile(const pd_workload *w, const char *input, int reps,
                               size_t errlen)
 {
     if (pd_wl_input_index(input) < 0) {
-        snprintf(err, errlen, "workload %s: unknown input '%s' (tiny, base, in1, in2, in3)",
+        snprintf(err, errlen, "workload %s: unknown input '%s' (tiny, base, in1, in2, in3, large)",
                  w->name, input ? input : "");
         return NULL;
     }
@@ -514,6 +516,11 @@ int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capa
     for (size_t g = 0; g < layout->npages; g++)
         fast[g] = 0;
     *predicted = 0;
+    if (layout->page_bytes != PD_SIM_PAGE) {
+        snprintf(err, errlen, "%s/%s: the runtime places 4 KiB pages; this profile's unit is %zu bytes", w->name,
+                 input, layout->page_bytes);
+        return -1;
+    }
     if (capacity < PD_SIM_PAGE)
         return 0; /* the runtime reads 0 as "all": nothing to place */
     pd_options opt;

@@ -145,11 +145,22 @@ static int open_region(gomp_fn fn, void *data, trampoline_arg *t)
     return pdp_team_open((const void *)fn, &t->team);
 }
 
+/* An untracked region goes straight through; with libomp underneath, the
+ * OMPT tool learns which outlined function it runs (pdp_gomp_fn). */
+#define PASS(fn, call)                                                                                            \
+    do {                                                                                                          \
+        const void *saved_ = pdp_gomp_fn;                                                                         \
+        if (provider_is_libomp)                                                                                   \
+            pdp_gomp_fn = (const void *)(fn);                                                                     \
+        call;                                                                                                     \
+        pdp_gomp_fn = saved_;                                                                                     \
+    } while (0)
+
 PDP_HOOK void GOMP_parallel(gomp_fn fn, void *data, unsigned num_threads, unsigned flags)
 {
     trampoline_arg t;
     if (!open_region(fn, data, &t)) {
-        REAL(parallel)(fn, data, num_threads, flags);
+        PASS(fn, REAL(parallel)(fn, data, num_threads, flags));
         return;
     }
     REAL(parallel)(trampoline, &t, num_threads, flags);
@@ -159,9 +170,12 @@ PDP_HOOK void GOMP_parallel(gomp_fn fn, void *data, unsigned num_threads, unsign
 PDP_HOOK unsigned GOMP_parallel_reductions(gomp_fn fn, void *data, unsigned num_threads, unsigned flags)
 {
     trampoline_arg t;
-    if (!open_region(fn, data, &t))
-        return REAL(parallel_reductions)(fn, data, num_threads, flags);
-    unsigned r = REAL(parallel_reductions)(trampoline, &t, num_threads, flags);
+    unsigned r;
+    if (!open_region(fn, data, &t)) {
+        PASS(fn, r = REAL(parallel_reductions)(fn, data, num_threads, flags));
+        return r;
+    }
+    r = REAL(parallel_reductions)(trampoline, &t, num_threads, flags);
     pdp_team_close(&t.team);
     return r;
 }
@@ -173,7 +187,7 @@ PDP_HOOK unsigned GOMP_parallel_reductions(gomp_fn fn, void *data, unsigned num_
     {                                                                                                             \
         trampoline_arg t;                                                                                         \
         if (!open_region(fn, data, &t)) {                                                                         \
-            REAL(field)(fn, data, num_threads, start, end, incr, chunk, flags);                                   \
+            PASS(fn, REAL(field)(fn, data, num_threads, start, end, incr, chunk, flags));                         \
             return;                                                                                               \
         }                                                                                                         \
         REAL(field)(trampoline, &t, num_threads, start, end, incr, chunk, flags);                                 \
@@ -186,7 +200,7 @@ PDP_HOOK unsigned GOMP_parallel_reductions(gomp_fn fn, void *data, unsigned num_
     {                                                                                                             \
         trampoline_arg t;                                                                                         \
         if (!open_region(fn, data, &t)) {                                                                         \
-            REAL(field)(fn, data, num_threads, start, end, incr, flags);                                          \
+            PASS(fn, REAL(field)(fn, data, num_threads, start, end, incr, flags));                                \
             return;                                                                                               \
         }                                                                                                         \
         REAL(field)(trampoline, &t, num_threads, start, end, incr, flags);                                        \
@@ -206,7 +220,7 @@ PDP_HOOK void GOMP_parallel_sections(gomp_fn fn, void *data, unsigned num_thread
 {
     trampoline_arg t;
     if (!open_region(fn, data, &t)) {
-        REAL(sections)(fn, data, num_threads, count, flags);
+        PASS(fn, REAL(sections)(fn, data, num_threads, count, flags));
         return;
     }
     REAL(sections)(trampoline, &t, num_threads, count, flags);
@@ -246,7 +260,7 @@ PDP_HOOK void GOMP_parallel_start(gomp_fn fn, void *data, unsigned num_threads)
 {
     void *team_data;
     gomp_fn run = old_start(fn, data, &team_data);
-    REAL(parallel_start)(run, team_data, num_threads);
+    PASS(fn, REAL(parallel_start)(run, team_data, num_threads));
     old_started();
 }
 
@@ -255,7 +269,7 @@ PDP_HOOK void GOMP_parallel_start(gomp_fn fn, void *data, unsigned num_threads)
     {                                                                                                             \
         void *team_data;                                                                                          \
         gomp_fn run = old_start(fn, data, &team_data);                                                            \
-        REAL(field)(run, team_data, num_threads, start, end, incr, chunk);                                        \
+        PASS(fn, REAL(field)(run, team_data, num_threads, start, end, incr, chunk));                              \
         old_started();                                                                                            \
     }
 
@@ -268,7 +282,7 @@ PDP_HOOK void GOMP_parallel_loop_runtime_start(gomp_fn fn, void *data, unsigned 
 {
     void *team_data;
     gomp_fn run = old_start(fn, data, &team_data);
-    REAL(loop_runtime_start)(run, team_data, num_threads, start, end, incr);
+    PASS(fn, REAL(loop_runtime_start)(run, team_data, num_threads, start, end, incr));
     old_started();
 }
 
@@ -276,7 +290,7 @@ PDP_HOOK void GOMP_parallel_sections_start(gomp_fn fn, void *data, unsigned num_
 {
     void *team_data;
     gomp_fn run = old_start(fn, data, &team_data);
-    REAL(sections_start)(run, team_data, num_threads, count);
+    PASS(fn, REAL(sections_start)(run, team_data, num_threads, count));
     old_started();
 }
 

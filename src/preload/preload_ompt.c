@@ -3,7 +3,9 @@
  * layer (preload_regions.h):
  *   parallel_begin (encountering thread)  the region, by the construct's
  *       return address codeptr_ra (OMPT does not pass the outlined
- *       function), opens; its instance rides in parallel_data;
+ *       function; for GCC-built code calling libomp's GOMP_* entry points,
+ *       the outlined function the hook saw: pdp_gomp_fn), opens; its
+ *       instance rides in parallel_data;
  *   implicit_task begin                   the thread's task begins;
  *   sync_region begin (any barrier kind)  the task pauses: for the region's
  *       implicit barrier this is its end;
@@ -41,7 +43,9 @@ static void on_parallel_begin(pdp_ompt_data_t *encountering_task_data, const pdp
     if (!parallel_data)
         return;
     parallel_data->value = 0;
-    if (!(flags & PDP_OMPT_PARALLEL_LEAGUE) && pdp_team_open(codeptr_ra, &team))
+    const void *code = pdp_gomp_fn ? pdp_gomp_fn : codeptr_ra;
+    pdp_gomp_fn = NULL;
+    if (!(flags & PDP_OMPT_PARALLEL_LEAGUE) && pdp_team_open(code, &team))
         parallel_data->value = pack(&team);
 }
 

@@ -42,6 +42,8 @@ typedef struct {
 } member_state;
 static __thread member_state me __attribute__((tls_model("initial-exec"))) = {-1, 0, 0, 0};
 
+__thread const void *pdp_gomp_fn __attribute__((tls_model("initial-exec")));
+
 static void describe(int region, const void *code)
 {
     Dl_info info;

@@ -42,4 +42,11 @@ void pdp_member_end(void);
 void pdp_barrier_enter(void);
 void pdp_barrier_leave(void);
 
+/* Set by a libgomp-ABI hook on the encountering thread while it passes a
+ * region through to LLVM libomp's GOMP_* entry point: the outlined
+ * function. The OMPT tool's parallel_begin takes it (and clears it) as the
+ * region's code address, since the return address OMPT reports there is
+ * the hook's own. */
+extern __thread const void *pdp_gomp_fn __attribute__((tls_model("initial-exec")));
+
 #endif

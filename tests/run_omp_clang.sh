@@ -36,6 +36,9 @@ expect_count every4 "sync points" "$(syncs_of every4)" 2
 run_pair nested "$tmp/regions" nested
 grep -q '^nested: 6 inner threads$' "$tmp/nested.out" || fail "nested: inner regions did not nest: $(cat "$tmp/nested.out")"
 expect_tasks nested "0 1 2"
+# Thread 0's work after its nested region is still its task's.
+awk -v t="$(time_of nested 0)" 'BEGIN { exit !(t >= 0.2) }' ||
+    fail "nested: task 0 ran $(time_of nested 0) s, less than the 0.2 s after its nested region"
 expect_count nested regions "$(regions_of nested)" 1
 
 # libomp reports the end of a region's own barrier to worker threads only

@@ -183,14 +183,17 @@ void pdp_member_end(void)
         me.depth--;
 }
 
+/* Only the tracked team's own barriers: inside a nested team (depth > 1)
+ * the thread's outer task keeps running, since the nested region's join
+ * barrier ends without a resume under OMPT (see preload_ompt.c). */
 void pdp_barrier_enter(void)
 {
-    if (me.task >= 0 && me.running)
+    if (me.depth == 1 && me.task >= 0 && me.running)
         task_call(0);
 }
 
 void pdp_barrier_leave(void)
 {
-    if (me.task >= 0 && !me.running && atomic_load(&open_inst) == me.inst)
+    if (me.depth == 1 && me.task >= 0 && !me.running && atomic_load(&open_inst) == me.inst)
         task_call(1);
 }

@@ -37,8 +37,9 @@ void pdp_member_begin(const pdp_team *team, unsigned thread_num);
 /* It arrived at the region's implicit barrier: its task ends. */
 void pdp_member_end(void);
 
-/* A barrier inside the region: the thread's task pauses before the wait
- * and resumes after it (only while its instance is still open). */
+/* A barrier of the tracked team: the thread's task pauses before the wait
+ * and resumes after it (only while its instance is still open). Barriers
+ * of nested teams are part of the outer task. */
 void pdp_barrier_enter(void);
 void pdp_barrier_leave(void);
 

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "lib/runtime_internal.h" /* RT_MAX_TASKS */
 #include "paddiser.h"
@@ -24,6 +25,18 @@ static atomic_uint open_inst;  /* the outermost region instance open now, 0: non
 static atomic_uint last_inst;  /* instance numbers handed out */
 static atomic_long regions_done; /* tracked regions closed */
 static atomic_int syncs;       /* sync points run */
+
+/* Time spent in the runtime's calls from here, for the summary at exit
+ * (PADDISER_RUN_VERBOSE=1): what `paddiser run` adds to each region. */
+static atomic_llong task_ns, sync_ns;
+static atomic_long task_calls;
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 /* Warnings printed once per process (bits). */
 enum { WARN_TABLE = 1, WARN_CONCURRENT = 2, WARN_THREADS = 4, WARN_TASK = 8, WARN_SYNC = 16 };
@@ -94,7 +107,10 @@ static int task_call(int begin)
 {
     int saved = pdp_busy;
     pdp_busy = 1;
+    long long t0 = now_ns();
     int rc = begin ? pd_task_begin(me.task) : pd_task_end(me.task);
+    atomic_fetch_add_explicit(&task_ns, now_ns() - t0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&task_calls, 1, memory_order_relaxed);
     pdp_busy = saved;
     if (rc != PD_OK && warn_first(WARN_TASK))
         pdp_log(0, "task %d %s: %s (further task errors are not reported)", me.task, begin ? "begin" : "end",
@@ -109,7 +125,9 @@ static void region_sync(long region_count)
 {
     int saved = pdp_busy;
     pdp_busy = 1;
+    long long t0 = now_ns();
     int rc = pd_sync_point();
+    atomic_fetch_add(&sync_ns, now_ns() - t0);
     pd_profile_info info;
     int instances = pd_profile_info_get(&info) == PD_OK ? info.instances : -1;
     pdp_busy = saved;
@@ -196,4 +214,17 @@ void pdp_barrier_leave(void)
 {
     if (me.depth == 1 && me.task >= 0 && !me.running && atomic_load(&open_inst) == me.inst)
         task_call(1);
+}
+
+/* At exit, with PADDISER_RUN_VERBOSE=1: what the regions cost. Task calls
+ * run on every thread at once, so their sum is thread time; sync points
+ * run on the thread that ended the region while the others wait. */
+__attribute__((destructor)) static void regions_summary(void)
+{
+    long n = atomic_load(&regions_done);
+    if (n == 0)
+        return;
+    pdp_log(1, "%ld region(s), %d sync point(s) in %.6f s; %ld task begin/end call(s) in %.6f s (all threads)", n,
+            atomic_load(&syncs), 1e-9 * (double)atomic_load(&sync_ns), atomic_load(&task_calls),
+            1e-9 * (double)atomic_load(&task_ns));
 }

@@ -47,8 +47,9 @@ expect_barrier_waits_excluded wait
 
 # Old ABI: the encountering thread runs the body itself between start and end.
 run_pair old_abi "$tmp/old_abi"
-expect_tasks old_abi "0 1"
-expect_count old_abi "sync points" "$(syncs_of old_abi)" 3
+grep -q '^old abi: 3 3, loop sum 4950$' "$tmp/old_abi.out" || fail "old_abi: wrong result: $(cat "$tmp/old_abi.out")"
+expect_tasks old_abi "0 1 64 65"
+expect_count old_abi "sync points" "$(syncs_of old_abi)" 4
 
 # No parallel region: nothing found, nothing changed.
 run_pair none "$tmp/regions" none

@@ -19,7 +19,7 @@
 # threads), which the machine's other load shifts least. A timing, not a
 # test: it never fails on the numbers.
 #
-#   bench/run_omp_overhead.sh [RUNS [MB [PASSES [ROUNDS]]]]   defaults 10 64 6 10
+#   bench/run_omp_overhead.sh [RUNS [MB [PASSES [ROUNDS]]]]   defaults 10 64 16 10
 #   env: BUILD (default build), PADDISER_BACKEND etc. pass through,
 #        RUN_OMP_SYNC_EVERY (PADDISER_RUN_SYNC_EVERY, default 1)
 set -eu
@@ -27,7 +27,7 @@ export OMP_WAIT_POLICY=passive
 BUILD=${BUILD:-build}
 RUNS=${1:-10}
 MB=${2:-64}
-PASSES=${3:-6}
+PASSES=${3:-16}
 ROUNDS=${4:-10}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PRELOAD=$(cd "$BUILD" && pwd)/libpaddiser-preload.so

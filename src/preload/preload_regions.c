@@ -1,0 +1,230 @@
+/* OpenMP parallel regions as runtime tasks (preload_regions.h): the region
+ * table, each thread's task in the open region, and the sync point every
+ * pdp_opts()->sync_every regions. Both OpenMP layers (libgomp hooks, OMPT)
+ * report here, so the rules are the same for gcc, clang and gfortran code. */
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "lib/runtime_internal.h" /* RT_MAX_TASKS */
+#include "paddiser.h"
+#include "preload/preload.h"
+#include "preload/preload_regions.h"
+
+#define MAX_REGIONS (RT_MAX_TASKS / PDP_REGION_THREADS)
+_Static_assert(MAX_REGIONS >= 1, "task ids of one region exceed the runtime's task slots");
+
+/* Append-only: codes[i] is written before nregions publishes it, so
+ * lookups read without the lock. */
+static const void *codes[MAX_REGIONS];
+static atomic_int nregions;
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static atomic_uint open_inst;  /* the outermost region instance open now, 0: none */
+static atomic_uint last_inst;  /* instance numbers handed out */
+static atomic_long regions_done; /* tracked regions closed */
+static atomic_int syncs;       /* sync points run */
+
+/* Time spent in the runtime's calls from here, for the summary at exit
+ * (PADDISER_RUN_VERBOSE=1): what `paddiser run` adds to each region. */
+static atomic_llong task_ns, sync_ns;
+static atomic_long task_calls;
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Warnings printed once per process (bits). */
+enum { WARN_TABLE = 1, WARN_CONCURRENT = 2, WARN_THREADS = 4, WARN_TASK = 8, WARN_SYNC = 16 };
+static atomic_int warned;
+
+static int warn_first(int bit) { return !(atomic_fetch_or(&warned, bit) & bit); }
+
+/* This thread's part in the open region. initial-exec: the preload library
+ * is loaded at startup, so its TLS is static and reading it never calls
+ * malloc (which another hook may be interposing). */
+typedef struct {
+    int task;      /* its task id, -1: none */
+    int running;   /* between pd_task_begin and pd_task_end */
+    unsigned inst; /* the instance the task belongs to */
+    int depth;     /* team bodies entered and not left (> 1: nested) */
+} member_state;
+static __thread member_state me __attribute__((tls_model("initial-exec"))) = {-1, 0, 0, 0};
+
+__thread const void *pdp_gomp_fn __attribute__((tls_model("initial-exec")));
+
+static void describe(int region, const void *code)
+{
+    Dl_info info;
+    const char *file = "?", *sym = NULL;
+    uintptr_t off = (uintptr_t)code;
+    if (dladdr(code, &info) && info.dli_fname) {
+        file = info.dli_fname;
+        if (info.dli_sname && info.dli_saddr) {
+            sym = info.dli_sname;
+            off = (uintptr_t)code - (uintptr_t)info.dli_saddr;
+        } else {
+            off = (uintptr_t)code - (uintptr_t)info.dli_fbase;
+        }
+    }
+    pdp_log(1, "region %d: code %p (%s+%#lx in %s): tasks %d..%d", region, code, sym ? sym : "", (unsigned long)off,
+            file, region * PDP_REGION_THREADS, region * PDP_REGION_THREADS + PDP_REGION_THREADS - 1);
+}
+
+/* The index of the region at code, a new one on first sight; -1 when the
+ * table is full. */
+static int region_index(const void *code)
+{
+    int n = atomic_load_explicit(&nregions, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        if (codes[i] == code)
+            return i;
+    pthread_mutex_lock(&table_lock);
+    n = atomic_load_explicit(&nregions, memory_order_relaxed);
+    int idx = -1;
+    for (int i = 0; i < n && idx < 0; i++)
+        if (codes[i] == code)
+            idx = i;
+    if (idx < 0 && n < MAX_REGIONS) {
+        codes[n] = code;
+        atomic_store_explicit(&nregions, n + 1, memory_order_release);
+        idx = n;
+        describe(idx, code);
+    }
+    pthread_mutex_unlock(&table_lock);
+    if (idx < 0 && warn_first(WARN_TABLE))
+        pdp_log(0, "more than %d distinct parallel regions: the others run untracked (not tasks)", MAX_REGIONS);
+    return idx;
+}
+
+/* Calls into the runtime run with the re-entrancy guard set, so the
+ * runtime's own allocations pass the allocation hooks. */
+static int task_call(int begin)
+{
+    int saved = pdp_busy;
+    pdp_busy = 1;
+    long long t0 = now_ns();
+    int rc = begin ? pd_task_begin(me.task) : pd_task_end(me.task);
+    atomic_fetch_add_explicit(&task_ns, now_ns() - t0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&task_calls, 1, memory_order_relaxed);
+    pdp_busy = saved;
+    if (rc != PD_OK && warn_first(WARN_TASK))
+        pdp_log(0, "task %d %s: %s (further task errors are not reported)", me.task, begin ? "begin" : "end",
+                pd_strerror(rc));
+    me.running = begin && rc == PD_OK;
+    return rc;
+}
+
+/* The one place the region layer runs the sync point (the lead may route
+ * it through a shared wrapper). */
+static void region_sync(long region_count)
+{
+    int saved = pdp_busy;
+    pdp_busy = 1;
+    long long t0 = now_ns();
+    int rc = pd_sync_point();
+    atomic_fetch_add(&sync_ns, now_ns() - t0);
+    pd_profile_info info;
+    int instances = pd_profile_info_get(&info) == PD_OK ? info.instances : -1;
+    pdp_busy = saved;
+    int n = atomic_fetch_add(&syncs, 1) + 1;
+    if (rc != PD_OK && rc != PD_ESTATE && warn_first(WARN_SYNC))
+        pdp_log(0, "sync point after region %ld: %s", region_count, pd_strerror(rc));
+    pdp_log(1, "sync point %d after %ld region(s): %s, %d instance(s)", n, region_count,
+            rc == PD_OK ? "ok" : pd_strerror(rc), instances);
+}
+
+int pdp_team_open(const void *code, pdp_team *team)
+{
+    if (me.depth > 0 || !pdp_active())
+        return 0;
+    int region = region_index(code);
+    if (region < 0)
+        return 0;
+    unsigned inst = atomic_fetch_add(&last_inst, 1) + 1;
+    if (inst == 0) /* wrapped: 0 means none */
+        inst = atomic_fetch_add(&last_inst, 1) + 1;
+    unsigned none = 0;
+    if (!atomic_compare_exchange_strong(&open_inst, &none, inst)) {
+        if (warn_first(WARN_CONCURRENT))
+            pdp_log(0, "parallel regions begun from several threads at once: only one at a time is tracked");
+        return 0;
+    }
+    team->region = region;
+    team->inst = inst;
+    return 1;
+}
+
+void pdp_team_close(const pdp_team *team)
+{
+    if (me.task >= 0 && me.running) /* its end was not reported (e.g. cancelled) */
+        task_call(0);
+    if (me.depth == 0)
+        me.task = -1;
+    unsigned inst = team->inst;
+    atomic_compare_exchange_strong(&open_inst, &inst, 0u);
+    long n = atomic_fetch_add(&regions_done, 1) + 1;
+    if (n % pdp_opts()->sync_every == 0)
+        region_sync(n);
+}
+
+void pdp_member_begin(const pdp_team *team, unsigned thread_num)
+{
+    if (++me.depth != 1 || !team)
+        return;
+    if (thread_num >= PDP_REGION_THREADS) {
+        if (warn_first(WARN_THREADS))
+            pdp_log(0, "threads %d and up of a parallel region are not tasks (at most %d per region)",
+                    PDP_REGION_THREADS, PDP_REGION_THREADS);
+        return;
+    }
+    if (me.running) /* a task left open by a region that ended abnormally */
+        task_call(0);
+    me.task = team->region * PDP_REGION_THREADS + (int)thread_num;
+    me.inst = team->inst;
+    if (task_call(1) != PD_OK)
+        me.task = -1;
+}
+
+void pdp_member_end(void)
+{
+    if (me.depth == 1) {
+        if (me.task >= 0 && me.running)
+            task_call(0);
+        me.task = -1;
+    }
+    if (me.depth > 0)
+        me.depth--;
+}
+
+/* Only the tracked team's own barriers: inside a nested team (depth > 1)
+ * the thread's outer task keeps running, since the nested region's join
+ * barrier ends without a resume under OMPT (see preload_ompt.c). */
+void pdp_barrier_enter(void)
+{
+    if (me.depth == 1 && me.task >= 0 && me.running)
+        task_call(0);
+}
+
+void pdp_barrier_leave(void)
+{
+    if (me.depth == 1 && me.task >= 0 && !me.running && atomic_load(&open_inst) == me.inst)
+        task_call(1);
+}
+
+/* At exit, with PADDISER_RUN_VERBOSE=1: what the regions cost. Task calls
+ * run on every thread at once, so their sum is thread time; sync points
+ * run on the thread that ended the region while the others wait. */
+__attribute__((destructor)) static void regions_summary(void)
+{
+    long n = atomic_load(&regions_done);
+    if (n == 0)
+        return;
+    pdp_log(1, "%ld region(s), %d sync point(s) in %.6f s; %ld task begin/end call(s) in %.6f s (all threads)", n,
+            atomic_load(&syncs), 1e-9 * (double)atomic_load(&sync_ns), atomic_load(&task_calls),
+            1e-9 * (double)atomic_load(&task_ns));
+}

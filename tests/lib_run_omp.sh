@@ -1,0 +1,82 @@
+# Sourced by tests/run_omp*.sh (`paddiser run`, OpenMP: issue #14): runs an
+# unmodified program with and without libpaddiser-preload.so and reads what
+# the preload found. Callers set NAME first. Not a test itself (run_tests.sh
+# skips lib_*.sh).
+BUILD=${BUILD:-build}
+TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")" && pwd)}
+FIX="$TESTS_DIR/fixtures/run_omp"
+PRELOAD="$(cd "$BUILD" 2>/dev/null && pwd)/libpaddiser-preload.so"
+
+fail() { echo "$NAME: $*"; exit 1; }
+
+# A compiler or library the test needs is missing: skipped, unless
+# RUN_OMP_REQUIRED=1 (make check-run-omp installs the packages first).
+missing() {
+    [ "${RUN_OMP_REQUIRED:-0}" = 1 ] && fail "$1 (RUN_OMP_REQUIRED=1)"
+    echo "$NAME: SKIPPED ($1; make check-run-omp installs it)"
+    exit 0
+}
+
+[ -f "$PRELOAD" ] || fail "$BUILD/libpaddiser-preload.so not built (make all)"
+# An ASan build of the library (check-asan) needs the ASan runtime loaded
+# first; the OpenMP runtimes keep their thread pools until exit.
+PRELOADS="$PRELOAD"
+asan_rt=$(ldd "$PRELOAD" 2>/dev/null | awk '/libasan\.so/ { print $3; exit }')
+if [ -n "$asan_rt" ]; then
+    PRELOADS="$asan_rt $PRELOAD"
+    ASAN_OPTIONS=${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0
+    export ASAN_OPTIONS
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# run_pair TAG PROGRAM ARGS...: the program alone ($tmp/TAG.plain), then
+# under the preload with the simulated backend ($tmp/TAG.out, .err, .csv);
+# their outputs must be equal. Extra preloads: EXTRA_PRELOAD (after ours).
+run_pair() {
+    tag=$1
+    shift
+    timeout 120 "$@" >"$tmp/$tag.plain" 2>&1 || fail "$tag: the program alone failed: $(cat "$tmp/$tag.plain")"
+    rm -f "$tmp/$tag.csv"
+    PADDISER_TASKS_CSV="$tmp/$tag.csv" PADDISER_QUIET=1 PADDISER_BACKEND=sim PADDISER_RUN_VERBOSE=1 \
+        LD_PRELOAD="$PRELOADS${EXTRA_PRELOAD:+ }${EXTRA_PRELOAD:-}" timeout 120 "$@" >"$tmp/$tag.out" 2>"$tmp/$tag.err" ||
+        fail "$tag: the program failed under the preload: $(cat "$tmp/$tag.out" "$tmp/$tag.err")"
+    cmp -s "$tmp/$tag.plain" "$tmp/$tag.out" ||
+        fail "$tag: output changed under the preload: '$(cat "$tmp/$tag.plain")' vs '$(cat "$tmp/$tag.out")'"
+}
+
+# Task ids in TAG's CSV, sorted, one line ("" when none ran).
+tasks_of() {
+    [ -f "$tmp/$1.csv" ] || return 0
+    tail -n +2 "$tmp/$1.csv" | cut -d, -f2 | sort -n | tr '\n' ' ' | sed 's/ $//'
+}
+
+# time_s of task ID in TAG's CSV.
+time_of() { awk -F, -v t="$2" 'NR > 1 && $2 == t { print $3 }' "$tmp/$1.csv"; }
+
+# Distinct regions the preload logged for TAG, and its sync points.
+regions_of() { grep -c '^paddiser run: region [0-9]*: code' "$tmp/$1.err"; }
+syncs_of() { grep -c '^paddiser run: sync point [0-9]* after' "$tmp/$1.err"; }
+
+expect_tasks() {
+    got=$(tasks_of "$1")
+    [ "$got" = "$2" ] || fail "$1: tasks '$got', expected '$2' ($(cat "$tmp/$1.err"))"
+}
+
+expect_count() { # TAG WHAT GOT EXPECTED
+    [ "$3" -eq "$4" ] || fail "$1: $3 $2, expected $4 ($(cat "$tmp/$1.err"))"
+}
+
+# The region with an explicit barrier (omp_regions wait): thread 0 works
+# 600 ms, the others only wait at its two barriers, so their tasks must have
+# run for a small part of that (waits excluded), not 300 or 600 ms.
+expect_barrier_waits_excluded() {
+    t0=$(time_of "$1" 0)
+    for id in 1 2; do
+        ti=$(time_of "$1" "$id")
+        [ -n "$t0" ] && [ -n "$ti" ] || fail "$1: no time for task 0 or $id: $(cat "$tmp/$1.csv")"
+        awk -v a="$t0" -v b="$ti" 'BEGIN { exit !(a >= 0.5 && b < 0.25 * a) }' ||
+            fail "$1: task $id ran ${ti} s next to task 0's ${t0} s: barrier waits were counted"
+    done
+}

@@ -182,7 +182,25 @@ fi
 ! grep -q "errno = 14" "$T"/overlap.err.* "$T/overlap.launcher" || { cat "$T"/overlap.err.*; fail "overlap: EFAULT"; }
 NP=4
 
-# 5. Fortran (OpenMPI's Fortran bindings call PMPI_ directly; the layer
+# 5. Hybrid MPI + OpenMP: the rank is the task and the collectives are the
+# node's sync points; the OpenMP regions inside a rank are part of its task
+# (a region's own sync point would call the node's gather on one rank).
+mpicc -fopenmp -O2 -o "$T/hybrid" "$TESTS_DIR/fixtures/run_mpi/hybrid.c" || fail "mpicc hybrid.c"
+NP=2
+RUN_MPI_PRELOAD=""
+launch hybrid_plain "$T/hybrid" 3
+RUN_MPI_PRELOAD=$PRELOAD
+launch hybrid "$T/hybrid" 3
+cmp -s "$T/hybrid_plain.out" "$T/hybrid.out" || { diff "$T/hybrid_plain.out" "$T/hybrid.out"; fail "hybrid: output differs"; }
+for r in 0 1; do
+    e="$T/hybrid.err.$r"
+    calls=$(sed -n "s/^paddiser run: MPI rank $r: sync point [0-9]* at MPI_\([A-Za-z_]*\) (success).*/\1/p" "$e" | tr '\n' ' ')
+    [ "$calls" = "Allreduce Barrier Allreduce Barrier Allreduce Barrier " ] || { cat "$e"; fail "hybrid rank $r sync points: '$calls'"; }
+    ! grep -q "sync point [0-9]* after [0-9]* region" "$e" || { cat "$e"; fail "hybrid rank $r: an OpenMP region took a sync point"; }
+done
+NP=4
+
+# 6. Fortran (OpenMPI's Fortran bindings call PMPI_ directly; the layer
 # interposes mpi_<name>_ and ompi_<name>_f): `use mpi` and `use mpi_f08`.
 fortran="Fortran skipped (no mpifort or gfortran)"
 if command -v mpifort >/dev/null 2>&1 && command -v gfortran >/dev/null 2>&1; then
@@ -212,4 +230,4 @@ if command -v mpifort >/dev/null 2>&1 && command -v gfortran >/dev/null 2>&1; th
     fortran="Fortran use mpi and use mpi_f08: same output, 6 joint sync points"
 fi
 echo "run_mpi ($LAUNCHER): $fortran"
-echo "run_mpi ($LAUNCHER): ok (4 ranks: same output; tasks 0-3; $n joint sync points at the world collectives; barrier-only, planning alone and waits inside the task as configured; an overlapping 16 MiB transfer without EFAULT)"
+echo "run_mpi ($LAUNCHER): ok (4 ranks: same output; tasks 0-3; $n joint sync points at the world collectives; barrier-only, planning alone and waits inside the task as configured; an overlapping 16 MiB transfer without EFAULT; hybrid MPI + OpenMP with ranks as tasks)"

@@ -46,6 +46,13 @@ extern __thread int pdp_busy __attribute__((tls_model("initial-exec")));
 int pdp_sync(void);
 void pdp_after_sync(void);
 
+/* preload_mpi.c, only in libpaddiser-preload-mpi.so (weak: NULL in the
+ * plain library): 1 while the MPI layer runs the rank's task. Then the
+ * rank is the task and the node's sync points are the MPI layer's alone:
+ * an OpenMP region's end taking one would call the node's gather on this
+ * rank alone, so regions are not tasks then (preload_regions.c). */
+int pdp_mpi_running(void) __attribute__((weak, visibility("hidden")));
+
 /* ---- between preload_main.c and the allocation and output modules -------- */
 /* preload_alloc.c: before pd_init (fork handlers first, so that ours run
  * after the runtime's in the parent's prepare), the real mmap, the hints. */

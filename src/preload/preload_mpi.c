@@ -223,7 +223,6 @@ static int after_wait(int how, int rc)
  * only: another module that took one (an OpenMP region's end) would call
  * the node's gather on this rank alone, or, with the rank's task running,
  * get PD_ESTATE, and either way the sync points would no longer match. */
-int pdp_mpi_running(void);
 int pdp_mpi_running(void) { return __atomic_load_n(&mpi.on, __ATOMIC_ACQUIRE); }
 
 /* ---- options ------------------------------------------------------------------------------------------------ */

@@ -39,7 +39,7 @@ static long long now_ns(void)
 }
 
 /* Warnings printed once per process (bits). */
-enum { WARN_TABLE = 1, WARN_CONCURRENT = 2, WARN_THREADS = 4, WARN_TASK = 8, WARN_SYNC = 16 };
+enum { WARN_TABLE = 1, WARN_CONCURRENT = 2, WARN_THREADS = 4, WARN_TASK = 8, WARN_SYNC = 16, WARN_HYBRID = 32 };
 static atomic_int warned;
 
 static int warn_first(int bit) { return !(atomic_fetch_or(&warned, bit) & bit); }
@@ -126,7 +126,7 @@ static void region_sync(long region_count)
     int saved = pdp_busy;
     pdp_busy = 1;
     long long t0 = now_ns();
-    int rc = pd_sync_point();
+    int rc = pdp_sync(); /* + the plan-log line (--out) */
     atomic_fetch_add(&sync_ns, now_ns() - t0);
     pd_profile_info info;
     int instances = pd_profile_info_get(&info) == PD_OK ? info.instances : -1;
@@ -142,6 +142,11 @@ int pdp_team_open(const void *code, pdp_team *team)
 {
     if (me.depth > 0 || !pdp_active())
         return 0;
+    if (pdp_mpi_running && pdp_mpi_running()) { /* hybrid: the rank is the task */
+        if (warn_first(WARN_HYBRID))
+            pdp_log(1, "MPI ranks are the tasks: OpenMP regions are part of their rank's task");
+        return 0;
+    }
     int region = region_index(code);
     if (region < 0)
         return 0;

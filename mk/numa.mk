@@ -18,6 +18,14 @@ NUMA_GUESTS := $(NUMA_TIERS) $(NUMA_GUEST)
 ifneq ($(wildcard src/lib/runtime.c),)
 NUMA_GUESTS += $(NUMA_API)
 endif
+# paddiser run in the guest: an unmodified OpenMP program (dynamic: the
+# preload library needs the loader) and the library itself.
+NUMA_RUN_APP := $(BUILD)/numa/guest_run_app
+NUMA_GUESTS += $(NUMA_RUN_APP) $(BUILD)/libpaddiser-preload.so
+
+$(NUMA_RUN_APP): tests/numa/guest_run_app.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -std=c11 $(WARNFLAGS) -fopenmp -o $@ $<
 
 .PHONY: check-numa
 CHECK_EXTRA += check-numa

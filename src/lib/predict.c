@@ -349,6 +349,25 @@ static void learn_mem_bound(rt_task *t, double L)
     t->mem_bound_se = se_m;
 }
 
+/* The size of the task's input: the bytes of the objects it accessed in
+ * its base instance (all objects when it accessed none), with the sizes its
+ * last instance ran with (sampled) or the sizes now. Deterministic, unlike
+ * Eq. 1's scale, which moves with the sampled counts and refined alphas. */
+static double task_input_bytes(const rt_task *t, int sampled)
+{
+    double all = 0, used = 0;
+    for (size_t o = 0; o < rt.nobjects; o++) {
+        const rt_object *ob = &rt.objects[o];
+        if (!ob->used)
+            continue;
+        double sz = (double)(sampled ? ob->sampled_size : ob->size);
+        all += sz;
+        if (o < t->nacc && t->base_acc[o] > 0)
+            used += sz;
+    }
+    return used > 0 ? used : all;
+}
+
 /* The instance in the task's table of inputs: its input's entry (a new
  * one, or the least recently run one's slot when the table is full). */
 static void remember_input(rt_task *t, const rt_instance *in)
@@ -369,7 +388,7 @@ static void remember_input(rt_task *t, const rt_instance *in)
         memset(e, 0, sizeof *e);
         e->input = in->input;
     }
-    e->scale = in->scale;
+    e->scale = task_input_bytes(t, 1);
     e->time[e->next] = in->time;
     e->r0[e->next] = in->r0;
     e->next = (e->next + 1) % RT_INPUT_KEEP;
@@ -424,10 +443,13 @@ static int stable_window(double *v, int n)
 }
 
 /* How a task's DRAM-only time grows with its input, read from the inputs
- * it ran: an input's time is rarely proportional to its accesses (caches
- * and TLB reach hold a small input's working set, a large one's not; fixed
- * costs weigh on a small one). One point per input: its Eq. 1 scale and
- * the median DRAM-only time of its recent instances. */
+ * it ran: an input's time is rarely proportional to its size (caches and
+ * TLB reach hold a small input's working set, a large one's not; fixed
+ * costs weigh on a small one). One point per input: its size
+ * (task_input_bytes) and the median DRAM-only time of its recent
+ * instances. Sizes, not Eq. 1's scale: the scale moves with sampled counts
+ * and refined alphas, and on bench/predict_bench's inputs interpolating on
+ * it was worse than Eq. 1's linear scale alone (docs/runtime.md). */
 typedef struct {
     double log_s, log_t;
     int n;
@@ -439,23 +461,23 @@ static int by_log_s(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Exponents of time against scale that extrapolation may use: at most
- * half or one and a half times as steep as the accesses grow (a measured
+/* Exponents of time against size that extrapolation may use: at most
+ * half or one and a half times as steep as the size grows (a measured
  * steeper curve is more likely noise over a short span than physics). */
 #define SCALE_EXP_MIN 0.5
 #define SCALE_EXP_MAX 1.5
-/* Inputs closer than this in scale are one point for the exponent. */
+/* Inputs closer than this in size are one point for the exponent. */
 #define SCALE_SPAN_MIN 0.223 /* log(1.25) */
 
 /* DRAM-only time of the first instance of an input the task has not run
- * (scale_next: its Eq. 1 scale), from the inputs it has run: between two
- * of them, interpolated on log time against log scale (a power law between
- * neighbours); outside their range, the nearest one's time scaled by the
- * least-squares exponent over all of them (clamped to SCALE_EXP_MIN..MAX,
- * 1 while their scales span less than 25 %). NAN with fewer than two
- * inputs of different scales: then the caller scales linearly, as Eq. 1
- * alone says. *used: the instances it rests on. */
-static double new_input_dram_time(const rt_task *t, double scale_next, double sigma, int *used)
+ * (size_next: its task_input_bytes), from the inputs it has run: between
+ * two of them, interpolated on log time against log size (a power law
+ * between neighbours); outside their range, the nearest one's time scaled
+ * by the least-squares exponent over all of them (clamped to
+ * SCALE_EXP_MIN..MAX, 1 while their sizes span less than 25 %). NAN with
+ * fewer than two inputs of different sizes: then the caller scales by Eq. 1
+ * alone. *used: the instances it rests on. */
+static double new_input_dram_time(const rt_task *t, double size_next, double sigma, int *used)
 {
     input_point pt[RT_INPUTS];
     int np = 0;
@@ -472,12 +494,12 @@ static double new_input_dram_time(const rt_task *t, double scale_next, double si
             continue;
         pt[np++] = (input_point){log(e->scale), log(med), e->n};
     }
-    if (np < 2 || !(scale_next > 0))
+    if (np < 2 || !(size_next > 0))
         return NAN;
     qsort(pt, (size_t)np, sizeof pt[0], by_log_s);
     if (pt[np - 1].log_s - pt[0].log_s < 0.02) /* one scale: nothing to learn a shape from */
         return NAN;
-    double x = log(scale_next);
+    double x = log(size_next);
     for (int i = 0; i + 1 < np; i++) {
         const input_point *a = &pt[i], *b = &pt[i + 1];
         if (x >= a->log_s && x <= b->log_s && b->log_s - a->log_s > 1e-9) {
@@ -538,7 +560,7 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
     double unit = 1.0;
     if (n == 0) {
         int used;
-        double d = new_input_dram_time(t, scale_next, sigma, &used);
+        double d = new_input_dram_time(t, task_input_bytes(t, 0), sigma, &used);
         if (isfinite(d)) {
             t->pred_n = used;
             t->pred_cv = NAN; /* several inputs' times: no one spread */

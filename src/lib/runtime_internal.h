@@ -71,7 +71,7 @@ typedef struct {
 #define RT_INPUT_KEEP 5  /* most recent instances kept per input */
 typedef struct {
     uint64_t input;      /* rt_input_signature */
-    double scale;        /* its Eq. 1 scale, as last recorded */
+    double scale;        /* its size (predict.c task_input_bytes), as last recorded */
     double time[RT_INPUT_KEEP], r0[RT_INPUT_KEEP];
     int n, next;         /* ring of its instances */
     unsigned long stamp; /* when it last ran (task's instance clock) */

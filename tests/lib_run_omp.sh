@@ -56,7 +56,7 @@ tasks_of() {
 time_of() { awk -F, -v t="$2" 'NR > 1 && $2 == t { print $3 }' "$tmp/$1.csv"; }
 
 # Distinct regions the preload logged for TAG, and its sync points.
-regions_of() { grep -c '^paddiser run: region [0-9]*: code' "$tmp/$1.err"; }
+regions_of() { grep -c '^paddiser run: region [0-9]*: .*: tasks ' "$tmp/$1.err"; }
 syncs_of() { grep -c '^paddiser run: sync point [0-9]* after' "$tmp/$1.err"; }
 
 expect_tasks() {

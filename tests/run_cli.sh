@@ -40,17 +40,17 @@ grep -qx "PADDISER_SAMPLER=auto" "$tmp/env4.out" || { cat "$tmp/env4.out"; fail 
 # Options become the environment the runtime reads.
 cat >"$tmp/showenv.sh" <<'SH'
 #!/bin/sh
-env | grep -E '^PADDISER_(FAST_CAPACITY|BACKEND|PLANNER|RUN_MIN_BYTES|RUN_SYNC_EVERY|RUN_HINTS|RUN_OUT|TASKS_CSV)=' | sort
+env | grep -E '^PADDISER_(FAST_CAPACITY|BACKEND|PLANNER|RUN_MIN_BYTES|RUN_SYNC_EVERY|RUN_REGIONS|RUN_HINTS|RUN_OUT|TASKS_CSV)=' | sort
 SH
 chmod +x "$tmp/showenv.sh"
 : >"$tmp/hints"
-"$PD" run --fast-capacity 64M --backend sim --planner greedy --min-bytes 2M --sync-every 3 --hints "$tmp/hints" \
+"$PD" run --fast-capacity 64M --backend sim --planner greedy --min-bytes 2M --sync-every 3 --regions 'app+0x1*,main' --hints "$tmp/hints" \
     --out "$tmp/out" -- "$tmp/showenv.sh" >"$tmp/opts.out" 2>"$tmp/opts.err" || { cat "$tmp/opts.err"; fail "options run"; }
 realtmp=$(cd "$tmp" && pwd -P)
 for want in PADDISER_FAST_CAPACITY=67108864 PADDISER_BACKEND=sim PADDISER_PLANNER=greedy \
-    PADDISER_RUN_MIN_BYTES=2097152 PADDISER_RUN_SYNC_EVERY=3 "PADDISER_RUN_HINTS=$realtmp/hints" \
+    PADDISER_RUN_MIN_BYTES=2097152 PADDISER_RUN_SYNC_EVERY=3 "PADDISER_RUN_REGIONS=app+0x1*,main" "PADDISER_RUN_HINTS=$realtmp/hints" \
     "PADDISER_RUN_OUT=$realtmp/out" "PADDISER_TASKS_CSV=$realtmp/out/tasks.csv"; do
-    grep -qx "$want" "$tmp/opts.out" || { cat "$tmp/opts.out"; fail "missing $want"; }
+    grep -qxF "$want" "$tmp/opts.out" || { cat "$tmp/opts.out"; fail "missing $want"; }
 done
 [ -d "$tmp/out" ] || fail "--out did not create the directory"
 grep -q "is a script" "$tmp/opts.err" || { cat "$tmp/opts.err"; fail "no note for a script"; }

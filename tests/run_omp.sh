@@ -32,6 +32,16 @@ expect_count every4 "sync points" "$(syncs_of every4)" 2
 grep -q '^paddiser run: sync point 2 after 8 region(s): ok, 2 instance(s)$' "$tmp/every4.err" ||
     fail "every4: $(cat "$tmp/every4.err")"
 
+# A region filter (PADDISER_RUN_REGIONS, --regions): only the second
+# region, named as --verbose printed it, is tasks; the others run untracked.
+second=$(sed -n 's/^paddiser run: region 1: \([^ ]*\) .*/\1/p' "$tmp/work.err")
+[ -n "$second" ] || fail "work: no name printed for region 1: $(cat "$tmp/work.err")"
+PADDISER_RUN_REGIONS="no-such-region,$second" run_pair filtered "$tmp/regions" work 2
+expect_tasks filtered "64 65 66"
+expect_count filtered "sync points" "$(syncs_of filtered)" 2
+grep -q "^paddiser run: region 0: .*not in PADDISER_RUN_REGIONS, untracked" "$tmp/filtered.err" ||
+    fail "filtered: region 0 not reported untracked: $(cat "$tmp/filtered.err")"
+
 # Nested: the outer region's 3 threads are tasks, the inner teams are not.
 run_pair nested "$tmp/regions" nested
 grep -q '^nested: 6 inner threads$' "$tmp/nested.out" || fail "nested: inner regions did not nest: $(cat "$tmp/nested.out")"

@@ -39,6 +39,9 @@ static void usage(FILE *out)
             "                            (PADDISER_RUN_MIN_BYTES)\n"
             "      --sync-every N        parallel regions per sync point, default 1\n"
             "                            (PADDISER_RUN_SYNC_EVERY)\n"
+            "      --regions GLOBS       only these parallel regions are tasks: comma-separated\n"
+            "                            globs on '<module>+0x<offset>' (as -v prints) or the\n"
+            "                            symbol (PADDISER_RUN_REGIONS)\n"
             "      --hints FILE          '<site-or-name-glob> <pattern> [elem_size] [stride]'\n"
             "                            lines (PADDISER_RUN_HINTS)\n"
             "      --sampler KIND        pmu (default), mprotect or auto (PADDISER_SAMPLER): pmu\n"
@@ -218,7 +221,7 @@ static int find_library(const char *lib, char *out, size_t len)
 
 int cmd_run(int argc, char **argv)
 {
-    enum { OPT_CAP = 1000, OPT_BACKEND, OPT_PLANNER, OPT_MIN, OPT_SYNC, OPT_HINTS, OPT_OUT, OPT_SAMPLER };
+    enum { OPT_CAP = 1000, OPT_BACKEND, OPT_PLANNER, OPT_MIN, OPT_SYNC, OPT_HINTS, OPT_OUT, OPT_SAMPLER, OPT_REGIONS };
     static const struct option longopts[] = {
         {"fast-capacity", required_argument, NULL, OPT_CAP},
         {"backend", required_argument, NULL, OPT_BACKEND},
@@ -228,6 +231,7 @@ int cmd_run(int argc, char **argv)
         {"hints", required_argument, NULL, OPT_HINTS},
         {"out", required_argument, NULL, OPT_OUT},
         {"sampler", required_argument, NULL, OPT_SAMPLER},
+        {"regions", required_argument, NULL, OPT_REGIONS},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -262,6 +266,12 @@ int cmd_run(int argc, char **argv)
             if (strcmp(optarg, "auto") && strcmp(optarg, "none") && strcmp(optarg, "sim") && strcmp(optarg, "numa"))
                 return pd_opt_error(CMD, "--backend must be auto, none, sim or numa, got '%s'", optarg);
             if (set_env("PADDISER_BACKEND", optarg))
+                return 2;
+            break;
+        case OPT_REGIONS:
+            if (!*optarg)
+                return pd_opt_error(CMD, "--regions needs at least one glob");
+            if (set_env("PADDISER_RUN_REGIONS", optarg))
                 return 2;
             break;
         case OPT_SAMPLER:

@@ -3,6 +3,10 @@
  * pdp_opts()->sync_every regions. Both OpenMP layers (libgomp hooks, OMPT)
  * report here, so the rules are the same for gcc, clang and gfortran code. */
 #include <dlfcn.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
@@ -18,6 +22,7 @@ _Static_assert(MAX_REGIONS >= 1, "task ids of one region exceed the runtime's ta
 /* Append-only: codes[i] is written before nregions publishes it, so
  * lookups read without the lock. */
 static const void *codes[MAX_REGIONS];
+static unsigned char wanted[MAX_REGIONS]; /* PADDISER_RUN_REGIONS lets it be tasks */
 static atomic_int nregions;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -57,22 +62,57 @@ static __thread member_state me __attribute__((tls_model("initial-exec"))) = {-1
 
 __thread const void *pdp_gomp_fn __attribute__((tls_model("initial-exec")));
 
+/* PADDISER_RUN_REGIONS (--regions): comma-separated globs; when set, a
+ * region is tasks only if one matches its name, "<module>+0x<offset>" (the
+ * module's file name, the code's offset in it: the same in every run, as
+ * --verbose prints it), or its symbol when the module exports one. The
+ * others run untracked: their time counts in no task. */
+static int region_matches(const char *name, const char *sym)
+{
+    const char *list = getenv("PADDISER_RUN_REGIONS");
+    if (!list || !*list)
+        return 1;
+    char glob[256];
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n > 0 && n < sizeof glob) {
+            memcpy(glob, p, n);
+            glob[n] = '\0';
+            if (fnmatch(glob, name, 0) == 0 || (sym && fnmatch(glob, sym, 0) == 0))
+                return 1;
+        }
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
+/* A new region: whether it is wanted, and (verbose) what it is. */
 static void describe(int region, const void *code)
 {
     Dl_info info;
     const char *file = "?", *sym = NULL;
-    uintptr_t off = (uintptr_t)code;
+    uintptr_t off = (uintptr_t)code, mod_off = (uintptr_t)code;
     if (dladdr(code, &info) && info.dli_fname) {
         file = info.dli_fname;
+        mod_off = (uintptr_t)code - (uintptr_t)info.dli_fbase;
+        off = mod_off;
         if (info.dli_sname && info.dli_saddr) {
             sym = info.dli_sname;
             off = (uintptr_t)code - (uintptr_t)info.dli_saddr;
-        } else {
-            off = (uintptr_t)code - (uintptr_t)info.dli_fbase;
         }
     }
-    pdp_log(1, "region %d: code %p (%s+%#lx in %s): tasks %d..%d", region, code, sym ? sym : "", (unsigned long)off,
-            file, region * PDP_REGION_THREADS, region * PDP_REGION_THREADS + PDP_REGION_THREADS - 1);
+    const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+    char name[160];
+    snprintf(name, sizeof name, "%s+%#lx", base, (unsigned long)mod_off);
+    wanted[region] = (unsigned char)region_matches(name, sym);
+    if (wanted[region])
+        pdp_log(1, "region %d: %s (%s+%#lx), code %p in %s: tasks %d..%d", region, name, sym ? sym : "-",
+                (unsigned long)off, code, file, region * PDP_REGION_THREADS,
+                region * PDP_REGION_THREADS + PDP_REGION_THREADS - 1);
+    else
+        pdp_log(1, "region %d: %s, code %p: not in PADDISER_RUN_REGIONS, untracked", region, name, code);
 }
 
 /* The index of the region at code, a new one on first sight; -1 when the
@@ -91,9 +131,9 @@ static int region_index(const void *code)
             idx = i;
     if (idx < 0 && n < MAX_REGIONS) {
         codes[n] = code;
+        describe(n, code); /* wanted[n] before nregions publishes it */
         atomic_store_explicit(&nregions, n + 1, memory_order_release);
         idx = n;
-        describe(idx, code);
     }
     pthread_mutex_unlock(&table_lock);
     if (idx < 0 && warn_first(WARN_TABLE))
@@ -148,7 +188,7 @@ int pdp_team_open(const void *code, pdp_team *team)
         return 0;
     }
     int region = region_index(code);
-    if (region < 0)
+    if (region < 0 || !wanted[region])
         return 0;
     unsigned inst = atomic_fetch_add(&last_inst, 1) + 1;
     if (inst == 0) /* wrapped: 0 means none */

@@ -140,20 +140,21 @@ done
 
 # Rank 0 waits for rank 3 (its left neighbour, 16x its work) in MPI_Waitall:
 # outside the task by default, so rank 0's task time at the later sync
-# points is its own work, below a quarter of rank 3's (1/16 without noise);
+# points is its own work, below half of rank 3's (1/16 without noise; the
+# task calls' fixed cost, larger under ASan, took it to 0.29 in one run);
 # with PADDISER_RUN_MPI_EXCLUDE=0 the wait stays in the task and rank 0
-# looks about as slow as rank 3 (above a quarter: 4 ranks share 2 cores here,
+# looks about as slow as rank 3 (above half, 0.86 measured: 4 ranks share 2 cores here,
 # so a rank's time includes being descheduled).
 task_time() { # $1 run, $2 rank, $3 sync point
     sed -n "s/^paddiser run: MPI rank $2: sync point $3 at .*: task \([0-9.]*\) s,.*/\1/p" "$T/$1.err.$2"
 }
-ratio_ok() { # $1 run, $2 "lt" or "gt": rank 0's time vs a quarter of rank 3's at sync points 2 and 3
+ratio_ok() { # $1 run, $2 "lt" or "gt": rank 0's time vs half of rank 3's at sync points 2 and 3
     for k in 2 3; do
         t0=$(task_time "$1" 0 $k)
         t3=$(task_time "$1" 3 $k)
         [ -n "$t0" ] && [ -n "$t3" ] || fail "$1: no task times at sync point $k"
-        awk -v a="$t0" -v b="$t3" -v op="$2" 'BEGIN { exit !(op == "lt" ? a < b / 4 : a > b / 4) }' ||
-            fail "$1, sync point $k: rank 0's task $t0 s vs rank 3's $t3 s (expected rank 0 $2 a quarter of it)"
+        awk -v a="$t0" -v b="$t3" -v op="$2" 'BEGIN { exit !(op == "lt" ? a < b / 2 : a > b / 2) }' ||
+            fail "$1, sync point $k: rank 0's task $t0 s vs rank 3's $t3 s (expected rank 0 $2 half of it)"
     done
 }
 ratio_ok alone lt

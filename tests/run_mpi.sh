@@ -173,7 +173,9 @@ NP=2
 RUN_MPI_PRELOAD=$PRELOAD
 launch overlap "$T/overlap" 4
 [ "$(grep -c '^iteration [0-3]: 0 bytes wrong$' "$T/overlap.out")" -eq 4 ] || { cat "$T/overlap.out"; fail "overlap: data"; }
-for r in 0 1; do # both 16 MiB buffers registered by the allocation hooks
+# Both 16 MiB buffers registered by the allocation hooks; not under ASan,
+# whose runtime, preloaded first, interposes malloc itself.
+[ -n "$asan" ] || for r in 0 1; do
     [ "$(grep -c '^paddiser run: register overlap+0x[0-9a-f]*#0: 16777216 bytes' "$T/overlap.err.$r")" -eq 2 ] ||
         { cat "$T/overlap.err.$r"; fail "overlap: buffers not registered on rank $r"; }
 done

@@ -936,8 +936,8 @@ static void test_injection_validation(void **state)
         "__iops_attempt=${IOPS_ATTEMPT_ID:-${SLURM_JOB_ID:-${OAR_JOB_ID:-${PBS_JOBID:-$$}}}}\n",
         "trap '__iops_exit_handler' EXIT\n",
         "\"$__iops_probe\" stop --dir \"$__iops_dir\" --attempt \"$__iops_attempt\" --cpu --gpu --io $__iops_pids ",
-        "__iops_pids=$(\"$__iops_probe\" start --dir \"$__iops_dir\" --attempt \"$__iops_attempt\" --interval 0.5 "
-        "--watch-pid $$ --cpu --gpu --io-path '/scratch' --io-path '/w/it'\\''s/rel/dir' </dev/null) || true\n",
+        ("__iops_pids=$(\"$__iops_probe\" start --dir \"$__iops_dir\" --attempt \"$__iops_attempt\" --interval 0.5 "
+         "--watch-pid $$ --cpu --gpu --io-path '/scratch' --io-path '/w/it'\\''s/rel/dir' </dev/null) || true\n"),
     };
     for (size_t i = 0; i < PD_ARRAY_LEN(must); i++)
         if (!strstr(out.data, must[i]))

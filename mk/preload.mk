@@ -11,8 +11,12 @@ PRELOAD_LIB  := $(BUILD)/libpaddiser-preload.so
 # What the runtime itself needs (no xgboost: see check-runtime-link).
 PRELOAD_LIBS := $(shell pkg-config --libs jansson numa 2>/dev/null) -ldl -lm -lpthread
 
+# No -fopenmp at the link: the program brings its own OpenMP runtime
+# (libgomp or libomp), and a second one loaded beside it would take calls
+# meant for the first (src/lib/tasks.c takes omp_get_thread_num weakly).
+PRELOAD_LDFLAGS = $(filter-out -fopenmp,$(LDFLAGS))
 $(PRELOAD_LIB): $(call OBJ,$(PRELOAD_SRCS)) $(RUNTIME_OBJS)
-	$(CC) -shared $(LDFLAGS) -Wl,--no-undefined -o $@ $^ $(PRELOAD_LIBS)
+	$(CC) -shared $(PRELOAD_LDFLAGS) -Wl,--no-undefined -o $@ $^ $(PRELOAD_LIBS)
 
 all: $(PRELOAD_LIB)
 -include $(patsubst %.c,$(BUILD)/obj/%.d,$(PRELOAD_SRCS))
@@ -40,7 +44,7 @@ $(PRELOAD_MPI_OBJ): src/preload/preload_mpi.c | need-pkgs
 	OMPI_CC=$(CC) $(PRELOAD_MPICC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(PRELOAD_MPI_LIB): $(call OBJ,$(PRELOAD_SRCS)) $(PRELOAD_MPI_OBJ) $(RUNTIME_OBJS)
-	OMPI_CC=$(CC) $(PRELOAD_MPICC) -shared $(LDFLAGS) -Wl,--no-undefined -o $@ $^ $(PRELOAD_LIBS)
+	OMPI_CC=$(CC) $(PRELOAD_MPICC) -shared $(PRELOAD_LDFLAGS) -Wl,--no-undefined -o $@ $^ $(PRELOAD_LIBS)
 
 all: $(PRELOAD_MPI_LIB)
 -include $(patsubst %.o,%.d,$(PRELOAD_MPI_OBJ))

@@ -10,6 +10,12 @@
 #include "lib/page_sampler.h"
 #include "lib/runtime_internal.h"
 
+/* Weak: the OpenMP runtime is the program's. libpaddiser-preload.so is
+ * linked without one (a gcc program runs on libgomp, a clang one on
+ * libomp, and a second runtime loaded beside it took the GOMP_* calls of a
+ * gcc program under a clang-built preload); without any, thread 0. */
+#pragma weak omp_get_thread_num
+
 /* One task per MPI rank when launched by an MPI starter, else one per
  * OpenMP thread. */
 static int default_task_id(void)
@@ -21,7 +27,7 @@ static int default_task_id(void)
         if (v && pd_parse_long(v, &rank) && rank >= 0 && rank <= 0x7fffffffL)
             return (int)rank;
     }
-    return omp_get_thread_num();
+    return omp_get_thread_num ? omp_get_thread_num() : 0;
 }
 
 rt_task *rt_task_find(int id)

@@ -23,6 +23,10 @@
 #include "preload/preload.h"
 #include "preload/preload_regions.h"
 
+/* The program's own OpenMP runtime answers (the library links none): these
+ * hooks run inside its teams, where it is loaded. */
+#pragma weak omp_get_thread_num
+
 typedef void (*gomp_fn)(void *);
 
 /* The real entry points, resolved once (dlsym RTLD_NEXT). */
@@ -129,7 +133,7 @@ typedef struct {
 static void trampoline(void *p)
 {
     trampoline_arg *t = p;
-    pdp_member_begin(&t->team, (unsigned)omp_get_thread_num());
+    pdp_member_begin(&t->team, omp_get_thread_num ? (unsigned)omp_get_thread_num() : 0u);
     t->fn(t->data);
     pdp_member_end();
 }

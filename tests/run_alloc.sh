@@ -34,9 +34,11 @@ tail -n +2 "$csv" | cut -d, -f3 | grep -q '#1$' || { cat "$csv"; fail "no #1 nam
 regs=$(tail -n +2 "$csv" | cut -d, -f5 | sort -n | tr '\n' ' ')
 [ "$regs" = "3 3 3 3 3 3 3 3 6 9 " ] || { cat "$csv"; fail "registrations per object: $regs"; }
 # Each site's offset is a line of alloc.c (addr2line, when binutils has it).
+# The offset is the call's return address: its last byte (offset - 1) is the
+# call itself (clang may give the next instruction no line).
 if command -v addr2line >/dev/null 2>&1; then
     for off in $(tail -n +2 "$csv" | cut -d, -f3 | sed 's/^alloc+\(0x[0-9a-f]*\)#.*/\1/' | sort -u); do
-        where=$(addr2line -e "$tmp/alloc" "$off")
+        where=$(addr2line -e "$tmp/alloc" "$(printf '%#x' $((off - 1)))")
         case "$where" in *alloc.c:[0-9]*) ;; *) fail "site $off resolves to '$where', not a line of alloc.c";; esac
     done
 fi

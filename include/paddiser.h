@@ -234,6 +234,12 @@ typedef struct {
                                     because the SIGSEGV handler was replaced ("" while it runs) */
     char sampler[12];            /* what feeds the access samples: "pmu" (PMU load sampling,
                                     no page protection), "mprotect" (page protection) or "off" */
+    /* Page protection samples whole instances while their measured cost stays
+     * within PADDISER_SAMPLE_SHARE_PCT of the program's time (default 2%); an
+     * instance it skips arms nothing and keeps the last sampled profile. */
+    int instances_sampled;       /* instances the sampler armed pages in */
+    double sampling_cost_s;      /* their measured cost: arming, disarming, faults */
+    double sampling_wall_s;      /* time of all instances (sync point to sync point) */
 } pd_profile_info;
 
 PD_API int pd_profile_info_get(pd_profile_info *out);

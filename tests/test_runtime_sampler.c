@@ -433,6 +433,45 @@ static void test_allowance_is_a_share_of_the_instance(void **state)
     munmap(buf, 2 * MB);
 }
 
+/* The long-run share decides per instance: the first is sampled, then one
+ * whose cost (one more like the last sampled one) would exceed the share of
+ * all instances' time arms nothing (a touch counts nothing), unless forced;
+ * with no share (< 0) every instance is sampled. */
+static void test_share_skips_whole_instances(void **state)
+{
+    (void)state;
+    for (int unlimited = 0; unlimited < 2; unlimited++) {
+        pd_sampler_stop();
+        pd_sampler_config cfg = {.seed = 7, .period_ms = 0, .min_per_object = 1, .share = unlimited ? -1 : 1e-9};
+        assert_int_equal(pd_sampler_start(&cfg), 0);
+        unsigned char *buf = map_buf(2 * MB);
+        pd_sampler_range r = {buf, 2 * MB, 0};
+        assert_int_equal(pd_sampler_set_ranges(&r, 1), 0);
+        pd_sampler_set_thread_task(0);
+        const int force[4] = {0, 0, 0, 1};
+        for (int inst = 0; inst < 4; inst++) {
+            pd_sampler_stats st0, st;
+            pd_sampler_get_stats(&st0);
+            int sampled = pd_sampler_instance_begin(force[inst]);
+            assert_int_equal(sampled, unlimited || inst == 0 || force[inst]);
+            pd_sampler_arm();
+            touch_region(buf, 0, 2 * MB);
+            pd_sampler_disarm();
+            pd_sampler_get_stats(&st);
+            assert_int_equal(pd_sampler_count(0, 0), sampled ? 1 : 0);
+            assert_int_equal(st.rearms - st0.rearms, sampled ? 1 : 0);
+            pd_sampler_reset_counts();
+        }
+        pd_sampler_stats st;
+        pd_sampler_get_stats(&st);
+        assert_int_equal(st.instances, 4);
+        assert_int_equal(st.instances_sampled, unlimited ? 4 : 2);
+        assert_true(st.cost_s > 0);
+        assert_true(st.wall_s > 0);
+        munmap(buf, 2 * MB);
+    }
+}
+
 /* A pointer into a PROT_NONE page that the sampler does not own. */
 static volatile int *bad_pointer(void)
 {
@@ -518,6 +557,7 @@ int main(void)
         cmocka_unit_test_teardown(test_budget_skips_early_rearm, teardown),
         cmocka_unit_test_teardown(test_allowance_before_budget, teardown),
         cmocka_unit_test_teardown(test_allowance_is_a_share_of_the_instance, teardown),
+        cmocka_unit_test_teardown(test_share_skips_whole_instances, teardown),
         cmocka_unit_test_teardown(test_small_objects_get_every_page, teardown),
         cmocka_unit_test_teardown(test_dense_budget_shrinks_floor, teardown),
         cmocka_unit_test_teardown(test_frequency_ranks_pages_per_task, teardown),

@@ -576,10 +576,10 @@ int main(int argc, char **argv)
         pd_profile_info_get(&info);
     printf("summary: instances=%d verified=%d runtime_errors=%d ids_kept=%d work_s=%.6f runtime_s=%.6f "
            "total_s=%.6f rt_instances=%d planned_tasks=%d backend=%s sampler=%s samples=%zu sampled_faults=%llu "
-           "fast_capacity=%zu\n",
+           "fast_capacity=%zu instances_sampled=%d sampling_cost_s=%.6f sampling_wall_s=%.6f\n",
            instance, verified, rt_errors, use_rt ? ids_kept : -1, work_s, rt_s, work_s + rt_s, info.instances,
            planned_tasks, use_rt ? info.backend : "off", use_rt ? info.sampler : "off", info.samples, info.sampled_faults,
-           info.fast_capacity);
+           info.fast_capacity, info.instances_sampled, info.sampling_cost_s, info.sampling_wall_s);
     if (use_rt) {
         /* Sampled accesses of each object in the last instance: which
          * phases the profile saw. */

@@ -51,7 +51,15 @@ static struct {
     double allowance_frac; /* ... and at most this share of the previous instance (< 0: no bound) */
     double inst_allowance; /* this instance's */
     double inst_start; /* monotonic seconds: this instance began (counts reset) */
-    double inst_passes; /* this instance (since the counts were reset): pass seconds */
+    double inst_passes; /* this instance (since the counts were reset): pass seconds,
+                           arming and disarming */
+    double share;      /* long-run bound: sampled instances' cost over all instances' time */
+    int inst_sampled;  /* this instance may arm (pd_sampler_instance_begin) */
+    double cost_total; /* cost of the sampled instances that ended */
+    double wall_total; /* time of all instances that ended */
+    double last_cost;  /* the last sampled instance's cost */
+    double last_wall;  /* the last instance's time */
+    uint64_t instances, instances_sampled;
     uint64_t inst_faults_base; /* S.faults when it began */
     _Atomic uintptr_t scratch; /* calibration page: the handler only restores it */
     uint64_t mprotect_calls; /* arming and disarming calls (under lock) */
@@ -287,7 +295,7 @@ static int handler_check_locked(void);
 static void rearm_locked(void)
 {
     sample_table *t = atomic_load(&S.table);
-    if (!t || !atomic_load(&S.armed) || S.no_protect || !handler_check_locked())
+    if (!t || !atomic_load(&S.armed) || S.no_protect || !S.inst_sampled || !handler_check_locked())
         return;
     double t0 = pd_monotonic();
     uint64_t now_ns = mono_ns();
@@ -328,6 +336,8 @@ static void disarm_locked(void)
     sample_table *t = atomic_load(&S.table);
     if (!t)
         return;
+    /* Its cost is the sampler's too: timed only when something is armed. */
+    double t0 = 0;
     size_t run = 0, run_len = 0;
     for (size_t i = 0; i <= t->n; i++) {
         int armed = i < t->n && atomic_load(&t->armed[i]);
@@ -339,11 +349,15 @@ static void disarm_locked(void)
             run_len = 0;
         }
         if (armed) {
+            if (!t0)
+                t0 = pd_monotonic();
             if (!run_len)
                 run = i;
             run_len++;
         }
     }
+    if (t0)
+        S.inst_passes += pd_monotonic() - t0;
 }
 
 /* ---- our SIGSEGV action replaced -------------------------------------------- */
@@ -754,10 +768,14 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     S.faults_at_pass = 0;
     S.allowance = cfg && cfg->allowance_s < 0 ? 0 : cfg && cfg->allowance_s > 0 ? cfg->allowance_s : 0.02;
     S.allowance_frac = cfg && cfg->allowance_frac < 0 ? -1 : cfg && cfg->allowance_frac > 0 ? cfg->allowance_frac : 0.02;
+    S.share = cfg && cfg->share < 0 ? -1 : cfg && cfg->share > 0 && cfg->share <= 1 ? cfg->share : 0.02;
     S.inst_allowance = S.allowance;
     S.inst_start = pd_monotonic();
     S.inst_passes = 0;
     S.inst_faults_base = 0;
+    S.inst_sampled = 1; /* callers that never begin instances sample them all */
+    S.cost_total = S.wall_total = S.last_cost = S.last_wall = 0;
+    S.instances = S.instances_sampled = 0;
     atomic_store(&S.passes, 0);
     atomic_store(&S.skipped, 0);
     atomic_store(&S.faults, 0);
@@ -966,8 +984,18 @@ void pd_sampler_reset_counts(void)
         atomic_store_explicit(&t->hwait[h], 0, memory_order_relaxed);
         atomic_store_explicit(&t->hkey[h], 0, memory_order_release);
     }
-    /* A new instance: a new allowance, a share of the last one's length. */
+    /* The instance that ends: its measured cost (passes, faults) if it was
+     * sampled, and its time, for the long-run share. */
     double now = pd_monotonic();
+    if (S.inst_sampled) {
+        double faults = (double)(atomic_load(&S.faults) - S.inst_faults_base);
+        S.last_cost = S.inst_passes + faults * S.fault_cost;
+        S.cost_total += S.last_cost;
+    }
+    S.last_wall = now - S.inst_start;
+    S.wall_total += S.last_wall;
+    S.inst_sampled = 1; /* until pd_sampler_instance_begin says otherwise */
+    /* A new instance: a new allowance, a share of the last one's length. */
     S.inst_allowance = S.allowance;
     if (S.allowance_frac > 0 && S.allowance_frac * (now - S.inst_start) < S.inst_allowance)
         S.inst_allowance = S.allowance_frac * (now - S.inst_start);
@@ -975,6 +1003,26 @@ void pd_sampler_reset_counts(void)
     S.inst_passes = 0;
     S.inst_faults_base = atomic_load(&S.faults);
     pthread_mutex_unlock(&S.lock);
+}
+
+unsigned pd_sampler_table_generation(void) { return atomic_load(&S.swaps); }
+
+int pd_sampler_instance_begin(int force)
+{
+    pthread_mutex_lock(&S.lock);
+    S.instances++;
+    /* Sampled while the sampled instances' cost, with one more like the
+     * last, stays within the share of all instances' time (with one more
+     * like the last). An instance is sampled whole or not at all: every
+     * task's profile in it comes from the same sample set, and an instance
+     * that samples nothing changes no heat, so its plan stays put. */
+    int sampled = force || S.share < 0 || S.no_protect || S.instances_sampled == 0 ||
+                  S.cost_total + S.last_cost <= S.share * (S.wall_total + S.last_wall);
+    S.inst_sampled = sampled;
+    if (sampled)
+        S.instances_sampled++;
+    pthread_mutex_unlock(&S.lock);
+    return sampled;
 }
 
 void pd_sampler_get_stats(pd_sampler_stats *st)
@@ -989,5 +1037,9 @@ void pd_sampler_get_stats(pd_sampler_stats *st)
     pthread_mutex_lock(&S.lock);
     st->protect_calls = S.mprotect_calls;
     st->fault_cost_s = S.fault_cost;
+    st->instances = S.instances;
+    st->instances_sampled = S.instances_sampled;
+    st->cost_s = S.cost_total;
+    st->wall_s = S.wall_total;
     pthread_mutex_unlock(&S.lock);
 }

@@ -68,6 +68,12 @@ typedef struct {
                               was +18-20% on 50 ms instances); 0 = 0.02,
                               < 0 = the fixed allowance_s alone. The first
                               instance (no length yet) gets allowance_s. */
+    double share;        /* long-run bound on the sampling cost: an instance is
+                            sampled (pd_sampler_instance_begin) only while the
+                            measured cost of the sampled instances so far,
+                            plus one more like the last, stays within this
+                            share of all instances' time; 0 = 0.02, < 0 = every
+                            instance is sampled */
     int no_protect;      /* counts come only from pd_sampler_record (the PMU
                             sampler, mem_sampler.h): no SIGSEGV handler, no
                             re-arm thread, no page is ever protected */
@@ -136,6 +142,14 @@ void pd_sampler_foreach(void (*fn)(void *ctx, size_t sample, int slot, uint64_t 
 void pd_sampler_foreach_wait(void (*fn)(void *ctx, size_t sample, int slot, uint64_t count, double wait_s),
                              void *ctx);
 void pd_sampler_reset_counts(void);
+/* At an instance's start (its first task begin): 1 when this instance is
+ * sampled, 0 when the long-run share (pd_sampler_config.share) is spent and
+ * nothing may be armed in it. `force` samples it whatever the cost (a task or
+ * object with no profile yet). The instance ends at pd_sampler_reset_counts. */
+int pd_sampler_instance_begin(int force);
+/* Changes whenever the sample table is replaced: sample indices kept from
+ * an earlier instance name the same pages while it is unchanged. */
+unsigned pd_sampler_table_generation(void);
 
 typedef struct {
     uint64_t faults;        /* sampled faults counted */
@@ -147,6 +161,11 @@ typedef struct {
     uint64_t chained;       /* foreign faults passed on */
     uint64_t protect_calls; /* mprotect calls arming/disarming (adjacent samples share one) */
     double fault_cost_s;    /* calibrated cost of one sampled fault */
+    uint64_t instances;     /* instances begun (pd_sampler_instance_begin) */
+    uint64_t instances_sampled;
+    double cost_s;          /* measured cost of the sampled instances: arming and
+                               disarming passes, faults at fault_cost_s */
+    double wall_s;          /* time of all ended instances, reset to reset */
 } pd_sampler_stats;
 void pd_sampler_get_stats(pd_sampler_stats *st);
 

@@ -26,6 +26,19 @@ typedef struct {
     int oom;
 } raw_list;
 
+/* The last sampled instance's counts and its sample table's generation:
+ * in an instance the sampler skipped, the tasks' fast-tier shares are those
+ * counts weighed against where the pages are now (the plan may have moved
+ * them since). */
+static raw_list last_counts;
+static unsigned last_generation;
+
+void rt_profile_reset(void)
+{
+    free(last_counts.v);
+    memset(&last_counts, 0, sizeof last_counts);
+}
+
 static void collect_cb(void *ctx, size_t sample, int slot, uint64_t count, double wait_s)
 {
     raw_list *l = ctx;
@@ -128,12 +141,83 @@ static double measured_share(const rt_task *t, const raw_list *l, int slot)
     return total ? (double)rt.fast_bytes / (double)total : 0.0;
 }
 
+/* The task's per-object accesses and heat from this instance's counts. */
+static int task_counts(rt_task *t, int slot, const raw_list *l, uint64_t ran)
+{
+    int rc = PD_OK;
+    memset(t->last_acc, 0, t->nacc * sizeof *t->last_acc);
+    /* The heat so far, to smooth this instance's with (heat.c). */
+    rt_hot *old = t->hot;
+    size_t nold = t->nhot;
+    t->nhot = 0;
+    size_t cap = 0;
+    t->hot = NULL;
+    /* The task's mean interval: its run time over the most intervals
+     * any of its pages was touched in. */
+    uint64_t intervals = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i].slot == slot && l->v[i].count > intervals)
+            intervals = l->v[i].count;
+    double interval_s = intervals ? t->cur.wall_s / (double)intervals : 0;
+    for (size_t i = 0; i < l->n; i++) {
+        if (l->v[i].slot != slot)
+            continue;
+        pd_sample_info info;
+        if (pd_sampler_sample(l->v[i].sample, &info) != 0 || info.object < 0 ||
+            (size_t)info.object >= rt.nobjects)
+            continue;
+        const rt_object *o = &rt.objects[info.object];
+        if (!o->used || !o->sampled_size)
+            continue;
+        double touches = (double)l->v[i].count * touches_per_interval(o, &l->v[i], interval_s);
+        double acc = touches * count_scale(&info);
+        t->last_acc[info.object] += acc;
+        rt_hot h = {info.object,
+                    (double)((uintptr_t)info.region - (uintptr_t)o->sampled_addr) / (double)o->sampled_size,
+                    (double)info.region_len / (double)o->sampled_size, l->v[i].count, touches, acc};
+        if (rt_hot_push(t, &cap, h) != 0) {
+            rc = PD_ENOMEM;
+            break;
+        }
+    }
+    if (rc == PD_OK) {
+        if (rt_heat_merge(t, &cap, old, nold, ran) != 0)
+            rc = PD_ENOMEM;
+    } else {
+        free(old);
+    }
+    if (rc != PD_OK)
+        return rc;
+    if (t->nhot)
+        qsort(t->hot, t->nhot, sizeof *t->hot, cmp_hot_desc);
+    return PD_OK;
+}
+
+/* The next instance must be sampled whatever the share: some task or
+ * object has no profile yet. */
+int rt_profile_missing(void)
+{
+    if (rt.force_sample)
+        return 1;
+    for (size_t o = 0; o < rt.nobjects; o++)
+        if (rt.objects[o].used && !rt.objects[o].base_size)
+            return 1;
+    for (int s = 0; s < rt.ntasks; s++)
+        if (!rt.tasks[s]->have_base)
+            return 1;
+    return 0;
+}
+
 int rt_sync_locked(int plan)
 {
     if (!rt.instance_open)
         return PD_ESTATE; /* no task ran since the last sync point */
+    /* Without sampling at all the profiles come from the (empty) counts as
+     * always; an instance the sampler skipped leaves them as they were. */
+    int observed = !rt.sampling || rt.inst_sampled;
+    rt.force_sample = 0;
     raw_list l = {0};
-    if (rt.sampling)
+    if (rt.sampling && rt.inst_sampled)
         pd_sampler_foreach_wait(collect_cb, &l);
     if (l.oom) {
         free(l.v);
@@ -151,51 +235,13 @@ int rt_sync_locked(int plan)
             rc = PD_ENOMEM;
             break;
         }
-        memset(t->last_acc, 0, t->nacc * sizeof *t->last_acc);
-        /* The heat so far, to smooth this instance's with (heat.c). */
-        rt_hot *old = t->hot;
-        size_t nold = t->nhot;
-        t->nhot = 0;
-        size_t cap = 0;
-        t->hot = NULL;
-        /* The task's mean interval: its run time over the most intervals
-         * any of its pages was touched in. */
-        uint64_t intervals = 0;
-        for (size_t i = 0; i < l.n; i++)
-            if (l.v[i].slot == slot && l.v[i].count > intervals)
-                intervals = l.v[i].count;
-        double interval_s = intervals ? t->cur.wall_s / (double)intervals : 0;
-        for (size_t i = 0; i < l.n; i++) {
-            if (l.v[i].slot != slot)
-                continue;
-            pd_sample_info info;
-            if (pd_sampler_sample(l.v[i].sample, &info) != 0 || info.object < 0 ||
-                (size_t)info.object >= rt.nobjects)
-                continue;
-            const rt_object *o = &rt.objects[info.object];
-            if (!o->used || !o->sampled_size)
-                continue;
-            double touches = (double)l.v[i].count * touches_per_interval(o, &l.v[i], interval_s);
-            double acc = touches * count_scale(&info);
-            t->last_acc[info.object] += acc;
-            rt_hot h = {info.object,
-                        (double)((uintptr_t)info.region - (uintptr_t)o->sampled_addr) / (double)o->sampled_size,
-                        (double)info.region_len / (double)o->sampled_size, l.v[i].count, touches, acc};
-            if (rt_hot_push(t, &cap, h) != 0) {
-                rc = PD_ENOMEM;
+        if (observed) {
+            rc = task_counts(t, slot, &l, ran);
+            if (rc != PD_OK)
                 break;
-            }
+        } else if (!t->have_base) {
+            rt.force_sample = 1; /* no profile yet: the next instance samples */
         }
-        if (rc == PD_OK) {
-            if (rt_heat_merge(t, &cap, old, nold, ran) != 0)
-                rc = PD_ENOMEM;
-        } else {
-            free(old);
-        }
-        if (rc != PD_OK)
-            break;
-        if (t->nhot)
-            qsort(t->hot, t->nhot, sizeof *t->hot, cmp_hot_desc);
 
         double total_acc = 0, touched = 0;
         for (size_t o = 0; o < t->nacc; o++)
@@ -205,7 +251,11 @@ int rt_sync_locked(int plan)
         t->last_time = t->cur.wall_s;
         pd_perf_features(&t->cur, total_acc, t->last_feat);
         t->last_hw = t->cur.hw_used;
-        t->last_r0 = measured_share(t, &l, slot);
+        if (observed)
+            t->last_r0 = measured_share(t, &l, slot);
+        else if (last_counts.n && last_generation == pd_sampler_table_generation())
+            t->last_r0 = measured_share(t, &last_counts, slot);
+        /* else (a new sample table since): the share last measured */
         if (t->planned) {
             t->ran_share = t->plan_share;
             t->ran_bytes = t->plan_bytes;
@@ -214,7 +264,7 @@ int rt_sync_locked(int plan)
             /* the share r0 of the task's touched regions, about */
             t->ran_bytes = (size_t)(t->last_r0 * touched) / RT_PAGE * RT_PAGE;
         }
-        if (!t->have_base) {
+        if (!t->have_base && observed) {
             t->have_base = 1;
             t->base_time = t->last_time;
             t->base_r0 = t->last_r0;
@@ -230,6 +280,11 @@ int rt_sync_locked(int plan)
         rt_object *ob = &rt.objects[o];
         if (!ob->used || !ob->sampled_size)
             continue;
+        if (!observed) {
+            if (!ob->base_size)
+                rt.force_sample = 1;
+            continue;
+        }
         double est = 0, meas = 0;
         for (int s = 0; s < rt.ntasks; s++) {
             rt_task *t = rt.tasks[s];
@@ -250,7 +305,13 @@ int rt_sync_locked(int plan)
             rt_record_instance(rt.tasks[s]);
         rt.tasks[s]->ran = 0;
     }
-    free(l.v);
+    if (rt.sampling && rt.inst_sampled) {
+        free(last_counts.v);
+        last_counts = l;
+        last_generation = pd_sampler_table_generation();
+    } else {
+        free(l.v);
+    }
     if (rt.sampling)
         pd_sampler_reset_counts();
     rt_input_run_record();

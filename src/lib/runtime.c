@@ -106,6 +106,7 @@ static void release_state_locked(void)
         }
     rt_tasks_free();
     rt_objects_free();
+    rt_profile_reset();
     rt_migrate_reset();
     if (rt.backend)
         rt.backend->destroy(rt.backend);
@@ -171,6 +172,16 @@ static unsigned env_unsigned(const char *name, unsigned dflt)
     if (v && *v && pd_parse_u64(v, &n) && n <= 0xffffffffull)
         return (unsigned)n;
     return dflt;
+}
+
+/* PADDISER_SAMPLE_SHARE_PCT: the long-run share of the program's time that
+ * sampled instances may cost (default 2; 0 = every instance sampled, also the
+ * default under PADDISER_SAMPLE_BUDGET_PCT=0, the measurement setting). */
+static double sample_share(void)
+{
+    unsigned dflt = env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1) ? 2 : 0;
+    unsigned pct = env_unsigned("PADDISER_SAMPLE_SHARE_PCT", dflt);
+    return pct ? pct / 100.0 : -1;
 }
 
 /* PADDISER_SAMPLER: where the access profile comes from. auto: PMU load
@@ -317,6 +328,8 @@ int pd_init(const pd_options *opt)
             .allowance_s = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 20) ? env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 20) / 1000.0 : -1,
             /* 0 = the fixed allowance alone */
             .allowance_frac = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_PCT", 2) ? env_unsigned("PADDISER_SAMPLE_ALLOWANCE_PCT", 2) / 100.0 : -1,
+            /* 0 = every instance sampled */
+            .share = sample_share(),
             .no_protect = rt.pmu_period != 0, /* the sample table only: PMU samples are charged to it */
             .notify = sampler_notice,
         };
@@ -502,6 +515,9 @@ int pd_profile_info_get(pd_profile_info *out)
             out->samples = pd_sampler_nsamples();
             out->region_bytes = pd_sampler_region_bytes();
             out->sampled_faults = st.faults;
+            out->instances_sampled = rt.pmu_period ? rt.instances : (int)st.instances_sampled;
+            out->sampling_cost_s = st.cost_s;
+            out->sampling_wall_s = st.wall_s;
         }
         snprintf(out->backend, sizeof out->backend, "%s", rt.backend_name);
         snprintf(out->backend_note, sizeof out->backend_note, "%s", rt.backend_note);

@@ -196,6 +196,11 @@ typedef struct {
     int ntasks;
     int active;       /* tasks currently between begin and end */
     int instance_open; /* a task began since the last sync point */
+    int inst_sampled;  /* the open instance is sampled (pd_sampler_instance_begin):
+                          its counts make the tasks' profiles; one that is not
+                          leaves them as the last sampled instance made them */
+    int force_sample;  /* the next instance is sampled whatever the share: a
+                          task or object still has no profile */
     int instances;
 
     pd_allgather_fn allgather; /* cross-process planning, NULL = this process alone */
@@ -263,6 +268,8 @@ void rt_heat_free(rt_task *t);
 
 /* placement.c */
 int rt_sync_locked(int plan); /* plan: also re-plan and migrate */
+int rt_profile_missing(void); /* a task or object has no profile: sample the next instance */
+void rt_profile_reset(void);  /* forget the last sampled instance's counts */
 /* collective: called by every process at once (pd_sync_point), so a
  * cross-process plan may be exchanged; otherwise such a plan is kept. */
 int rt_replan_locked(int collective);

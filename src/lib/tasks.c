@@ -122,6 +122,7 @@ int pd_task_begin(int task_id)
             rt_replan_locked(0);
         rt_sampler_sync_ranges();
         rt.instance_open = 1;
+        rt.inst_sampled = rt.sampling && (rt.pmu_period || pd_sampler_instance_begin(rt_profile_missing()));
     }
     t->active = 1;
     int first_spell = !t->ran; /* the task's first begin in this instance */
@@ -130,15 +131,16 @@ int pd_task_begin(int task_id)
     t->ran = 1;
     rt.active++;
     int slot = task_slot(t);
-    if (rt.sampling) {
-        /* Every task is sampled from its first begin in an instance (so each
-         * task has a profile, at most tasks x samples faults per instance);
-         * later begins start a new counting interval when the overhead
-         * budget allows. */
-        if (rt.active == 1 && (opened || first_spell))
+    if (rt.inst_sampled) {
+        /* A sampled instance is sampled whole: every spell of activity (a
+         * phase between barriers: the first begin while no task runs) arms
+         * every sample, so objects touched only in later phases have a
+         * profile too, and every task from its first begin (at most tasks x
+         * samples faults per spell). Later begins start a new counting
+         * interval when the overhead budget allows. The long-run share
+         * (pd_sampler_instance_begin) bounds what whole instances cost. */
+        if (rt.active == 1)
             pd_sampler_arm();
-        else if (rt.active == 1)
-            pd_sampler_arm_if_due();
         else if (first_spell)
             pd_sampler_rearm();
         else

@@ -1,0 +1,131 @@
+/* Page sampling under the long-run share (PADDISER_SAMPLE_SHARE_PCT): whole
+ * instances are sampled while their measured cost fits the share of the
+ * program's time; a skipped instance protects no page, keeps the last
+ * sampled profile, and so plans and moves nothing new when neither the
+ * input nor the times change. Task times come from a fake clock (the same
+ * every instance); sampling costs are real and instances last
+ * microseconds, so after the first sampled instance a 1% share is spent. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "lib/perf.h"
+#include "paddiser.h"
+
+#define MB (1024ul * 1024ul)
+
+static double fake_now;
+static double fake_clock(void) { return fake_now; }
+static unsigned char *buf;
+
+static void sweep(unsigned char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i += 4096)
+        ((volatile unsigned char *)p)[i] += 1;
+}
+
+static void start(const char *share_pct)
+{
+    setenv("PADDISER_SAMPLE_SHARE_PCT", share_pct, 1);
+    setenv("PADDISER_MIGRATE_BW", "1e15", 1);
+    pd_perf_set_clock(fake_clock);
+    buf = aligned_alloc(2 * MB, 16 * MB);
+    assert_non_null(buf);
+    memset(buf, 0, 16 * MB);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_SIM;
+    o.fast_capacity = 6 * MB;
+    assert_int_equal(pd_init(&o), PD_OK);
+    pd_access_hint random = {PD_PATTERN_RANDOM, 1, 8, 0};
+    assert_int_equal(pd_object_register("table", buf, 16 * MB, &random), 0);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    pd_finalize();
+    pd_perf_set_clock(NULL);
+    unsetenv("PADDISER_SAMPLE_SHARE_PCT");
+    unsetenv("PADDISER_MIGRATE_BW");
+    free(buf);
+    buf = NULL;
+    return 0;
+}
+
+/* One instance of two tasks, each touching its half in two phases; the
+ * first task's work is twice the second's (times from the fake clock). */
+static void instance(void)
+{
+    for (int phase = 0; phase < 2; phase++)
+        for (int task = 0; task < 2; task++) {
+            assert_int_equal(pd_task_begin(task), PD_OK);
+            sweep(buf + (size_t)task * 8 * MB, 8 * MB);
+            fake_now += task == 0 ? 0.02 : 0.01;
+            assert_int_equal(pd_task_end(task), PD_OK);
+        }
+    assert_int_equal(pd_sync_point(), PD_OK);
+}
+
+static void test_skipped_instances_keep_profile_and_move_nothing(void **state)
+{
+    (void)state;
+    start("1");
+    pd_profile_info info;
+    unsigned long long faults_after_first = 0;
+    for (int i = 0; i < 12; i++) {
+        instance();
+        assert_int_equal(pd_profile_info_get(&info), PD_OK);
+        if (i == 0) {
+            assert_int_equal(info.instances_sampled, 1);
+            assert_true(info.sampled_faults > 0); /* both phases, both tasks */
+            faults_after_first = info.sampled_faults;
+        } else {
+            /* skipped: nothing armed, nothing counted, nothing moved */
+            assert_int_equal(info.instances_sampled, 1);
+            assert_int_equal(info.sampled_faults, faults_after_first);
+            if (i >= 4)
+                assert_int_equal(info.bytes_moved, 0);
+        }
+    }
+    assert_true(info.sampling_cost_s > 0);
+    assert_true(info.sampling_wall_s > 0);
+    /* The profile kept from the sampled instance still plans: the slower
+     * task gets the fast memory. */
+    pd_task_plan plan[2];
+    double makespan = 0;
+    assert_int_equal(pd_plan_query(plan, 2, &makespan), 2);
+    assert_true(isfinite(makespan) && makespan > 0);
+    assert_true(plan[0].dram_bytes > plan[1].dram_bytes);
+}
+
+/* PADDISER_SAMPLE_SHARE_PCT=0: every instance is sampled. */
+static void test_share_zero_samples_every_instance(void **state)
+{
+    (void)state;
+    start("0");
+    pd_profile_info info;
+    unsigned long long faults = 0;
+    for (int i = 0; i < 4; i++) {
+        instance();
+        assert_int_equal(pd_profile_info_get(&info), PD_OK);
+        assert_int_equal(info.instances_sampled, i + 1);
+        assert_true(info.sampled_faults > faults);
+        faults = info.sampled_faults;
+    }
+}
+
+int main(void)
+{
+    setenv("PADDISER_QUIET", "1", 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_skipped_instances_keep_profile_and_move_nothing, teardown),
+        cmocka_unit_test_teardown(test_share_zero_samples_every_instance, teardown),
+    };
+    return cmocka_run_group_tests_name("runtime_sample_share", tests, NULL, NULL);
+}

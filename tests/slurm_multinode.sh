@@ -151,10 +151,13 @@ study slurm "$W/wd-slurm" >"$W/slurm.yaml"
 check_run "$W/wd-slurm/run_001" slurm
 grep -q '"executor": "slurm"' "$W/wd-slurm/run_001/exec_0001/repetition_001/__iops_status.json" || fail "not a slurm job"
 [ ! -e "$W/remote.log" ] || fail "slurm run used oarsh/ssh: $(cat "$W/remote.log")"
-# pdnode2's samplers came as one job step per repetition (the script runs
-# no srun itself: that is the probe's srun --overlap), asked for from pdnode1
-n=$(grep -c 'launch task StepId=[0-9]*\.0 request from .*HOST:10\.77\.0\.11 ' "$PADDISER_SLURM_DIR/log/slurmd.pdnode2.log" || true)
-[ "$n" -eq 2 ] || { cat "$PADDISER_SLURM_DIR/log/slurmd.pdnode2.log"; fail "pdnode2: $n steps from pdnode1, expected 2"; }
+# pdnode2's samplers came as job steps asked for from pdnode1, two per
+# repetition (the CPU and the GPU wrapper; the script runs no srun itself:
+# these are the probe's srun --overlap)
+L=$PADDISER_SLURM_DIR/log/slurmd.pdnode2.log
+n=$(grep -c 'launch task StepId=[0-9]*\.[01] request from .*HOST:10\.77\.0\.11 ' "$L" || true)
+m=$(grep -c 'launch task StepId=' "$L" || true)
+[ "$n" -eq 4 ] && [ "$m" -eq 4 ] || { cat "$L"; fail "pdnode2: $n steps from pdnode1 ($m in all), expected 4"; }
 echo "slurm_multinode: slurm ok"
 
 # 2./3. OAR and PBS: the local executor on pdnode1, node files naming both

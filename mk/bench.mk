@@ -1,6 +1,7 @@
 # paddiser bench: the membw example kernel and the real-SLURM integration
-# test (a throwaway single-node SLURM on localhost, see
-# scripts/slurm-localhost.sh). `make check` runs check-slurm via CHECK_EXTRA.
+# tests (a throwaway single-node SLURM on localhost, see
+# scripts/slurm-localhost.sh, and a two-node one in namespaces, see
+# scripts/slurm-netns.sh). `make check` runs check-slurm via CHECK_EXTRA.
 
 MEMBW_BIN := $(BUILD)/membw-triad
 CHECK_SLURM_STUDY ?= examples/membw/membw.yaml
@@ -15,10 +16,16 @@ membw: $(MEMBW_BIN)
 # Runs examples/membw/membw.yaml through a real single-node SLURM and checks
 # every repetition ran as a SLURM job with its metrics, then that Ctrl-C
 # scancels jobs in flight (tests/bench_slurm_real.sh). The daemons are
-# stopped by PID whatever happens.
+# stopped by PID whatever happens. Then the multi-node test
+# (tests/slurm_multinode.sh): a two-node SLURM whose nodes are network + UTS
+# namespaces the test makes inside namespaces of its own
+# (scripts/slurm-netns.sh), sampled through srun --overlap, and the OAR and
+# PBS launch paths with stub oarsh/ssh; it skips where the kernel refuses
+# the namespaces.
 check-slurm: all $(MEMBW_BIN)
-	@scripts/install-deps.sh slurm-wlm munge
+	@scripts/install-deps.sh slurm-wlm munge iproute2
 	@PADDISER_CHECK_SLURM=1 BUILD=$(BUILD) MEMBW_BIN=$(abspath $(MEMBW_BIN)) \
 		CHECK_SLURM_STUDY=$(abspath $(CHECK_SLURM_STUDY)) sh tests/bench_slurm_real.sh
+	@PADDISER_CHECK_SLURM=1 BUILD=$(BUILD) sh tests/slurm_multinode.sh
 
 CHECK_EXTRA += check-slurm

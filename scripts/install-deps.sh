@@ -33,6 +33,7 @@ pkg_command() {
         slurmctld) echo slurmctld ;;
         slurm-client) echo sbatch ;;
         munge) echo munged ;;
+        iproute2) echo ip ;;
         openmpi-bin) echo mpirun ;;
         libopenmpi-dev) echo mpicc ;;
         qemu-system-x86) echo qemu-system-x86_64 ;;

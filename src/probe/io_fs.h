@@ -59,7 +59,8 @@ bool pd_mmpmon_start(pd_mmpmon *m, const char *path);
  * the answer text (valid until the next call), or NULL after stopping mmpmon
  * when it died, hung, or printed too much. */
 const char *pd_mmpmon_query(pd_mmpmon *m, double timeout_s, const sigset_t *wait_mask);
-/* Ends mmpmon: end of file on its stdin, then SIGKILL if it lingers. */
+/* Ends mmpmon (end of file on its stdin, then SIGKILL if it lingers) and
+ * frees the answer buffer; a no-op on a zeroed or stopped one. */
 void pd_mmpmon_stop(pd_mmpmon *m);
 
 #endif

@@ -172,6 +172,9 @@ bool pd_mmpmon_start(pd_mmpmon *m, const char *path)
 
 void pd_mmpmon_stop(pd_mmpmon *m)
 {
+    free(m->buf);
+    m->buf = NULL;
+    m->len = m->cap = 0;
     if (m->pid <= 0)
         return;
     close(m->to_fd); /* end of file: mmpmon exits */
@@ -189,7 +192,6 @@ void pd_mmpmon_stop(pd_mmpmon *m)
     }
     m->pid = 0;
     m->to_fd = m->from_fd = -1;
-    m->len = 0;
 }
 
 static bool send_all(int fd, const char *s)

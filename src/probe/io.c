@@ -1,6 +1,8 @@
 /* I/O sampler: per-interval deltas of the resolved counters. Block devices
  * from /proc/diskstats (sectors are 512 bytes whatever the device), NFS mounts
- * from /proc/self/mountstats (server-side bytes, READ/WRITE op counts). */
+ * from /proc/self/mountstats (server-side bytes, READ/WRITE op counts). The
+ * Lustre and GPFS scans are in io_lustre.c and io_gpfs.c; the rows of all
+ * sources are made here (pd_io_emit). */
 #include "probe/sample.h"
 #include "probe/scan.h"
 
@@ -27,7 +29,7 @@ static pd_io_target *find(pd_io_set *set, pd_io_kind kind, const char *name, siz
     return NULL;
 }
 
-static void scan_diskstats(pd_io_set *set, const char *text)
+void pd_io_scan_diskstats(pd_io_set *set, const char *text)
 {
     for (const char *p = text; *p; p = pd_next_line(p)) {
         unsigned long long major, minor, f[7];
@@ -55,7 +57,7 @@ static void scan_diskstats(pd_io_set *set, const char *text)
     }
 }
 
-static void scan_mountstats(pd_io_set *set, const char *text)
+void pd_io_scan_mountstats(pd_io_set *set, const char *text)
 {
     pd_io_target *t = NULL;
     bool have_bytes = false;
@@ -99,16 +101,20 @@ static void scan_mountstats(pd_io_set *set, const char *text)
         t->seen = have_bytes;
 }
 
-int pd_io_sample(pd_io_set *set, const char *diskstats, const char *mountstats, double ts, double interval_s,
-                 const char *host, pd_str *out)
+const char *pd_io_kind_name(pd_io_kind kind)
+{
+    static const char *const n[] = {"none", "block", "nfs", "lustre", "gpfs"};
+    return (unsigned)kind < PD_ARRAY_LEN(n) ? n[kind] : "none";
+}
+
+void pd_io_begin(pd_io_set *set)
 {
     for (size_t i = 0; i < set->ntargets; i++)
         set->targets[i].seen = false;
-    if (diskstats)
-        scan_diskstats(set, diskstats);
-    if (mountstats)
-        scan_mountstats(set, mountstats);
+}
 
+int pd_io_emit(pd_io_set *set, double ts, double interval_s, const char *host, pd_str *out)
+{
     int rows = 0;
     char buf[256];
     for (size_t i = 0; i < set->ntargets; i++) {
@@ -121,7 +127,7 @@ int pd_io_sample(pd_io_set *set, const char *diskstats, const char *mountstats, 
             unsigned long long d[4];
             for (int k = 0; k < 4; k++) /* reset or wrap: 0, not a burst */
                 d[k] = t->cur[k] >= t->prev[k] ? t->cur[k] - t->prev[k] : 0;
-            snprintf(buf, sizeof buf, "%.3f,%s,%s,", ts, host, t->kind == PD_IO_NFS ? "nfs" : "block");
+            snprintf(buf, sizeof buf, "%.3f,%s,%s,", ts, host, pd_io_kind_name(t->kind));
             pd_str_append(out, buf);
             pd_csv_put_field(out, t->device);
             pd_str_append(out, ",");
@@ -134,4 +140,15 @@ int pd_io_sample(pd_io_set *set, const char *diskstats, const char *mountstats, 
         t->valid = true;
     }
     return rows;
+}
+
+int pd_io_sample(pd_io_set *set, const char *diskstats, const char *mountstats, double ts, double interval_s,
+                 const char *host, pd_str *out)
+{
+    pd_io_begin(set);
+    if (diskstats)
+        pd_io_scan_diskstats(set, diskstats);
+    if (mountstats)
+        pd_io_scan_mountstats(set, mountstats);
+    return pd_io_emit(set, ts, interval_s, host, out);
 }

@@ -3,8 +3,10 @@
  * <proc>/self/mountinfo); NFS mounts are counted by mount source, block
  * mounts by the whole disks underneath (partition -> parent disk, dm/md ->
  * slaves, loop -> the disks of its backing file), so no device is ever
- * counted twice. Everything else is kind none with a reason. Runs once at
- * probe start, so it may allocate freely. */
+ * counted twice. Lustre mounts are counted by their client's llite
+ * instance and GPFS mounts by file system name (probe/io_fs.h). Everything
+ * else is kind none with a reason. Runs once at probe start, so it may
+ * allocate freely. */
 #include "probe/sample.h"
 
 #include <dirent.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "common/sysroot.h"
+#include "probe/io_fs.h"
 
 #define MAX_DEPTH 8
 
@@ -416,6 +419,27 @@ static int resolve_one(pd_io_set *set, const mount_table *t, const char *path, p
         r->target = pd_strdup(m->source);
         if (add_target(set, PD_IO_NFS, m->source, m->source_raw, path) != 0)
             rc = -1;
+    } else if (m && strcmp(m->fstype, "lustre") == 0) {
+        char fsname[NAME_MAX + 1], instance[NAME_MAX + 1], stats[PATH_MAX];
+        if (!pd_lustre_fsname(m->source, fsname, sizeof fsname)) {
+            pd_str_printf(&why, "no Lustre file system name in the mount source %s", m->source);
+        } else if (pd_lustre_instance(fsname, instance, sizeof instance, stats, sizeof stats, &why)) {
+            r->kind = PD_IO_LUSTRE;
+            r->target = pd_strdup(instance);
+            if (add_target(set, PD_IO_LUSTRE, instance, stats, path) != 0)
+                rc = -1;
+        }
+    } else if (m && strcmp(m->fstype, "gpfs") == 0) {
+        char mmpmon[PATH_MAX];
+        const char *fs = pd_gpfs_fsname(m->source);
+        if (!pd_mmpmon_find(mmpmon, sizeof mmpmon)) {
+            pd_str_printf(&why, "mmpmon not found ($PADDISER_MMPMON, PATH, /usr/lpp/mmfs/bin)");
+        } else {
+            r->kind = PD_IO_GPFS;
+            r->target = pd_strdup(fs);
+            if (add_target(set, PD_IO_GPFS, fs, fs, path) != 0)
+                rc = -1;
+        }
     } else if (m) {
         int n = mount_disks(t, m, 0, &disks, &why);
         if (n < 0) {
@@ -474,11 +498,6 @@ void pd_io_warn(const pd_io_set *set, const char *prog)
     }
 }
 
-static const char *kind_name(pd_io_kind k)
-{
-    return k == PD_IO_BLOCK ? "block" : k == PD_IO_NFS ? "nfs" : "none";
-}
-
 /* JSON string of s. Paths and mount fields are bytes, not necessarily UTF-8,
  * and json_string() refuses invalid UTF-8: then every non-ASCII byte becomes
  * '?', so the entry keeps all its keys rather than silently losing one. */
@@ -517,7 +536,7 @@ char *pd_io_targets_json(const pd_io_set *set, const char *host)
             return NULL;
         }
         bool ok = json_object_set_new(o, "path", json_text(r->path)) == 0 &&
-                  json_object_set_new(o, "kind", json_text(kind_name(r->kind))) == 0 &&
+                  json_object_set_new(o, "kind", json_text(pd_io_kind_name(r->kind))) == 0 &&
                   json_object_set_new(o, "target", json_text(r->target)) == 0 &&
                   json_object_set_new(o, "mount", json_text(r->mount)) == 0 &&
                   json_object_set_new(o, "fstype", json_text(r->fstype)) == 0;

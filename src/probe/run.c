@@ -47,6 +47,7 @@
 #include "probe/control.h"
 #include "probe/gpu_source.h"
 #include "probe/inject.h"
+#include "probe/io_fs.h"
 #include "probe/sample.h"
 #include "paddiser.h"
 
@@ -58,6 +59,8 @@ extern char **environ;
 #define FLUSH_S 0.25         /* rows wait at most this long in memory... */
 #define FLUSH_BYTES 65536    /* ...or until this many bytes */
 #define SMI_TIMEOUT_S 30.0   /* a hung nvidia-smi is abandoned after this */
+#define MMPMON_TIMEOUT_S 5.0 /* a fs_io_s answer later than this: mmpmon is hung */
+#define MMPMON_TRIES 3       /* failures in a row after which GPFS is given up */
 
 typedef enum { K_CPU, K_GPU, K_IO, K_RESOLVE } probe_kind;
 
@@ -94,7 +97,7 @@ static void usage(FILE *out)
                  "Samplers, each until its sentinel DIR/__iops_*trace_running.ID disappears:\n"
                  "  cpu       CPU and memory use (/proc/stat, /proc/meminfo)\n"
                  "  gpu       GPUs (NVML, nvidia-smi, amd-smi, rocm-smi, xpu-smi); none: nothing\n"
-                 "  io        block device and NFS traffic of the --io-path file systems\n"
+                 "  io        block device, NFS, Lustre and GPFS traffic of the --io-path file systems\n"
                  "Tools:\n"
                  "  resolve   the I/O targets of --io-path paths, as JSON on stdout\n"
                  "  block     the probe block paddiser bench injects into run scripts\n"
@@ -121,7 +124,7 @@ static void sampler_usage(FILE *out, probe_kind kind)
                  "disappears (none there at the start: nothing is sampled).\n",
             kind == K_CPU   ? "CPU and memory use"
             : kind == K_GPU ? "the GPUs (none: nothing is sampled)"
-                            : "the block devices and NFS mounts under the --io-path paths",
+                            : "the block devices, NFS, Lustre and GPFS mounts under the --io-path paths",
             infix, infix);
     fprintf(out, "options:\n"
                  "      --dir DIR        directory of the sentinel and the trace file (default .)\n"
@@ -132,7 +135,10 @@ static void sampler_usage(FILE *out, probe_kind kind)
                  "      --samples N      stop after N samples\n");
     if (kind == K_IO)
         fprintf(out, "      --io-path P      a path whose file system is sampled (repeat for more);\n"
-                     "                       its targets go to DIR/__iops_io_targets_HOST_ID.json\n");
+                     "                       its targets go to DIR/__iops_io_targets_HOST_ID.json\n"
+                     "Lustre: the llite stats under $PADDISER_PROC_ROOT/fs/lustre/llite or\n"
+                     "$PADDISER_SYS_ROOT/kernel/debug/lustre/llite; GPFS: one `mmpmon -p -s`\n"
+                     "($PADDISER_MMPMON, else on PATH, else /usr/lpp/mmfs/bin), needs root.\n");
     fprintf(out, "  -h, --help           this help\n");
     if (kind == K_GPU)
         fprintf(out, "GPU sources, the first that works is used: NVML (libnvidia-ml.so.1, or\n"
@@ -591,6 +597,10 @@ typedef struct {
     pd_str rows;
     pd_cpu_state cpu;
     pd_io_set io;
+    read_buf *lustre;   /* per I/O target: the llite stats file of a Lustre one (fd -1 otherwise) */
+    pd_mmpmon mmpmon;   /* running while a GPFS target is sampled */
+    char mmpmon_path[PATH_MAX];
+    int mmpmon_fails;   /* in a row; MMPMON_TRIES of them end GPFS sampling */
     pd_gpu_source gpu;
     char path_a[PATH_MAX], path_b[PATH_MAX];
     double last_mono;
@@ -603,6 +613,72 @@ static const char *gpu_run(void *ctx, const char *path, char *const argv[])
 {
     sampler *s = ctx;
     return run_smi(path, argv, &s->a, s->wait_mask) ? s->a.data : NULL;
+}
+
+/* The fs_io_s answer of the sampler's mmpmon (started on first use, and
+ * again after a failure, up to MMPMON_TRIES failures in a row), or NULL. */
+static const char *gpfs_answer(sampler *s)
+{
+    if (s->mmpmon_fails >= MMPMON_TRIES)
+        return NULL;
+    const char *ans = NULL;
+    if (s->mmpmon.pid > 0 || pd_mmpmon_start(&s->mmpmon, s->mmpmon_path))
+        ans = pd_mmpmon_query(&s->mmpmon, MMPMON_TIMEOUT_S, s->wait_mask);
+    if (ans) {
+        s->mmpmon_fails = 0;
+        return ans;
+    }
+    if (++s->mmpmon_fails >= MMPMON_TRIES)
+        fprintf(stderr,
+                PROG ": warning: %s -p -s gave no fs_io_s answer %d times in a row (it needs root and a "
+                     "running GPFS daemon); GPFS I/O is not measured from now on\n",
+                s->mmpmon_path, MMPMON_TRIES);
+    return NULL;
+}
+
+/* The I/O sources the targets need, read and scanned; -1 when none could be
+ * read at all. */
+static int io_sample(sampler *s, double ts, double interval, char *err, size_t errlen)
+{
+    pd_io_set *io = &s->io;
+    pd_io_begin(io);
+    const char *disk = read_into(&s->a);
+    const char *nfs = read_into(&s->b);
+    bool any = disk || nfs;
+    if (disk)
+        pd_io_scan_diskstats(io, disk);
+    if (nfs)
+        pd_io_scan_mountstats(io, nfs);
+    bool lustre = false, gpfs = false;
+    for (size_t i = 0; i < io->ntargets; i++) {
+        if (io->targets[i].kind == PD_IO_GPFS)
+            gpfs = true;
+        if (io->targets[i].kind != PD_IO_LUSTRE)
+            continue;
+        lustre = true;
+        const char *stats = read_into(&s->lustre[i]);
+        if (stats && pd_lustre_scan(&io->targets[i], stats))
+            any = true;
+    }
+    if (gpfs) {
+        const char *ans = gpfs_answer(s);
+        if (ans) {
+            pd_gpfs_scan(io, ans);
+            any = true;
+        }
+    }
+    if (!any) {
+        pd_str what = {0}; /* the sources these targets needed */
+        const char *names[4] = {s->path_a, s->path_b, lustre ? "the Lustre llite stats" : "",
+                                gpfs ? s->mmpmon_path : ""};
+        for (int k = 0; k < 4; k++)
+            if (*names[k])
+                pd_str_printf(&what, "%s%s", what.len ? ", " : "", names[k]);
+        snprintf(err, errlen, "no I/O counters readable (%s)", what.data ? what.data : "");
+        pd_str_free(&what);
+        return -1;
+    }
+    return pd_io_emit(io, ts, interval, s->o->host, &s->rows);
 }
 
 /* One sample into s->rows; returns rows, 0 for a baseline, -1 when the
@@ -630,15 +706,8 @@ static int take_sample(sampler *s, char *err, size_t errlen)
             snprintf(err, errlen, "%s failed", pd_gpu_kind_name(s->gpu.kind));
         return n;
     }
-    case K_IO: {
-        const char *disk = read_into(&s->a);
-        const char *nfs = read_into(&s->b);
-        if (!disk && !nfs) {
-            snprintf(err, errlen, "cannot read %.200s nor %.200s", s->path_a, s->path_b);
-            return -1;
-        }
-        return pd_io_sample(&s->io, disk, nfs, ts, interval, s->o->host, &s->rows);
-    }
+    case K_IO:
+        return io_sample(s, ts, interval, err, errlen);
     default:
         return -1;
     }
@@ -697,10 +766,23 @@ static int setup(sampler *s, trace_file *tf)
     if (!json || pd_write_file_atomic(jpath, json, strlen(json)) != 0)
         fprintf(stderr, PROG ": cannot write %s: %s\n", jpath, json ? strerror(errno) : "out of memory");
     free(json);
-    bool block = false, nfs = false;
+    bool block = false, nfs = false, other = false;
+    s->lustre = calloc(s->io.ntargets ? s->io.ntargets : 1, sizeof *s->lustre);
+    if (!s->lustre) {
+        fprintf(stderr, PROG ": out of memory\n");
+        return -1;
+    }
     for (size_t i = 0; i < s->io.ntargets; i++) {
-        block |= s->io.targets[i].kind == PD_IO_BLOCK;
-        nfs |= s->io.targets[i].kind == PD_IO_NFS;
+        const pd_io_target *t = &s->io.targets[i];
+        block |= t->kind == PD_IO_BLOCK;
+        nfs |= t->kind == PD_IO_NFS;
+        other |= t->kind == PD_IO_LUSTRE || t->kind == PD_IO_GPFS;
+        s->lustre[i].fd = -1;
+        if (t->kind == PD_IO_LUSTRE && !open_source(&s->lustre[i], t->match))
+            fprintf(stderr, PROG ": warning: cannot open %s: %s; the I/O of %s is not measured\n", t->match,
+                    strerror(errno), t->paths);
+        if (t->kind == PD_IO_GPFS && !*s->mmpmon_path)
+            pd_mmpmon_find(s->mmpmon_path, sizeof s->mmpmon_path); /* found at resolve time */
     }
     if (block) {
         pd_proc_path(s->path_a, sizeof s->path_a, "diskstats");
@@ -710,7 +792,7 @@ static int setup(sampler *s, trace_file *tf)
         pd_proc_path(s->path_b, sizeof s->path_b, "self/mountstats");
         open_source(&s->b, s->path_b);
     }
-    return (block || nfs) ? 0 : 1; /* every path on storage without counters */
+    return (block || nfs || other) ? 0 : 1; /* every path on storage without counters */
 }
 
 /* SIGUSR1 means the run is over (the injected block's exit handler sends it
@@ -1010,6 +1092,13 @@ int pd_probe_main(int argc, char **argv)
     free(s.b.data);
     pd_str_free(&s.rows);
     pd_cpu_state_free(&s.cpu);
+    pd_mmpmon_stop(&s.mmpmon);
+    for (size_t i = 0; s.lustre && i < s.io.ntargets; i++) {
+        if (s.lustre[i].fd >= 0)
+            close(s.lustre[i].fd);
+        free(s.lustre[i].data);
+    }
+    free(s.lustre);
     pd_io_set_free(&s.io);
     pd_gpu_source_close(&s.gpu);
     free(o.io_paths);

@@ -57,13 +57,16 @@ int pd_gpu_format(const char *smi_out, double ts, const char *host, pd_str *out)
 
 /* ---- I/O ---- */
 
-typedef enum { PD_IO_NONE = 0, PD_IO_BLOCK, PD_IO_NFS } pd_io_kind;
+typedef enum { PD_IO_NONE = 0, PD_IO_BLOCK, PD_IO_NFS, PD_IO_LUSTRE, PD_IO_GPFS } pd_io_kind;
+
+/* "none", "block", "nfs", "lustre", "gpfs": the CSV source and JSON kind. */
+const char *pd_io_kind_name(pd_io_kind kind);
 
 /* What one configured io_path resolved to (one entry of the targets JSON). */
 typedef struct {
     char *path;   /* as configured */
     pd_io_kind kind;
-    char *target; /* whole disks joined by ';', NFS mount source, or "" */
+    char *target; /* whole disks joined by ';', NFS mount source, llite instance, GPFS file system, or "" */
     char *mount;
     char *fstype;
     char *reason; /* why kind is none ("" otherwise) */
@@ -72,8 +75,10 @@ typedef struct {
 /* One deduplicated counter. */
 typedef struct {
     pd_io_kind kind;
-    char *device;  /* disk name (diskstats) or NFS mount source, unescaped */
-    char *match;   /* the name as diskstats / mountstats print it */
+    char *device;  /* disk name (diskstats), NFS mount source (unescaped), llite
+                      instance (<fsname>-<id>) or GPFS file system name */
+    char *match;   /* the name as diskstats / mountstats / mmpmon print it; for
+                      Lustre the path of the instance's stats file */
     char *paths;   /* configured paths resolving to it, joined by ';' */
     unsigned long long prev[4]; /* read_bytes write_bytes read_ops write_ops */
     bool valid;
@@ -105,5 +110,26 @@ void pd_io_set_free(pd_io_set *set);
  * baseline; returns the number of rows. */
 int pd_io_sample(pd_io_set *set, const char *diskstats, const char *mountstats, double ts, double interval_s,
                  const char *host, pd_str *out);
+
+/* pd_io_sample in steps, for the sources that are not one /proc text: begin
+ * forgets what the previous sample saw, each scan marks the targets it found
+ * (cur filled, seen set), emit appends the rows of the seen targets (kind
+ * order of the targets, deltas against the previous sample) and returns their
+ * number. A target no scan saw loses its baseline, as in pd_io_sample. */
+void pd_io_begin(pd_io_set *set);
+void pd_io_scan_diskstats(pd_io_set *set, const char *diskstats);
+void pd_io_scan_mountstats(pd_io_set *set, const char *mountstats);
+int pd_io_emit(pd_io_set *set, double ts, double interval_s, const char *host, pd_str *out);
+
+/* Lustre (io_lustre.c): stats is the text of one llite instance's stats file
+ * (t->match). read_bytes/write_bytes lines give bytes (their sum) and ops
+ * (their samples); a line Lustre leaves out (no sample yet) counts 0. False,
+ * t unchanged, when the text is no llite stats file (no snapshot_time). */
+bool pd_lustre_scan(pd_io_target *t, const char *stats);
+
+/* GPFS (io_gpfs.c): out is `mmpmon -p` output holding fs_io_s answers; each
+ * _fs_io_s_ line with _rc_ 0 fills the GPFS target whose file system is its
+ * _fs_: _br_ _bw_ bytes, _rdc_ _wc_ ops. */
+void pd_gpfs_scan(pd_io_set *set, const char *out);
 
 #endif

@@ -35,7 +35,7 @@ PY
 
 # The studies' parser_script (IOPS needs one) is left out: paddiser's own
 # NAME=VALUE parser reads the same files, without starting a Python per run.
-for s in conditional random random_pool summary; do
+for s in conditional random random_pool late_constraint summary; do
     sed '/parser_script: |/,/return {/d' "$FX/$s.yaml" >"$s.yaml"
     "$PD" bench -q --parallel 1 --workdir "$T/wd_$s" "$s.yaml" >"$s.out" 2>"$s.err" ||
         { cat "$s.err"; fail "$s: paddiser bench"; }

@@ -65,16 +65,17 @@ grep -q '"duration_s": [0-9]' "$R/exec_0001/repetition_001/__iops_status.json" |
 grep -q 'stderr line' "$R/exec_0001/repetition_001/stderr" || fail "stderr not captured"
 [ -x "$R/exec_0001/repetition_001/run_tiny.sh" ] || fail "run_tiny.sh missing"
 head -1 "$R/exec_0001/repetition_001/run_tiny.sh" | grep -q '^#!/bin/bash' || fail "shebang not first"
+# rows in run order: IOPS's shuffled order for the default random_seed 42
 cat >expected.csv <<'EOF'
 execution_id,repetition,x,mode,y,score,label
-exec_0001,1,1,a,0.5,10,A
-exec_0001,2,1,a,0.5,10,A
-exec_0002,1,1,b c,0.5,10,B C
-exec_0002,2,1,b c,0.5,10,B C
-exec_0004,1,2,b c,1.0,20,B C
-exec_0004,2,2,b c,1.0,20,B C
 exec_0005,1,3,a,1.5,30,A
 exec_0005,2,3,a,1.5,30,A
+exec_0001,1,1,a,0.5,10,A
+exec_0001,2,1,a,0.5,10,A
+exec_0004,1,2,b c,1.0,20,B C
+exec_0002,1,1,b c,0.5,10,B C
+exec_0002,2,1,b c,0.5,10,B C
+exec_0004,2,2,b c,1.0,20,B C
 EOF
 diff expected.csv "$R/results.csv" >&2 || fail "results.csv differs"
 grep -q "summary: $PWD/$R/__iops_resource_summary.csv" out.log || { cat out.log err.log; fail "summary not reported"; }
@@ -133,7 +134,8 @@ rm slow.flag
 [ ! -e wd2/run_001/exec_0003/repetition_001/previous_attempt_1 ] || fail "a never-run repetition has no previous attempt"
 [ "$(wc -l <wd2/run_001/count_2)" -eq 2 ] || fail "exec_0002 should have run twice"
 [ "$(wc -l <wd2/run_001/count_3)" -eq 1 ] || fail "exec_0003 should have run once"
-printf 'execution_id,repetition,x,v\nexec_0001,1,1,1\nexec_0002,1,2,2\nexec_0003,1,3,3\n' >exp2.csv
+# run order for random_seed 42: 2, 1, 3 (IOPS's shuffle)
+printf 'execution_id,repetition,x,v\nexec_0002,1,2,2\nexec_0001,1,1,1\nexec_0003,1,3,3\n' >exp2.csv
 diff exp2.csv wd2/run_001/results.csv >&2 || fail "results after resume"
 [ ! -e wd2/run_002 ] || fail "resume created a new run directory"
 # resuming with a changed sweep is refused

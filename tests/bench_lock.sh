@@ -11,8 +11,9 @@ T=$(mktemp -d /tmp/pd-bench-lock.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 cd "$T"
+# random_seed 2: IOPS's shuffle runs exec_0001's first repetition first
 cat >study.yaml <<EOF
-benchmark: {name: lock, workdir: ./wd, repetitions: 2, parallel: 1}
+benchmark: {name: lock, workdir: ./wd, repetitions: 2, parallel: 1, random_seed: 2}
 vars:
   x: {type: int, sweep: {mode: list, values: [1, 2]}}
 command: {template: "echo v={{ x }}"}

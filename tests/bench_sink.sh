@@ -13,9 +13,10 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 cd "$T"
 
+# random_seed 8: IOPS's shuffle runs exec 1's two repetitions, then exec 2's, then exec 3's
 study() { # MODE WORKDIR
     cat <<EOF
-benchmark: {name: sink, workdir: ./$2, repetitions: 2, parallel: 1}
+benchmark: {name: sink, workdir: ./$2, repetitions: 2, parallel: 1, random_seed: 8}
 vars:
   x: {type: int, sweep: {mode: list, values: [1, 2, 3]}}
 command: {template: "echo v={{ x }}"}

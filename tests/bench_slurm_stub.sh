@@ -74,6 +74,7 @@ benchmark:
   workdir: ./wd
   executor: slurm
   parallel: 2
+  random_seed: 1 # IOPS's shuffle runs 1, 2, 3 in number order for this seed
   slurm_options: {poll_interval: 0.1}
 vars:
   x: {type: int, sweep: {mode: list, values: [1, 2, 3]}}

@@ -483,13 +483,15 @@ static void test_params(void **state)
 
 static const char *const SUMMARY_HEADER =
     "execution_id,repetition,size,nodes,ratio,flag,extra,"
+    "nodes_traced,samples_collected,"
     "mem_peak_gb,mem_avg_gb,mem_peak_per_node_gb,cpu_avg_pct,cpu_max_pct,cpu_imbalance_pct,"
-    "nodes_traced,samples_collected,trace_duration_s,"
-    "gpu_count,gpu_samples_collected,gpu_avg_utilization_pct,gpu_max_utilization_pct,"
+    "trace_duration_s,"
+    "gpu_count,gpu_samples_collected,"
+    "gpu0_avg_utilization_pct,gpu0_avg_power_w,gpu0_energy_j,gpu0_avg_temperature_c,"
+    "gpu0_mem_peak_mib,"
+    "gpu_avg_utilization_pct,gpu_max_utilization_pct,"
     "gpu_avg_mem_utilization_pct,gpu_mem_peak_mib,gpu_avg_temperature_c,gpu_max_temperature_c,"
     "gpu_avg_power_w,gpu_max_power_w,gpu_energy_j,gpu_trace_duration_s,"
-    "gpu0_avg_utilization_pct,gpu0_avg_power_w,gpu0_avg_temperature_c,gpu0_mem_peak_mib,"
-    "gpu0_energy_j,"
     "io_read_gb,io_write_gb,io_disk_read_gb,io_disk_write_gb,io_nfs_read_gb,io_nfs_write_gb,"
     "io_read_mbs_avg,io_write_mbs_avg,io_read_mbs_peak_per_node,io_write_mbs_peak_per_node,"
     "io_read_iops_avg,io_write_iops_avg,io_nodes_traced,io_samples_collected,"
@@ -557,7 +559,7 @@ static void test_summary_write(void **state)
     assert_int_equal(strncmp(text, SUMMARY_HEADER, strlen(SUMMARY_HEADER)), 0);
     assert_int_equal(text[strlen(SUMMARY_HEADER)], '\n');
     /* the value with a comma is quoted */
-    assert_non_null(strstr(text, "\nexec_0010,1,\"1G, fast\",4,,,,0.500,"));
+    assert_non_null(strstr(text, "\nexec_0010,1,\"1G, fast\",4,,,,1,1,0.500,"));
     free(text);
 
     pd_csv *c = pd_csv_load(path, err, sizeof err);
@@ -628,10 +630,46 @@ static void test_summary_gpu_column_order(void **state)
     snprintf(path, sizeof path, "%s/__iops_resource_summary.csv", dir);
     char *text = pd_read_file(path, NULL);
     assert_non_null(text);
-    /* gpu2 before gpu10 (numeric), each GPU's five columns together */
-    assert_non_null(strstr(text, ",gpu_trace_duration_s,gpu2_avg_utilization_pct,gpu2_avg_power_w,"
-                                 "gpu2_avg_temperature_c,gpu2_mem_peak_mib,gpu2_energy_j,"
+    /* gpu2 before gpu10 (numeric), each GPU's five columns together in IOPS's
+     * order, between the GPU counters and the GPU aggregates as IOPS puts them */
+    assert_non_null(strstr(text, ",gpu_count,gpu_samples_collected,gpu2_avg_utilization_pct,gpu2_avg_power_w,"
+                                 "gpu2_energy_j,gpu2_avg_temperature_c,gpu2_mem_peak_mib,"
                                  "gpu10_avg_utilization_pct,"));
+    assert_non_null(strstr(text, ",gpu10_mem_peak_mib,gpu_avg_utilization_pct,"));
+    free(text);
+    rm_rf(dir);
+}
+
+/* A derived variable that depends on the repetition: the summary shows each
+ * repetition's value, read from the results table __iops_run_metadata.json
+ * names (IOPS's flattened layout), for the variables it marks derived. */
+static void test_summary_derived_per_repetition(void **state)
+{
+    (void)state;
+    char *dir = make_tmpdir();
+    put(dir, "exec_0001/__iops_params.json", "{\"threads\": 1, \"seed\": 101}");
+    for (int r = 1; r <= 3; r++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "exec_0001/repetition_%03d/__iops_trace_h_1.csv", r);
+        put(dir, rel, CPU_HDR "1.0,h,0,10.0,0.0,90.0,1048576,524288\n");
+    }
+    put(dir, "__iops_run_metadata.json",
+        "{\"variables\": {\"threads\": {\"type\": \"int\", \"swept\": true},"
+        " \"seed\": {\"type\": \"int\", \"swept\": false, \"expr\": \"threads * 100 + repetition\"}},"
+        " \"output\": {\"type\": \"csv\", \"path\": \"res.csv\"}}");
+    /* repetition 3 failed: not in the results, the params value stays; the
+     * swept variable's cell in the table is not used */
+    put(dir, "res.csv", "execution.execution_id,execution.repetition,vars.threads,vars.seed\n"
+                        "1,2,9,102\n1,1,9,101\n");
+    char err[256], path[PATH_MAX];
+    assert_int_equal(pd_summary_write(dir, err, sizeof err), 1);
+    snprintf(path, sizeof path, "%s/__iops_resource_summary.csv", dir);
+    char *text = pd_read_file(path, NULL);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "execution_id,repetition,threads,seed,nodes_traced,samples_collected,mem_peak_gb,"));
+    assert_non_null(strstr(text, "\nexec_0001,1,1,101,1,1,"));
+    assert_non_null(strstr(text, "\nexec_0001,2,1,102,1,1,"));
+    assert_non_null(strstr(text, "\nexec_0001,3,1,101,1,1,"));
     free(text);
     rm_rf(dir);
 }
@@ -791,6 +829,7 @@ int main(void)
         cmocka_unit_test(test_params),
         cmocka_unit_test(test_summary_write),
         cmocka_unit_test(test_summary_gpu_column_order),
+        cmocka_unit_test(test_summary_derived_per_repetition),
         cmocka_unit_test(test_summary_nothing_to_do),
         cmocka_unit_test(test_repetition_metrics),
         cmocka_unit_test(test_summary_short_execution),

@@ -798,8 +798,10 @@ int pd_bench_main(const pd_bench_options *opt)
         goto out;
     }
     int render_errors = 0;
-    for (size_t e = 0, k = 0; e < run->matrix.nexecs; e++)
-        for (int r = 1; r <= cfg->repetitions; r++, k++) {
+    /* tasks in the order IOPS runs them (pd_bench_matrix.order) */
+    for (size_t k = 0; k < run->matrix.norder; k++) {
+            size_t e = run->matrix.order[k].exec;
+            int r = run->matrix.order[k].repetition;
             pd_bench_task *t = &run->tasks[k];
             const pd_bench_exec *ex = &run->matrix.execs[e];
             *t = (pd_bench_task){.exec_idx = e, .exec_id = ex->id, .repetition = r, .exit_code = -1,

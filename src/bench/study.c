@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/pyrandom.h"
 #include "common/util.h"
 #include "probe/inject.h"
 
@@ -296,65 +297,188 @@ static void describe(pd_str *out, const pd_bench_config *cfg, const pd_val *valu
     }
 }
 
-static bool same_values(const pd_val *a, const pd_val *b, size_t n)
+/* A `when` or constraint result as a condition: a rendered template counts
+ * when it reads True. */
+static bool is_true(const pd_val *r)
 {
-    bool same = true;
-    for (size_t i = 0; i < n && same; i++) {
-        pd_str x = {0}, y = {0};
-        pd_val_append(&x, &a[i]);
-        pd_val_append(&y, &b[i]);
-        same = a[i].kind == b[i].kind && !strcmp(x.data ? x.data : "", y.data ? y.data : "");
-        pd_str_free(&x);
-        pd_str_free(&y);
+    if (r->kind == PD_VAL_STR) {
+        const char *t = pd_trim(r->s);
+        return !strcmp(t, "True") || !strcmp(t, "true") || !strcmp(t, "1");
     }
-    return same;
+    return pd_val_truthy(r);
 }
 
-/* Conditional variables: where a `when` is false the variable takes its
- * default. Conditions may depend on other conditional variables, so this
- * repeats until nothing changes. 0, or -1 with the error reported. */
-static int apply_when(const pd_bench_config *cfg, const char *run_dir, pd_val *values, pd_str *errors)
+/* Whether text names `name` as an identifier, as IOPS finds the variables an
+ * expression uses (Python's ast Name nodes plus {{ name }}): not inside a
+ * string literal, not an attribute (os_env.name). */
+static bool mentions(const char *text, const char *name)
 {
-    size_t n = cfg->nvars;
-    pd_val *orig = calloc(n ? n : 1, sizeof *orig), *next = calloc(n ? n : 1, sizeof *next);
-    int rc = orig && next ? 0 : -1;
-    for (size_t i = 0; i < n && rc == 0; i++)
-        orig[i] = pd_val_copy(&values[i]);
-    for (size_t pass = 0; pass <= n && rc == 0; pass++) {
-        for (size_t i = 0; i < n; i++)
-            next[i] = pd_val_copy(&orig[i]);
-        for (size_t i = 0; i < n && rc == 0; i++) {
-            const pd_bench_var *v = &cfg->vars[i];
-            if (!v->when.text)
-                continue;
-            scope sc;
-            scope_init(&sc, cfg, run_dir, 0, 0, values, n);
-            pd_val r;
-            if (evaluate(cfg, &v->when, &sc, false, &r, errors)) {
-                rc = -1;
-                break;
-            }
-            bool on = r.kind == PD_VAL_STR ? (!strcmp(pd_trim(r.s), "True") || !strcmp(r.s, "true")) : pd_val_truthy(&r);
-            pd_val_free(&r);
-            if (!on) {
-                pd_val_free(&next[i]);
-                next[i] = pd_val_copy(&v->when_default);
-            }
+    size_t len = strlen(name);
+    char prev = 0; /* last non-blank character before the current one */
+    for (const char *p = text; *p;) {
+        if (*p == '\'' || *p == '"') {
+            char q = *p++;
+            while (*p && *p != q)
+                p += p[0] == '\\' && p[1] ? 2 : 1;
+            if (*p)
+                p++;
+            prev = q;
+            continue;
         }
-        bool stable = rc == 0 && same_values(next, values, n);
-        for (size_t i = 0; i < n; i++) {
-            pd_val_free(&values[i]);
-            values[i] = next[i];
-            next[i] = pd_val_none();
+        if (*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z')) {
+            const char *s = p;
+            while (*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9'))
+                p++;
+            if (prev != '.' && (size_t)(p - s) == len && !strncmp(s, name, len))
+                return true;
+            prev = 'a';
+            continue;
         }
-        if (stable)
-            break;
+        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+            prev = *p;
+        p++;
     }
-    for (size_t i = 0; orig && i < n; i++)
-        pd_val_free(&orig[i]);
-    free(orig);
-    free(next);
+    return false;
+}
+
+/* The order IOPS expands swept variables in when some are conditional: its
+ * Kahn sort of them (a `when` depends on the swept variables it names),
+ * starting from the ones without dependencies in config order and appending
+ * each variable once its last dependency is placed. So a conditional variable
+ * comes after the unconditional ones listed before its dependencies are all
+ * placed. Fills out (cfg indices) and returns how many, or -1 on a cycle. */
+static long when_order(const pd_bench_config *cfg, size_t *out)
+{
+    size_t n = cfg->nvars, ns = 0;
+    size_t *swept = calloc(n ? n : 1, sizeof *swept), *indeg = calloc(n ? n : 1, sizeof *indeg);
+    size_t *queue = calloc(n ? n : 1, sizeof *queue);
+    bool *dep = calloc(n ? n * n : 1, sizeof *dep); /* dep[i * n + j]: swept[i] depends on swept[j] */
+    long rc = -1;
+    if (!swept || !indeg || !queue || !dep)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        if (!cfg->vars[i].expr.text)
+            swept[ns++] = i;
+    for (size_t i = 0; i < ns; i++) {
+        const pd_bench_var *v = &cfg->vars[swept[i]];
+        for (size_t j = 0; j < ns && v->when.text; j++)
+            if (mentions(v->when.text, cfg->vars[swept[j]].name)) {
+                dep[i * n + j] = true;
+                indeg[i]++;
+            }
+    }
+    size_t head = 0, tail = 0, placed = 0;
+    for (size_t i = 0; i < ns; i++)
+        if (indeg[i] == 0)
+            queue[tail++] = i;
+    while (head < tail) {
+        size_t node = queue[head++];
+        out[placed++] = swept[node];
+        for (size_t i = 0; i < ns; i++)
+            if (dep[i * n + node] && --indeg[i] == 0)
+                queue[tail++] = i;
+    }
+    rc = placed == ns ? (long)ns : -1;
+out:
+    free(swept);
+    free(indeg);
+    free(queue);
+    free(dep);
     return rc;
+}
+
+typedef struct {
+    pd_val **items;
+    size_t n, cap;
+} combo_list;
+
+static bool combo_push(combo_list *l, pd_val *values)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        pd_val **p = realloc(l->items, cap * sizeof *p);
+        if (!p)
+            return false;
+        l->items = p;
+        l->cap = cap;
+    }
+    l->items[l->n++] = values;
+    return true;
+}
+
+/* values with variable `var` set to v (a copy of both). */
+static pd_val *combo_with(const pd_bench_config *cfg, const pd_val *values, size_t var, const pd_val *v)
+{
+    pd_val *c = calloc(cfg->nvars ? cfg->nvars : 1, sizeof *c);
+    if (!c)
+        return NULL;
+    for (size_t i = 0; i < cfg->nvars; i++)
+        c[i] = i == var ? pd_val_copy(v) : pd_val_copy(&values[i]);
+    return c;
+}
+
+/* The combinations of a study with conditional variables, as IOPS builds
+ * them: variables in when_order, each one multiplying every combination so
+ * far by its values, or giving it its default where its `when` is false
+ * (evaluated over the variables already placed). 0, or -1 (reported). */
+static int expand_conditional(const pd_bench_config *cfg, const char *run_dir, combo_list *out, pd_str *errors)
+{
+    size_t *order = calloc(cfg->nvars ? cfg->nvars : 1, sizeof *order);
+    long norder = order ? when_order(cfg, order) : -1;
+    if (norder < 0) {
+        if (order)
+            pd_str_printf(errors, "%s: vars: circular dependency between the `when` conditions of the variables\n",
+                          cfg->path);
+        else
+            pd_str_append(errors, "out of memory building the execution matrix\n");
+        free(order);
+        return -1;
+    }
+    combo_list cur = {0};
+    pd_val *start = calloc(cfg->nvars ? cfg->nvars : 1, sizeof *start);
+    int rc = start && combo_push(&cur, start) ? 0 : -1;
+    if (rc)
+        free(start);
+    for (long o = 0; o < norder && rc == 0; o++) {
+        size_t var = order[o];
+        const pd_bench_var *v = &cfg->vars[var];
+        combo_list next = {0};
+        for (size_t k = 0; k < cur.n && rc == 0; k++) {
+            bool on = true;
+            if (v->when.text) {
+                scope sc;
+                scope_init(&sc, cfg, run_dir, 0, 0, cur.items[k], cfg->nvars);
+                pd_val r;
+                if (evaluate(cfg, &v->when, &sc, false, &r, errors)) {
+                    rc = -1;
+                    break;
+                }
+                on = is_true(&r);
+                pd_val_free(&r);
+            }
+            for (size_t x = 0; x < (on ? v->nvalues : 1) && rc == 0; x++) {
+                pd_val *c = combo_with(cfg, cur.items[k], var, on ? &v->values[x] : &v->when_default);
+                if (!c || !combo_push(&next, c)) {
+                    free_values(c, cfg->nvars);
+                    pd_str_append(errors, "out of memory building the execution matrix\n");
+                    rc = -1;
+                }
+            }
+        }
+        for (size_t k = 0; k < cur.n; k++)
+            free_values(cur.items[k], cfg->nvars);
+        free(cur.items);
+        cur = next;
+    }
+    free(order);
+    if (rc) {
+        for (size_t k = 0; k < cur.n; k++)
+            free_values(cur.items[k], cfg->nvars);
+        free(cur.items);
+        return -1;
+    }
+    *out = cur;
+    return 0;
 }
 
 typedef struct {
@@ -369,14 +493,8 @@ static int cmp_combo_key(const void *a, const void *b)
     return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-static int cmp_size(const void *a, const void *b)
-{
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Drops combinations equal to an earlier one (conditional variables make
- * them), keeping the order. */
+/* Drops combinations equal to an earlier one, keeping the order (IOPS
+ * deduplicates the combinations of a conditional study). */
 static size_t dedupe(const pd_bench_config *cfg, pd_val **combos, size_t n)
 {
     combo_key *keys = calloc(n ? n : 1, sizeof *keys);
@@ -419,50 +537,132 @@ static size_t dedupe(const pd_bench_config *cfg, pd_val **combos, size_t n)
     return kept;
 }
 
-/* search_method random: keeps a seeded sample of the combinations, in
- * matrix order. Returns the new count. */
-static size_t sample(const pd_bench_config *cfg, pd_val **combos, size_t n, pd_str *warnings)
+/* IOPS evaluates a constraint that names no derived variable on the swept
+ * combinations, before numbering them (a skipped one takes no number), and
+ * the others on the numbered executions (a skipped one leaves a gap). */
+static bool constraint_is_late(const pd_bench_config *cfg, const pd_bench_constraint *con)
 {
+    for (size_t i = 0; i < cfg->nvars; i++)
+        if (cfg->vars[i].expr.text && mentions(con->rule.text, cfg->vars[i].name))
+            return true;
+    return false;
+}
+
+/* Applies the constraints of one phase (late or not) to values. Returns 1
+ * to keep, 0 to skip, -1 on an error (reported). */
+static int check_constraints(const pd_bench_config *cfg, const char *run_dir, int id, bool late,
+                             const pd_val *values, pd_str *errors, pd_str *warnings)
+{
+    for (size_t c = 0; c < cfg->nconstraints; c++) {
+        const pd_bench_constraint *con = &cfg->constraints[c];
+        if (constraint_is_late(cfg, con) != late)
+            continue;
+        scope s;
+        scope_init(&s, cfg, run_dir, id, 1, values, cfg->nvars);
+        pd_val r;
+        if (evaluate(cfg, &con->rule, &s, false, &r, errors))
+            return -1;
+        bool ok = is_true(&r);
+        pd_val_free(&r);
+        if (ok)
+            continue;
+        pd_str d = {0};
+        describe(&d, cfg, values);
+        int keep = 0;
+        if (con->policy == PD_POLICY_ERROR) {
+            pd_str_printf(errors, "%s:%d: %s: constraint '%s' violated by %s\n", cfg->path, con->rule.line,
+                          con->rule.key, con->name, d.data ? d.data : "");
+            keep = -1;
+        } else if (con->policy == PD_POLICY_WARN) {
+            pd_str_printf(warnings, "%s:%d: %s: constraint '%s' violated by %s (kept: violation_policy warn)\n",
+                          cfg->path, con->rule.line, con->rule.key, con->name, d.data ? d.data : "");
+            keep = 1;
+        }
+        pd_str_free(&d);
+        if (keep != 1)
+            return keep;
+    }
+    return 1;
+}
+
+/* search_method random: IOPS's random.sample(executions, k) over the
+ * numbered executions (every script of a combination counts), k = n_samples
+ * or max(1, int(n * percentage)); the executions keep their numbers. Drops
+ * the others from m (keeping number order) and fills picked with the kept
+ * ones' new indices in the order sample() returned them. Returns how many
+ * were picked, or -1 when out of memory. */
+static long sample_execs(const pd_bench_config *cfg, pd_pyrandom *rng, pd_bench_matrix *m, size_t *picked,
+                         pd_str *warnings)
+{
+    size_t n = m->nexecs;
     size_t want = cfg->random.n_samples > 0 ? (size_t)cfg->random.n_samples
-                                            : (size_t)ceil(cfg->random.percentage * (double)n);
+                                            : (size_t)(cfg->random.percentage * (double)n);
     if (want == 0)
         want = 1;
     if (want >= n) {
-        pd_str_printf(warnings, "%s:%d: benchmark.random_config: %zu samples of %zu combinations: running all of them%s\n",
+        pd_str_printf(warnings, "%s:%d: benchmark.random_config: %zu samples of %zu executions: running all of them%s\n",
                       cfg->path, cfg->random.line, want, n,
                       cfg->random.fallback_to_exhaustive ? " (fallback_to_exhaustive)" : "");
-        return n;
+        for (size_t i = 0; i < n; i++)
+            picked[i] = i;
+        return (long)n;
     }
-    size_t *idx = calloc(n, sizeof *idx);
-    if (!idx)
-        return n;
+    size_t *newpos = malloc(n * sizeof *newpos);
+    if (!newpos || pd_pyrandom_sample(rng, n, want, picked) != 0) {
+        free(newpos);
+        return -1;
+    }
     for (size_t i = 0; i < n; i++)
-        idx[i] = i;
-    uint64_t st = (uint64_t)cfg->random.seed;
-    for (size_t i = 0; i < want; i++) { /* partial Fisher-Yates */
-        size_t j = i + (size_t)(pd_splitmix64(&st) % (uint64_t)(n - i));
-        size_t t = idx[i];
-        idx[i] = idx[j];
-        idx[j] = t;
-    }
-    qsort(idx, want, sizeof *idx, cmp_size);
-    bool *keep = calloc(n, sizeof *keep);
-    if (!keep) {
-        free(idx);
-        return n;
-    }
+        newpos[i] = SIZE_MAX;
     for (size_t i = 0; i < want; i++)
-        keep[idx[i]] = true;
+        newpos[picked[i]] = 0;
     size_t kept = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (keep[k])
-            combos[kept++] = combos[k];
-        else
-            free_values(combos[k], cfg->nvars);
+    for (size_t i = 0; i < n; i++) {
+        if (newpos[i] == SIZE_MAX) {
+            free_values(m->execs[i].values, m->nvars);
+            continue;
+        }
+        newpos[i] = kept;
+        m->execs[kept++] = m->execs[i];
     }
-    free(keep);
-    free(idx);
-    return kept;
+    m->nexecs = kept;
+    for (size_t i = 0; i < want; i++)
+        picked[i] = newpos[picked[i]];
+    free(newpos);
+    return (long)want;
+}
+
+/* The order IOPS runs the repetitions in, from the same random.Random(seed)
+ * that drew the sample: the executions shuffled (random.sample(matrix,
+ * len(matrix))), then each next run is random.choice() of the shuffled
+ * positions with repetitions left, which runs its next repetition. */
+static int plan_order(const pd_bench_config *cfg, pd_pyrandom *rng, pd_bench_matrix *m, const size_t *picked)
+{
+    size_t n = m->nexecs, reps = cfg->repetitions > 0 ? (size_t)cfg->repetitions : 1;
+    size_t *perm = malloc((n ? n : 1) * sizeof *perm), *active = malloc((n ? n : 1) * sizeof *active);
+    int *done = calloc(n ? n : 1, sizeof *done);
+    m->order = calloc(n > 0 ? n * reps : 1, sizeof *m->order);
+    int rc = -1;
+    if (!perm || !active || !done || !m->order || (n && pd_pyrandom_sample(rng, n, n, perm) != 0))
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        active[i] = i;
+    size_t nactive = n;
+    while (nactive > 0) {
+        size_t a = (size_t)pd_pyrandom_below(rng, nactive), pos = active[a];
+        int rep = ++done[pos];
+        m->order[m->norder++] = (pd_bench_attempt){.exec = picked[perm[pos]], .repetition = rep};
+        if ((size_t)rep >= reps) {
+            memmove(&active[a], &active[a + 1], (nactive - a - 1) * sizeof *active);
+            nactive--;
+        }
+    }
+    rc = 0;
+out:
+    free(perm);
+    free(active);
+    free(done);
+    return rc;
 }
 
 int pd_bench_matrix_build(const pd_bench_config *cfg, const char *run_dir, pd_bench_matrix *m, pd_str *errors,
@@ -482,90 +682,62 @@ int pd_bench_matrix_build(const pd_bench_config *cfg, const char *run_dir, pd_be
             }
         }
     }
-    size_t *idx = calloc(cfg->nvars ? cfg->nvars : 1, sizeof *idx);
-    pd_val **combos = calloc(total ? total : 1, sizeof *combos);
-    m->execs = calloc(total > 0 ? total * nscripts : 1, sizeof *m->execs);
-    if (!idx || !combos || !m->execs) {
-        free(idx);
-        free(combos);
-        pd_str_append(errors, "out of memory building the execution matrix\n");
-        return -1;
-    }
+    combo_list combos = {0};
     int rc = 0;
-    size_t ncombos = 0;
-    for (size_t k = 0; k < total && rc == 0; k++) {
-        pd_val *values = calloc(cfg->nvars ? cfg->nvars : 1, sizeof *values);
-        if (!values) {
-            rc = -1;
-            break;
-        }
-        for (size_t i = 0; i < cfg->nvars; i++)
-            values[i] = cfg->vars[i].expr.text ? pd_val_none() : pd_val_copy(&cfg->vars[i].values[idx[i]]);
-        combos[ncombos++] = values;
-        if (conditional && apply_when(cfg, run_dir, values, errors))
-            rc = -1;
-        /* odometer: last variable varies fastest */
-        for (size_t i = cfg->nvars; i-- > 0;) {
-            if (cfg->vars[i].expr.text)
-                continue;
-            if (++idx[i] < cfg->vars[i].nvalues)
-                break;
-            idx[i] = 0;
-        }
-    }
-    free(idx);
-    if (rc == 0 && conditional)
-        ncombos = dedupe(cfg, combos, ncombos);
-    if (rc == 0 && cfg->search == PD_SEARCH_RANDOM)
-        ncombos = sample(cfg, combos, ncombos, warnings);
-    for (size_t k = 0; k < ncombos && rc == 0; k++) {
-        for (size_t sc = 0; sc < nscripts && rc == 0; sc++) {
+    if (conditional) {
+        rc = expand_conditional(cfg, run_dir, &combos, errors);
+        if (rc == 0)
+            combos.n = dedupe(cfg, combos.items, combos.n);
+    } else { /* itertools.product in config order: the last variable varies fastest */
+        size_t *idx = calloc(cfg->nvars ? cfg->nvars : 1, sizeof *idx);
+        combos.items = calloc(total ? total : 1, sizeof *combos.items);
+        rc = idx && combos.items ? 0 : -1;
+        for (size_t k = 0; k < total && rc == 0; k++) {
             pd_val *values = calloc(cfg->nvars ? cfg->nvars : 1, sizeof *values);
             if (!values) {
                 rc = -1;
                 break;
             }
             for (size_t i = 0; i < cfg->nvars; i++)
-                values[i] = pd_val_copy(&combos[k][i]);
-            int id = (int)m->nexecs + 1;
-            bool keep = true;
-            if (derive(cfg, run_dir, id, 1, values, errors) != 0) {
-                rc = -1;
-                keep = false;
-            }
-            for (size_t c = 0; c < cfg->nconstraints && keep; c++) {
-                const pd_bench_constraint *con = &cfg->constraints[c];
-                scope s;
-                scope_init(&s, cfg, run_dir, id, 1, values, cfg->nvars);
-                pd_val r;
-                if (evaluate(cfg, &con->rule, &s, false, &r, errors)) {
-                    rc = -1;
-                    keep = false;
-                    break;
-                }
-                bool ok = r.kind == PD_VAL_STR
-                              ? (!strcmp(pd_trim(r.s), "True") || !strcmp(r.s, "true") || !strcmp(r.s, "1"))
-                              : pd_val_truthy(&r);
-                pd_val_free(&r);
-                if (ok)
+                values[i] = cfg->vars[i].expr.text ? pd_val_none() : pd_val_copy(&cfg->vars[i].values[idx[i]]);
+            combos.items[combos.n++] = values;
+            for (size_t i = cfg->nvars; i-- > 0;) {
+                if (cfg->vars[i].expr.text)
                     continue;
-                pd_str d = {0};
-                describe(&d, cfg, values);
-                if (con->policy == PD_POLICY_ERROR) {
-                    pd_str_printf(errors, "%s:%d: %s: constraint '%s' violated by %s\n", cfg->path, con->rule.line,
-                                  con->rule.key, con->name, d.data ? d.data : "");
-                    rc = -1;
-                    keep = false;
-                } else if (con->policy == PD_POLICY_WARN) {
-                    pd_str_printf(warnings,
-                                  "%s:%d: %s: constraint '%s' violated by %s (kept: violation_policy warn)\n",
-                                  cfg->path, con->rule.line, con->rule.key, con->name, d.data ? d.data : "");
-                } else {
-                    keep = false;
-                }
-                pd_str_free(&d);
+                if (++idx[i] < cfg->vars[i].nvalues)
+                    break;
+                idx[i] = 0;
             }
-            if (keep) {
+        }
+        free(idx);
+        if (rc)
+            pd_str_append(errors, "out of memory building the execution matrix\n");
+    }
+    m->execs = calloc(combos.n > 0 ? combos.n * nscripts : 1, sizeof *m->execs);
+    if (rc == 0 && !m->execs) {
+        pd_str_append(errors, "out of memory building the execution matrix\n");
+        rc = -1;
+    }
+    int id = 0;
+    for (size_t k = 0; k < combos.n && rc == 0; k++) {
+        int early = check_constraints(cfg, run_dir, 0, false, combos.items[k], errors, warnings);
+        if (early < 0)
+            rc = -1;
+        for (size_t sc = 0; sc < nscripts && early > 0 && rc == 0; sc++) {
+            pd_val *values = calloc(cfg->nvars ? cfg->nvars : 1, sizeof *values);
+            if (!values) {
+                rc = -1;
+                break;
+            }
+            for (size_t i = 0; i < cfg->nvars; i++)
+                values[i] = pd_val_copy(&combos.items[k][i]);
+            id++;
+            int keep = derive(cfg, run_dir, id, 1, values, errors) != 0
+                           ? -1
+                           : check_constraints(cfg, run_dir, id, true, values, errors, warnings);
+            if (keep < 0)
+                rc = -1;
+            if (keep > 0) {
                 m->execs[m->nexecs].id = id;
                 m->execs[m->nexecs].values = values;
                 m->execs[m->nexecs].script = sc;
@@ -575,12 +747,30 @@ int pd_bench_matrix_build(const pd_bench_config *cfg, const char *run_dir, pd_be
             }
         }
     }
-    for (size_t k = 0; k < ncombos; k++)
-        free_values(combos[k], cfg->nvars);
-    free(combos);
+    for (size_t k = 0; k < combos.n; k++)
+        free_values(combos.items[k], cfg->nvars);
+    free(combos.items);
     if (rc == 0 && m->nexecs == 0) {
         pd_str_printf(errors, "%s: constraints: every combination was filtered out; nothing to run\n", cfg->path);
         rc = -1;
+    }
+    if (rc == 0) {
+        pd_pyrandom rng;
+        pd_pyrandom_seed(&rng, cfg->random.seed);
+        size_t *picked = malloc(m->nexecs * sizeof *picked);
+        long npicked = -1;
+        if (picked && cfg->search == PD_SEARCH_RANDOM) {
+            npicked = sample_execs(cfg, &rng, m, picked, warnings);
+        } else if (picked) {
+            for (size_t i = 0; i < m->nexecs; i++)
+                picked[i] = i;
+            npicked = (long)m->nexecs;
+        }
+        if (npicked < 0 || plan_order(cfg, &rng, m, picked) != 0) {
+            pd_str_append(errors, "out of memory building the execution matrix\n");
+            rc = -1;
+        }
+        free(picked);
     }
     if (rc)
         pd_bench_matrix_free(m);
@@ -592,6 +782,7 @@ void pd_bench_matrix_free(pd_bench_matrix *m)
     for (size_t i = 0; i < m->nexecs; i++)
         free_values(m->execs[i].values, m->nvars);
     free(m->execs);
+    free(m->order);
     *m = (pd_bench_matrix){0};
 }
 

@@ -1,9 +1,12 @@
-/* The execution matrix of a study (cartesian product of swept variables in
- * config order, the last varying fastest; conditional variables (when:) set
- * to their default where the condition is false, duplicates dropped;
- * search_method random samples that space; each combination runs every
- * script, each as its own execution; derived variables; constraints)
- * and the per-repetition rendering of its templates. Everything that can be
+/* The execution matrix of a study, numbered as IOPS 3.5.8 numbers it
+ * (cartesian product of swept variables in config order, the last varying
+ * fastest; with conditional variables (when:), IOPS's dependency order and
+ * expansion, duplicates dropped; constraints that name no derived variable
+ * filter before numbering, the others after; each combination runs every
+ * script, each as its own execution; search_method random keeps IOPS's
+ * random.sample of the executions with their numbers), the order IOPS runs
+ * the repetitions in (pyrandom.h) and the per-repetition rendering of its
+ * templates. Everything that can be
  * wrong with a study is found here, before anything runs. */
 #ifndef PD_BENCH_STUDY_H
 #define PD_BENCH_STUDY_H
@@ -18,10 +21,20 @@ typedef struct {
     size_t script;   /* index of the script it runs (pd_bench_script_at) */
 } pd_bench_exec;
 
+/* One run: a repetition (1-based) of execs[exec]. */
 typedef struct {
-    pd_bench_exec *execs;
+    size_t exec;
+    int repetition;
+} pd_bench_attempt;
+
+typedef struct {
+    pd_bench_exec *execs; /* in number order */
     size_t nexecs;
     size_t nvars;
+    /* every repetition of every execution, in IOPS's run order for
+     * benchmark.random_seed: nexecs * repetitions of them */
+    pd_bench_attempt *order;
+    size_t norder;
 } pd_bench_matrix;
 
 /* Builds the matrix. run_dir is the directory the run will use (it need not

@@ -1024,18 +1024,21 @@ int pd_summary_read_params(const char *exec_dir, pd_summary_kvs *out, char *err,
 /* Column order                                                       */
 /* ------------------------------------------------------------------ */
 
+/* IOPS 3.5.8's order (runner.py's _compute_trace_metrics and
+ * _compute_gpu_trace_metrics): the counters first, then the metrics; per-GPU
+ * columns between the GPU counters and the GPU aggregates. The spec names
+ * the columns but not their order. */
 static const char *const CPU_KEYS[] = {
-    "mem_peak_gb",       "mem_avg_gb",        "mem_peak_per_node_gb",
-    "cpu_avg_pct",       "cpu_max_pct",       "cpu_imbalance_pct",
-    "nodes_traced",      "samples_collected", "trace_duration_s"};
+    "nodes_traced",      "samples_collected", "mem_peak_gb",
+    "mem_avg_gb",        "mem_peak_per_node_gb", "cpu_avg_pct",
+    "cpu_max_pct",       "cpu_imbalance_pct", "trace_duration_s"};
 static const char *const GPU_KEYS[] = {
     "gpu_count",           "gpu_samples_collected",       "gpu_avg_utilization_pct",
     "gpu_max_utilization_pct", "gpu_avg_mem_utilization_pct", "gpu_mem_peak_mib",
     "gpu_avg_temperature_c", "gpu_max_temperature_c",     "gpu_avg_power_w",
     "gpu_max_power_w",     "gpu_energy_j",                "gpu_trace_duration_s"};
-static const char *const GPU_EACH_SUFFIXES[] = {"_avg_utilization_pct", "_avg_power_w",
-                                                "_avg_temperature_c", "_mem_peak_mib",
-                                                "_energy_j"};
+static const char *const GPU_EACH_SUFFIXES[] = {"_avg_utilization_pct", "_avg_power_w", "_energy_j",
+                                                "_avg_temperature_c", "_mem_peak_mib"};
 static const char *const IO_KEYS[] = {
     "io_read_gb",           "io_write_gb",          "io_disk_read_gb",
     "io_disk_write_gb",     "io_nfs_read_gb",       "io_nfs_write_gb",
@@ -1045,7 +1048,7 @@ static const char *const IO_KEYS[] = {
     "io_read_active_s",     "io_read_mbs_active",   "io_write_active_s",
     "io_write_mbs_active"};
 
-enum { GROUP_CPU, GROUP_GPU, GROUP_GPU_EACH, GROUP_IO, GROUP_OTHER };
+enum { GROUP_CPU, GROUP_GPU_COUNT, GROUP_GPU_EACH, GROUP_GPU, GROUP_IO, GROUP_OTHER };
 
 typedef struct {
     const char *name;
@@ -1082,7 +1085,7 @@ static column classify(const char *name, size_t first_seen)
     if (find_key(CPU_KEYS, PD_ARRAY_LEN(CPU_KEYS), name, &c.idx)) {
         c.group = GROUP_CPU;
     } else if (find_key(GPU_KEYS, PD_ARRAY_LEN(GPU_KEYS), name, &c.idx)) {
-        c.group = GROUP_GPU;
+        c.group = c.idx < 2 ? GROUP_GPU_COUNT : GROUP_GPU; /* gpu_count, gpu_samples_collected */
     } else if (find_key(IO_KEYS, PD_ARRAY_LEN(IO_KEYS), name, &c.idx)) {
         c.group = GROUP_IO;
     } else {
@@ -1166,6 +1169,7 @@ typedef struct {
     char *name;
     char *path;
     pd_summary_kvs metrics;
+    pd_summary_kvs rep_vars; /* derived variables' values for this repetition */
     int nfiles; /* sample files found; -1: directory unreadable */
     char err[256];
 } rep_job;
@@ -1318,6 +1322,9 @@ static char *render_csv(const numbered *execs, const pd_summary_kvs *params, rep
         for (size_t i = 0; i < p->n; i++)
             if (hm_get(&vars.index, p->items[i].key, strlen(p->items[i].key), &pos))
                 cells[pos] = p->items[i].value;
+        for (size_t i = 0; i < job->rep_vars.n; i++)
+            if (hm_get(&vars.index, job->rep_vars.items[i].key, strlen(job->rep_vars.items[i].key), &pos))
+                cells[pos] = job->rep_vars.items[i].value;
         for (size_t i = 0; i < job->metrics.n; i++) {
             const pd_summary_kv *kv = &job->metrics.items[i];
             if (hm_get(&metrics.index, kv->key, strlen(kv->key), &pos))
@@ -1341,6 +1348,90 @@ out:
     column_set_free(&metrics_seen);
     column_set_free(&metrics);
     return result;
+}
+
+/* The job of execution number num, repetition rep (jobs sorted by cmp_job,
+ * execs by number), or NULL. */
+static rep_job *find_job(rep_job *jobs, size_t njobs, const numbered *execs, long num, long rep)
+{
+    size_t lo = 0, hi = njobs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        long mn = execs[jobs[mid].exec].num;
+        if (mn < num || (mn == num && jobs[mid].rep < rep))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < njobs && execs[jobs[lo].exec].num == num && jobs[lo].rep == rep ? &jobs[lo] : NULL;
+}
+
+/* IOPS evaluates a derived variable for each repetition (its expr may use
+ * `repetition`) and its summary shows that repetition's value, while
+ * __iops_params.json holds repetition 1's. The per-repetition values are in
+ * the run's results table in IOPS's flattened layout (execution.execution_id,
+ * execution.repetition, vars.NAME), which __iops_run_metadata.json names
+ * (output.path, relative to the run directory); the derived variables are
+ * the ones its `variables` give an expr. Both IOPS and paddiser run
+ * directories have them. Without them (no metadata, no table, a repetition
+ * that did not succeed) the params file's values stay. Returns 0, or -1 when
+ * out of memory. */
+static int read_rep_vars(const char *run_dir, rep_job *jobs, size_t njobs, const numbered *execs)
+{
+    char path[4096];
+    if (!join_path(path, sizeof path, run_dir, "__iops_run_metadata.json"))
+        return 0;
+    json_t *meta = json_load_file(path, 0, NULL);
+    json_t *vars = json_object_get(meta, "variables"), *out = json_object_get(meta, "output");
+    const char *table = json_string_value(json_object_get(out, "path"));
+    const char *type = json_string_value(json_object_get(out, "type"));
+    const char *derived[64];
+    size_t nderived = 0;
+    const char *name;
+    json_t *v;
+    json_object_foreach(vars, name, v) {
+        if (json_object_get(v, "expr") && nderived < PD_ARRAY_LEN(derived))
+            derived[nderived++] = name;
+    }
+    int rc = 0;
+    pd_csv *csv = NULL;
+    if (nderived == 0 || !table || (type && strcmp(type, "csv") != 0))
+        goto out;
+    if (table[0] == '/')
+        snprintf(path, sizeof path, "%s", table);
+    else if (!join_path(path, sizeof path, run_dir, table))
+        goto out;
+    char cerr[256];
+    if (!(csv = pd_csv_load(path, cerr, sizeof cerr)))
+        goto out;
+    int cid = pd_csv_col(csv, "execution.execution_id"), crep = pd_csv_col(csv, "execution.repetition");
+    int cols[PD_ARRAY_LEN(derived)];
+    for (size_t d = 0; d < nderived; d++) {
+        char col[512];
+        snprintf(col, sizeof col, "vars.%s", derived[d]);
+        cols[d] = pd_csv_col(csv, col);
+    }
+    for (size_t r = 0; cid >= 0 && crep >= 0 && r < csv->nrows; r++) {
+        const char *id = pd_csv_get(csv, r, cid), *rep = pd_csv_get(csv, r, crep);
+        char *e1, *e2;
+        long num = id ? strtol(id, &e1, 10) : 0, rnum = rep ? strtol(rep, &e2, 10) : 0;
+        if (!id || !rep || *e1 || *e2 || e1 == id || e2 == rep)
+            continue;
+        rep_job *job = find_job(jobs, njobs, execs, num, rnum);
+        for (; job && job < jobs + njobs && execs[job->exec].num == num && job->rep == rnum; job++)
+            for (size_t d = 0; d < nderived; d++) {
+                const char *val = pd_csv_get(csv, r, cols[d]);
+                if (val)
+                    pd_summary_kvs_set(&job->rep_vars, derived[d], val);
+            }
+    }
+    for (size_t i = 0; i < njobs; i++)
+        if (jobs[i].rep_vars.oom)
+            rc = -1;
+out:
+    pd_csv_free(csv);
+    json_decref(meta);
+    return rc;
 }
 
 int pd_summary_write(const char *run_dir, char *err, size_t errlen)
@@ -1425,6 +1516,8 @@ int pd_summary_write(const char *run_dir, char *err, size_t errlen)
         if (pd_summary_read_params(exec_dir, &params[x], perr, sizeof perr) < 0)
             goto oom;
     }
+    if (read_rep_vars(run_dir, jobs, njobs, execs) != 0)
+        goto oom;
     size_t len;
     csv = render_csv(execs, params, rows, nrows, &len);
     if (!csv)
@@ -1449,6 +1542,7 @@ out:
         free(jobs[i].name);
         free(jobs[i].path);
         pd_summary_kvs_free(&jobs[i].metrics);
+        pd_summary_kvs_free(&jobs[i].rep_vars);
     }
     if (params)
         for (long x = 0; x < nexec; x++)

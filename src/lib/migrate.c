@@ -932,13 +932,14 @@ static int keep_placement(task_pred *p, int n, const page_list *placed_now, cons
     }
     d.min_gain_s = rt_min_gain_share() * d.current_s;
     d.cost_s = (double)moves * rt_migrate_seconds_per_page();
-    /* counted at what the tasks' learned m surely gives (rt_gain_trust) */
+    /* counted at what the tasks' m surely gives (rt_gain_trust): a learned
+     * m at its fit's uncertainty, the prior at the prior's, a given m whole */
     double *m = malloc((size_t)(n ? n : 1) * 2 * sizeof *m);
     double trust = 1.0;
     if (m) {
         for (int i = 0; i < n; i++) {
             m[i] = p[i].task->pred_mem_bound;
-            m[n + i] = p[i].task->pred_mem_se;
+            m[n + i] = p[i].task->pred_mem_sd;
         }
         trust = rt_gain_trust(m, m + n, n);
         free(m);

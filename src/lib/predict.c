@@ -599,6 +599,8 @@ void rt_predict_times(task_pred *tp)
     }
     double sigma = task_sigma(t, L);
     t->pred_mem_bound = task_mem_bound(t, &t->pred_mem_se);
+    double given;
+    t->pred_mem_sd = mem_bound_given(t, &given) ? NAN : isfinite(t->pred_mem_se) ? t->pred_mem_se : MEM_BOUND_PRIOR_SD;
     double t_dram = robust_dram_time(t, scale, sigma);
     if (!isfinite(t_dram)) /* no usable instance yet: the base instance alone */
         t_dram = scale * t->base_time / (sigma - (sigma - 1.0) * t->base_r0);

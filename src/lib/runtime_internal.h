@@ -130,6 +130,8 @@ typedef struct {
                              instances at different shares (predict.c) */
     double mem_bound_se;  /* the fit's standard error (NaN: no fit, the prior) */
     double pred_mem_bound, pred_mem_se; /* m the last prediction used, its se (NaN: not learned) */
+    double pred_mem_sd;   /* its uncertainty as the gain trust counts it: the fit's se,
+                             the prior's sd while m is the prior, NaN when m is given */
     double pred_cv;       /* robust CV of what the last prediction rests on (NaN: < 2) */
     int pred_n;           /* instances it rests on */
     int pred_same_input;  /* 1: they ran the predicted input itself */

@@ -438,6 +438,10 @@ int main(void)
     /* every spell sampled (the fixed allowance): these checks are about
      * where pages go, not about the sampling overhead bound */
     setenv("PADDISER_SAMPLE_ALLOWANCE_PCT", "0", 1);
+    /* every instance sampled: the demotion run plants a shift in the access
+     * pattern between instances, which a skipped instance would not see
+     * until the next sampled one (PADDISER_SAMPLE_SHARE_PCT) */
+    setenv("PADDISER_SAMPLE_SHARE_PCT", "0", 1);
     size_t len = 16 * MB;
     unsigned char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (buf == MAP_FAILED) {

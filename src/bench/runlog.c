@@ -156,7 +156,7 @@ int pd_runlog_open(pd_bench_run *run, const char *config_path, bool resume, doub
                     log->path);
         else
             fprintf(stderr, "paddiser bench: cannot create the log %s: %s; nothing was run\n", log->path,
-                    e == EINVAL ? "not a regular file" : strerror(e));
+                    e == EINVAL || e == ENXIO ? "not a regular file" : strerror(e)); /* ENXIO: a FIFO */
         free(log);
         return -1;
     }

@@ -87,7 +87,7 @@ int cmd_bench(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    pd_bench_options opt = {.executor = -1, .ctl = {.argc = argc, .argv = argv}};
+    pd_bench_options opt = {.executor = -1};
     bool fail_fast = false;
     long n;
     int c;
@@ -96,6 +96,12 @@ int cmd_bench(int argc, char **argv)
     for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
         if (!strcmp(argv[i], "--summarize") || !strncmp(argv[i], "--summarize=", 12))
             return pd_summary_main(argc, argv);
+    /* the command line as typed, for the log (getopt reorders argv) */
+    char *typed[64];
+    int ntyped = argc < (int)PD_ARRAY_LEN(typed) ? argc : (int)PD_ARRAY_LEN(typed);
+    memcpy(typed, argv, (size_t)ntyped * sizeof *typed);
+    opt.ctl.argc = ntyped;
+    opt.ctl.argv = typed;
     optind = 0;
     while ((c = pd_opt_next(CMD, argc, argv, "qh", longopts)) != -1) {
         switch (c) {

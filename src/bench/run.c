@@ -821,7 +821,7 @@ int pd_bench_main(const pd_bench_options *opt)
                 render_errors++;
                 continue;
             }
-            if (r == 1 && pd_bench_check_command(run, ex, rd.command, &errors) != 0) { /* runctl.h */
+            if (r == 1 && pd_bench_check_command(run, ex, rd.command, opt->dry_run, &errors) != 0) { /* runctl.h */
                 pd_bench_rendered_free(&rd, cfg->nvars);
                 render_errors++;
                 continue;

@@ -101,7 +101,8 @@ static int checked(const pd_bench_run *run, const char *prog)
     return -1;
 }
 
-int pd_bench_check_command(pd_bench_run *run, const pd_bench_exec *ex, const char *command, pd_str *errors)
+int pd_bench_check_command(pd_bench_run *run, const pd_bench_exec *ex, const char *command, bool dry_run,
+                           pd_str *errors)
 {
     if (run->ctl.no_program_check || !command)
         return 0;
@@ -114,7 +115,7 @@ int pd_bench_check_command(pd_bench_run *run, const pd_bench_exec *ex, const cha
         return 0;
     bool slurm = run->cfg.executor == PD_EXEC_SLURM;
     if (known == 0)
-        return slurm ? 0 : -1; /* said once */
+        return slurm || dry_run ? 0 : -1; /* said once */
     bool found = pd_program_exists(prog);
     /* \x1f: a byte no program name of a command line has */
     pd_str_printf(&run->programs_checked, "\n%s\x1f%d", prog, found);
@@ -122,11 +123,14 @@ int pd_bench_check_command(pd_bench_run *run, const pd_bench_exec *ex, const cha
         return 0;
     const pd_cfg_text *c = &run->cfg.command;
     const char *why = prog[0] == '/' ? "no such executable file" : "not a shell builtin and not on PATH";
-    if (slurm) { /* the compute nodes' PATH and modules may differ: said, not refused */
+    /* slurm: the compute nodes' PATH and modules may differ; --dry-run: a
+     * study is often checked on another machine than the one it runs on.
+     * Said, not refused. */
+    if (slurm || dry_run) {
         fprintf(stderr,
-                "paddiser bench: warning: %s:%d: %s: program '%s' not found here (%s; exec_%04d's command: %s); "
-                "the SLURM jobs may still find it\n",
-                run->cfg.path, c->line, c->key ? c->key : "command.template", prog, why, ex->id, command);
+                "paddiser bench: warning: %s:%d: %s: program '%s' not found here (%s; exec_%04d's command: %s); %s\n",
+                run->cfg.path, c->line, c->key ? c->key : "command.template", prog, why, ex->id, command,
+                slurm ? "the SLURM jobs may still find it" : "a local run here would stop before anything runs");
         return 0;
     }
     pd_str_printf(errors, "%s:%d: %s: program '%s' not found (%s; exec_%04d's command: %s); pass --no-program-check "

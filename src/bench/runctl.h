@@ -26,8 +26,9 @@ bool pd_program_exists(const char *prog);
 /* Render-time check of one execution's rendered command (called for its
  * first repetition). A missing program is an error in errors (local
  * executor: nothing runs) or a warning on stderr (slurm: the compute nodes'
- * PATH may differ), once per program. 0, or -1 when it is an error. */
-int pd_bench_check_command(pd_bench_run *run, const pd_bench_exec *ex, const char *command,
+ * PATH may differ; --dry-run: it may be checked elsewhere), once per
+ * program. 0, or -1 when it is an error. */
+int pd_bench_check_command(pd_bench_run *run, const pd_bench_exec *ex, const char *command, bool dry_run,
                            pd_str *errors);
 
 /* After a repetition's final state is known (pd_bench_task_finished): the

@@ -111,8 +111,10 @@ rc=0; timeout 60 "$PD" find ws/run_001 --watch 0.1 >watch.txt 2>err.txt || rc=$?
 [ "$rc" -eq 0 ] || fail "--watch: exit $rc: $(cat err.txt)"
 wait "$(cat bench.pid)" || true
 rm bench.pid
-[ "$(grep -c '^---- [0-9:]*$' watch.txt)" -ge 3 ] || fail "--watch: want several snapshots: $(cat watch.txt)"
-grep -q "^exec_0001  RUNNING  *R " watch.txt || fail "--watch: never saw exec_0001 running: $(cat watch.txt)"
+# each repetition runs 0.6 s and the watch looks every 0.1 s: it sees one
+# running (a loaded machine may miss some states, not all of them)
+[ "$(grep -c '^---- [0-9:]*$' watch.txt)" -ge 2 ] || fail "--watch: want several snapshots: $(cat watch.txt)"
+grep -q "^exec_000[123]  RUNNING  *R " watch.txt || fail "--watch: never saw a repetition running: $(cat watch.txt)"
 tail -n 12 watch.txt >last.txt
 grep -q "^Progress: 3/3 repetitions finished (100%)$" last.txt || fail "--watch: last snapshot: $(cat last.txt)"
 grep -q "^SUCCEEDED 2  FAILED 1$" last.txt || fail "--watch: counts: $(cat last.txt)"

@@ -112,6 +112,32 @@ rc=0; "$PD" bench abs.yaml -q >out.log 2>err.log || rc=$?
 # VAR=value before the program, and a builtin: fine; --no-program-check skips the check
 sed 's|printf |LC_ALL=C printf |' study.yaml | sed 's|workdir: ./wd|workdir: ./wdv|' >env.yaml
 "$PD" bench env.yaml -q --dry-run >/dev/null 2>err.log || fail "VAR=value printf refused: $(cat err.log)"
+# command.env sets PATH (the script exports it): the script's PATH decides,
+# the check does not guess it
+mkdir -p tools
+printf '#!/bin/sh\necho score=$(($1 * 7))\n' >tools/pd16-tool
+chmod +x tools/pd16-tool
+cat >envpath.yaml <<EOF
+benchmark: {name: envpath, workdir: ./wdpath, repetitions: 1}
+vars:
+  x: {type: int, sweep: {mode: list, values: [1]}}
+command:
+  template: "pd16-tool {{ x }}"
+  env: {PATH: "$PWD/tools:/usr/bin:/bin"}
+scripts:
+  - name: s
+    script_template: |
+      #!/bin/bash
+      {% for name, value in command_env.items() %}export {{ name }}="{{ value }}"
+      {% endfor %}
+      {{ command.template }} > out.txt
+    parser:
+      file: "{{ execution_dir }}/out.txt"
+      metrics: [{name: score}]
+EOF
+rc=0; "$PD" bench envpath.yaml -q >out.log 2>err.log || rc=$?
+[ "$rc" -eq 0 ] || fail "command.env PATH: exit $rc: $(cat err.log)"
+grep -q "^exec_0001,1,1,7$" wdpath/run_001/results.csv || fail "command.env PATH: $(cat wdpath/run_001/results.csv)"
 rc=0; "$PD" bench missing.yaml -q --no-program-check >out.log 2>err.log || rc=$?
 [ "$rc" -eq 1 ] || fail "--no-program-check: exit $rc, want 1 (the scripts fail): $(cat err.log)"
 [ -e ran_1 ] || fail "--no-program-check: nothing ran"

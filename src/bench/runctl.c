@@ -110,6 +110,11 @@ int pd_bench_check_command(pd_bench_run *run, const pd_bench_exec *ex, const cha
     pd_command_program(command, prog, sizeof prog);
     if (!prog[0])
         return 0;
+    /* command.env sets PATH: a bare name is looked up in that PATH, which
+     * only the script knows */
+    for (size_t i = 0; i < run->cfg.nenv && !strchr(prog, '/'); i++)
+        if (!strcmp(run->cfg.env_names[i], "PATH"))
+            return 0;
     int known = checked(run, prog);
     if (known == 1)
         return 0;

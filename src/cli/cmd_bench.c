@@ -96,11 +96,16 @@ int cmd_bench(int argc, char **argv)
     for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
         if (!strcmp(argv[i], "--summarize") || !strncmp(argv[i], "--summarize=", 12))
             return pd_summary_main(argc, argv);
-    /* the command line as typed, for the log (getopt reorders argv) */
-    char *typed[64];
-    int ntyped = argc < (int)PD_ARRAY_LEN(typed) ? argc : (int)PD_ARRAY_LEN(typed);
-    memcpy(typed, argv, (size_t)ntyped * sizeof *typed);
-    opt.ctl.argc = ntyped;
+    /* the command line as typed, for the log (getopt reorders argv); kept
+     * for the whole process (static: no early return has to free it) */
+    static char **typed;
+    free(typed);
+    if (!(typed = malloc(((size_t)argc + 1) * sizeof *typed))) {
+        fprintf(stderr, CMD ": out of memory\n");
+        return 1;
+    }
+    memcpy(typed, argv, (size_t)argc * sizeof *typed);
+    opt.ctl.argc = argc;
     opt.ctl.argv = typed;
     optind = 0;
     while ((c = pd_opt_next(CMD, argc, argv, "qh", longopts)) != -1) {

@@ -30,6 +30,7 @@ run_cmd() { # CMD ARGS...
 
 COMMANDS="paddiser
 paddiser bench
+paddiser find
 paddiser report
 paddiser sim
 paddiser sim tiers
@@ -82,7 +83,7 @@ while IFS= read -r cmd; do
 done <<EOF
 $COMMANDS
 EOF
-[ $n -eq 28 ] || fail "checked $n commands, want 28"
+[ $n -eq 29 ] || fail "checked $n commands, want 29"
 
 # bench --summarize has its own help too
 "$P" bench --summarize="$T" --help >"$T/out" 2>"$T/err" || fail "bench --summarize=DIR --help failed"

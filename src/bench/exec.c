@@ -14,7 +14,7 @@ int pd_exec_run(pd_bench_run *run, int parallel, const pd_executor *ex)
             ex->cancel(run, ex->ctx);
             return pd_proc_interrupt_status();
         }
-        while (running < parallel && next < run->ntasks && !pd_proc_interrupted()) {
+        while (running < parallel && next < run->ntasks && !pd_proc_interrupted() && !run->stop_starting) {
             pd_bench_task *t = &run->tasks[next++];
             if (t->state != PD_TASK_PENDING)
                 continue;
@@ -26,7 +26,8 @@ int pd_exec_run(pd_bench_run *run, int parallel, const pd_executor *ex)
             }
             running++;
         }
-        if (running == 0 && next >= run->ntasks)
+        /* --fail-fast/--max-fail: what runs finishes, nothing more starts */
+        if (running == 0 && (next >= run->ntasks || run->stop_starting))
             return 0;
         ex->collect(run, &running, ex->ctx);
     }

@@ -83,6 +83,8 @@ static json_t *status_error(const pd_bench_task *t, const pd_bench_run *run)
     char buf[128];
     switch (t->state) {
     case PD_TASK_FAILED:
+        if (t->error) /* not its exit code: e.g. --fail-on-missing-metric */
+            return json_string(t->error);
         if (t->exit_code >= 0)
             snprintf(buf, sizeof buf, "exit code %d", t->exit_code);
         else

@@ -19,6 +19,8 @@
 #include "bench/iops_meta.h"
 #include "bench/metrics.h"
 #include "bench/proc.h"
+#include "bench/runctl.h"
+#include "bench/runlog.h"
 #include "bench/summary.h"
 #include "common/csv.h"
 #include "report/report.h"
@@ -318,7 +320,9 @@ void pd_bench_task_started(pd_bench_run *run, pd_bench_task *t)
     t->start = pd_now();
     t->end = 0;
     t->exit_code = -1;
+    t->error = NULL;
     pd_bench_task_status(run, t);
+    pd_runlog_task_started(run, t);
 }
 
 void pd_bench_task_finished(pd_bench_run *run, pd_bench_task *t)
@@ -329,6 +333,7 @@ void pd_bench_task_finished(pd_bench_run *run, pd_bench_task *t)
         run_post(run, t);
     if (t->state == PD_TASK_SUCCEEDED)
         parse_task_metrics(run, t);
+    pd_bench_control_finished(run, t); /* --fail-on-missing-metric, the log's line, --fail-fast, --max-fail */
     pd_bench_task_status(run, t);
     run->done++;
     if (!run->quiet) {
@@ -342,6 +347,9 @@ void pd_bench_task_finished(pd_bench_run *run, pd_bench_task *t)
         else if (t->state == PD_TASK_TIMED_OUT) /* SLURM's own time limit */
             fprintf(stderr, "[%zu/%zu] exec_%04d rep %d %s (time limit, see %s/stderr)\n", run->done, run->ntasks,
                     t->exec_id, t->repetition, what, t->dir);
+        else if (t->state == PD_TASK_FAILED && t->error)
+            fprintf(stderr, "[%zu/%zu] exec_%04d rep %d %s (%s)\n", run->done, run->ntasks, t->exec_id, t->repetition,
+                    what, t->error);
         else if (t->state == PD_TASK_FAILED && t->exit_code >= 0)
             fprintf(stderr, "[%zu/%zu] exec_%04d rep %d %s (exit %d, see %s/stderr)\n", run->done, run->ntasks,
                     t->exec_id, t->repetition, what, t->exit_code, t->dir);
@@ -725,6 +733,7 @@ int pd_bench_main(const pd_bench_options *opt)
         }
     }
     run->quiet = opt->quiet;
+    run->ctl = opt->ctl;
     run->executor_name = cfg->executor == PD_EXEC_SLURM ? "slurm" : "local";
 
     /* Which run directory */
@@ -814,6 +823,11 @@ int pd_bench_main(const pd_bench_options *opt)
                 render_errors++;
                 continue;
             }
+            if (r == 1 && pd_bench_check_command(run, ex, rd.command, opt->dry_run, &errors) != 0) { /* runctl.h */
+                pd_bench_rendered_free(&rd, cfg->nvars);
+                render_errors++;
+                continue;
+            }
             if (opt->dry_run) {
                 pd_bench_rendered_free(&rd, cfg->nvars);
                 continue;
@@ -870,6 +884,8 @@ int pd_bench_main(const pd_bench_options *opt)
      * (proc.h), so that no parser or script is left behind by a harness that
      * died of them. */
     pd_proc_block_signals();
+    if (pd_runlog_open(run, opt->config_path, opt->resume, started) != 0) /* --log-file (runlog.h) */
+        goto out;
     /* a file past RLIMIT_FSIZE (a full quota) fails its write with EFBIG,
      * said and counted like any other failed write, instead of killing us */
     signal(SIGXFSZ, SIG_IGN);
@@ -989,6 +1005,7 @@ int pd_bench_main(const pd_bench_options *opt)
     /* Execute */
     int xrc = cfg->executor == PD_EXEC_SLURM ? pd_exec_slurm(run, cfg->parallel, cfg->poll_interval_s)
                                              : pd_exec_local(run, cfg->parallel);
+    pd_bench_control_report(run, opt->config_path); /* stopped by --fail-fast/--max-fail */
     /* results not saved: the run did not succeed, whatever the scripts did */
     int lost = write_results(run) != 0;
     lost |= write_sink(run, sink) != 0;
@@ -1052,6 +1069,8 @@ int pd_bench_main(const pd_bench_options *opt)
     }
 
 out:
+    pd_runlog_close(run, status, started);
+    pd_bench_control_free(run);
     if (status == 2 && created_dir) { /* empty: nothing was run */
         char lock[PATH_MAX];
         if (pd_path_join(lock, sizeof lock, run->run_dir, RUN_LOCK) == 0)

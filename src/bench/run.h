@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "bench/config.h"
+#include "bench/control.h"
 #include "bench/study.h"
 
 /* TIMED_OUT: ran past benchmark.timeout (or SLURM's time limit); counts as failed. */
@@ -40,6 +41,7 @@ typedef struct {
     size_t script_idx;    /* which script (pd_bench_script_at) */
     bool has_post;        /* post_<script>.sh runs after a successful script */
     char *parser_context; /* JSON globals for the parser_script */
+    const char *error;    /* why it failed when not its exit code (static text, runctl.c), or NULL */
 } pd_bench_task;
 
 typedef struct {
@@ -51,6 +53,7 @@ typedef struct {
     const char *resume_dir; /* NULL: latest run_NNN in workdir */
     bool dry_run;
     bool quiet;
+    pd_bench_control ctl; /* --fail-fast, --max-fail, --log-file, ... (control.h) */
 } pd_bench_options;
 
 typedef struct pd_bench_run {
@@ -67,6 +70,11 @@ typedef struct pd_bench_run {
     const char *executor_name;
     double results_written_at; /* monotonic time of the last results.csv write */
     size_t unsaved_status;     /* status files that could not be written */
+    pd_bench_control ctl;      /* run control (runctl.h) and the log's options (runlog.h) */
+    size_t failed_now;         /* repetitions that failed in this invocation */
+    bool stop_starting;        /* --fail-fast/--max-fail reached: start no more repetitions */
+    pd_str programs_checked;   /* runctl.c: "\nNAME=0|1" per program checked */
+    struct pd_runlog *log;     /* the run's log file (runlog.h), or NULL */
 } pd_bench_run;
 
 /* Runs a study end to end. Returns the exit status: 0 all succeeded,

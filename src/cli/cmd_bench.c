@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "bench/run.h"
+#include "bench/runlog.h"
 #include "bench/summary.h"
 #include "cli/commands.h"
 #include "common/cliopt.h"
@@ -28,6 +29,14 @@ static void usage(FILE *out)
             "  --executor local|slurm override benchmark.executor\n"
             "  --parallel N           override benchmark.parallel (1 to 4096)\n"
             "  --dry-run              check the study and list its executions; run nothing\n"
+            "  --fail-fast            start no more repetitions after the first failure\n"
+            "                         (those running finish; --resume runs the rest)\n"
+            "  --max-fail N           the same after N failed repetitions\n"
+            "  --fail-on-missing-metric  a repetition whose parser did not give every\n"
+            "                         metric of its script fails (default: a warning)\n"
+            "  --no-program-check     do not check that the command's program exists\n"
+            "  --log-file PATH        the run's log (default: RUN_DIR/paddiser.log)\n"
+            "  --log-level LEVEL      DEBUG, INFO (default), WARNING or ERROR\n"
             "  --summarize RUN_DIR    recompute RUN_DIR's resource summary from its traces\n"
             "                         (alone: no CONFIG.yaml, no other option)\n"
             "  -q, --quiet            no progress lines\n"
@@ -47,7 +56,20 @@ static bool is_dir(const char *path)
 
 int cmd_bench(int argc, char **argv)
 {
-    enum { OPT_RESUME = 1000, OPT_WORKDIR, OPT_EXECUTOR, OPT_PARALLEL, OPT_DRY_RUN, OPT_SUMMARIZE };
+    enum {
+        OPT_RESUME = 1000,
+        OPT_WORKDIR,
+        OPT_EXECUTOR,
+        OPT_PARALLEL,
+        OPT_DRY_RUN,
+        OPT_SUMMARIZE,
+        OPT_FAIL_FAST,
+        OPT_MAX_FAIL,
+        OPT_MISSING_METRIC,
+        OPT_NO_PROGRAM_CHECK,
+        OPT_LOG_FILE,
+        OPT_LOG_LEVEL
+    };
     static const struct option longopts[] = {
         {"resume", optional_argument, NULL, OPT_RESUME},
         {"workdir", required_argument, NULL, OPT_WORKDIR},
@@ -55,11 +77,18 @@ int cmd_bench(int argc, char **argv)
         {"parallel", required_argument, NULL, OPT_PARALLEL},
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
         {"summarize", required_argument, NULL, OPT_SUMMARIZE},
+        {"fail-fast", no_argument, NULL, OPT_FAIL_FAST},
+        {"max-fail", required_argument, NULL, OPT_MAX_FAIL},
+        {"fail-on-missing-metric", no_argument, NULL, OPT_MISSING_METRIC},
+        {"no-program-check", no_argument, NULL, OPT_NO_PROGRAM_CHECK},
+        {"log-file", required_argument, NULL, OPT_LOG_FILE},
+        {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     pd_bench_options opt = {.executor = -1};
+    bool fail_fast = false;
     long n;
     int c;
     /* --summarize is its own command with its own options and help
@@ -67,6 +96,17 @@ int cmd_bench(int argc, char **argv)
     for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
         if (!strcmp(argv[i], "--summarize") || !strncmp(argv[i], "--summarize=", 12))
             return pd_summary_main(argc, argv);
+    /* the command line as typed, for the log (getopt reorders argv); kept
+     * for the whole process (static: no early return has to free it) */
+    static char **typed;
+    free(typed);
+    if (!(typed = malloc(((size_t)argc + 1) * sizeof *typed))) {
+        fprintf(stderr, CMD ": out of memory\n");
+        return 1;
+    }
+    memcpy(typed, argv, (size_t)argc * sizeof *typed);
+    opt.ctl.argc = argc;
+    opt.ctl.argv = typed;
     optind = 0;
     while ((c = pd_opt_next(CMD, argc, argv, "qh", longopts)) != -1) {
         switch (c) {
@@ -103,6 +143,31 @@ int cmd_bench(int argc, char **argv)
         case OPT_DRY_RUN:
             opt.dry_run = true;
             break;
+        case OPT_FAIL_FAST:
+            fail_fast = true;
+            break;
+        case OPT_MAX_FAIL:
+            if (!pd_opt_long(CMD, "--max-fail", optarg, 1, 1000000000, &n))
+                return 2;
+            opt.ctl.max_fail = n;
+            break;
+        case OPT_MISSING_METRIC:
+            opt.ctl.missing_metric_fails = true;
+            break;
+        case OPT_NO_PROGRAM_CHECK:
+            opt.ctl.no_program_check = true;
+            break;
+        case OPT_LOG_FILE:
+            if (!*optarg)
+                return pd_opt_error(CMD, "--log-file needs a path");
+            opt.ctl.log_file = optarg;
+            break;
+        case OPT_LOG_LEVEL:
+            if (!pd_log_level_parse(optarg, &opt.ctl.log_level))
+                return pd_opt_error(CMD, "--log-level must be DEBUG, INFO, WARNING, ERROR or CRITICAL, not '%s'",
+                                    optarg);
+            opt.ctl.log_level_set = true;
+            break;
         case 'q':
             opt.quiet = true;
             break;
@@ -117,6 +182,11 @@ int cmd_bench(int argc, char **argv)
     opt.config_path = argv[optind];
     if (optind + 1 < argc)
         return pd_opt_error(CMD, "unexpected argument '%s' (one CONFIG.yaml)", argv[optind + 1]);
+    if (fail_fast && opt.ctl.max_fail > 1)
+        return pd_opt_error(CMD, "--fail-fast and --max-fail %ld contradict each other (--fail-fast is --max-fail 1)",
+                            opt.ctl.max_fail);
+    if (fail_fast)
+        opt.ctl.max_fail = 1;
     if (opt.resume && opt.dry_run) {
         fprintf(stderr, CMD ": --resume and --dry-run cannot be combined\n");
         return 2;

@@ -5,6 +5,7 @@
 
 int cmd_bench(int argc, char **argv);  /* cmd_bench.c: parametric studies (IOPS YAML) */
 int cmd_report(int argc, char **argv); /* cmd_report.c: HTML report of a run dir */
+int cmd_find(int argc, char **argv);   /* cmd_find.c: list/watch a run dir's executions */
 int cmd_sim(int argc, char **argv);    /* cmd_sim.c: heterogeneous-memory simulator */
 int cmd_model(int argc, char **argv);  /* cmd_model.c: train/evaluate the performance model */
 int cmd_plan(int argc, char **argv);   /* cmd_plan.c: run the placement planners on a problem file */

@@ -12,6 +12,7 @@ static const struct {
     const char *help;
 } commands[] = {
     {"bench", cmd_bench, "run a parametric benchmark study from an IOPS-style YAML file"},
+    {"find", cmd_find, "list a run directory's executions by variables and status (--watch: live)"},
     {"report", cmd_report, "write a self-contained HTML report for a run directory"},
     {"sim", cmd_sim, "simulate placements on a heterogeneous-memory machine"},
     {"model", cmd_model, "train or evaluate the performance model"},

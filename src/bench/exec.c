@@ -14,7 +14,8 @@ int pd_exec_run(pd_bench_run *run, int parallel, const pd_executor *ex)
             ex->cancel(run, ex->ctx);
             return pd_proc_interrupt_status();
         }
-        while (running < parallel && next < run->ntasks && !pd_proc_interrupted()) {
+        /* the core-hours budget is checked before each start, as IOPS does (budget.h) */
+        while (running < parallel && next < run->ntasks && !pd_proc_interrupted() && !pd_bench_budget_exhausted(run)) {
             pd_bench_task *t = &run->tasks[next++];
             if (t->state != PD_TASK_PENDING)
                 continue;
@@ -26,7 +27,7 @@ int pd_exec_run(pd_bench_run *run, int parallel, const pd_executor *ex)
             }
             running++;
         }
-        if (running == 0 && next >= run->ntasks)
+        if (running == 0 && (next >= run->ntasks || run->budget.stopped))
             return 0;
         ex->collect(run, &running, ex->ctx);
     }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "bench/budget.h"
 #include "bench/config.h"
 #include "bench/study.h"
 
@@ -21,7 +22,7 @@ typedef enum {
     PD_TASK_TIMED_OUT
 } pd_task_state;
 
-typedef struct {
+typedef struct pd_bench_task {
     size_t exec_idx; /* index into the matrix */
     int exec_id;
     int repetition;
@@ -40,6 +41,8 @@ typedef struct {
     size_t script_idx;    /* which script (pd_bench_script_at) */
     bool has_post;        /* post_<script>.sh runs after a successful script */
     char *parser_context; /* JSON globals for the parser_script */
+    bool cached;          /* taken from benchmark.cache_file, not run (cache.h) */
+    bool not_in_cache;    /* --cache-only and not in the cache: skipped (CANCELLED, not counted) */
 } pd_bench_task;
 
 typedef struct {
@@ -51,6 +54,13 @@ typedef struct {
     const char *resume_dir; /* NULL: latest run_NNN in workdir */
     bool dry_run;
     bool quiet;
+    const char *machine;     /* --machine (or IOPS_MACHINE): machines: entry to merge */
+    bool resolve;            /* --resolve: print the merged study and stop */
+    bool use_cache;          /* --use-cache: take measured repetitions from benchmark.cache_file */
+    bool cache_only;         /* --cache-only: only those; run nothing */
+    double max_core_hours;   /* --max-core-hours (0: benchmark.max_core_hours) */
+    double *time_estimates;  /* --time-estimate seconds (dry run), or NULL */
+    size_t ntime_estimates;
 } pd_bench_options;
 
 typedef struct pd_bench_run {
@@ -67,6 +77,9 @@ typedef struct pd_bench_run {
     const char *executor_name;
     double results_written_at; /* monotonic time of the last results.csv write */
     size_t unsaved_status;     /* status files that could not be written */
+    pd_bench_budget budget;    /* max_core_hours (budget.h) */
+    struct pd_bench_cache *cache; /* benchmark.cache_file, open (cache.h), or NULL */
+    bool use_cache;            /* read it (--use-cache / --cache-only), not only write it */
 } pd_bench_run;
 
 /* Runs a study end to end. Returns the exit status: 0 all succeeded,

@@ -28,6 +28,14 @@ static void usage(FILE *out)
             "  --executor local|slurm override benchmark.executor\n"
             "  --parallel N           override benchmark.parallel (1 to 4096)\n"
             "  --dry-run              check the study and list its executions; run nothing\n"
+            "  --machine NAME         merge the study's machines.NAME overrides (default:\n"
+            "                         $IOPS_MACHINE, if set)\n"
+            "  --resolve              print the study as merged for the machine; run nothing\n"
+            "  --use-cache            take repetitions measured before from benchmark.cache_file\n"
+            "  --cache-only           only those: run nothing, skip the rest\n"
+            "  --max-core-hours N     override benchmark.max_core_hours (stop starting\n"
+            "                         repetitions once N core-hours were used)\n"
+            "  --time-estimate S[,S]  with --dry-run: core-hours for S seconds a repetition\n"
             "  --summarize RUN_DIR    recompute RUN_DIR's resource summary from its traces\n"
             "                         (alone: no CONFIG.yaml, no other option)\n"
             "  -q, --quiet            no progress lines\n"
@@ -45,9 +53,62 @@ static bool is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+enum {
+    OPT_RESUME = 1000,
+    OPT_WORKDIR,
+    OPT_EXECUTOR,
+    OPT_PARALLEL,
+    OPT_DRY_RUN,
+    OPT_SUMMARIZE,
+    OPT_MACHINE,
+    OPT_RESOLVE,
+    OPT_USE_CACHE,
+    OPT_CACHE_ONLY,
+    OPT_MAX_CORE_HOURS,
+    OPT_TIME_ESTIMATE
+};
+
+/* The options of the machines, cache and budget features (config.h,
+ * cache.h, budget.h). false after saying why. */
+static bool bench_study_option(int c, const char *arg, pd_bench_options *opt, double *estimates, size_t *nest)
+{
+    char *end;
+    switch (c) {
+    case OPT_MACHINE:
+        if (!*arg)
+            return pd_opt_error(CMD, "--machine needs a machine name"), false;
+        opt->machine = arg;
+        return true;
+    case OPT_RESOLVE:
+        opt->resolve = true;
+        return true;
+    case OPT_USE_CACHE:
+        opt->use_cache = true;
+        return true;
+    case OPT_CACHE_ONLY: /* implies --use-cache, as in IOPS */
+        opt->cache_only = opt->use_cache = true;
+        return true;
+    case OPT_MAX_CORE_HOURS:
+        opt->max_core_hours = strtod(arg, &end);
+        if (end == arg || *end || !(opt->max_core_hours > 0) || opt->max_core_hours > 1e15)
+            return pd_opt_error(CMD, "--max-core-hours must be a positive number, not '%s'", arg), false;
+        return true;
+    default: /* --time-estimate 300 or 300,600,900 */
+        for (const char *p = arg;; p = end + 1) {
+            double d = strtod(p, &end);
+            if (end == p || (*end && *end != ',') || !(d > 0) || d > 1e12 || *nest >= 16)
+                return pd_opt_error(CMD, "--time-estimate takes up to 16 positive seconds, comma-separated, not '%s'",
+                                    arg),
+                       false;
+            estimates[(*nest)++] = d;
+            if (!*end)
+                return true;
+        }
+    }
+}
+
 int cmd_bench(int argc, char **argv)
 {
-    enum { OPT_RESUME = 1000, OPT_WORKDIR, OPT_EXECUTOR, OPT_PARALLEL, OPT_DRY_RUN, OPT_SUMMARIZE };
     static const struct option longopts[] = {
         {"resume", optional_argument, NULL, OPT_RESUME},
         {"workdir", required_argument, NULL, OPT_WORKDIR},
@@ -55,11 +116,19 @@ int cmd_bench(int argc, char **argv)
         {"parallel", required_argument, NULL, OPT_PARALLEL},
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
         {"summarize", required_argument, NULL, OPT_SUMMARIZE},
+        {"machine", required_argument, NULL, OPT_MACHINE},
+        {"resolve", no_argument, NULL, OPT_RESOLVE},
+        {"use-cache", no_argument, NULL, OPT_USE_CACHE},
+        {"cache-only", no_argument, NULL, OPT_CACHE_ONLY},
+        {"max-core-hours", required_argument, NULL, OPT_MAX_CORE_HOURS},
+        {"time-estimate", required_argument, NULL, OPT_TIME_ESTIMATE},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     pd_bench_options opt = {.executor = -1};
+    double estimates[16];
+    size_t nest = 0;
     long n;
     int c;
     /* --summarize is its own command with its own options and help
@@ -106,6 +175,15 @@ int cmd_bench(int argc, char **argv)
         case 'q':
             opt.quiet = true;
             break;
+        case OPT_MACHINE:
+        case OPT_RESOLVE:
+        case OPT_USE_CACHE:
+        case OPT_CACHE_ONLY:
+        case OPT_MAX_CORE_HOURS:
+        case OPT_TIME_ESTIMATE:
+            if (!bench_study_option(c, optarg, &opt, estimates, &nest))
+                return 2;
+            break;
         default:
             return 2;
         }
@@ -121,5 +199,11 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, CMD ": --resume and --dry-run cannot be combined\n");
         return 2;
     }
+    if (nest && !opt.dry_run)
+        return pd_opt_error(CMD, "--time-estimate goes with --dry-run");
+    if (!opt.machine && getenv("IOPS_MACHINE") && *getenv("IOPS_MACHINE"))
+        opt.machine = getenv("IOPS_MACHINE"); /* as IOPS: the option wins over the variable */
+    opt.time_estimates = estimates;
+    opt.ntime_estimates = nest;
     return pd_bench_main(&opt);
 }

@@ -38,7 +38,7 @@ static const char *study =
     "output:\n"
     "  sink: {type: csv}\n"
     "machines:\n"
-    "  cluster:\n"                                           /* 25 */
+    "  cluster:\n"
     "    benchmark: {repetitions: 5, executor: slurm}\n"
     "    vars:\n"
     "      n: {sweep: {mode: list, values: [8]}}\n"
@@ -129,7 +129,7 @@ static void test_unknown_machine_and_bad_keys(void **state)
     pd_bench_config cfg;
     pd_str errors = {0}, warnings = {0};
     assert_int_equal(parse("nope", &cfg, &errors, NULL), -1);
-    assert_non_null(strstr(errors.data, "t.yaml:25: machines: unknown machine 'nope' (the study has: cluster, laptop)"));
+    assert_non_null(strstr(errors.data, "t.yaml:24: machines: unknown machine 'nope' (the study has: cluster, laptop)"));
     assert_null(strstr(errors.data, "unknown key"));
     pd_bench_config_free(&cfg);
     pd_str_clear(&errors);

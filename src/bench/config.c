@@ -1555,7 +1555,7 @@ static void apply_machine(ctx *c, yaml_node_t *root, const char *machine)
             err_at(c, 1, "machines", "machine '%s' was selected (--machine or IOPS_MACHINE) but the study has no "
                    "machines section", machine);
         else
-            err_at(c, node_line(ms), "machines", "unknown machine '%s' (the study has: %s)", machine,
+            err_at(c, key_line(c, root, "machines"), "machines", "unknown machine '%s' (the study has: %s)", machine,
                    names.data ? names.data : "none");
         pd_str_free(&names);
         remove_pair(c, root_id, "machines");

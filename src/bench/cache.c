@@ -360,7 +360,7 @@ int pd_bench_cache_put(pd_bench_cache *c, const pd_bench_config *cfg, const char
 
 /* ---------------------------------------------------------- the run */
 
-int pd_bench_cache_setup(pd_bench_run *run, bool use_cache, bool cache_only)
+int pd_bench_cache_setup(pd_bench_run *run, bool use_cache, bool cache_only, bool dry)
 {
     if (!run->cfg.cache_file) {
         if (use_cache || cache_only) {
@@ -370,6 +370,8 @@ int pd_bench_cache_setup(pd_bench_run *run, bool use_cache, bool cache_only)
         }
         return 0;
     }
+    if (dry && (!(use_cache || cache_only) || access(run->cfg.cache_file, F_OK) != 0))
+        return 0; /* --dry-run creates nothing: no cache file yet is an empty cache */
     char err[PATH_MAX + 256];
     if (!(run->cache = pd_bench_cache_open(run->cfg.cache_file, err, sizeof err))) {
         fprintf(stderr, "paddiser bench: benchmark.cache_file: %s\n", err);

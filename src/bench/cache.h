@@ -53,8 +53,9 @@ const char *pd_bench_sqlite_vfs(const char *path);
 struct pd_bench_run;
 struct pd_bench_task;
 /* Opens benchmark.cache_file when set (every run writes its succeeded
- * repetitions there; use_cache: also reads). 0, or -1 after saying why. */
-int pd_bench_cache_setup(struct pd_bench_run *run, bool use_cache, bool cache_only);
+ * repetitions there; use_cache: also reads). dry (--dry-run): only to
+ * read, and only a file that exists. 0, or -1 after saying why. */
+int pd_bench_cache_setup(struct pd_bench_run *run, bool use_cache, bool cache_only, bool dry);
 /* --dry-run with --use-cache/--cache-only: marks the repetitions the cache
  * holds (cached) or lacks (not_in_cache) and says how many. */
 void pd_bench_cache_preview(struct pd_bench_run *run, bool cache_only, FILE *out);

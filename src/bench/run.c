@@ -855,8 +855,7 @@ int pd_bench_main(const pd_bench_options *opt)
     }
     /* core-hours budget (budget.h) and execution cache (cache.h) */
     if (pd_bench_budget_setup(run, opt->max_core_hours) != 0 ||
-        ((!opt->dry_run || opt->use_cache || opt->cache_only) &&
-         pd_bench_cache_setup(run, opt->use_cache, opt->cache_only) != 0))
+        pd_bench_cache_setup(run, opt->use_cache, opt->cache_only, opt->dry_run) != 0)
         goto out;
 
     if (opt->dry_run) {

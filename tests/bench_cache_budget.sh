@@ -73,6 +73,19 @@ grep -q '^cache: 6 of 8 repetitions taken from' d4 || fail "dry run: $(cat d4)"
 sed 's/cache_exclude_vars: \[out\]/cache_exclude_vars: []/' c.yaml >noex.yaml
 "$PD" bench noex.yaml -q --use-cache >/dev/null 2>&1 || fail "no exclusion run"
 [ "$(ran)" -eq 20 ] || fail "out in the key: every repetition should miss, ran $(($(ran) - 14))"
+# an entry IOPS wrote (its param_hash: python3 -c 'import json, hashlib;
+# print(hashlib.md5(json.dumps({"x": 5}, sort_keys=True).encode()).hexdigest())')
+# is taken; one without every metric of the script is a miss (IOPS re-runs it)
+sqlite3 cache/c.db "INSERT INTO cached_executions (param_hash, params_json, repetition, metrics_json, metadata_json, created_at) VALUES
+  ('7e1046a94a75679fe7ac259e068afdb5', '{\"x\": 5}', 1, '{\"v\": 4242}', '{}', '2026-01-01T00:00:00'),
+  ('7e1046a94a75679fe7ac259e068afdb5', '{\"x\": 5}', 2, '{\"v\": 4343}', '{}', '2026-01-01T00:00:00'),
+  ('465012b441544c087ea7d92bb6fecb0e', '{\"x\": 6}', 1, '{}', '{}', '2026-01-01T00:00:00')"
+study "5, 6" | sed 's/cache_exclude_vars: \[out\]/cache_exclude_vars: [out]\n  repetitions: 1/; s/  repetitions: 2//' >iops.yaml
+before=$(ran)
+"$PD" bench iops.yaml -q --use-cache >oi 2>ei || { cat ei; fail "IOPS-written entries"; }
+[ "$(ran)" -eq $((before + 1)) ] || fail "IOPS-written entries: ran $(($(ran) - before)), want 1 (x=6 lacks v)"
+grep -q '^exec_0001,1,5,.*,4242$' wd/run_*/results.csv || fail "IOPS-written metric not taken: $(cat oi)"
+
 # --use-cache without cache_file
 sed '/cache_file/d' c.yaml >nocache.yaml
 rc=0; "$PD" bench nocache.yaml --use-cache >/dev/null 2>e5 || rc=$?
@@ -85,8 +98,8 @@ study "$(seq -s, 201 240)" | sed 's|./wd|./wdb|' >b.yaml
 wait $pa || { cat ea; fail "concurrent run a"; }
 wait $pb || { cat eb; fail "concurrent run b"; }
 ! grep -qi 'database\|sqlite\|not stored in the cache\|cache lookup' ea eb || fail "concurrent writers: $(cat ea eb)"
-# 8 + 6: the 8 keys so far, and 6 more where out is in the key
-[ "$(rows)" -eq $((8 + 6 + 2 * 40 + 2 * 40)) ] || fail "concurrent writers: $(rows) rows, want 174"
+# 8 + 6 + 3: the 8 keys so far, 6 more where out is in the key, the 3 IOPS rows
+[ "$(rows)" -eq $((8 + 6 + 3 + 2 * 40 + 2 * 40)) ] || fail "concurrent writers: $(rows) rows, want 177"
 
 # ---- 2. the budget: 3 executions of 2x cores, 0.3 s each
 cat >b.yaml <<EOF

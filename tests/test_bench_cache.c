@@ -1,7 +1,10 @@
-/* src/bench/cache.c and budget.c: the cache key (sorted, excluded
- * variables left out, integer strings as integers, as IOPS normalises),
- * a put/get round trip in a fresh SQLite file, an entry replaced by a later
- * put, and cores_expr evaluation. */
+/* src/bench/cache.c, md5.c and budget.c: the cache key (Python's
+ * json.dumps(params, sort_keys=True) after IOPS's normalisation, excluded
+ * variables left out) and its MD5, a put/get round trip in a fresh SQLite
+ * file, an entry replaced by a later put, and cores_expr evaluation. The
+ * expected keys and digests are Python's:
+ *   python3 -c 'import json, hashlib; s = json.dumps({"nodes": 2, "ppn": 1.5, "zeta": 8}, sort_keys=True);
+ *               print(s, hashlib.md5(s.encode()).hexdigest())' */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +19,7 @@
 #include "bench/budget.h"
 #include "bench/cache.h"
 #include "bench/config.h"
+#include "bench/md5.h"
 
 static const char *study = "benchmark: {name: k, workdir: /tmp/pd-k, cache_file: /tmp/x.db,\n"
                            "            cache_exclude_vars: [path], cores_expr: \"{{ nodes }} * ppn\"}\n"
@@ -57,9 +61,46 @@ static void test_key_normalised_sorted_excluding(void **state)
     k = pd_bench_cache_params(&cfg, v);
     assert_string_equal(k, "{\"nodes\": 2, \"ppn\": 1.5, \"zeta\": \"08\"}");
     free(k);
+    pd_val_free(&v[0]);
+    v[0] = pd_val_str("1.5"); /* a float that reads back the same */
+    k = pd_bench_cache_params(&cfg, v);
+    assert_string_equal(k, "{\"nodes\": 2, \"ppn\": 1.5, \"zeta\": 1.5}");
+    free(k);
+    pd_val_free(&v[0]);
+    v[0] = pd_val_str("h\xc3\xa9\"\\\b\f\n\x01\x7f\xf0\x9f\x98\x80"); /* ensure_ascii escapes */
+    k = pd_bench_cache_params(&cfg, v);
+    assert_string_equal(k, "{\"nodes\": 2, \"ppn\": 1.5, \"zeta\": \"h\\u00e9\\\"\\\\\\b\\f\\n\\u0001\\u007f\\ud83d\\ude00\"}");
+    char md5[33];
+    pd_md5_hex(k, strlen(k), md5);
+    assert_string_equal(md5, "1696128893c09f9756f53c1fa1511140");
+    free(k);
     for (int i = 0; i < 4; i++)
         pd_val_free(&v[i]);
     pd_bench_config_free(&cfg);
+}
+
+static void test_md5_vectors(void **state)
+{
+    (void)state;
+    /* python3 -c 'import hashlib; print(hashlib.md5(b"a" * 56).hexdigest())', ... */
+    static const struct {
+        size_t n;
+        const char *hex;
+    } a[] = {{0, "d41d8cd98f00b204e9800998ecf8427e"},   {55, "ef1772b6dff9a122358552954ad0df65"},
+             {56, "3b0c8ac703f828b04c6c197006d17218"},  {64, "014842d480b571495a4a0363793f7367"},
+             {119, "8a7bd0732ed6a28ce75f6dabc90e1613"}, {120, "5f61c0ccad4cac44c75ff505e1f1e537"},
+             {1000, "cabe45dcc9ae5b66ba86600cca6b8ba8"}};
+    char buf[1000], hex[33];
+    memset(buf, 'a', sizeof buf);
+    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
+        pd_md5_hex(buf, a[i].n, hex);
+        assert_string_equal(hex, a[i].hex);
+    }
+    pd_md5_hex("abc", 3, hex);
+    assert_string_equal(hex, "900150983cd24fb0d6963f7d28e17f72");
+    const char *key = "{\"nodes\": 2, \"ppn\": 1.5, \"zeta\": 8}";
+    pd_md5_hex(key, strlen(key), hex);
+    assert_string_equal(hex, "e9ee97d82a2ac43d33c6b10681c0a200");
 }
 
 static void test_put_get_replace(void **state)
@@ -144,6 +185,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_key_normalised_sorted_excluding),
+        cmocka_unit_test(test_md5_vectors),
         cmocka_unit_test(test_put_get_replace),
         cmocka_unit_test(test_cores_expr),
     };

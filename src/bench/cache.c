@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "bench/iops_meta.h"
+#include "bench/md5.h"
 #include "bench/run.h"
 #include "common/util.h"
 
@@ -200,18 +202,113 @@ static int by_name(const void *a, const void *b)
     return strcmp((*(const pd_bench_var *const *)a)->name, (*(const pd_bench_var *const *)b)->name);
 }
 
+/* One code point of UTF-8 text at *p (advanced); an invalid byte stands for
+ * itself. */
+static unsigned long utf8_next(const unsigned char **p)
+{
+    const unsigned char *s = *p;
+    int n = s[0] >= 0xF0 && s[0] < 0xF5 ? 3 : s[0] >= 0xE0 ? 2 : s[0] >= 0xC2 && s[0] < 0xE0 ? 1 : 0;
+    if (s[0] < 0x80 || (n == 2 && s[0] >= 0xF0))
+        n = 0;
+    unsigned long cp = n ? s[0] & (0x3F >> n) : s[0];
+    for (int i = 1; i <= n; i++) {
+        if ((s[i] & 0xC0) != 0x80) {
+            *p = s + 1;
+            return s[0];
+        }
+        cp = cp << 6 | (s[i] & 0x3F);
+    }
+    *p = s + 1 + n;
+    return cp;
+}
+
+/* A string as Python's json.dumps writes it (ensure_ascii: everything
+ * outside ' '..'~' escaped, astral code points as surrogate pairs). */
+static void py_json_string(pd_str *out, const char *text)
+{
+    pd_str_append(out, "\"");
+    for (const unsigned char *p = (const unsigned char *)text; *p;) {
+        unsigned long c = utf8_next(&p);
+        switch (c) {
+        case '"': pd_str_append(out, "\\\""); break;
+        case '\\': pd_str_append(out, "\\\\"); break;
+        case '\n': pd_str_append(out, "\\n"); break;
+        case '\r': pd_str_append(out, "\\r"); break;
+        case '\t': pd_str_append(out, "\\t"); break;
+        case '\b': pd_str_append(out, "\\b"); break;
+        case '\f': pd_str_append(out, "\\f"); break;
+        default:
+            if (c >= 0x20 && c <= 0x7E)
+                pd_str_printf(out, "%c", (int)c);
+            else if (c < 0x10000)
+                pd_str_printf(out, "\\u%04lx", c);
+            else
+                pd_str_printf(out, "\\u%04lx\\u%04lx", 0xD800 + ((c - 0x10000) >> 10), 0xDC00 + ((c - 0x10000) & 0x3FF));
+        }
+    }
+    pd_str_append(out, "\"");
+}
+
+/* A value as Python's json.dumps writes it (floats as repr, NaN, Infinity). */
+static void py_json(pd_str *out, const pd_val *v)
+{
+    char buf[64];
+    switch (v->kind) {
+    case PD_VAL_BOOL: pd_str_append(out, v->b ? "true" : "false"); break;
+    case PD_VAL_INT: pd_str_printf(out, "%lld", v->i); break;
+    case PD_VAL_FLOAT:
+        if (isnan(v->f))
+            pd_str_append(out, "NaN");
+        else if (isinf(v->f))
+            pd_str_append(out, v->f < 0 ? "-Infinity" : "Infinity");
+        else {
+            pd_format_float(buf, sizeof buf, v->f);
+            pd_str_append(out, buf);
+        }
+        break;
+    case PD_VAL_STR: py_json_string(out, v->s); break;
+    case PD_VAL_LIST:
+        pd_str_append(out, "[");
+        for (size_t i = 0; i < v->n; i++) {
+            pd_str_append(out, i ? ", " : "");
+            py_json(out, &v->items[i]);
+        }
+        pd_str_append(out, "]");
+        break;
+    default: pd_str_append(out, "null"); break;
+    }
+}
+
+/* IOPS's _normalize_value: a string becomes the number it spells when the
+ * number reads back as the very same string ("8" -> 8, "1.5" -> 1.5; "08",
+ * "1e3" and " 8" stay strings). */
+static void py_json_normalised(pd_str *out, const pd_val *v)
+{
+    long n;
+    char back[64], *end;
+    if (v->kind == PD_VAL_STR && pd_parse_long(v->s, &n) && (snprintf(back, sizeof back, "%ld", n), !strcmp(back, v->s))) {
+        pd_str_printf(out, "%ld", n);
+        return;
+    }
+    if (v->kind == PD_VAL_STR && *v->s) {
+        double d = strtod(v->s, &end);
+        if (!*end && isfinite(d) && (pd_format_float(back, sizeof back, d), !strcmp(back, v->s))) {
+            pd_str_append(out, back);
+            return;
+        }
+    }
+    py_json(out, v);
+}
+
 char *pd_bench_cache_params(const pd_bench_config *cfg, const pd_val *values)
 {
     const pd_bench_var **order = calloc(cfg->nvars ? cfg->nvars : 1, sizeof *order);
-    size_t *idx = calloc(cfg->nvars ? cfg->nvars : 1, sizeof *idx);
-    if (!order || !idx) {
-        free(order);
-        free(idx);
+    if (!order)
         return NULL;
-    }
     for (size_t i = 0; i < cfg->nvars; i++)
         order[i] = &cfg->vars[i];
     qsort(order, cfg->nvars, sizeof *order, by_name);
+    /* json.dumps(params, sort_keys=True): ", " and ": " separators */
     pd_str s = {0};
     pd_str_append(&s, "{");
     bool first = true;
@@ -219,37 +316,19 @@ char *pd_bench_cache_params(const pd_bench_config *cfg, const pd_val *values)
         size_t i = (size_t)(order[k] - cfg->vars);
         if (excluded(cfg, cfg->vars[i].name))
             continue;
-        pd_val name = pd_val_str(cfg->vars[i].name);
         pd_str_append(&s, first ? "" : ", ");
         first = false;
-        pd_val_append_json(&s, &name);
-        pd_val_free(&name);
+        py_json_string(&s, cfg->vars[i].name);
         pd_str_append(&s, ": ");
-        const pd_val *v = &values[i];
-        long n;
-        char back[32];
-        /* "8" and 8 are one key; "08" or "1e3" stay strings (IOPS's round trip) */
-        if (v->kind == PD_VAL_STR && pd_parse_long(v->s, &n) &&
-            (snprintf(back, sizeof back, "%ld", n), !strcmp(back, v->s)))
-            pd_str_printf(&s, "%ld", n);
-        else
-            pd_val_append_json(&s, v);
+        py_json_normalised(&s, &values[i]);
     }
     pd_str_append(&s, "}");
     free(order);
-    free(idx);
     return pd_str_take(&s);
 }
 
-/* FNV-1a, 64 bits, as hex: the lookup also compares params_json, so a
- * collision cannot return another parameter set's row. */
-static void params_hash(const char *params, char out[17])
-{
-    unsigned long long h = 1469598103934665603ULL;
-    for (const unsigned char *p = (const unsigned char *)params; *p; p++)
-        h = (h ^ *p) * 1099511628211ULL;
-    snprintf(out, 17, "%016llx", h);
-}
+/* IOPS's param_hash: the MD5 of the parameters' JSON. */
+static void params_hash(const char *params, char out[33]) { pd_md5_hex(params, strlen(params), out); }
 
 static void iso_time(double t, char *buf, size_t len)
 {
@@ -263,7 +342,7 @@ static void iso_time(double t, char *buf, size_t len)
 int pd_bench_cache_get(pd_bench_cache *c, const pd_bench_config *cfg, const char *params, int repetition,
                        char ***metrics, double *duration_s, char *err, size_t errlen)
 {
-    char hash[17];
+    char hash[33];
     params_hash(params, hash);
     *metrics = NULL;
     *duration_s = 0;
@@ -276,12 +355,11 @@ int pd_bench_cache_get(pd_bench_cache *c, const pd_bench_config *cfg, const char
         /* the newest entry, as IOPS reads a rebuilt cache with duplicates */
         int rc = sqlite3_prepare_v2(db,
                                     "SELECT metrics_json, metadata_json FROM cached_executions WHERE param_hash = ?1 "
-                                    "AND params_json = ?2 AND repetition = ?3 ORDER BY created_at DESC LIMIT 1",
+                                    "AND repetition = ?2 ORDER BY created_at DESC LIMIT 1",
                                     -1, &st, NULL);
         if (rc == SQLITE_OK) {
             sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
-            sqlite3_bind_text(st, 2, params, -1, SQLITE_STATIC);
-            sqlite3_bind_int(st, 3, repetition);
+            sqlite3_bind_int(st, 2, repetition);
             rc = sqlite3_step(st);
         }
         if (rc == SQLITE_ROW) {
@@ -324,7 +402,7 @@ int pd_bench_cache_get(pd_bench_cache *c, const pd_bench_config *cfg, const char
 int pd_bench_cache_put(pd_bench_cache *c, const pd_bench_config *cfg, const char *params, int repetition,
                        char *const *metrics, double start, double end, char *err, size_t errlen)
 {
-    char hash[17], now[64], s0[64], s1[64];
+    char hash[33], now[64], s0[64], s1[64];
     params_hash(params, hash);
     iso_time(pd_now(), now, sizeof now);
     iso_time(start, s0, sizeof s0);
@@ -381,6 +459,17 @@ int pd_bench_cache_setup(pd_bench_run *run, bool use_cache, bool cache_only, boo
     return 0;
 }
 
+/* Every metric of the script a task runs is in metrics (cfg->metrics order). */
+static bool has_script_metrics(const pd_bench_config *cfg, size_t script, char *const *metrics)
+{
+    const pd_bench_script *sc = pd_bench_script_at(cfg, script);
+    for (size_t m = 0; m < sc->nmetrics; m++)
+        for (size_t i = 0; i < cfg->nmetrics; i++)
+            if (!strcmp(cfg->metrics[i], sc->metrics[m]) && !metrics[i])
+                return false;
+    return true;
+}
+
 bool pd_bench_cache_take(pd_bench_run *run, pd_bench_task *t, bool cache_only, bool dry)
 {
     if (!run->cache || !run->use_cache)
@@ -392,10 +481,17 @@ bool pd_bench_cache_take(pd_bench_run *run, pd_bench_task *t, bool cache_only, b
     int hit = params ? pd_bench_cache_get(run->cache, &run->cfg, params, t->repetition, &metrics, &duration, err,
                                           sizeof err)
                      : -1;
-    free(params);
     if (hit < 0)
         fprintf(stderr, "paddiser bench: warning: cache lookup of exec_%04d rep %d: %s\n", t->exec_id,
                 t->repetition, params ? err : "out of memory");
+    free(params);
+    if (hit > 0 && !has_script_metrics(&run->cfg, t->script_idx, metrics)) {
+        hit = 0; /* IOPS: an entry without every expected metric is a miss, and runs again */
+        for (size_t i = 0; i < run->cfg.nmetrics; i++)
+            free(metrics[i]);
+        free(metrics);
+        metrics = NULL;
+    }
     if (hit <= 0) {
         if (cache_only) {
             t->not_in_cache = true;

@@ -28,9 +28,10 @@ pd_bench_cache *pd_bench_cache_open(const char *path, char *err, size_t errlen);
 void pd_bench_cache_close(pd_bench_cache *c);
 
 /* The cache key of a repetition's variable values (cfg->nvars of them):
- * a JSON object with sorted keys, cache_exclude_vars left out, strings
- * that spell an integer stored as that integer (IOPS's normalisation).
- * Heap string. */
+ * Python's json.dumps(params, sort_keys=True) of all variables but
+ * cache_exclude_vars, after IOPS's normalisation (a string that spells a
+ * number and reads back the same is that number); its MD5 is IOPS's
+ * param_hash, so the file is shared with IOPS. Heap string. */
 char *pd_bench_cache_params(const pd_bench_config *cfg, const pd_val *values);
 
 /* Looks (params, repetition) up: 1 and the metrics (cfg->nmetrics texts,

@@ -79,6 +79,37 @@ static void test_key_normalised_sorted_excluding(void **state)
     pd_bench_config_free(&cfg);
 }
 
+/* IOPS renders cache_file (os_env, workdir, benchmark.name), then expands
+ * $VAR and ~ (_expand_path). */
+static void test_cache_file_path(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *value, *want;
+    } cases[] = {
+        {"\"{{ workdir }}/{{ benchmark.name }}_{{ os_env.PD_T_CACHE }}.db\"", "/tmp/pd-k/k_v1.db"},
+        {"\"$PD_T_DIR/c.db\"", "/scratch/x/c.db"},
+        {"\"${PD_T_DIR}/$PD_T_UNSET/c.db\"", "/scratch/x/$PD_T_UNSET/c.db"},
+        {"\"~/c.db\"", "/home/pd-t/c.db"},
+    };
+    setenv("PD_T_CACHE", "v1", 1);
+    setenv("PD_T_DIR", "/scratch/x", 1);
+    setenv("HOME", "/home/pd-t", 1);
+    unsetenv("PD_T_UNSET");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        const char *at = strstr(study, "/tmp/x.db");
+        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - study), study, cases[i].value, at + strlen("/tmp/x.db"));
+        pd_bench_config cfg;
+        pd_str errors = {0}, warnings = {0};
+        assert_int_equal(pd_bench_config_parse(text, "k.yaml", "/x", &cfg, &errors, &warnings), 0);
+        assert_string_equal(cfg.cache_file, cases[i].want);
+        pd_bench_config_free(&cfg);
+        pd_str_free(&errors);
+        pd_str_free(&warnings);
+    }
+}
+
 static void test_md5_vectors(void **state)
 {
     (void)state;
@@ -185,6 +216,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_key_normalised_sorted_excluding),
+        cmocka_unit_test(test_cache_file_path),
         cmocka_unit_test(test_md5_vectors),
         cmocka_unit_test(test_put_get_replace),
         cmocka_unit_test(test_cores_expr),

@@ -605,6 +605,54 @@ static void parse_deprecated_probes(ctx *c, const yaml_node_t *n, pd_bench_confi
     pd_str_free(&hints);
 }
 
+/* Names a cache_file template may use (IOPS: os_env, workdir, benchmark.name). */
+static bool cache_path_lookup(void *ud, const char *name, pd_val *out)
+{
+    const pd_bench_config *cfg = ud;
+    const char *v = NULL;
+    if (!strncmp(name, "os_env.", 7))
+        v = getenv(name + 7);
+    else if (!strcmp(name, "workdir"))
+        v = cfg->workdir;
+    else if (!strcmp(name, "benchmark.name"))
+        v = cfg->name;
+    if (!v)
+        return false;
+    *out = pd_val_str(v);
+    return true;
+}
+
+/* IOPS's _expand_path: $VAR and ${VAR} (unset ones stay as written), then a
+ * leading ~. */
+static char *expand_path(const char *p)
+{
+    pd_str s = {0};
+    if (p[0] == '~' && (p[1] == '/' || !p[1]) && getenv("HOME")) {
+        pd_str_append(&s, getenv("HOME"));
+        p++;
+    }
+    while (*p) {
+        size_t n = 0;
+        bool brace = p[0] == '$' && p[1] == '{';
+        const char *name = p + 1 + brace;
+        if (p[0] == '$')
+            while (name[n] == '_' || isalnum((unsigned char)name[n]))
+                n++;
+        if (n && (!brace || name[n] == '}') && !isdigit((unsigned char)name[0])) {
+            char *var = strndup(name, n);
+            const char *val = var ? getenv(var) : NULL;
+            free(var);
+            if (val) {
+                pd_str_append(&s, val);
+                p = name + n + brace;
+                continue;
+            }
+        }
+        pd_str_appendn(&s, p++, 1);
+    }
+    return pd_str_take(&s);
+}
+
 /* benchmark.cache_file / cache_exclude_vars (cache.h) and max_core_hours /
  * cores_expr / estimated_time_seconds (budget.h); null is "not set", as in
  * IOPS's loader. */
@@ -615,11 +663,21 @@ static void parse_cache_and_budget(ctx *c, const yaml_node_t *n, pd_bench_config
         char *f = get_str(c, v, "benchmark.cache_file");
         if (f && !*pd_trim(f))
             err_at(c, node_line(v), "benchmark.cache_file", "must not be an empty string");
-        else if (f && (strstr(f, "{{") || strstr(f, "{%")))
-            err_at(c, node_line(v), "benchmark.cache_file", "templates are not supported here; give a path");
         else if (f) {
-            char cwd[PATH_MAX];
-            cfg->cache_file = resolve_path(f[0] == '/' ? NULL : getcwd(cwd, sizeof cwd), f);
+            pd_str r = {0};
+            char e[256] = "", cwd[PATH_MAX];
+            int line = 0;
+            if (pd_template_has_tags(f) && pd_template_render(f, cache_path_lookup, cfg, &r, e, sizeof e, &line) != 0)
+                err_at(c, node_line(v), "benchmark.cache_file", "%s (names: os_env.NAME, workdir, benchmark.name)", e);
+            else if (r.data && !*pd_trim(r.data))
+                err_at(c, node_line(v), "benchmark.cache_file", "renders to an empty string");
+            else {
+                char *x = expand_path(r.data ? r.data : f);
+                if (x)
+                    cfg->cache_file = resolve_path(x[0] == '/' ? NULL : getcwd(cwd, sizeof cwd), x);
+                free(x);
+            }
+            pd_str_free(&r);
         }
         free(f);
     }

@@ -53,23 +53,11 @@ static bool is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-enum {
-    OPT_RESUME = 1000,
-    OPT_WORKDIR,
-    OPT_EXECUTOR,
-    OPT_PARALLEL,
-    OPT_DRY_RUN,
-    OPT_SUMMARIZE,
-    OPT_MACHINE,
-    OPT_RESOLVE,
-    OPT_USE_CACHE,
-    OPT_CACHE_ONLY,
-    OPT_MAX_CORE_HOURS,
-    OPT_TIME_ESTIMATE
-};
-
 /* The options of the machines, cache and budget features (config.h,
- * cache.h, budget.h). false after saying why. */
+ * cache.h, budget.h): bench_study_option parses them, false after saying
+ * why. */
+enum { OPT_MACHINE = 2000, OPT_RESOLVE, OPT_USE_CACHE, OPT_CACHE_ONLY, OPT_MAX_CORE_HOURS, OPT_TIME_ESTIMATE };
+
 static bool bench_study_option(int c, const char *arg, pd_bench_options *opt, double *estimates, size_t *nest)
 {
     char *end;
@@ -109,6 +97,7 @@ static bool bench_study_option(int c, const char *arg, pd_bench_options *opt, do
 
 int cmd_bench(int argc, char **argv)
 {
+    enum { OPT_RESUME = 1000, OPT_WORKDIR, OPT_EXECUTOR, OPT_PARALLEL, OPT_DRY_RUN, OPT_SUMMARIZE };
     static const struct option longopts[] = {
         {"resume", optional_argument, NULL, OPT_RESUME},
         {"workdir", required_argument, NULL, OPT_WORKDIR},

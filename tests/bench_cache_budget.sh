@@ -48,8 +48,9 @@ study "1, 2, 3" >c.yaml
 [ "$(sqlite3 cache/c.db "SELECT params_json, metrics_json FROM cached_executions WHERE repetition = 2 ORDER BY id LIMIT 1")" = '{"x": 1}|{"v":10}' ] ||
     fail "cache row: $(sqlite3 cache/c.db 'SELECT * FROM cached_executions LIMIT 1')"
 grep -q '"cached": false' wd/run_001/exec_0001/repetition_001/__iops_status.json || fail "run 1 status not cached=false"
-"$PD" bench c.yaml -q --use-cache >o2 2>e2 || { cat e2; fail "--use-cache run"; }
+"$PD" bench c.yaml --use-cache >o2 2>e2 || { cat e2; fail "--use-cache run"; }
 [ "$(ran)" -eq 6 ] || fail "--use-cache ran $(($(ran) - 6)) scripts, want none (out differs per run: excluded)"
+grep -q '^exec_0003 rep 2 from the cache$' e2 && [ "$(grep -c 'from the cache$' e2)" -eq 6 ] || fail "progress: $(cat e2)"
 grep -q '"cached": true' wd/run_002/exec_0003/repetition_002/__iops_status.json || fail "cached status: $(cat wd/run_002/exec_0003/repetition_002/__iops_status.json)"
 grep -q 'cache: 6 of 6 repetitions taken from' o2 || fail "--use-cache summary: $(cat o2)"
 [ "$(cut -d, -f1,2,3,5 wd/run_002/results.csv)" = "$(cut -d, -f1,2,3,5 wd/run_001/results.csv)" ] ||
@@ -123,6 +124,7 @@ rc=0; "$PD" bench b.yaml >bo 2>be || rc=$?
 [ $rc -eq 1 ] || fail "budget run: exit $rc, want 1"
 grep -q 'budget reached: 0.000[0-9]* of 0.0001 core-hours used' be || fail "budget message: $(cat be)"
 grep -q '1/3 repetitions succeeded' bo || fail "budget: $(cat bo)"
+grep -q 'budget reached: 2 repetitions left unstarted; --resume runs them' bo || fail "budget summary: $(cat bo)"
 [ ! -e wdbud/run_001/exec_0002/repetition_001/stdout ] || fail "exec_0002 started past the budget"
 grep -q '"max_core_hours": 0.0001' wdbud/run_001/__iops_run_metadata.json || fail "run metadata: max_core_hours"
 "$PD" bench b.yaml -q --max-core-hours 1 >/dev/null 2>&1 || fail "--max-core-hours 1 should let all run"

@@ -118,9 +118,14 @@ void pd_bench_budget_estimate(const pd_bench_run *run, const double *seconds, si
 
 void pd_bench_budget_report(const pd_bench_run *run, FILE *out)
 {
-    if (run->budget.max > 0)
-        fprintf(out, "core-hours: %.4f of %g used%s\n", run->budget.used, run->budget.max,
-                run->budget.stopped ? " (budget reached: repetitions left unstarted)" : "");
+    size_t unstarted = 0;
+    for (size_t k = 0; k < run->ntasks; k++)
+        unstarted += run->tasks[k].state == PD_TASK_PENDING;
+    if (run->budget.max > 0 && run->budget.stopped)
+        fprintf(out, "core-hours: %.4f of %g used (budget reached: %zu repetitions left unstarted; --resume runs "
+                     "them)\n", run->budget.used, run->budget.max, unstarted);
+    else if (run->budget.max > 0)
+        fprintf(out, "core-hours: %.4f of %g used\n", run->budget.used, run->budget.max);
     else if (run->budget.used > 0 && run->cfg.cores_expr.text)
         fprintf(out, "core-hours: %.4f used\n", run->budget.used);
     if (run->budget.saved > 0 && (run->budget.max > 0 || run->cfg.cores_expr.text))

@@ -512,6 +512,8 @@ bool pd_bench_cache_take(pd_bench_run *run, pd_bench_task *t, bool cache_only, b
         if (pd_mkdir_p(t->dir, 0755) != 0)
             fprintf(stderr, "paddiser bench: warning: cannot create %s: %s\n", t->dir, strerror(errno));
         pd_bench_task_status(run, t);
+        if (!run->quiet) /* IOPS's [CACHED] progress line */
+            fprintf(stderr, "exec_%04d rep %d from the cache\n", t->exec_id, t->repetition);
     }
     pd_bench_budget_add(run, t, duration, true);
     return true;

@@ -66,6 +66,16 @@ static bool lock_hostile_fs(const char *path)
 
 const char *pd_bench_sqlite_vfs(const char *path) { return lock_hostile_fs(path) ? "unix-dotfile" : NULL; }
 
+/* Still locked after every retry: with lock files, one a killed harness
+ * left behind is the likely cause; say which to remove. */
+static void stale_lock_hint(const pd_bench_cache *c, char *err, size_t errlen)
+{
+    size_t n = strlen(err);
+    if (c->vfs && n + 1 < errlen)
+        snprintf(err + n, errlen - n, " (locked with the lock file %s.lock: if no harness uses the cache, a killed "
+                                      "one left it; remove it)", c->path);
+}
+
 static bool busy(int rc) { return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED; }
 
 static void backoff(int attempt)
@@ -126,6 +136,7 @@ static int exec_write(pd_bench_cache *c, const char *sql, const char *const *arg
             return -1;
         backoff(attempt);
     }
+    stale_lock_hint(c, err, errlen);
     return -1;
 }
 
@@ -169,6 +180,8 @@ pd_bench_cache *pd_bench_cache_open(const char *path, char *err, size_t errlen)
         }
         if (rc == SQLITE_OK)
             return c;
+        if (busy(rc))
+            stale_lock_hint(c, err, errlen);
         /* fcntl() locks that fail with an I/O error (a filesystem that
          * does not support them): lock with a lock file instead */
         if ((rc & 0xff) != SQLITE_IOERR || c->vfs)

@@ -1,4 +1,5 @@
-/* libFuzzer harness: the study YAML loader (src/bench/config.c) and, for a
+/* libFuzzer harness: the study YAML loader (src/bench/config.c, also with
+ * its machines: entry m merged in) and, for a
  * study that loads, the execution matrix and the rendering of its first
  * repetitions (src/bench/study.c). Relative files resolve against a
  * directory that does not exist; nothing is run or written. */
@@ -28,6 +29,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         pd_str_free(&ignored);
     }
     pd_bench_config_free(&cfg);
+    pd_str_free(&errors);
+    pd_str_free(&warnings);
+    /* machines: the merge of an entry named m into the document, and the
+     * merged study written back as YAML (--machine m --resolve) */
+    pd_str resolved = {0};
+    pd_bench_config_parse_machine(text, "fuzz.yaml", "/nonexistent-pd-fuzz", "m", &cfg, &errors, &warnings, &resolved);
+    pd_bench_config_free(&cfg);
+    pd_str_free(&resolved);
     pd_str_free(&errors);
     pd_str_free(&warnings);
     free(text);

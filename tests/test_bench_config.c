@@ -223,7 +223,9 @@ static void test_schema_errors_name_line_and_key(void **state)
     EXPECT_ERROR("  - name: job\n", "  - name: job/x\n", false, "t.yaml:32: scripts[0].name: must be letters");
     EXPECT_ERROR("        - name: bw\n        - lat\n", "        - name: bw\n        - bw\n", false,
                  "t.yaml:43: scripts[0].parser.metrics: duplicate metric 'bw'");
-    EXPECT_ERROR("type: csv", "type: sqlite", false, "output.sink.type: only csv is supported, found 'sqlite'");
+    EXPECT_ERROR("type: csv", "type: parquet", false,
+                 "output.sink.type: parquet is not supported (Debian 12 packages no C library that writes it)");
+    EXPECT_ERROR("type: csv", "type: json", false, "output.sink.type: must be csv or sqlite, found 'json'");
     EXPECT_ERROR("output:", "outputs:", false, "t.yaml:44: outputs: unknown key (expected one of: benchmark, vars");
     EXPECT_ERROR("  name: demo\n", "  name: demo\n   bad: [\n", false, "YAML syntax error");
     EXPECT_ERROR("      metrics:\n", "      parser_script: /no/such/parser.py\n      metrics:\n", false,

@@ -605,6 +605,114 @@ static void parse_deprecated_probes(ctx *c, const yaml_node_t *n, pd_bench_confi
     pd_str_free(&hints);
 }
 
+/* Names a cache_file template may use (IOPS: os_env, workdir, benchmark.name). */
+static bool cache_path_lookup(void *ud, const char *name, pd_val *out)
+{
+    const pd_bench_config *cfg = ud;
+    const char *v = NULL;
+    if (!strncmp(name, "os_env.", 7))
+        v = getenv(name + 7);
+    else if (!strcmp(name, "workdir"))
+        v = cfg->workdir;
+    else if (!strcmp(name, "benchmark.name"))
+        v = cfg->name;
+    if (!v)
+        return false;
+    *out = pd_val_str(v);
+    return true;
+}
+
+/* IOPS's _expand_path: $VAR and ${VAR} (unset ones stay as written), then a
+ * leading ~. */
+static char *expand_path(const char *p)
+{
+    pd_str s = {0};
+    if (p[0] == '~' && (p[1] == '/' || !p[1]) && getenv("HOME")) {
+        pd_str_append(&s, getenv("HOME"));
+        p++;
+    }
+    while (*p) {
+        size_t n = 0;
+        bool brace = p[0] == '$' && p[1] == '{';
+        const char *name = p + 1 + brace;
+        if (p[0] == '$')
+            while (name[n] == '_' || isalnum((unsigned char)name[n]))
+                n++;
+        if (n && (!brace || name[n] == '}') && !isdigit((unsigned char)name[0])) {
+            char *var = strndup(name, n);
+            const char *val = var ? getenv(var) : NULL;
+            free(var);
+            if (val) {
+                pd_str_append(&s, val);
+                p = name + n + brace;
+                continue;
+            }
+        }
+        pd_str_appendn(&s, p++, 1);
+    }
+    return pd_str_take(&s);
+}
+
+/* benchmark.cache_file / cache_exclude_vars (cache.h) and max_core_hours /
+ * cores_expr / estimated_time_seconds (budget.h); null is "not set", as in
+ * IOPS's loader. */
+static void parse_cache_and_budget(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
+{
+    const yaml_node_t *v;
+    if ((v = map_get(c, n, "cache_file")) && !is_null(v)) {
+        char *f = get_str(c, v, "benchmark.cache_file");
+        if (f && !*pd_trim(f))
+            err_at(c, node_line(v), "benchmark.cache_file", "must not be an empty string");
+        else if (f) {
+            pd_str r = {0};
+            char e[256] = "", cwd[PATH_MAX];
+            int line = 0;
+            if (pd_template_has_tags(f) && pd_template_render(f, cache_path_lookup, cfg, &r, e, sizeof e, &line) != 0)
+                err_at(c, node_line(v), "benchmark.cache_file", "%s (names: os_env.NAME, workdir, benchmark.name)", e);
+            else if (r.data && !*pd_trim(r.data))
+                err_at(c, node_line(v), "benchmark.cache_file", "renders to an empty string");
+            else {
+                char *x = expand_path(r.data ? r.data : f);
+                if (x)
+                    cfg->cache_file = resolve_path(x[0] == '/' ? NULL : getcwd(cwd, sizeof cwd), x);
+                free(x);
+            }
+            pd_str_free(&r);
+        }
+        free(f);
+    }
+    if ((v = map_get(c, n, "cache_exclude_vars")) && !is_null(v)) {
+        if (v->type != YAML_SEQUENCE_NODE) {
+            err_at(c, node_line(v), "benchmark.cache_exclude_vars", "must be a list of variable names, found %s",
+                   type_desc(v));
+        } else {
+            size_t nv = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+            cfg->cache_exclude_vars = calloc(nv ? nv : 1, sizeof *cfg->cache_exclude_vars);
+            for (size_t i = 0; i < nv && cfg->cache_exclude_vars; i++) {
+                char *name = get_str(c, node(c, v->data.sequence.items.start[i]), "benchmark.cache_exclude_vars");
+                if (name)
+                    cfg->cache_exclude_vars[cfg->ncache_exclude_vars++] = name;
+            }
+        }
+    }
+    double d;
+    if ((v = map_get(c, n, "max_core_hours")) && !is_null(v) && get_double(c, v, "benchmark.max_core_hours", &d)) {
+        if (d <= 0)
+            err_at(c, node_line(v), "benchmark.max_core_hours", "must be > 0, found %g", d);
+        else
+            cfg->max_core_hours = d;
+    }
+    if ((v = map_get(c, n, "cores_expr")) && !is_null(v))
+        get_text(c, v, "benchmark.cores_expr", &cfg->cores_expr);
+    if ((v = map_get(c, n, "estimated_time_seconds")) && !is_null(v) &&
+        get_double(c, v, "benchmark.estimated_time_seconds", &d)) {
+        if (d <= 0)
+            err_at(c, node_line(v), "benchmark.estimated_time_seconds", "must be > 0, found %g", d);
+        else
+            cfg->estimated_time_s = d;
+    }
+}
+
 static void parse_benchmark(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
 {
     if (!n) {
@@ -617,10 +725,9 @@ static void parse_benchmark(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
     static const char *known[] = {"name", "description", "workdir", "repetitions", "executor", "parallel",
                                   "probes", "search_method", "slurm_options", "random_config", "random_seed", "timeout",
                                   "executor_options", "collect_system_info", "track_executions", "trace_resources",
-                                  "trace_interval", NULL};
-    static const char *ignored[] = {"cache_file", "cache_exclude_vars", "report_vars", "max_core_hours", "cores_expr",
-                                    "estimated_time_seconds", "create_folders_upfront", "exhaustive_vars",
-                                    "bayesian_config", NULL};
+                                  "trace_interval", "cache_file", "cache_exclude_vars", "max_core_hours",
+                                  "cores_expr", "estimated_time_seconds", NULL};
+    static const char *ignored[] = {"report_vars", "create_folders_upfront", "exhaustive_vars", "bayesian_config", NULL};
     check_keys(c, n, "benchmark", known, ignored);
     const yaml_node_t *v;
     if ((v = map_get(c, n, "name")))
@@ -721,6 +828,7 @@ static void parse_benchmark(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
         free(ck);
     }
     get_seconds(c, map_get(c, n, "timeout"), "benchmark.timeout", &cfg->timeout_s);
+    parse_cache_and_budget(c, n, cfg);
     if ((v = map_get(c, n, "probes"))) {
         parse_probes(c, v, cfg);
         cfg->probes.line = key_line(c, n, "probes");
@@ -1252,15 +1360,27 @@ static void parse_output(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
     const yaml_node_t *sink = map_get(c, n, "sink");
     if (!sink || !want_mapping(c, sink, "output.sink"))
         return;
-    static const char *sk[] = {"type", "path", "mode", NULL};
-    static const char *si[] = {"exclude", "table", "include", NULL};
+    static const char *sk[] = {"type", "path", "mode", "table", NULL};
+    static const char *si[] = {"exclude", "include", NULL};
     check_keys(c, sink, "output.sink", sk, si);
     const yaml_node_t *v;
     if ((v = map_get(c, sink, "type"))) {
         const char *t = scalar(v);
-        if (!t || strcmp(t, "csv"))
-            err_at(c, node_line(v), "output.sink.type", "only csv is supported, found '%s'", t ? t : type_desc(v));
+        if (t && !strcmp(t, "sqlite"))
+            cfg->sink_type = PD_SINK_SQLITE;
+        else if (t && !strcmp(t, "parquet"))
+            err_at(c, node_line(v), "output.sink.type",
+                   "parquet is not supported (Debian 12 packages no C library that writes it); use csv or sqlite");
+        else if (!t || strcmp(t, "csv"))
+            err_at(c, node_line(v), "output.sink.type", "must be csv or sqlite, found '%s'", t ? t : type_desc(v));
     }
+    if ((v = map_get(c, sink, "table")) && !is_null(v)) {
+        cfg->sink_table = get_str(c, v, "output.sink.table");
+        if (cfg->sink_table && !*cfg->sink_table)
+            err_at(c, node_line(v), "output.sink.table", "must not be empty");
+    }
+    if (!cfg->sink_table)
+        cfg->sink_table = pd_strdup("results"); /* IOPS's default table */
     if ((v = map_get(c, sink, "mode")) && !is_null(v)) {
         /* IOPS's text; paddiser keeps honouring the mode (see docs/bench.md) */
         warn_at(c, node_line(v), "output.sink.mode",
@@ -1330,8 +1450,216 @@ static void parse_command(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
         get_text(c, t, "command.template", &cfg->command);
 }
 
+/* ------------------------------------------------------------ machines
+ * IOPS's machine overrides (luanteylo/iops: iops/config/merge.py and
+ * _apply_machine_override in iops/config/loader.py), applied to the YAML
+ * document itself: the override's nodes are in the same document, so a
+ * merged value keeps the line of the override it came from in messages. */
+
+static const char *const machine_keys[] = {"benchmark", "vars", "command", "scripts", "output", "constraints",
+                                           "reporting", NULL};
+
+static size_t map_len(const yaml_node_t *m) { return (size_t)(m->data.mapping.pairs.top - m->data.mapping.pairs.start); }
+static size_t seq_len(const yaml_node_t *s) { return (size_t)(s->data.sequence.items.top - s->data.sequence.items.start); }
+
+/* Every item a mapping with a name key (IOPS's _is_named_object_list). */
+static bool named_list(ctx *c, const yaml_node_t *seq)
+{
+    if (!seq || seq->type != YAML_SEQUENCE_NODE || !seq_len(seq))
+        return false;
+    for (size_t i = 0; i < seq_len(seq); i++)
+        if (!map_get(c, node(c, seq->data.sequence.items.start[i]), "name"))
+            return false;
+    return true;
+}
+
+static const char *item_name(ctx *c, int id) { return scalar(map_get(c, node(c, id), "name")); }
+
+static void merge_mapping(ctx *c, int base_id, int over_id, const char *path);
+
+/* base[key] = merge(base[key], over): the value's node id to store. */
+static int merge_value(ctx *c, int base_id, int over_id, const char *path)
+{
+    yaml_node_t *b = node(c, base_id), *o = node(c, over_id);
+    if (b && o && b->type == YAML_MAPPING_NODE && o->type == YAML_MAPPING_NODE) {
+        merge_mapping(c, base_id, over_id, path);
+        return base_id;
+    }
+    if (named_list(c, b) && named_list(c, o)) {
+        for (size_t i = 0; i < seq_len(o); i++) /* IOPS refuses duplicate names in an override list */
+            for (size_t k = 0; k < i; k++) {
+                const char *n1 = item_name(c, o->data.sequence.items.start[i]);
+                const char *n2 = item_name(c, o->data.sequence.items.start[k]);
+                if (n1 && n2 && !strcmp(n1, n2))
+                    err_at(c, node_line(node(c, o->data.sequence.items.start[i])), path,
+                           "the override list has two items named '%s'", n1);
+            }
+        size_t nb = seq_len(b);
+        for (size_t i = 0; i < seq_len(o); i++) {
+            int oi = o->data.sequence.items.start[i];
+            const char *on = item_name(c, oi);
+            bool merged = false;
+            for (size_t k = 0; k < nb && on && !merged; k++) {
+                int bi = node(c, base_id)->data.sequence.items.start[k];
+                const char *bn = item_name(c, bi);
+                if (bn && !strcmp(bn, on)) {
+                    merge_mapping(c, bi, oi, path);
+                    merged = true;
+                }
+            }
+            if (!merged)
+                yaml_document_append_sequence_item(c->doc, base_id, oi);
+        }
+        return base_id;
+    }
+    return over_id; /* scalars, other lists, a type change: the override wins */
+}
+
+static void remove_pair(ctx *c, int map_id, const char *key)
+{
+    yaml_node_t *m = node(c, map_id);
+    for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+        const char *k = scalar(node(c, p->key));
+        if (k && !strcmp(k, key)) {
+            memmove(p, p + 1, (size_t)(m->data.mapping.pairs.top - p - 1) * sizeof *p);
+            m->data.mapping.pairs.top--;
+            return;
+        }
+    }
+}
+
+static void merge_mapping(ctx *c, int base_id, int over_id, const char *path)
+{
+    yaml_node_t *o = node(c, over_id);
+    for (size_t i = 0; i < map_len(o); i++) {
+        yaml_node_pair_t op = o->data.mapping.pairs.start[i];
+        const char *k = scalar(node(c, op.key));
+        if (!k)
+            continue;
+        char *kp = keypath(path, k);
+        yaml_node_t *b = node(c, base_id);
+        bool found = false;
+        for (size_t j = 0; j < map_len(b) && !found; j++) {
+            const char *bk = scalar(node(c, b->data.mapping.pairs.start[j].key));
+            if (bk && !strcmp(bk, k)) {
+                found = true;
+                int v = merge_value(c, b->data.mapping.pairs.start[j].value, op.value, kp);
+                node(c, base_id)->data.mapping.pairs.start[j].value = v; /* the pairs may have moved */
+            }
+        }
+        if (!found)
+            yaml_document_append_mapping_pair(c->doc, base_id, op.key, op.value);
+        free(kp);
+    }
+}
+
+/* sweep, expr and adaptive exclude each other: the one the override gives
+ * wins; when/default go with sweep (IOPS's post-merge fixup). */
+static void fix_merged_vars(ctx *c, const yaml_node_t *over_vars, int merged_vars_id)
+{
+    static const char *kinds[] = {"sweep", "expr", "adaptive"};
+    if (!over_vars || over_vars->type != YAML_MAPPING_NODE)
+        return;
+    for (size_t i = 0; i < map_len(over_vars); i++) {
+        const yaml_node_pair_t *p = &over_vars->data.mapping.pairs.start[i];
+        const char *name = scalar(node(c, p->key));
+        const yaml_node_t *ov = node(c, p->value);
+        const yaml_node_pair_t *mp = name ? map_pair(c, node(c, merged_vars_id), name) : NULL;
+        if (!mp || !ov || ov->type != YAML_MAPPING_NODE || node(c, mp->value)->type != YAML_MAPPING_NODE)
+            continue;
+        int mv = mp->value;
+        bool given[3], any = false;
+        for (int k = 0; k < 3; k++)
+            any |= given[k] = map_get(c, ov, kinds[k]) != NULL;
+        if (!any)
+            continue;
+        for (int k = 0; k < 3; k++)
+            if (!given[k])
+                remove_pair(c, mv, kinds[k]);
+        if (!given[0]) {
+            if (!map_get(c, ov, "when"))
+                remove_pair(c, mv, "when");
+            if (!map_get(c, ov, "default"))
+                remove_pair(c, mv, "default");
+        }
+    }
+}
+
+/* Checks machines: (even when none is selected, as IOPS does), merges the
+ * selected one into the root and drops the section. */
+static void apply_machine(ctx *c, yaml_node_t *root, const char *machine)
+{
+    int root_id = (int)(root - c->doc->nodes.start) + 1;
+    const yaml_node_t *ms = map_get(c, root, "machines");
+    if (!is_null(ms) && want_mapping(c, ms, "machines"))
+        for (size_t i = 0; i < map_len(ms); i++) {
+            const yaml_node_pair_t *p = &ms->data.mapping.pairs.start[i];
+            const char *name = scalar(node(c, p->key));
+            char *mk = keypath("machines", name ? name : "?");
+            if (want_mapping(c, node(c, p->value), mk))
+                check_keys(c, node(c, p->value), mk, machine_keys, NULL);
+            free(mk);
+        }
+    if (!machine) {
+        remove_pair(c, root_id, "machines");
+        return;
+    }
+    const yaml_node_t *entry = is_null(ms) || ms->type != YAML_MAPPING_NODE ? NULL : map_get(c, ms, machine);
+    if (!entry) {
+        pd_str names = {0};
+        for (size_t i = 0; ms && ms->type == YAML_MAPPING_NODE && i < map_len(ms); i++)
+            pd_str_printf(&names, "%s%s", i ? ", " : "", scalar(node(c, ms->data.mapping.pairs.start[i].key)));
+        if (is_null(ms))
+            err_at(c, 1, "machines", "machine '%s' was selected (--machine or IOPS_MACHINE) but the study has no "
+                   "machines section", machine);
+        else
+            err_at(c, key_line(c, root, "machines"), "machines", "unknown machine '%s' (the study has: %s)", machine,
+                   names.data ? names.data : "none");
+        pd_str_free(&names);
+        remove_pair(c, root_id, "machines");
+        return;
+    }
+    if (entry->type != YAML_MAPPING_NODE) {
+        remove_pair(c, root_id, "machines");
+        return; /* said above */
+    }
+    int entry_id = map_pair(c, ms, machine)->value;
+    remove_pair(c, root_id, "machines");
+    merge_mapping(c, root_id, entry_id, "");
+    const yaml_node_t *ov = map_get(c, node(c, entry_id), "vars");
+    const yaml_node_pair_t *mv = map_pair(c, node(c, root_id), "vars");
+    if (ov && mv)
+        fix_merged_vars(c, ov, mv->value);
+}
+
+static int emit_to_str(void *data, unsigned char *buffer, size_t size)
+{
+    pd_str_printf((pd_str *)data, "%.*s", (int)size, (const char *)buffer);
+    return 1;
+}
+
+/* The merged document as YAML (libyaml's emitter; it consumes the nodes). */
+static void emit_resolved(yaml_document_t *doc, pd_str *out)
+{
+    yaml_emitter_t em;
+    if (!yaml_emitter_initialize(&em))
+        return;
+    yaml_emitter_set_output(&em, emit_to_str, out);
+    yaml_emitter_set_unicode(&em, 1);
+    yaml_emitter_set_width(&em, 100);
+    if (!yaml_emitter_dump(&em, doc) || !yaml_emitter_close(&em))
+        pd_str_printf(out, "# (could not write the merged study: %s)\n", em.problem ? em.problem : "libyaml");
+    yaml_emitter_delete(&em);
+}
+
 int pd_bench_config_parse(const char *text, const char *name, const char *dir, pd_bench_config *cfg,
                           pd_str *errors, pd_str *warnings)
+{
+    return pd_bench_config_parse_machine(text, name, dir, NULL, cfg, errors, warnings, NULL);
+}
+
+int pd_bench_config_parse_machine(const char *text, const char *name, const char *dir, const char *machine,
+                                  pd_bench_config *cfg, pd_str *errors, pd_str *warnings, pd_str *resolved)
 {
     *cfg = (pd_bench_config){.repetitions = 1, .parallel = 1, .executor = PD_EXEC_LOCAL, .poll_interval_s = 1.0,
                             .slurm_command_timeout_s = 60};
@@ -1359,7 +1687,10 @@ int pd_bench_config_parse(const char *text, const char *name, const char *dir, p
         err_at(&c, root ? node_line(root) : 1, "(top level)", "the study must be a YAML mapping (benchmark, vars, ...)");
     } else {
         static const char *known[] = {"benchmark", "vars", "constraints", "command", "scripts", "output", NULL};
-        static const char *ignored[] = {"rounds", "machines", "reporting", "metadata", NULL};
+        static const char *ignored[] = {"rounds", "reporting", "metadata", NULL};
+        apply_machine(&c, root, machine);
+        if (machine)
+            cfg->machine = pd_strdup(machine);
         check_keys(&c, root, "", known, ignored);
         parse_benchmark(&c, map_get(&c, root, "benchmark"), cfg);
         parse_vars(&c, map_get(&c, root, "vars"), cfg);
@@ -1379,6 +1710,8 @@ int pd_bench_config_parse(const char *text, const char *name, const char *dir, p
                                sc->metrics[i]);
         }
     }
+    if (resolved && !c.nerrors)
+        emit_resolved(&doc, resolved);
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
     if (errors->oom)
@@ -1387,6 +1720,12 @@ int pd_bench_config_parse(const char *text, const char *name, const char *dir, p
 }
 
 int pd_bench_config_load(const char *path, pd_bench_config *cfg, pd_str *errors, pd_str *warnings)
+{
+    return pd_bench_config_load_machine(path, NULL, cfg, errors, warnings, NULL);
+}
+
+int pd_bench_config_load_machine(const char *path, const char *machine, pd_bench_config *cfg, pd_str *errors,
+                                 pd_str *warnings, pd_str *resolved)
 {
     char *text = pd_read_file(path, NULL);
     if (!text) {
@@ -1398,7 +1737,7 @@ int pd_bench_config_load(const char *path, pd_bench_config *cfg, pd_str *errors,
     char *slash = dir ? strrchr(dir, '/') : NULL;
     if (slash)
         *slash = '\0';
-    int rc = pd_bench_config_parse(text, path, slash ? dir : ".", cfg, errors, warnings);
+    int rc = pd_bench_config_parse_machine(text, path, slash ? dir : ".", machine, cfg, errors, warnings, resolved);
     free(dir);
     free(text);
     return rc;
@@ -1467,5 +1806,12 @@ void pd_bench_config_free(pd_bench_config *cfg)
         free(cfg->metrics[i]);
     free(cfg->metrics);
     text_free(&cfg->sink_path);
+    free(cfg->sink_table);
+    free(cfg->cache_file);
+    for (size_t i = 0; i < cfg->ncache_exclude_vars; i++)
+        free(cfg->cache_exclude_vars[i]);
+    free(cfg->cache_exclude_vars);
+    text_free(&cfg->cores_expr);
+    free(cfg->machine);
     *cfg = (pd_bench_config){0};
 }

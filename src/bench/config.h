@@ -15,6 +15,7 @@ typedef enum { PD_VT_INT, PD_VT_FLOAT, PD_VT_STR, PD_VT_BOOL, PD_VT_LIST } pd_va
 typedef enum { PD_SEARCH_EXHAUSTIVE, PD_SEARCH_RANDOM } pd_search_method;
 typedef enum { PD_EXEC_LOCAL, PD_EXEC_SLURM } pd_executor_kind;
 typedef enum { PD_POLICY_SKIP, PD_POLICY_ERROR, PD_POLICY_WARN } pd_violation_policy;
+typedef enum { PD_SINK_CSV, PD_SINK_SQLITE } pd_sink_type;
 
 /* A text taken from the config, with where it came from so that errors
  * found when it is evaluated can point at the config line. */
@@ -94,6 +95,15 @@ typedef struct {
     size_t nmetrics;
     pd_cfg_text sink_path; /* text NULL: run_dir/results.csv */
     int sink_overwrite;    /* output.sink.mode overwrite: the sink holds this run's rows only */
+    pd_sink_type sink_type; /* output.sink.type: csv (default) or sqlite (sink_sqlite.h) */
+    char *sink_table;       /* output.sink.table (sqlite; default "results") */
+    char *cache_file;       /* benchmark.cache_file, absolute (cache.h), or NULL */
+    char **cache_exclude_vars; /* benchmark.cache_exclude_vars: left out of the cache key */
+    size_t ncache_exclude_vars;
+    double max_core_hours;  /* benchmark.max_core_hours (budget.h); 0: no budget */
+    pd_cfg_text cores_expr; /* benchmark.cores_expr (template); text NULL: 1 core */
+    double estimated_time_s; /* benchmark.estimated_time_seconds; 0: not set */
+    char *machine;          /* the machines: entry merged in (pd_bench_config_load_machine), or NULL */
     pd_search_method search;
     struct {
         long n_samples;      /* 0: use percentage */
@@ -113,6 +123,16 @@ int pd_bench_config_load(const char *path, pd_bench_config *cfg, pd_str *errors,
 int pd_bench_config_parse(const char *text, const char *name, const char *dir, pd_bench_config *cfg,
                           pd_str *errors, pd_str *warnings);
 void pd_bench_config_free(pd_bench_config *cfg);
+
+/* The same with a machines: entry merged in first, as IOPS's --machine NAME
+ * does (machine NULL: none). Dicts merge recursively, lists of named items
+ * (scripts, constraints, parser.metrics) by name, other lists and scalars
+ * are replaced; a variable given sweep, expr or adaptive loses the others.
+ * resolved (may be NULL) gets the merged study as YAML, without machines:. */
+int pd_bench_config_load_machine(const char *path, const char *machine, pd_bench_config *cfg, pd_str *errors,
+                                 pd_str *warnings, pd_str *resolved);
+int pd_bench_config_parse_machine(const char *text, const char *name, const char *dir, const char *machine,
+                                  pd_bench_config *cfg, pd_str *errors, pd_str *warnings, pd_str *resolved);
 
 /* Scripts: 1 + nextra_scripts of them; index 0 is cfg->script. */
 size_t pd_bench_nscripts(const pd_bench_config *cfg);

@@ -14,7 +14,10 @@ int pd_exec_run(pd_bench_run *run, int parallel, const pd_executor *ex)
             ex->cancel(run, ex->ctx);
             return pd_proc_interrupt_status();
         }
-        while (running < parallel && next < run->ntasks && !pd_proc_interrupted() && !run->stop_starting) {
+        /* the core-hours budget is checked before each start, as IOPS does
+         * (budget.h); --fail-fast/--max-fail stop starting (runctl.h) */
+        while (running < parallel && next < run->ntasks && !pd_proc_interrupted() && !run->stop_starting &&
+               !pd_bench_budget_exhausted(run)) {
             pd_bench_task *t = &run->tasks[next++];
             if (t->state != PD_TASK_PENDING)
                 continue;
@@ -26,8 +29,8 @@ int pd_exec_run(pd_bench_run *run, int parallel, const pd_executor *ex)
             }
             running++;
         }
-        /* --fail-fast/--max-fail: what runs finishes, nothing more starts */
-        if (running == 0 && (next >= run->ntasks || run->stop_starting))
+        /* --fail-fast/--max-fail or the budget: what runs finishes, nothing more starts */
+        if (running == 0 && (next >= run->ntasks || run->stop_starting || run->budget.stopped))
             return 0;
         ex->collect(run, &running, ex->ctx);
     }

@@ -109,7 +109,7 @@ json_t *pd_iops_status_object(const pd_bench_task *t, const pd_bench_run *run)
     json_object_set_new(o, "status", json_string(pd_iops_status_name(t->state)));
     json_object_set_new(o, "error", status_error(t, run));
     json_object_set_new(o, "end_time", iops_time(ended ? t->end : 0));
-    json_object_set_new(o, "cached", json_false());
+    json_object_set_new(o, "cached", json_boolean(t->cached));
     json_object_set_new(o, "duration_seconds", ended ? json_real(t->end - t->start) : json_null());
     json_t *m = NULL;
     if (t->state == PD_TASK_SUCCEEDED && t->metrics && run->cfg.nmetrics) {
@@ -311,8 +311,8 @@ int pd_iops_write_run_metadata(const pd_bench_run *run, double start, double end
     json_object_set_new(b, "report_vars", json_null());
     json_object_set_new(b, "search_method", json_string(cfg->search == PD_SEARCH_RANDOM ? "random" : "exhaustive"));
     json_object_set_new(b, "bayesian_config", json_null());
-    json_object_set_new(b, "cores_expr", json_null());
-    json_object_set_new(b, "max_core_hours", json_null());
+    json_object_set_new(b, "cores_expr", cfg->cores_expr.text ? json_string(cfg->cores_expr.text) : json_null());
+    json_object_set_new(b, "max_core_hours", run->budget.max > 0 ? json_real(run->budget.max) : json_null());
     json_object_set_new(b, "hostname", json_string(host));
     json_object_set_new(b, "planner_stats", json_null());
     json_object_set_new(b, "benchmark_start_time", iso_time(start));

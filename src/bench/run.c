@@ -16,11 +16,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench/cache.h"
 #include "bench/iops_meta.h"
 #include "bench/metrics.h"
 #include "bench/proc.h"
 #include "bench/runctl.h"
 #include "bench/runlog.h"
+#include "bench/sink_sqlite.h"
 #include "bench/summary.h"
 #include "common/csv.h"
 #include "report/report.h"
@@ -335,6 +337,8 @@ void pd_bench_task_finished(pd_bench_run *run, pd_bench_task *t)
         parse_task_metrics(run, t);
     pd_bench_control_finished(run, t); /* --fail-on-missing-metric, the log's line, --fail-fast, --max-fail */
     pd_bench_task_status(run, t);
+    pd_bench_cache_record(run, t);                        /* cache.h */
+    pd_bench_budget_add(run, t, t->end - t->start, false); /* budget.h */
     run->done++;
     if (!run->quiet) {
         const char *what = t->state == PD_TASK_SUCCEEDED   ? "done"
@@ -695,12 +699,19 @@ int pd_bench_main(const pd_bench_options *opt)
     char **commands = NULL; /* each execution's first rendered command (__iops_index.json) */
     double started = pd_now();
 
-    int lrc = pd_bench_config_load(opt->config_path, &run->cfg, &errors, &warnings);
+    pd_str resolved = {0}; /* --resolve: the study with its machines: entry merged in */
+    int lrc = pd_bench_config_load_machine(opt->config_path, opt->machine, &run->cfg, &errors, &warnings,
+                                           opt->resolve ? &resolved : NULL);
     print_lines("paddiser bench: warning: ", warnings.data);
     pd_str_clear(&warnings);
     if (lrc != 0) {
         print_lines("", errors.data);
         fprintf(stderr, "paddiser bench: %s: configuration errors; nothing was run\n", opt->config_path);
+        goto out;
+    }
+    if (opt->resolve) {
+        fputs(resolved.data ? resolved.data : "", stdout);
+        status = 0;
         goto out;
     }
     pd_bench_config *cfg = &run->cfg;
@@ -858,6 +869,10 @@ int pd_bench_main(const pd_bench_options *opt)
         fprintf(stderr, "paddiser bench: %s: configuration errors; nothing was run\n", opt->config_path);
         goto out;
     }
+    /* core-hours budget (budget.h) and execution cache (cache.h) */
+    if (pd_bench_budget_setup(run, opt->max_core_hours) != 0 ||
+        pd_bench_cache_setup(run, opt->use_cache, opt->cache_only, opt->dry_run) != 0)
+        goto out;
 
     if (opt->dry_run) {
         printf("%s: %zu executions x %d repetitions = %zu runs (executor %s, parallel %d)\nrun directory: %s\n",
@@ -876,6 +891,8 @@ int pd_bench_main(const pd_bench_options *opt)
                 printf("exec_%04d:%s\n", run->matrix.execs[e].id, d.data ? d.data : "");
             pd_str_free(&d);
         }
+        pd_bench_cache_preview(run, opt->cache_only, stdout);
+        pd_bench_budget_dry_run(run, opt->time_estimates, opt->ntime_estimates, stdout);
         status = 0;
         goto out;
     }
@@ -955,6 +972,10 @@ int pd_bench_main(const pd_bench_options *opt)
             skipped++;
             continue;
         }
+        if (pd_bench_cache_take(run, t, opt->cache_only, false)) { /* from the cache, or --cache-only */
+            skipped++;
+            continue;
+        }
         if (opt->resume) {
             end_previous_attempt(run, t);
             set_aside_previous_attempt(t->dir);
@@ -1008,7 +1029,7 @@ int pd_bench_main(const pd_bench_options *opt)
     pd_bench_control_report(run, opt->config_path); /* stopped by --fail-fast/--max-fail */
     /* results not saved: the run did not succeed, whatever the scripts did */
     int lost = write_results(run) != 0;
-    lost |= write_sink(run, sink) != 0;
+    lost |= (cfg->sink_type == PD_SINK_SQLITE ? pd_bench_sink_sqlite(run, sink) : write_sink(run, sink)) != 0;
     lost |= run->unsaved_status > 0;
     if (pd_iops_write_run_metadata(run, started, pd_now()) != 0) {
         fprintf(stderr, "paddiser bench: cannot write %s/" PD_IOPS_RUN_METADATA_FILE ": %s\n", run->run_dir,
@@ -1022,7 +1043,7 @@ int pd_bench_main(const pd_bench_options *opt)
         ok += st == PD_TASK_SUCCEEDED;
         failed += pd_task_failed(st);
         timed_out += st == PD_TASK_TIMED_OUT;
-        cancelled += st == PD_TASK_CANCELLED || st == PD_TASK_PENDING;
+        cancelled += (st == PD_TASK_CANCELLED || st == PD_TASK_PENDING) && !run->tasks[k].not_in_cache;
     }
     if (xrc != 0) {
         fprintf(stderr,
@@ -1056,8 +1077,13 @@ int pd_bench_main(const pd_bench_options *opt)
         printf(" (%zu timed out)", timed_out);
     printf("\nrun directory: %s\nresults: %s/results.csv\n", run->run_dir, run->run_dir);
     char own[PATH_MAX + 16];
-    if (sink && (pd_path_join(own, sizeof own, run->run_dir, "results.csv") != 0 || strcmp(sink, own)))
+    if (cfg->sink_type == PD_SINK_SQLITE)
+        printf("output.sink: %s%s (sqlite, table %s)\n", sink ? sink : run->run_dir, sink ? "" : "/results.db",
+               cfg->sink_table ? cfg->sink_table : "results");
+    else if (sink && (pd_path_join(own, sizeof own, run->run_dir, "results.csv") != 0 || strcmp(sink, own)))
         printf("output.sink: %s\n", sink);
+    pd_bench_cache_report(run, stdout);
+    pd_bench_budget_report(run, stdout);
     printf("summary: %s\n", src == 1 ? summary : src == 0 ? "(no resource samples, none written)" : "(not written)");
     printf("report: %s\n", rrc == 0 ? report : "(not written)");
     fflush(stdout);
@@ -1087,6 +1113,8 @@ out:
         free(commands[e]);
     free(commands);
     free(sink);
+    pd_str_free(&resolved);
+    pd_bench_cache_close(run->cache);
     free_run(run);
     pd_str_free(&errors);
     pd_str_free(&warnings);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "bench/budget.h"
 #include "bench/config.h"
 #include "bench/control.h"
 #include "bench/study.h"
@@ -22,7 +23,7 @@ typedef enum {
     PD_TASK_TIMED_OUT
 } pd_task_state;
 
-typedef struct {
+typedef struct pd_bench_task {
     size_t exec_idx; /* index into the matrix */
     int exec_id;
     int repetition;
@@ -42,6 +43,8 @@ typedef struct {
     bool has_post;        /* post_<script>.sh runs after a successful script */
     char *parser_context; /* JSON globals for the parser_script */
     const char *error;    /* why it failed when not its exit code (static text, runctl.c), or NULL */
+    bool cached;          /* taken from benchmark.cache_file, not run (cache.h) */
+    bool not_in_cache;    /* --cache-only and not in the cache: skipped (CANCELLED, not counted) */
 } pd_bench_task;
 
 typedef struct {
@@ -54,6 +57,13 @@ typedef struct {
     bool dry_run;
     bool quiet;
     pd_bench_control ctl; /* --fail-fast, --max-fail, --log-file, ... (control.h) */
+    const char *machine;     /* --machine (or IOPS_MACHINE): machines: entry to merge */
+    bool resolve;            /* --resolve: print the merged study and stop */
+    bool use_cache;          /* --use-cache: take measured repetitions from benchmark.cache_file */
+    bool cache_only;         /* --cache-only: only those; run nothing */
+    double max_core_hours;   /* --max-core-hours (0: benchmark.max_core_hours) */
+    double *time_estimates;  /* --time-estimate seconds (dry run), or NULL */
+    size_t ntime_estimates;
 } pd_bench_options;
 
 typedef struct pd_bench_run {
@@ -75,6 +85,9 @@ typedef struct pd_bench_run {
     bool stop_starting;        /* --fail-fast/--max-fail reached: start no more repetitions */
     pd_str programs_checked;   /* runctl.c: "\nNAME=0|1" per program checked */
     struct pd_runlog *log;     /* the run's log file (runlog.h), or NULL */
+    pd_bench_budget budget;    /* max_core_hours (budget.h) */
+    struct pd_bench_cache *cache; /* benchmark.cache_file, open (cache.h), or NULL */
+    bool use_cache;            /* read it (--use-cache / --cache-only), not only write it */
 } pd_bench_run;
 
 /* Runs a study end to end. Returns the exit status: 0 all succeeded,

@@ -37,6 +37,14 @@ static void usage(FILE *out)
             "  --no-program-check     do not check that the command's program exists\n"
             "  --log-file PATH        the run's log (default: RUN_DIR/paddiser.log)\n"
             "  --log-level LEVEL      DEBUG, INFO (default), WARNING or ERROR\n"
+            "  --machine NAME         merge the study's machines.NAME overrides (default:\n"
+            "                         $IOPS_MACHINE, if set)\n"
+            "  --resolve              print the study as merged for the machine; run nothing\n"
+            "  --use-cache            take repetitions measured before from benchmark.cache_file\n"
+            "  --cache-only           only those: run nothing, skip the rest\n"
+            "  --max-core-hours N     override benchmark.max_core_hours (stop starting\n"
+            "                         repetitions once N core-hours were used)\n"
+            "  --time-estimate S[,S]  with --dry-run: core-hours for S seconds a repetition\n"
             "  --summarize RUN_DIR    recompute RUN_DIR's resource summary from its traces\n"
             "                         (alone: no CONFIG.yaml, no other option)\n"
             "  -q, --quiet            no progress lines\n"
@@ -52,6 +60,48 @@ static bool is_dir(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The options of the machines, cache and budget features (config.h,
+ * cache.h, budget.h): bench_study_option parses them, false after saying
+ * why. */
+enum { OPT_MACHINE = 2000, OPT_RESOLVE, OPT_USE_CACHE, OPT_CACHE_ONLY, OPT_MAX_CORE_HOURS, OPT_TIME_ESTIMATE };
+
+static bool bench_study_option(int c, const char *arg, pd_bench_options *opt, double *estimates, size_t *nest)
+{
+    char *end;
+    switch (c) {
+    case OPT_MACHINE:
+        if (!*arg)
+            return pd_opt_error(CMD, "--machine needs a machine name"), false;
+        opt->machine = arg;
+        return true;
+    case OPT_RESOLVE:
+        opt->resolve = true;
+        return true;
+    case OPT_USE_CACHE:
+        opt->use_cache = true;
+        return true;
+    case OPT_CACHE_ONLY: /* implies --use-cache, as in IOPS */
+        opt->cache_only = opt->use_cache = true;
+        return true;
+    case OPT_MAX_CORE_HOURS:
+        opt->max_core_hours = strtod(arg, &end);
+        if (end == arg || *end || !(opt->max_core_hours > 0) || opt->max_core_hours > 1e15)
+            return pd_opt_error(CMD, "--max-core-hours must be a positive number, not '%s'", arg), false;
+        return true;
+    default: /* --time-estimate 300 or 300,600,900 */
+        for (const char *p = arg;; p = end + 1) {
+            double d = strtod(p, &end);
+            if (end == p || (*end && *end != ',') || !(d > 0) || d > 1e12 || *nest >= 16)
+                return pd_opt_error(CMD, "--time-estimate takes up to 16 positive seconds, comma-separated, not '%s'",
+                                    arg),
+                       false;
+            estimates[(*nest)++] = d;
+            if (!*end)
+                return true;
+        }
+    }
 }
 
 int cmd_bench(int argc, char **argv)
@@ -83,12 +133,20 @@ int cmd_bench(int argc, char **argv)
         {"no-program-check", no_argument, NULL, OPT_NO_PROGRAM_CHECK},
         {"log-file", required_argument, NULL, OPT_LOG_FILE},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+        {"machine", required_argument, NULL, OPT_MACHINE},
+        {"resolve", no_argument, NULL, OPT_RESOLVE},
+        {"use-cache", no_argument, NULL, OPT_USE_CACHE},
+        {"cache-only", no_argument, NULL, OPT_CACHE_ONLY},
+        {"max-core-hours", required_argument, NULL, OPT_MAX_CORE_HOURS},
+        {"time-estimate", required_argument, NULL, OPT_TIME_ESTIMATE},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     pd_bench_options opt = {.executor = -1};
     bool fail_fast = false;
+    double estimates[16];
+    size_t nest = 0;
     long n;
     int c;
     /* --summarize is its own command with its own options and help
@@ -171,6 +229,15 @@ int cmd_bench(int argc, char **argv)
         case 'q':
             opt.quiet = true;
             break;
+        case OPT_MACHINE:
+        case OPT_RESOLVE:
+        case OPT_USE_CACHE:
+        case OPT_CACHE_ONLY:
+        case OPT_MAX_CORE_HOURS:
+        case OPT_TIME_ESTIMATE:
+            if (!bench_study_option(c, optarg, &opt, estimates, &nest))
+                return 2;
+            break;
         default:
             return 2;
         }
@@ -191,5 +258,11 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, CMD ": --resume and --dry-run cannot be combined\n");
         return 2;
     }
+    if (nest && !opt.dry_run)
+        return pd_opt_error(CMD, "--time-estimate goes with --dry-run");
+    if (!opt.machine && getenv("IOPS_MACHINE") && *getenv("IOPS_MACHINE"))
+        opt.machine = getenv("IOPS_MACHINE"); /* as IOPS: the option wins over the variable */
+    opt.time_estimates = estimates;
+    opt.ntime_estimates = nest;
     return pd_bench_main(&opt);
 }

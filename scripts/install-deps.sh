@@ -5,7 +5,7 @@
 #
 # Where there is no apt-get/dpkg-query (Spack or environment-modules hosts),
 # or with PADDISER_NO_APT=1, nothing is installed: the build needs are
-# checked instead (pkg-config modules yaml-0.1 jansson cmocka numa sqlite3, the
+# checked instead (pkg-config modules yaml-0.1 jansson cmocka numa sqlite3 nettle, the
 # xgboost header and library through $CC $CPPFLAGS $LDFLAGS, the main command
 # of each extra package) and whatever is missing is listed, each with its
 # Debian package in brackets, followed by how to point the build at it.
@@ -17,9 +17,10 @@ set -eu
 
 # groff-base: tests/man_pages.sh renders the man pages with groff -ww (warnings fail).
 # libsqlite3-dev: bench's cache and sqlite sink; sqlite3: the tests read them back.
-BASE_PKGS="build-essential pkg-config libyaml-dev libjansson-dev libcmocka-dev libnuma-dev libsqlite3-dev libxgboost-dev groff-base sqlite3"
+# nettle-dev: the cache key's MD5 (IOPS's param_hash).
+BASE_PKGS="build-essential pkg-config libyaml-dev libjansson-dev libcmocka-dev libnuma-dev libsqlite3-dev nettle-dev libxgboost-dev groff-base sqlite3"
 # pkg-config module:Debian package, for the check without apt.
-PC_MODULES="yaml-0.1:libyaml-dev jansson:libjansson-dev cmocka:libcmocka-dev numa:libnuma-dev sqlite3:libsqlite3-dev"
+PC_MODULES="yaml-0.1:libyaml-dev jansson:libjansson-dev cmocka:libcmocka-dev numa:libnuma-dev sqlite3:libsqlite3-dev nettle:nettle-dev"
 
 say() { printf 'install-deps: %s\n' "$*" >&2; }
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -69,7 +70,7 @@ check_needs() {
             fi
         done
     else
-        miss "pkg-config (so modules yaml-0.1 jansson cmocka numa sqlite3 could not be checked)" "pkg-config"
+        miss "pkg-config (so modules yaml-0.1 jansson cmocka numa sqlite3 nettle could not be checked)" "pkg-config"
         want_pc=1
     fi
 

@@ -18,7 +18,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 cd "$T"
 
 cat >study.yaml <<'EOF'
-benchmark: {name: findme, description: "a find test", workdir: ./wd, repetitions: 2}
+benchmark: {name: findme, description: "a find test", workdir: ./wd, repetitions: 2, random_seed: 344}
 vars:
   x: {type: int, sweep: {mode: list, values: [1, 2]}}
   mode: {type: str, sweep: {mode: list, values: [a, "b c"]}}
@@ -93,7 +93,7 @@ rc=0; "$PD" find $R --watch 0 2>err.txt || rc=$?
 
 # 6. --watch, stdout not a terminal: a snapshot per change until the run is done
 cat >slow.yaml <<'EOF'
-benchmark: {name: slow, workdir: ./ws, repetitions: 1}
+benchmark: {name: slow, workdir: ./ws, repetitions: 1, random_seed: 1}
 vars:
   x: {type: int, sweep: {mode: list, values: [1, 2, 3]}}
 command: {template: "sleep 0.6"}

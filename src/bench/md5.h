@@ -1,4 +1,4 @@
-/* MD5 (RFC 1321), only to spell the execution cache's param_hash the way
+/* MD5 (RFC 1321, computed by GNU Nettle), only to spell the execution cache's param_hash the way
  * IOPS does (hashlib.md5 of the parameters' JSON), so that a cache file is
  * shared with IOPS. Not for anything that needs a secure hash. */
 #ifndef PD_BENCH_MD5_H

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 
 #include "common/csv.h"
@@ -157,6 +159,43 @@ static void test_reader_complete_lines(void **state)
     remove_temp(pc);
     remove_temp(pw);
     remove_temp(pq);
+}
+
+/* A FIFO (as a device such as /dev/null or /dev/stdout) at PATH, or a link
+ * to one, is written to, not replaced: renaming over it left, as root,
+ * /dev/null a regular file after `-o /dev/null`. */
+static void test_write_atomic_writes_through_fifos(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pd-atomic-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char fifo[256], link[256];
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(link, sizeof link, "%s/out", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(symlink(fifo, link), 0);
+    for (int via_link = 0; via_link < 2; via_link++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) { /* the reader: exit 0 when it read exactly the data */
+            char buf[64] = {0};
+            int fd = open(fifo, O_RDONLY);
+            ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+            _exit(n == 4 && !strcmp(buf, "a,b\n") ? 0 : 1);
+        }
+        assert_int_equal(pd_write_file_atomic(via_link ? link : fifo, "a,b\n", 4), 0);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        struct stat st;
+        assert_int_equal(lstat(fifo, &st), 0);
+        assert_true(S_ISFIFO(st.st_mode));
+        assert_int_equal(lstat(link, &st), 0);
+        assert_true(S_ISLNK(st.st_mode));
+    }
+    unlink(link);
+    unlink(fifo);
+    assert_int_equal(rmdir(dir), 0); /* no temporary left */
 }
 
 /* A file or link planted at the old temporary name PATH.tmp.<pid> is never
@@ -407,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_csv_put_field),
         cmocka_unit_test(test_parse_numbers),
         cmocka_unit_test(test_reader_complete_lines),
+        cmocka_unit_test(test_write_atomic_writes_through_fifos),
         cmocka_unit_test(test_write_atomic_ignores_planted_links),
         cmocka_unit_test(test_sysroot_override),
         cmocka_unit_test(test_str_and_trim),

@@ -142,8 +142,38 @@ int pd_write_file(const char *path, const char *data, size_t len)
     return (w == len && rc == 0) ? 0 : -1;
 }
 
+/* data to fd, whole, through short writes and EINTR */
+static int write_all(int fd, const char *data, size_t len)
+{
+    for (size_t off = 0; off < len;) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        off += (size_t)w;
+    }
+    return 0;
+}
+
 int pd_write_file_atomic(const char *path, const char *data, size_t len)
 {
+    /* A device, FIFO or socket (-o /dev/null, -o /dev/stdout, a pipe), or a
+     * link to one, is written to: renaming over it replaced the device node
+     * itself (as root, `-o /dev/null` left /dev/null a regular file). */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+            return -1;
+        int rc = write_all(fd, data, len);
+        if (close(fd) != 0)
+            rc = -1;
+        return rc;
+    }
     /* The temporary name is unpredictable and created exclusively (mkstemp:
      * O_CREAT | O_EXCL, so a planted file or link there is never written
      * through; it used to be PATH.tmp.<pid>), and rename replaces a link at
@@ -157,18 +187,8 @@ int pd_write_file_atomic(const char *path, const char *data, size_t len)
     if (fd < 0)
         return -1;
     int rc = fchmod(fd, 0644); /* as a plain create would, not mkstemp's 0600 */
-    for (size_t off = 0; rc == 0 && off < len;) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = EIO;
-            rc = -1;
-            break;
-        }
-        off += (size_t)w;
-    }
+    if (rc == 0)
+        rc = write_all(fd, data, len);
     if (close(fd) != 0)
         rc = -1;
     if (rc == 0 && rename(tmp, path) != 0)

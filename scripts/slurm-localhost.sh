@@ -18,15 +18,9 @@
 # uses +1) says otherwise.
 set -eu
 log() { echo "slurm-localhost: $*" >&2; }
+SLURM_MUNGE_KEY=system
+. "$(dirname "$0")/slurm-common.sh"
 
-# the state directory: ours, a real directory, nobody else may write it
-check_dir() {
-    [ -d "$1" ] && [ ! -L "$1" ] || { log "$1 is not a directory"; exit 1; }
-    [ "$(stat -c %u "$1")" = "$(id -u)" ] || { log "$1 belongs to someone else: refusing it"; exit 1; }
-    case $(stat -c %A "$1") in
-        ?????w????|????????w?) log "$1 is writable by others: refusing it"; exit 1;;
-    esac
-}
 if [ -n "${PADDISER_SLURM_DIR:-}" ]; then
     D=$PADDISER_SLURM_DIR
     [ "${1:-}" = start ] && [ ! -e "$D" ] && mkdir -m 0755 "$D"
@@ -42,7 +36,6 @@ PORT=${PADDISER_SLURM_PORT:-16817}
 CONF=$D/etc/slurm.conf
 CPUS=${PADDISER_SLURM_CPUS:-2}
 
-alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 write_conf() {
     mkdir -p "$D/etc" "$D/state" "$D/spool" "$D/log"
@@ -81,24 +74,6 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 EOF
 }
 
-start_munge() {
-    if alive "$D/munge/munged.pid"; then return 0; fi
-    mkdir -p "$D/munge"
-    cp /etc/munge/munge.key "$D/munge/munge.key" 2>/dev/null ||
-        dd if=/dev/urandom of="$D/munge/munge.key" bs=128 count=1 2>/dev/null
-    chown -R munge:munge "$D/munge"
-    chmod 0700 "$D/munge"
-    chmod 0400 "$D/munge/munge.key"
-    runuser -u munge -- munged --force \
-        --socket="$D/munge/munge.socket" --key-file="$D/munge/munge.key" \
-        --pid-file="$D/munge/munged.pid" --log-file="$D/munge/munged.log" \
-        --seed-file="$D/munge/munged.seed"
-    i=0
-    until [ -S "$D/munge/munge.socket" ]; do
-        i=$((i + 1)); [ $i -lt 100 ] || { log "munged did not start (see $D/munge/munged.log)"; return 1; }
-        sleep 0.1
-    done
-}
 
 start() {
     [ "$(id -u)" -eq 0 ] || { log "must run as root (slurmd)"; exit 1; }
@@ -129,29 +104,6 @@ start() {
 
 # kills the PID in file $1 only if the file is not a link and the process
 # is $2 (munged writes its own PID file, as the munge user)
-stop_pidfile() {
-    if [ -L "$1" ]; then
-        log "$1 is a link: not killing what it names"
-        return 0
-    fi
-    if alive "$1"; then
-        pid=$(cat "$1")
-        comm=$(cat "/proc/$pid/comm" 2>/dev/null || true)
-        if [ "$comm" != "$2" ]; then
-            log "$1 names PID $pid, which is '$comm', not $2: not killing it"
-            rm -f "$1"
-            return 0
-        fi
-        kill "$pid"
-        i=0
-        while kill -0 "$pid" 2>/dev/null; do
-            i=$((i + 1))
-            if [ $i -ge 100 ]; then kill -9 "$pid" 2>/dev/null || true; break; fi
-            sleep 0.1
-        done
-    fi
-    rm -f "$1"
-}
 
 stop() {
     stop_pidfile "$D/slurmd.pid" slurmd

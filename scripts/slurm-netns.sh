@@ -23,18 +23,12 @@
 # namespace) unless PADDISER_SLURM_PORT says otherwise.
 set -eu
 log() { echo "slurm-netns: $*" >&2; }
+. "$(dirname "$0")/slurm-common.sh"
 
 NODES="pdnode1 pdnode2"
 NET=10.77.0
 CTL=pdctl
 
-check_dir() {
-    [ -d "$1" ] && [ ! -L "$1" ] || { log "$1 is not a directory"; exit 1; }
-    [ "$(stat -c %u "$1")" = "$(id -u)" ] || { log "$1 belongs to someone else: refusing it"; exit 1; }
-    case $(stat -c %A "$1") in
-        ?????w????|????????w?) log "$1 is writable by others: refusing it"; exit 1;;
-    esac
-}
 [ -n "${PADDISER_SLURM_DIR:-}" ] || { log "PADDISER_SLURM_DIR is not set"; exit 2; }
 D=$PADDISER_SLURM_DIR
 [ "${1:-}" = start ] && [ ! -e "$D" ] && mkdir -m 0755 "$D"
@@ -42,7 +36,6 @@ check_dir "$D"
 PORT=${PADDISER_SLURM_PORT:-16817}
 CONF=$D/etc/slurm.conf
 
-alive() { [ -f "$1" ] && [ ! -L "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 node_addr() { case $1 in pdnode1) echo $NET.11;; pdnode2) echo $NET.12;; esac; }
 
 # the PID of a process that holds NODE's namespaces (nsenter -t PID)
@@ -92,23 +85,6 @@ EOF
     } >"$CONF"
 }
 
-start_munge() {
-    alive "$D/munge/munged.pid" && return 0
-    mkdir -p "$D/munge"
-    dd if=/dev/urandom of="$D/munge/munge.key" bs=128 count=1 2>/dev/null
-    chown -R munge:munge "$D/munge"
-    chmod 0700 "$D/munge"
-    chmod 0400 "$D/munge/munge.key"
-    runuser -u munge -- munged --force \
-        --socket="$D/munge/munge.socket" --key-file="$D/munge/munge.key" \
-        --pid-file="$D/munge/munged.pid" --log-file="$D/munge/munged.log" \
-        --seed-file="$D/munge/munged.seed"
-    i=0
-    until [ -S "$D/munge/munge.socket" ]; do
-        i=$((i + 1)); [ $i -lt 100 ] || { log "munged did not start (see $D/munge/munged.log)"; return 1; }
-        sleep 0.1
-    done
-}
 
 # The network: a bridge in this (already private) namespace and, per node, a
 # holder process in new network + UTS namespaces with one end of a veth pair.
@@ -178,25 +154,6 @@ start() {
 }
 
 # kills the PID in file $1 only if the file is not a link and the process is $2
-stop_pidfile() {
-    [ -L "$1" ] && { log "$1 is a link: not killing what it names"; return 0; }
-    if alive "$1"; then
-        pid=$(cat "$1")
-        comm=$(cat "/proc/$pid/comm" 2>/dev/null || true)
-        if [ "$comm" != "$2" ]; then
-            log "$1 names PID $pid, which is '$comm', not $2: not killing it"
-        else
-            kill "$pid"
-            i=0
-            while kill -0 "$pid" 2>/dev/null; do
-                i=$((i + 1))
-                if [ $i -ge 100 ]; then kill -9 "$pid" 2>/dev/null || true; break; fi
-                sleep 0.1
-            done
-        fi
-    fi
-    rm -f "$1"
-}
 
 stop() {
     for n in $NODES; do stop_pidfile "$D/slurmd.$n.pid" slurmd; done

@@ -41,7 +41,14 @@ static const char css[] =
     ".pd-table th,.pd-table td{border:1px solid #ddd;padding:2px 7px;text-align:left}"
     ".pd-table td.pd-num{text-align:right;font-variant-numeric:tabular-nums}"
     ".pd-table th{background:#f0f0f0}"
-    "details.pd-more{margin:10px 0}details.pd-more>summary{cursor:pointer;font-weight:bold;margin:6px 0}";
+    "details.pd-more{margin:10px 0}details.pd-more>summary{cursor:pointer;font-weight:bold;margin:6px 0}"
+    /* narrow screens: charts shrink to the width (their text with them),
+     * wide tables scroll inside their own box, long words wrap */
+    "h1,h2,h3,p,nav{overflow-wrap:anywhere}"
+    "figure{max-width:100%;min-width:0;box-sizing:border-box}"
+    "svg.pd-chart{max-width:100%;height:auto}"
+    "table.pd-table{display:block;max-width:100%;overflow-x:auto}"
+    "@media (max-width:600px){body{margin:8px 8px}.pd-grid{gap:8px}figure{padding:3px}}";
 
 void pd_page_note(pd_page *pg, const char *cls, const char *fmt, ...)
 {
@@ -211,7 +218,8 @@ static void build_page(pd_page *pg)
     char namebuf[256];
     const char *name = base_name(pg->run_dir, namebuf, sizeof namebuf);
     pd_str_append(o, "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
-                     "<meta charset=\"utf-8\"/>\n<link rel=\"icon\" href=\"data:,\"/>\n<title>paddiser report: ");
+                     "<meta charset=\"utf-8\"/>\n"
+                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<link rel=\"icon\" href=\"data:,\"/>\n<title>paddiser report: ");
     pd_html_escape(o, name);
     pd_str_printf(o, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>paddiser report: ", css);
     pd_html_escape(o, name);

@@ -23,6 +23,10 @@ size_t pd_svg_nice_ticks(double lo, double hi, size_t target, double *ticks, siz
  * (step <= 0: 4 significant digits). */
 void pd_svg_fmt(char *buf, size_t len, double v, double step);
 
+/* Tick label: like pd_svg_fmt, but 10000 and above with an SI suffix
+ * (699050 -> 699k, 2.8e6 -> 2.80M) so axis labels stay short. */
+void pd_svg_fmt_tick(char *buf, size_t len, double v, double step);
+
 /* Unit of a metric guessed from its name suffix (mem_peak_gb -> "GB"), or "". */
 const char *pd_svg_unit_of(const char *metric);
 

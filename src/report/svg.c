@@ -90,8 +90,10 @@ void pd_svg_fmt(char *buf, size_t len, double v, double step)
     double av = fabs(v);
     if (av == 0)
         snprintf(buf, len, "0");
-    else if (av >= 1e6 || av < 1e-3 || step <= 0)
+    else if (av >= 1e12 || av < 1e-3)
         snprintf(buf, len, "%.4g", v);
+    else if (step <= 0) /* whole numbers above 1000: 131335, not 1.313e+05 */
+        snprintf(buf, len, av >= 1000 ? "%.0f" : "%.4g", v);
     else {
         int dec = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
         if (dec > 6)

@@ -108,7 +108,7 @@ static void test_fixture_element_counts(void **state)
                                                  count(html, "<rect class=\"pd-bar"));
     assert_null(strstr(html, "<script"));
     assert_null(strstr(html, "src=\""));
-    assert_int_equal(count(html, "href=\"#pd-"), 6);
+    assert_int_equal(count(html, "href=\"#pd-"), 7); /* Summary first */
     /* series of the per-variable plots and the multi-host trace */
     assert_non_null(strstr(html, "data-series=\"backend=pmem\""));
     assert_non_null(strstr(html, "data-series=\"threads=4\""));
@@ -672,6 +672,18 @@ static void test_membw_demo_defects(void **state)
     assert_int_equal(count(html, "No GPU trace"), 1);
     assert_int_equal(count(html, "class=\"pd-chart pd-ts\""), 3 * 2);
     assert_non_null(strstr(html, "name=\"viewport\""));
+    /* first screen: exec_0002 (16 MiB, 2 threads) is best in bandwidth
+     * (highest) and best_time_s (lowest), with its command */
+    const char *summary = strstr(html, "<section id=\"pd-summary\">");
+    assert_non_null(summary);
+    assert_true(summary < strstr(html, "<section id=\"pd-overview\">"));
+    assert_int_equal(count(html, "<tr><td class=\"pd-num\">1</td><td>exec_0002</td>"), 2);
+    assert_non_null(strstr(html, "(highest mean first)"));
+    assert_non_null(strstr(html, "(lowest mean first)"));
+    assert_non_null(strstr(html, "<code class=\"pd-cmd\">/home/user/paddiser/build/membw-triad -n 699050 -r 20 -o "
+                                 "/home/user/paddiser/workdir/run_001/exec_0002/repetition_001/triad.json</code>"));
+    assert_non_null(strstr(html, "class=\"pd-table pd-impact\""));
+    assert_null(strstr(html, "<th>elements</th></tr></thead><tbody>\n<tr><td>bandwidth_mbs")); /* derived: no column */
     free(html);
     rm_rf(dir);
     free(dir);

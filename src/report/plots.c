@@ -128,6 +128,20 @@ static void tview_free(tview *tv)
     free(tv->derived_of);
 }
 
+size_t pd_page_swept_vars(const pd_rep_table *t, size_t *swept, long *derived_of)
+{
+    tview tv;
+    tview_init(&tv, t);
+    size_t n = 0;
+    if (tv.dom && tv.swept && tv.vidx && tv.derived_of) {
+        n = tv.nswept;
+        memcpy(swept, tv.swept, n * sizeof *swept);
+        memcpy(derived_of, tv.derived_of, t->nvars * sizeof *derived_of);
+    }
+    tview_free(&tv);
+    return n;
+}
+
 static bool in_list(const char *const *list, size_t n, const char *s)
 {
     for (size_t i = 0; i < n; i++)

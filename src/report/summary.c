@@ -1,0 +1,284 @@
+/* The first screen of the report: what the run was, its best executions
+ * per benchmark metric with the command that produced them, and how much
+ * each swept variable moves each metric. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/page.h"
+#include "report/svg.h"
+
+#define BEST_N 5        /* executions listed per metric */
+#define MAX_METRICS 6   /* metrics in the best tables and the impact table */
+
+typedef struct {
+    const char *id;
+    size_t first_row; /* where its variable values are read */
+    size_t n;
+    double mean, m2;
+} exec_acc;
+
+/* Time-like metrics are better low, the rest (bandwidth, rates) high. */
+static bool lower_is_better(const char *metric)
+{
+    const char *u = pd_svg_unit_of(metric);
+    static const char *const time_units[] = {"s", "ms", "\xC2\xB5s", "ns"};
+    for (size_t i = 0; i < PD_ARRAY_LEN(time_units); i++)
+        if (!strcmp(u, time_units[i]))
+            return true;
+    return strstr(metric, "time") || strstr(metric, "latency") || strstr(metric, "duration") ||
+           strstr(metric, "makespan");
+}
+
+/* Per-execution mean of metric m, executions in first-row order. */
+static size_t exec_means(const pd_rep_table *t, size_t m, exec_acc *e)
+{
+    size_t ne = 0, last = 0;
+    for (size_t r = 0; r < t->nrows; r++) {
+        const char *id = t->exec_ids[r];
+        size_t k = ne;
+        if (ne && !strcmp(e[last].id, id)) /* rows of an execution are usually adjacent */
+            k = last;
+        else
+            for (k = 0; k < ne && strcmp(e[k].id, id); k++)
+                ;
+        if (k == ne)
+            e[ne++] = (exec_acc){.id = id, .first_row = r};
+        last = k;
+        double v = t->vals[r * t->nmetrics + m];
+        if (!isfinite(v))
+            continue;
+        exec_acc *a = &e[k];
+        a->n++;
+        double d = v - a->mean;
+        a->mean += d / (double)a->n;
+        a->m2 += d * (v - a->mean);
+    }
+    return ne;
+}
+
+static bool metric_varies(const pd_rep_table *t, size_t m)
+{
+    double first = NAN;
+    for (size_t r = 0; r < t->nrows; r++) {
+        double v = t->vals[r * t->nmetrics + m];
+        if (!isfinite(v))
+            continue;
+        if (isfinite(first) && v != first)
+            return true;
+        first = v;
+    }
+    return false;
+}
+
+/* executions.<id>.command of the run's __iops_index.json (NULL: none). */
+static json_t *load_index(const char *run_dir)
+{
+    pd_str path = {0};
+    pd_str_printf(&path, "%s/__iops_index.json", run_dir);
+    json_t *root = path.data ? json_load_file(path.data, 0, NULL) : NULL;
+    pd_str_free(&path);
+    return root;
+}
+
+static const char *command_of(json_t *index, const char *id)
+{
+    json_t *c = json_object_get(json_object_get(json_object_get(index, "executions"), id), "command");
+    return json_is_string(c) ? json_string_value(c) : NULL;
+}
+
+static bool sort_low; /* qsort has no context argument */
+
+static int cmp_exec(const void *pa, const void *pb)
+{
+    const exec_acc *a = pa, *b = pb;
+    bool fa = a->n > 0, fb = b->n > 0;
+    if (fa != fb)
+        return fa ? -1 : 1; /* executions without a value last */
+    if (a->mean != b->mean)
+        return (a->mean < b->mean) == sort_low ? -1 : 1;
+    return strcmp(a->id, b->id);
+}
+
+static void best_table(pd_page *pg, const pd_rep_table *t, size_t m, json_t *index, exec_acc *e,
+                       const size_t *swept, size_t ns)
+{
+    pd_str *o = pg->out;
+    size_t ne = exec_means(t, m, e);
+    sort_low = lower_is_better(t->metrics[m]);
+    qsort(e, ne, sizeof *e, cmp_exec);
+    const char *unit = pd_svg_unit_of(t->metrics[m]);
+    pd_str_append(o, "<h3>Best ");
+    pd_html_escape(o, t->metrics[m]);
+    if (unit[0]) {
+        pd_str_append(o, " [");
+        pd_html_escape(o, unit);
+        pd_str_append(o, "]");
+    }
+    pd_str_printf(o, " <small>(%s mean first)</small></h3>\n", sort_low ? "lowest" : "highest");
+    pd_str_printf(o, "<table class=\"pd-table pd-best\" data-metric=\"");
+    pd_html_escape(o, t->metrics[m]);
+    pd_str_append(o, "\"><thead><tr><th>#</th><th>execution</th><th>variables</th><th>mean</th><th>sd / mean</th>"
+                     "<th>n</th><th>command</th></tr></thead><tbody>\n");
+    for (size_t i = 0; i < ne && i < BEST_N && e[i].n; i++) {
+        char bm[48], bs[48] = "";
+        pd_svg_fmt(bm, sizeof bm, e[i].mean, 0);
+        /* relative: 1.3 % reads at once where 1.566e-06 s does not */
+        if (e[i].n > 1 && e[i].mean != 0)
+            snprintf(bs, sizeof bs, "%.1f%%", 100 * sqrt(e[i].m2 / (double)(e[i].n - 1)) / fabs(e[i].mean));
+        pd_str_printf(o, "<tr><td class=\"pd-num\">%zu</td><td>", i + 1);
+        pd_html_escape(o, e[i].id);
+        pd_str_append(o, "</td><td>");
+        for (size_t k = 0; k < ns; k++) { /* swept ones only: the rest is the same in every row */
+            pd_str_append(o, k ? ", " : "");
+            pd_html_escape(o, t->vars[swept[k]]);
+            pd_str_append(o, "=");
+            pd_html_escape(o, t->var_vals[e[i].first_row * t->nvars + swept[k]]);
+        }
+        pd_str_printf(o, "</td><td class=\"pd-num\">%s</td><td class=\"pd-num\">%s</td><td class=\"pd-num\">%zu</td>"
+                         "<td class=\"pd-cmdcell\">",
+                      bm, bs, e[i].n);
+        const char *cmd = command_of(index, e[i].id);
+        if (cmd) {
+            pd_str_append(o, "<code class=\"pd-cmd\">");
+            pd_html_escape(o, cmd);
+            pd_str_append(o, "</code>");
+        } else {
+            pd_str_append(o, "n/a");
+        }
+        pd_str_append(o, "</td></tr>\n");
+    }
+    pd_str_append(o, "</tbody></table>\n");
+}
+
+/* Spread of the per-value means of metric m over variable v, relative to
+ * the overall mean (NaN when it cannot be said). */
+static double impact(const pd_rep_table *t, size_t m, size_t v)
+{
+    char **vals = NULL;
+    bool numeric;
+    size_t nv = pd_rep_distinct(t, v, &vals, &numeric);
+    double *sum = calloc(nv + 1, sizeof *sum), *cnt = calloc(nv + 1, sizeof *cnt), all = 0, nall = 0;
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t r = 0; sum && cnt && r < t->nrows; r++) {
+        double x = t->vals[r * t->nmetrics + m];
+        if (!isfinite(x))
+            continue;
+        for (size_t i = 0; i < nv; i++)
+            if (!strcmp(vals[i], t->var_vals[r * t->nvars + v])) {
+                sum[i] += x;
+                cnt[i]++;
+                break;
+            }
+        all += x;
+        nall++;
+    }
+    for (size_t i = 0; sum && cnt && i < nv; i++)
+        if (cnt[i] > 0) {
+            lo = fmin(lo, sum[i] / cnt[i]);
+            hi = fmax(hi, sum[i] / cnt[i]);
+        }
+    free(sum);
+    free(cnt);
+    pd_rep_names_free(vals);
+    double mean = nall > 0 ? all / nall : NAN;
+    if (!(hi >= lo) || !isfinite(mean) || mean == 0)
+        return NAN;
+    return (hi - lo) / fabs(mean);
+}
+
+static void impact_table(pd_page *pg, const pd_rep_table *t, const size_t *metrics, size_t nm, const size_t *swept,
+                         size_t ns)
+{
+    pd_str *o = pg->out;
+    pd_str_append(o, "<h3>Variable impact</h3>\n<table class=\"pd-table pd-impact\"><thead><tr><th>metric</th>");
+    for (size_t i = 0; i < ns; i++) {
+        pd_str_append(o, "<th>");
+        pd_html_escape(o, t->vars[swept[i]]);
+        pd_str_append(o, "</th>");
+    }
+    pd_str_append(o, "</tr></thead><tbody>\n");
+    for (size_t k = 0; k < nm; k++) {
+        pd_str_append(o, "<tr><td>");
+        pd_html_escape(o, t->metrics[metrics[k]]);
+        pd_str_append(o, "</td>");
+        for (size_t i = 0; i < ns; i++) {
+            double x = impact(t, metrics[k], swept[i]);
+            if (!isfinite(x)) {
+                pd_str_append(o, "<td class=\"pd-num\">n/a</td>");
+                continue;
+            }
+            /* the bar saturates at 100 % (a metric that doubles or more) */
+            double w = fmin(x, 1.0) * 60;
+            pd_str_printf(o,
+                          "<td class=\"pd-num\"><span class=\"pd-impact-bar\" style=\"width:%.0fpx\"></span>%.0f%%"
+                          "</td>",
+                          w, x * 100);
+        }
+        pd_str_append(o, "</tr>\n");
+    }
+    pd_str_append(o, "</tbody></table>\n");
+    pd_page_note(pg, "", "Impact: how far the mean of a metric moves between the values of a variable (the "
+                         "other variables averaged over), as a share of its overall mean.");
+}
+
+void pd_page_section_summary(pd_page *pg)
+{
+    pd_str *o = pg->out;
+    pd_str_append(o, "<section id=\"pd-summary\"><h2>Summary</h2>\n");
+    size_t reps = 0, ok = 0, failed = 0;
+    for (size_t i = 0; i < pg->run.nexecs; i++) {
+        reps += pg->run.execs[i].nreps;
+        ok += pg->run.execs[i].n_succeeded;
+        failed += pg->run.execs[i].n_failed;
+    }
+    pd_str_printf(o, "<p class=\"pd-meta\">%zu executions, %zu repetitions: %zu succeeded, %zu failed.", pg->run.nexecs,
+                  reps, ok, failed);
+    if (!pg->have_results) {
+        pd_str_append(o, "</p>\n");
+        pd_page_note(pg, "pd-missing", "No results.csv: no best results or variable impact.");
+        pd_str_append(o, "</section>\n");
+        return;
+    }
+    const pd_rep_table *t = &pg->results;
+    size_t *swept = calloc(t->nvars + 1, sizeof *swept), ns = 0;
+    long *derived = calloc(t->nvars + 1, sizeof *derived);
+    size_t *metrics = calloc(t->nmetrics + 1, sizeof *metrics), nm = 0;
+    exec_acc *e = calloc(t->nrows + 1, sizeof *e);
+    json_t *index = load_index(pg->run_dir);
+    if (!swept || !derived || !metrics || !e)
+        goto out;
+    ns = pd_page_swept_vars(t, swept, derived);
+    if (ns) {
+        pd_str_append(o, " Swept: ");
+        for (size_t i = 0; i < ns; i++) {
+            char **vals = NULL;
+            bool numeric;
+            size_t nv = pd_rep_distinct(t, swept[i], &vals, &numeric);
+            pd_str_append(o, i ? ", <code>" : "<code>");
+            pd_html_escape(o, t->vars[swept[i]]);
+            pd_str_printf(o, "</code> (%zu values)", nv);
+            pd_rep_names_free(vals);
+        }
+        pd_str_append(o, ".");
+    }
+    pd_str_append(o, "</p>\n");
+    for (size_t m = 0; m < t->nmetrics && nm < MAX_METRICS; m++)
+        if (metric_varies(t, m))
+            metrics[nm++] = m;
+    for (size_t k = 0; k < nm; k++)
+        best_table(pg, t, metrics[k], index, e, swept, ns);
+    if (nm && ns)
+        impact_table(pg, t, metrics, nm, swept, ns);
+    if (!nm)
+        pd_page_note(pg, "", "No benchmark metric varies over the run: nothing to rank.");
+out:
+    json_decref(index);
+    free(swept);
+    free(derived);
+    free(metrics);
+    free(e);
+    pd_str_append(o, "</section>\n");
+}

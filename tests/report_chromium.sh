@@ -59,7 +59,7 @@ console_lines "$out/control.log" | grep -q "Uncaught ReferenceError" || fail "co
 chrome --dump-dom "file://$out/report.html" >"$out/report.dom" 2>"$out/report.log" || fail "chromium failed on the report"
 msgs=$(console_lines "$out/report.log")
 [ -z "$msgs" ] || fail "console messages while loading the report: $msgs"
-for pat in 'class="pd-chart ' 'class="pd-chart pd-line"' 'class="pd-chart pd-heatmap"' \
+for pat in 'class="pd-chart ' 'class="pd-chart pd-line"' 'class="pd-chart pd-heatmap"' 'class="pd-chart pd-box"' \
     'class="pd-chart pd-ts"' 'class="pd-chart pd-bars"' 'class="pd-cell"' 'class="pd-bar"' \
     'class="pd-makespan"'; do
     src=$(count "$pat" "$out/report.html")
@@ -67,7 +67,7 @@ for pat in 'class="pd-chart ' 'class="pd-chart pd-line"' 'class="pd-chart pd-hea
     [ "$src" -gt 0 ] || fail "no $pat in the report"
     [ "$src" = "$dom" ] || fail "$pat: $src in the markup, $dom in Chromium's DOM"
 done
-[ "$(count 'class="pd-chart ' "$out/report.dom")" = 116 ] || fail "expected 116 charts in the DOM"
+[ "$(count 'class="pd-chart ' "$out/report.dom")" = 118 ] || fail "expected 118 charts in the DOM"
 [ "$(count 'class="pd-cell"' "$out/report.dom")" = 70 ] || fail "expected 70 heatmap cells"
 [ "$(count 'class="pd-bar"' "$out/report.dom")" = 24 ] || fail "expected 24 task bars"
 
@@ -81,7 +81,7 @@ charts=$(attr data-pd-charts); cells=$(attr data-pd-cells); bars=$(attr data-pd-
 [ -n "$charts" ] || fail "probe script did not run (see $out/probe.log)"
 # the folded "more resource metrics" charts are not laid out until opened
 [ "$folded" = 32 ] || fail "expected 32 folded charts, got $folded"
-[ "$charts" = $((116 - folded)) ] || fail "rendered charts: $charts, expected $((116 - folded))"
+[ "$charts" = $((118 - folded)) ] || fail "rendered charts: $charts, expected $((118 - folded))"
 [ "$cells" = 70 ] || fail "rendered heatmap cells: $cells, expected 70"
 [ "$bars" = 24 ] || fail "rendered bars: $bars, expected 24"
 

@@ -101,7 +101,9 @@ static void test_fixture_element_counts(void **state)
     assert_int_equal(count(html, "class=\"pd-chart pd-bars\""), 3);
     assert_int_equal(count(html, "class=\"pd-bar\""), 24);
     assert_int_equal(count(html, "class=\"pd-makespan\""), 3);
-    assert_int_equal(count(html, "class=\"pd-chart "), 62 + 8 + 43 + 3);
+    /* Summary: one box plot per varying results.csv metric (time_s, bandwidth_mbs) */
+    assert_int_equal(count(html, "class=\"pd-chart pd-box\""), 2);
+    assert_int_equal(count(html, "class=\"pd-chart "), 62 + 8 + 43 + 3 + 2);
     /* every chart has a title element, and the page has no script or fetch */
     assert_int_equal(count(html, "<title>"), 1 + count(html, "<svg") + count(html, "<circle") +
                                                  count(html, "<rect class=\"pd-cell") +
@@ -683,6 +685,10 @@ static void test_membw_demo_defects(void **state)
     assert_non_null(strstr(html, "<code class=\"pd-cmd\">/home/user/paddiser/build/membw-triad -n 699050 -r 20 -o "
                                  "/home/user/paddiser/workdir/run_001/exec_0002/repetition_001/triad.json</code>"));
     assert_non_null(strstr(html, "class=\"pd-table pd-impact\""));
+    /* box plots: 2 metrics x 6 executions, every repetition a point */
+    assert_int_equal(count(html, "class=\"pd-chart pd-box\""), 2);
+    assert_int_equal(count(html, "class=\"pd-boxrect\""), 12);
+    assert_int_equal(count(html, "(2 of 2)</title></circle>"), 12);
     assert_null(strstr(html, "<th>elements</th></tr></thead><tbody>\n<tr><td>bandwidth_mbs")); /* derived: no column */
     free(html);
     rm_rf(dir);

@@ -12,6 +12,7 @@
 
 #define BEST_N 5        /* executions listed per metric */
 #define MAX_METRICS 6   /* metrics in the best tables and the impact table */
+#define MAX_BOXES 60    /* executions per box plot */
 
 typedef struct {
     const char *id;
@@ -224,6 +225,51 @@ static void impact_table(pd_page *pg, const pd_rep_table *t, const size_t *metri
                          "other variables averaged over), as a share of its overall mean.");
 }
 
+/* One box plot of metric m: the repetitions of each execution. */
+static void box_chart(pd_page *pg, const pd_rep_table *t, size_t m, exec_acc *e)
+{
+    size_t ne = exec_means(t, m, e), nb = ne < MAX_BOXES ? ne : MAX_BOXES;
+    const char **labels = calloc(nb + 1, sizeof *labels);
+    double **vals = calloc(nb + 1, sizeof *vals);
+    size_t *nvals = calloc(nb + 1, sizeof *nvals), reps_max = 0;
+    for (size_t i = 0; labels && vals && nvals && i < nb; i++) {
+        /* exec_0001 -> 0001: the full id would not fit under a box */
+        labels[i] = strncmp(e[i].id, "exec_", 5) ? e[i].id : e[i].id + 5;
+        vals[i] = calloc(t->nrows + 1, sizeof **vals);
+        for (size_t r = 0; vals[i] && r < t->nrows; r++)
+            if (!strcmp(t->exec_ids[r], e[i].id))
+                vals[i][nvals[i]++] = t->vals[r * t->nmetrics + m];
+        reps_max = nvals[i] > reps_max ? nvals[i] : reps_max;
+    }
+    if (labels && vals && nvals) {
+        pd_str title = {0}, ylabel = {0}, cap = {0};
+        const char *unit = pd_svg_unit_of(t->metrics[m]);
+        pd_str_printf(&title, "%s per execution", t->metrics[m]);
+        pd_str_append(&ylabel, t->metrics[m]);
+        if (unit[0])
+            pd_str_printf(&ylabel, " [%s]", unit);
+        pd_svg_boxes b = {.metric = t->metrics[m], .title = title.data, .xlabel = "execution (exec_NNNN)",
+                          .ylabel = ylabel.data, .labels = labels, .n = nb,
+                          .vals = (const double *const *)vals, .nvals = nvals};
+        pd_page_fig_open(pg);
+        pd_svg_box_chart(pg->out, &b);
+        pd_str_printf(&cap, "Every repetition (up to %zu per execution) as a point; box: quartiles, red: median, "
+                            "whiskers: min and max.",
+                      reps_max);
+        if (ne > nb)
+            pd_str_printf(&cap, " First %d of %zu executions.", MAX_BOXES, ne);
+        pd_page_fig_close(pg, cap.data);
+        pd_str_free(&title);
+        pd_str_free(&ylabel);
+        pd_str_free(&cap);
+    }
+    for (size_t i = 0; vals && i < nb; i++)
+        free(vals[i]);
+    free(labels);
+    free(vals);
+    free(nvals);
+}
+
 void pd_page_section_summary(pd_page *pg)
 {
     pd_str *o = pg->out;
@@ -272,6 +318,12 @@ void pd_page_section_summary(pd_page *pg)
         best_table(pg, t, metrics[k], index, e, swept, ns);
     if (nm && ns)
         impact_table(pg, t, metrics, nm, swept, ns);
+    if (nm) {
+        pd_str_append(o, "<h3>Repetitions</h3>\n<div class=\"pd-grid\">\n");
+        for (size_t k = 0; k < nm; k++)
+            box_chart(pg, t, metrics[k], e);
+        pd_str_append(o, "</div>\n");
+    }
     if (!nm)
         pd_page_note(pg, "", "No benchmark metric varies over the run: nothing to rank.");
 out:

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define CHAR_W 6.3  /* average glyph width at 11px sans-serif, for layout */
@@ -818,5 +819,109 @@ void pd_svg_bar_chart(pd_str *out, const pd_svg_bars *b)
     }
     text_at(out, "pd-axis-label", L + PW / 2, T + PH + 33, "middle", b->xlabel, (size_t)fit_chars(PW));
     ylabel_at(out, 14, T + PH / 2, b->ylabel, PH + 20);
+    pd_str_append(out, "</svg>");
+}
+
+/* ---------- box plots ---------- */
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Quantile q of sorted v[0..n) by linear interpolation (R's type 7). */
+static double quantile(const double *v, size_t n, double q)
+{
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    if (i + 1 >= n)
+        return v[n - 1];
+    return v[i] + (pos - (double)i) * (v[i + 1] - v[i]);
+}
+
+void pd_svg_box_chart(pd_str *out, const pd_svg_boxes *b)
+{
+    double T = 34, PH = 180;
+    double PW = (double)b->n * 22 > 358 ? (double)b->n * 22 : 358;
+    if (PW > 1100)
+        PW = 1100;
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < b->n; i++)
+        for (size_t k = 0; k < b->nvals[i]; k++)
+            if (isfinite(b->vals[i][k])) {
+                lo = fmin(lo, b->vals[i][k]);
+                hi = fmax(hi, b->vals[i][k]);
+            }
+    bool have = isfinite(lo);
+    if (!have)
+        lo = 0, hi = 1;
+    double yt[MAX_TICKS], step;
+    size_t nyt = pd_svg_nice_ticks(lo, hi, 5, yt, MAX_TICKS, &step);
+    xy_frame f = {.T = T, .PH = PH, .ylo = nyt ? yt[0] : lo, .yhi = nyt ? yt[nyt - 1] : hi};
+    if (!(f.yhi > f.ylo))
+        f.yhi = f.ylo + 1;
+    f.L = left_margin(yt, nyt, step);
+    f.PW = PW;
+    double W = f.L + PW + 16, H = T + PH + 46;
+    char extra[128], blo[48], bdl[48];
+    snprintf(blo, sizeof blo, "%.6g", f.ylo);
+    snprintf(bdl, sizeof bdl, "%.6g", have ? lo : 0);
+    snprintf(extra, sizeof extra, " data-y-lo=\"%s\" data-data-lo=\"%s\"", blo, bdl);
+    svg_open(out, "pd-box", b->metric, NULL, NULL, b->title, W, H, extra);
+    y_axis(out, yt, nyt, step, f.L, f.L + PW, xy_sy, &f);
+    double slot = PW / (double)(b->n ? b->n : 1), last_right = -INFINITY;
+    size_t maxch = clampz(fit_chars(slot) - 1, 3, 12);
+    double *v = NULL;
+    for (size_t i = 0; i < b->n; i++) {
+        double cx = f.L + ((double)i + 0.5) * slot, bw = fmin(slot * 0.6, 28);
+        size_t n = 0;
+        double *nv = realloc(v, (b->nvals[i] + 1) * sizeof *v);
+        if (!nv)
+            break;
+        v = nv;
+        for (size_t k = 0; k < b->nvals[i]; k++)
+            if (isfinite(b->vals[i][k]))
+                v[n++] = b->vals[i][k];
+        pd_str_printf(out, "<line class=\"pd-tickmark\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", cx,
+                      T + PH, cx, T + PH + 4);
+        size_t len = u8_len(b->labels[i]);
+        double lw = (double)(len < maxch ? len : maxch) * CHAR_W;
+        if (cx - lw / 2 >= last_right + 4) {
+            text_at(out, "pd-tick", cx, T + PH + 15, "middle", b->labels[i], maxch);
+            last_right = cx + lw / 2;
+        }
+        if (!n)
+            continue;
+        qsort(v, n, sizeof *v, cmp_double);
+        double q1 = quantile(v, n, 0.25), med = quantile(v, n, 0.5), q3 = quantile(v, n, 0.75);
+        double y1 = xy_sy(&f, q3), y3 = xy_sy(&f, q1);
+        pd_str_printf(out,
+                      "<path class=\"pd-whisker\" d=\"M%.1f %.1fV%.1fM%.1f %.1fV%.1f\" stroke=\"#555\" fill=\"none\"/>",
+                      cx, xy_sy(&f, v[n - 1]), y1, cx, y3, xy_sy(&f, v[0]));
+        pd_str_printf(out,
+                      "<rect class=\"pd-boxrect\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                      "fill=\"#c6d4e6\" stroke=\"#4e79a7\"/>",
+                      cx - bw / 2, y1, bw, fmax(y3 - y1, 0.5));
+        pd_str_printf(out,
+                      "<line class=\"pd-median\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e15759\" "
+                      "stroke-width=\"2\"/>",
+                      cx - bw / 2, xy_sy(&f, med), cx + bw / 2, xy_sy(&f, med));
+        for (size_t k = 0; k < n; k++) {
+            char bv[48];
+            pd_svg_fmt(bv, sizeof bv, v[k], 0);
+            pd_str_printf(out, "<circle class=\"pd-point\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"#333\"><title>",
+                          cx, xy_sy(&f, v[k]));
+            pd_html_escape(out, b->labels[i]);
+            pd_str_printf(out, ": %s (%zu of %zu)</title></circle>", bv, k + 1, n);
+        }
+    }
+    free(v);
+    pd_str_printf(out, "<path class=\"pd-axis\" d=\"M%.1f %.1fV%.1fH%.1f\" fill=\"none\" stroke=\"#333\"/>", f.L,
+                  T, T + PH, f.L + PW);
+    text_at(out, "pd-axis-label", f.L + PW / 2, T + PH + 33, "middle", b->xlabel, (size_t)fit_chars(PW));
+    ylabel_at(out, 14, T + PH / 2, b->ylabel, PH + 20);
+    if (!have)
+        text_at(out, "pd-nodata", f.L + PW / 2, T + PH / 2, "middle", "no data", 20);
     pd_str_append(out, "</svg>");
 }

@@ -85,6 +85,19 @@ typedef struct {
 
 void pd_svg_bar_chart(pd_str *out, const pd_svg_bars *b);
 
+/* Box plots, one per category: the values of its repetitions (any order;
+ * NaN ignored), drawn as a box from the first to the third quartile, a
+ * median line, whiskers to min and max, and every value as a point. */
+typedef struct {
+    const char *metric, *title, *xlabel, *ylabel;
+    const char *const *labels;
+    size_t n;
+    const double *const *vals; /* vals[i][0..nvals[i]) */
+    const size_t *nvals;
+} pd_svg_boxes;
+
+void pd_svg_box_chart(pd_str *out, const pd_svg_boxes *b);
+
 /* Colour of t in [0,1] on the heatmap scale, as "#rrggbb". */
 void pd_svg_colour(double t, char buf[8]);
 

@@ -8,8 +8,9 @@
 #  3. the DOM Chromium built holds every chart, cell and bar of the markup;
 #  4. on a copy with a tiny probe script, the charts outside the folded
 #     section, the heatmap cells and the bars have a rendered size;
-#  5. layout, at 1400 px and 390 px wide, of run_001 and of membw_demo (the
-#     README demo's study, tests/fixtures/report/membw_demo/README.md), with
+#  5. layout, at 1400 px and 390 px wide, of run_001, of membw_demo (the
+#     README demo's study, tests/fixtures/report/membw_demo/README.md) and of
+#     a generated 3-variable study (parallel coordinates), with
 #     every folded section opened: no element reaches past the viewport (a
 #     wide table scrolls inside its own box, so only the box counts), no two
 #     text boxes of a chart overlap, no axis of non-negative data goes below
@@ -184,8 +185,23 @@ layout planted "$out/planted.html" 390
 
 "$BUILD/paddiser" report "$TESTS_DIR/fixtures/report/membw_demo" -o "$out/membw.html" >/dev/null ||
     fail "paddiser report of membw_demo failed"
+# a study of 3 swept variables (size 1..64, threads 1..3, mode a/b; the
+# same as test_three_vars_and_log_axis): parallel coordinates
+three=$out/three_vars
+e=0
+printf 'execution_id,repetition,size,threads,mode,bw_mbs\n' >"$out/three.csv"
+for s in 1 2 4 8 16 32 64; do for t in 1 2 3; do for m in a b; do
+    e=$((e + 1)); id=$(printf 'exec_%04d' "$e")
+    mkdir -p "$three/$id"
+    printf '{"size": %d, "threads": %d, "mode": "%s"}' "$s" "$t" "$m" >"$three/$id/__iops_params.json"
+    printf '%s,1,%d,%d,%s,%d\n%s,2,%d,%d,%s,%d\n' "$id" "$s" "$t" "$m" $((s * t + 1)) "$id" "$s" "$t" "$m" $((s * t + 2)) >>"$out/three.csv"
+done; done; done
+mv "$out/three.csv" "$three/results.csv"
+"$BUILD/paddiser" report "$three" -o "$out/three.html" >/dev/null || fail "paddiser report of three_vars failed"
+[ "$(count 'class="pd-chart pd-parcoords"' "$out/three.html")" = 1 ] || fail "three_vars: no parallel coordinates"
+
 summary=""
-for name in report membw; do
+for name in report membw three; do
     for w in 1400 390; do
         layout "$name" "$out/$name.html" "$w"
         [ "$got_overflow" = 0 ] || fail "$name at $w px: $got_overflow elements past the viewport, first: $first_overflow"

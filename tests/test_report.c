@@ -337,6 +337,10 @@ static void test_three_vars_and_log_axis(void **state)
     assert_non_null(strstr(html, "one line per value of threads; aggregated over mode; log x axis."));
     assert_non_null(strstr(html, "Mean over repetitions and over mode."));
     assert_non_null(strstr(html, "1 numeric metric."));
+    /* 3 swept variables: parallel coordinates, one line per execution */
+    assert_int_equal(count(html, "class=\"pd-chart pd-parcoords\""), 1);
+    assert_int_equal(count(html, "class=\"pd-line-path pd-pc-line\""), 7 * 3 * 2);
+    assert_non_null(strstr(html, "<title>exec_0042: size=64, threads=3, mode=b \xE2\x86\x92 193.5</title>"));
     free(html);
     pd_str_free(&csv);
     pd_str_free(&run);

@@ -34,6 +34,8 @@ static const char css[] =
     ".pd-chart .pd-refline-label{fill:#b22}"
     ".pd-chart .pd-cell-label{fill:#000;font-size:10px}.pd-chart .pd-on-dark{fill:#fff}.pd-chart .pd-na{fill:#777}"
     ".pd-gridline{stroke:#e6e6e6}"
+    /* parallel coordinates: tick labels stay readable over the lines */
+    ".pd-parcoords .pd-tick{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}"
     ".pd-tickmark{stroke:#333}"
     ".pd-note{background:#f3f6fa;border-left:3px solid #8aa4c8;padding:4px 8px;margin:6px 0;font-size:13px}"
     ".pd-missing{background:#fff5e0;border-left-color:#e0a000}"

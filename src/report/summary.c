@@ -270,6 +270,90 @@ static void box_chart(pd_page *pg, const pd_rep_table *t, size_t m, exec_acc *e)
     free(nvals);
 }
 
+/* Parallel coordinates of metric m's execution means over the swept
+ * variables (worth it from 3 variables on, where heatmaps need pairs). */
+static void parcoords(pd_page *pg, const pd_rep_table *t, size_t m, const size_t *swept, size_t ns, exec_acc *e)
+{
+    size_t ne = exec_means(t, m, e), na = ns + 1;
+    pd_svg_pc_axis *axes = calloc(na, sizeof *axes);
+    char ***vals = calloc(ns + 1, sizeof *vals);
+    double **tpos = calloc(na, sizeof *tpos), *pos = calloc(ne * na + 1, sizeof *pos);
+    char **tips = calloc(ne + 1, sizeof *tips), mlab[32][48];
+    const char *mlabp[32];
+    double mt[32], step, lo = INFINITY, hi = -INFINITY;
+    size_t *nvals = calloc(ns + 1, sizeof *nvals);
+    if (!axes || !vals || !tpos || !pos || !tips || !nvals)
+        goto out;
+    for (size_t a = 0; a < ns; a++) {
+        bool numeric;
+        nvals[a] = pd_rep_distinct(t, swept[a], &vals[a], &numeric);
+        tpos[a] = calloc(nvals[a] + 1, sizeof **tpos);
+        if (!tpos[a])
+            goto out;
+        for (size_t k = 0; k < nvals[a]; k++)
+            tpos[a][k] = nvals[a] > 1 ? (double)k / (double)(nvals[a] - 1) : 0.5;
+        axes[a] = (pd_svg_pc_axis){.name = t->vars[swept[a]], .nticks = nvals[a],
+                                   .tick_labels = (const char *const *)vals[a], .tick_pos = tpos[a]};
+    }
+    for (size_t i = 0; i < ne; i++)
+        if (e[i].n) {
+            lo = fmin(lo, e[i].mean);
+            hi = fmax(hi, e[i].mean);
+        }
+    size_t nt = pd_svg_nice_ticks(lo, hi, 5, mt, 32, &step);
+    double tlo = nt ? mt[0] : lo, thi = nt ? mt[nt - 1] : hi;
+    if (!(thi > tlo))
+        thi = tlo + 1;
+    tpos[ns] = calloc(nt + 1, sizeof **tpos);
+    if (!tpos[ns])
+        goto out;
+    for (size_t k = 0; k < nt; k++) {
+        pd_svg_fmt_tick(mlab[k], sizeof mlab[k], mt[k], step);
+        mlabp[k] = mlab[k];
+        tpos[ns][k] = (mt[k] - tlo) / (thi - tlo);
+    }
+    axes[ns] = (pd_svg_pc_axis){.name = t->metrics[m], .nticks = nt, .tick_labels = mlabp, .tick_pos = tpos[ns]};
+    for (size_t i = 0; i < ne; i++) {
+        pd_str tip = {0};
+        pd_str_printf(&tip, "%s:", e[i].id);
+        for (size_t a = 0; a < ns; a++) {
+            const char *v = t->var_vals[e[i].first_row * t->nvars + swept[a]];
+            pos[i * na + a] = NAN;
+            for (size_t k = 0; k < nvals[a]; k++)
+                if (!strcmp(vals[a][k], v))
+                    pos[i * na + a] = tpos[a][k];
+            pd_str_printf(&tip, "%s %s=%s", a ? "," : "", t->vars[swept[a]], v);
+        }
+        char bm[48];
+        pd_svg_fmt(bm, sizeof bm, e[i].mean, 0);
+        pos[i * na + ns] = e[i].n ? (e[i].mean - tlo) / (thi - tlo) : NAN;
+        pd_str_printf(&tip, " \xE2\x86\x92 %s", e[i].n ? bm : "n/a");
+        tips[i] = pd_str_take(&tip);
+    }
+    pd_str title = {0};
+    pd_str_printf(&title, "%s over %zu variables", t->metrics[m], ns);
+    pd_svg_pc c = {.metric = t->metrics[m], .title = title.data, .axes = axes, .naxes = na, .nrows = ne,
+                   .pos = pos, .tips = (const char *const *)tips, .data_lo = lo, .axis_lo = tlo};
+    pd_page_fig_open(pg);
+    pd_svg_parcoords_chart(pg->out, &c);
+    pd_page_fig_close(pg, "One line per execution through its variable values to its mean; colour: the mean "
+                          "(viridis, yellow highest).");
+    pd_str_free(&title);
+out:
+    for (size_t a = 0; vals && a < ns; a++)
+        pd_rep_names_free(vals[a]);
+    for (size_t a = 0; tpos && a < na; a++)
+        free(tpos[a]);
+    for (size_t i = 0; tips && i < ne; i++)
+        free(tips[i]);
+    free(axes);
+    free(vals);
+    free(tpos);
+    free(pos);
+    free(tips);
+    free(nvals);
+}
+
 void pd_page_section_summary(pd_page *pg)
 {
     pd_str *o = pg->out;
@@ -318,6 +402,12 @@ void pd_page_section_summary(pd_page *pg)
         best_table(pg, t, metrics[k], index, e, swept, ns);
     if (nm && ns)
         impact_table(pg, t, metrics, nm, swept, ns);
+    if (nm && ns >= 3) {
+        pd_str_append(o, "<h3>Parallel coordinates</h3>\n<div class=\"pd-grid\">\n");
+        for (size_t k = 0; k < nm && k < 2; k++)
+            parcoords(pg, t, metrics[k], swept, ns, e);
+        pd_str_append(o, "</div>\n");
+    }
     if (nm) {
         pd_str_append(o, "<h3>Repetitions</h3>\n<div class=\"pd-grid\">\n");
         for (size_t k = 0; k < nm; k++)

@@ -870,8 +870,10 @@ void pd_svg_box_chart(pd_str *out, const pd_svg_boxes *b)
     snprintf(extra, sizeof extra, " data-y-lo=\"%s\" data-data-lo=\"%s\"", blo, bdl);
     svg_open(out, "pd-box", b->metric, NULL, NULL, b->title, W, H, extra);
     y_axis(out, yt, nyt, step, f.L, f.L + PW, xy_sy, &f);
+    /* labels are cut to 6 characters at most and thinned where they would
+     * overlap, not cut to a useless "00..." */
     double slot = PW / (double)(b->n ? b->n : 1), last_right = -INFINITY;
-    size_t maxch = clampz(fit_chars(slot) - 1, 3, 12);
+    size_t maxch = clampz(fit_chars(slot) - 1, 6, 12);
     double *v = NULL;
     for (size_t i = 0; i < b->n; i++) {
         double cx = f.L + ((double)i + 0.5) * slot, bw = fmin(slot * 0.6, 28);
@@ -923,5 +925,72 @@ void pd_svg_box_chart(pd_str *out, const pd_svg_boxes *b)
     ylabel_at(out, 14, T + PH / 2, b->ylabel, PH + 20);
     if (!have)
         text_at(out, "pd-nodata", f.L + PW / 2, T + PH / 2, "middle", "no data", 20);
+    pd_str_append(out, "</svg>");
+}
+
+/* ---------- parallel coordinates ---------- */
+
+void pd_svg_parcoords_chart(pd_str *out, const pd_svg_pc *c)
+{
+    size_t na = c->naxes ? c->naxes : 1;
+    double W = 120.0 * (double)na + 40;
+    if (W < 440)
+        W = 440;
+    if (W > 1000)
+        W = 1000;
+    double T = 50, PH = 200, L = 64, R = W - 80, H = T + PH + 24;
+    double gap = na > 1 ? (R - L) / (double)(na - 1) : 0;
+    char extra[128], blo[48], bdl[48];
+    snprintf(blo, sizeof blo, "%.6g", c->axis_lo);
+    snprintf(bdl, sizeof bdl, "%.6g", c->data_lo);
+    snprintf(extra, sizeof extra, " data-y-lo=\"%s\" data-data-lo=\"%s\"", blo, bdl);
+    svg_open(out, "pd-parcoords", c->metric, NULL, NULL, c->title, W, H, extra);
+    /* lines first, axes and labels over them */
+    for (size_t r = 0; r < c->nrows; r++) {
+        const double *p = c->pos + r * c->naxes;
+        double t = p[c->naxes - 1];
+        if (!isfinite(t))
+            continue;
+        char col[8];
+        pd_svg_colour(t, col);
+        pd_str path = {0};
+        bool pen = false;
+        for (size_t a = 0; a < c->naxes; a++) {
+            if (!isfinite(p[a])) {
+                pen = false;
+                continue;
+            }
+            pd_str_printf(&path, "%s%.1f %.1f", pen ? "L" : "M", L + (double)a * gap, T + PH - p[a] * PH);
+            pen = true;
+        }
+        pd_str_printf(out,
+                      "<path class=\"pd-line-path pd-pc-line\" d=\"%s\" fill=\"none\" stroke=\"%s\" "
+                      "stroke-width=\"1.8\" stroke-opacity=\"0.85\"><title>",
+                      path.data ? path.data : "M0 0", col);
+        pd_html_escape(out, c->tips && c->tips[r] ? c->tips[r] : "");
+        pd_str_append(out, "</title></path>");
+        pd_str_free(&path);
+    }
+    size_t maxch = clampz(fit_chars(gap > 0 ? gap - 12 : 100), 3, 14);
+    for (size_t a = 0; a < c->naxes; a++) {
+        const pd_svg_pc_axis *ax = &c->axes[a];
+        double x = L + (double)a * gap;
+        pd_str_printf(out, "<line class=\"pd-pc-axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                           "stroke=\"#333\"/>",
+                      x, T, x, T + PH);
+        /* the last axis has the chart's right margin for its labels */
+        size_t room = a + 1 == c->naxes ? clampz(fit_chars(W - x - 12), 3, 14) : maxch;
+        text_at(out, "pd-axis-label", x, T - 12, "middle", ax->name, maxch);
+        double last_y = INFINITY;
+        for (size_t k = 0; k < ax->nticks; k++) {
+            double y = T + PH - ax->tick_pos[k] * PH;
+            pd_str_printf(out, "<line class=\"pd-tickmark\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
+                          x - 3, y, x + 3, y);
+            if (last_y - y < 13)
+                continue; /* would overlap the label below */
+            text_at(out, "pd-tick", x + 5, y + 3.5, "start", ax->tick_labels[k], room);
+            last_y = y;
+        }
+    }
     pd_str_append(out, "</svg>");
 }

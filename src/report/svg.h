@@ -98,6 +98,28 @@ typedef struct {
 
 void pd_svg_box_chart(pd_str *out, const pd_svg_boxes *b);
 
+/* Parallel coordinates: one vertical axis per variable and a last one for
+ * the metric; one line per row through its positions (0 = bottom, 1 =
+ * top), coloured by its metric position. */
+typedef struct {
+    const char *name;
+    size_t nticks;
+    const char *const *tick_labels;
+    const double *tick_pos; /* [0, 1] */
+} pd_svg_pc_axis;
+
+typedef struct {
+    const char *metric, *title;
+    const pd_svg_pc_axis *axes;
+    size_t naxes;
+    size_t nrows;
+    const double *pos;           /* pos[row * naxes + axis], [0, 1], NaN = none */
+    const char *const *tips;     /* tooltip per row */
+    double data_lo, axis_lo;     /* the metric's lowest value and axis end (data-* attributes) */
+} pd_svg_pc;
+
+void pd_svg_parcoords_chart(pd_str *out, const pd_svg_pc *c);
+
 /* Colour of t in [0,1] on the heatmap scale, as "#rrggbb". */
 void pd_svg_colour(double t, char buf[8]);
 

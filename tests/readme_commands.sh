@@ -4,7 +4,8 @@
 # to $BUILD's programs (and the membw kernel). `make TARGET` lines are only
 # checked to name a target (make -n); the kernel they build is compiled here
 # when $BUILD lacks it. Each line must exit 0; a few outputs are checked.
-# Needs ~20 s (a 12-repetition bench and sim study --quick).
+# Needs ~25 s (a 12-repetition bench, sim study --quick, an 80-execution
+# simulated bench study).
 set -u
 ROOT=$(cd "${TESTS_DIR:-$(dirname "$0")}/.." && pwd)
 BUILD=${BUILD:-build}
@@ -57,4 +58,6 @@ grep -q '12/12 repetitions succeeded' "$T"/out.* || fail "the membw study did no
 [ -s "$w/report.html" ] || fail "no report.html"
 [ -s "$w/results.md" ] || fail "no results.md"
 [ -s "$w/model.json" ] || fail "no model.json"
+grep -q '80/80 repetitions succeeded' "$T"/out.* || fail "examples/sim_study.yaml did not succeed 80 of 80"
+grep -q 'class="pd-bar"' "$w/workdir/sim/run_001/report.html" || fail "the sim study's report has no per-task bars"
 echo "readme_commands: ok ($n lines)"

@@ -200,8 +200,18 @@ mv "$out/three.csv" "$three/results.csv"
 "$BUILD/paddiser" report "$three" -o "$out/three.html" >/dev/null || fail "paddiser report of three_vars failed"
 [ "$(count 'class="pd-chart pd-parcoords"' "$out/three.html")" = 1 ] || fail "three_vars: no parallel coordinates"
 
+# REPORT_EXTRA_RUNS="DIR ...": more run directories to lay out (by hand,
+# e.g. a run of examples/sim_study.yaml)
+extra=""
+k=0
+for d in ${REPORT_EXTRA_RUNS:-}; do
+    k=$((k + 1))
+    "$BUILD/paddiser" report "$d" -o "$out/extra$k.html" >/dev/null || fail "paddiser report of $d failed"
+    extra="$extra extra$k"
+done
+
 summary=""
-for name in report membw three; do
+for name in report membw three $extra; do
     for w in 1400 390; do
         layout "$name" "$out/$name.html" "$w"
         [ "$got_overflow" = 0 ] || fail "$name at $w px: $got_overflow elements past the viewport, first: $first_overflow"

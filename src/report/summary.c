@@ -11,7 +11,8 @@
 #include "report/svg.h"
 
 #define BEST_N 5        /* executions listed per metric */
-#define MAX_METRICS 6   /* metrics in the best tables and the impact table */
+#define MAX_METRICS 6   /* metrics in the impact table and the box plots */
+#define MAX_BEST 2      /* metrics with a best-results table (the first screen) */
 #define MAX_BOXES 60    /* executions per box plot */
 
 typedef struct {
@@ -29,8 +30,11 @@ static bool lower_is_better(const char *metric)
     for (size_t i = 0; i < PD_ARRAY_LEN(time_units); i++)
         if (!strcmp(u, time_units[i]))
             return true;
+    /* cov, imbalance, error: spreads and misses, better small */
     return strstr(metric, "time") || strstr(metric, "latency") || strstr(metric, "duration") ||
-           strstr(metric, "makespan");
+           strstr(metric, "makespan") || !strcmp(metric, "cov") || strstr(metric, "cov_") == metric ||
+           strstr(metric, "_cov") || strstr(metric, "imbalance") || strstr(metric, "error") ||
+           strstr(metric, "mape");
 }
 
 /* Per-execution mean of metric m, executions in first-row order. */
@@ -398,8 +402,12 @@ void pd_page_section_summary(pd_page *pg)
     for (size_t m = 0; m < t->nmetrics && nm < MAX_METRICS; m++)
         if (metric_varies(t, m))
             metrics[nm++] = m;
-    for (size_t k = 0; k < nm; k++)
+    for (size_t k = 0; k < nm && k < MAX_BEST; k++)
         best_table(pg, t, metrics[k], index, e, swept, ns);
+    if (nm > MAX_BEST)
+        pd_page_note(pg, "", "Best results of the first %d varying metrics; all %zu are in the impact table "
+                             "and the box plots below, and every metric in the Results section.",
+                     MAX_BEST, nm);
     if (nm && ns)
         impact_table(pg, t, metrics, nm, swept, ns);
     if (nm && ns >= 3) {

@@ -52,6 +52,17 @@ grep -q '"page_size" must be an integer in 1..1073741824' "$T/err" || fail "erro
 "$P" model train "$T/syn.csv" -o "$T/m.json" --rounds 10 --depth 3 --holdout 0.25 > "$T/train.txt"
 grep -q '^held-out  rows     25' "$T/train.txt" || fail "held-out report: $(cat "$T/train.txt")"
 "$P" model eval "$T/m.json" "$T/syn.csv" | grep -q '^all       rows    100' || fail "eval"
+# --json: the same numbers as one object (issue #17)
+"$P" model train "$T/syn.csv" -o "$T/mj.json" --rounds 10 --depth 3 --holdout 0.25 --json > "$T/train.json"
+grep -q '"rows_train":75,"rows_held_out":25,' "$T/train.json" || fail "train --json: $(cat "$T/train.json")"
+grep -q '"held_out":{"rows":25,"mape_t_hybrid_pct":' "$T/train.json" || fail "train --json held-out: $(cat "$T/train.json")"
+cmp -s "$T/m.json" "$T/mj.json" || fail "--json changed the model"
+"$P" model eval "$T/m.json" "$T/syn.csv" --json > "$T/eval.json"
+grep -q '"all":{"rows":100,"mape_t_hybrid_pct":' "$T/eval.json" || fail "eval --json: $(cat "$T/eval.json")"
+if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import json,sys; [json.load(open(f)) for f in sys.argv[1:]]' "$T/train.json" "$T/eval.json" ||
+        fail "model --json output is not JSON"
+fi
 # split writes train's held-out regions: training on its train part gives the same model
 "$P" model split "$T/syn.csv" --train "$T/tr.csv" --test "$T/te.csv" --holdout 0.25 > /dev/null
 [ "$(wc -l < "$T/te.csv")" -eq 26 ] && [ "$(wc -l < "$T/tr.csv")" -eq 76 ] || fail "split rows"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The fixture's HTML report in headless Chromium (make check-report, which
+# The fixtures' HTML reports in headless Chromium (make check-report, which
 # installs chromium and sets REPORT_CHROMIUM=1; inside check-unit it skips).
 #  1. a control page with console.error and an uncaught exception must be
 #     caught by the console check, so the check itself is known to work;
@@ -8,8 +8,16 @@
 #  3. the DOM Chromium built holds every chart, cell and bar of the markup;
 #  4. on a copy with a tiny probe script, the charts outside the folded
 #     section, the heatmap cells and the bars have a rendered size;
-#  5. a screenshot is taken (kept in $BUILD/report-check/report.png).
-# Element counts, not pixels. Needs ~10 s.
+#  5. layout, at 1400 px and 390 px wide, of run_001, of membw_demo (the
+#     README demo's study, tests/fixtures/report/membw_demo/README.md) and of
+#     a generated 3-variable study (parallel coordinates), with
+#     every folded section opened: no element reaches past the viewport (a
+#     wide table scrolls inside its own box, so only the box counts), no two
+#     text boxes of a chart overlap, no axis of non-negative data goes below
+#     zero (nor shows a negative tick), no chart is drawn without data; the
+#     probe first proves it sees each fault on a planted page;
+#  6. screenshots of both widths (kept in $BUILD/report-check/).
+# Element counts and boxes, not pixels. Needs ~30 s.
 set -eu
 BUILD=${BUILD:-build}
 TESTS_DIR=${TESTS_DIR:-tests}
@@ -52,7 +60,7 @@ console_lines "$out/control.log" | grep -q "Uncaught ReferenceError" || fail "co
 chrome --dump-dom "file://$out/report.html" >"$out/report.dom" 2>"$out/report.log" || fail "chromium failed on the report"
 msgs=$(console_lines "$out/report.log")
 [ -z "$msgs" ] || fail "console messages while loading the report: $msgs"
-for pat in 'class="pd-chart ' 'class="pd-chart pd-line"' 'class="pd-chart pd-heatmap"' \
+for pat in 'class="pd-chart ' 'class="pd-chart pd-line"' 'class="pd-chart pd-heatmap"' 'class="pd-chart pd-box"' \
     'class="pd-chart pd-ts"' 'class="pd-chart pd-bars"' 'class="pd-cell"' 'class="pd-bar"' \
     'class="pd-makespan"'; do
     src=$(count "$pat" "$out/report.html")
@@ -60,7 +68,7 @@ for pat in 'class="pd-chart ' 'class="pd-chart pd-line"' 'class="pd-chart pd-hea
     [ "$src" -gt 0 ] || fail "no $pat in the report"
     [ "$src" = "$dom" ] || fail "$pat: $src in the markup, $dom in Chromium's DOM"
 done
-[ "$(count 'class="pd-chart ' "$out/report.dom")" = 116 ] || fail "expected 116 charts in the DOM"
+[ "$(count 'class="pd-chart ' "$out/report.dom")" = 118 ] || fail "expected 118 charts in the DOM"
 [ "$(count 'class="pd-cell"' "$out/report.dom")" = 70 ] || fail "expected 70 heatmap cells"
 [ "$(count 'class="pd-bar"' "$out/report.dom")" = 24 ] || fail "expected 24 task bars"
 
@@ -74,13 +82,153 @@ charts=$(attr data-pd-charts); cells=$(attr data-pd-cells); bars=$(attr data-pd-
 [ -n "$charts" ] || fail "probe script did not run (see $out/probe.log)"
 # the folded "more resource metrics" charts are not laid out until opened
 [ "$folded" = 32 ] || fail "expected 32 folded charts, got $folded"
-[ "$charts" = $((116 - folded)) ] || fail "rendered charts: $charts, expected $((116 - folded))"
+[ "$charts" = $((118 - folded)) ] || fail "rendered charts: $charts, expected $((118 - folded))"
 [ "$cells" = 70 ] || fail "rendered heatmap cells: $cells, expected 70"
 [ "$bars" = 24 ] || fail "rendered bars: $bars, expected 24"
 
-# 5. screenshot of the top of the page
-chrome --hide-scrollbars --window-size=1400,2400 --screenshot="$out/report.png" "file://$out/report.html" \
-    >/dev/null 2>"$out/shot.log" || fail "screenshot failed"
-size=$(wc -c <"$out/report.png" | tr -d ' ')
-[ "$size" -gt 50000 ] || fail "screenshot is suspiciously small ($size bytes): blank page?"
-echo "report_chromium: ok ($charts charts rendered + $folded folded, $cells cells, $bars bars; screenshot $out/report.png)"
+# 5. layout at two widths. The probe opens every <details>, measures, and
+#    writes what it found on <body> (the first offender of each kind named).
+cat >"$out/layout.js" <<'PROBE_JS'
+(function () {
+  /* run inside the frame of a wrapper page: results go on the wrapper's body */
+  var iw = window.innerWidth, vw = document.documentElement.clientWidth, b = document.body;
+  var sink = window.parent !== window ? window.parent.document.body : b;
+  [].forEach.call(document.querySelectorAll("details"), function (d) { d.open = true; });
+  function name(e) {
+    var s = e.tagName.toLowerCase() + (e.getAttribute("class") ? "." + e.getAttribute("class").replace(/ /g, ".") : "");
+    var c = e.closest("svg.pd-chart");
+    if (c && c !== e) s += " in chart '" + (c.querySelector("title") || {}).textContent + "'";
+    return s + " '" + (e.textContent || "").slice(0, 40) + "'";
+  }
+  var over = [], overlaps = [], neg = [], empty = [];
+  [].forEach.call(b.querySelectorAll("*"), function (e) {
+    if (!e.checkVisibility() || e.tagName === "SCRIPT") return;
+    /* a wide table scrolls inside its box: its cells may lie outside */
+    var t = e.closest("table.pd-table");
+    if (t && t !== e) return;
+    var r = e.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) return;
+    if (r.right > vw + 0.5 || r.left < -0.5) over.push(name(e) + " [" + Math.round(r.left) + "," + Math.round(r.right) + "]");
+  });
+  if (document.documentElement.scrollWidth > vw) over.push("page scrollWidth " + document.documentElement.scrollWidth);
+  [].forEach.call(document.querySelectorAll("svg.pd-chart"), function (svg) {
+    if (!svg.checkVisibility()) return;
+    var boxes = [].map.call(svg.querySelectorAll("text"), function (t) { return [t, t.getBoundingClientRect()]; })
+      .filter(function (p) { return p[1].width > 0 && p[1].height > 0; });
+    for (var i = 0; i < boxes.length; i++)
+      for (var j = i + 1; j < boxes.length; j++) {
+        var p = boxes[i][1], q = boxes[j][1];
+        var ox = Math.min(p.right, q.right) - Math.max(p.left, q.left);
+        var oy = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+        if (ox > 1 && oy > 1) overlaps.push(name(boxes[i][0]) + " / " + name(boxes[j][0]));
+      }
+    var dlo = svg.getAttribute("data-data-lo"), ylo = svg.getAttribute("data-y-lo");
+    if (dlo !== null && parseFloat(dlo) >= 0) {
+      var negtick = [].some.call(svg.querySelectorAll("text.pd-tick"), function (t) { return /^[-\u2212]/.test(t.textContent); });
+      if (parseFloat(ylo) < 0 || negtick) neg.push(name(svg));
+    }
+    if (!svg.querySelector(".pd-line-path,.pd-point,.pd-cell,.pd-bar") || svg.querySelector(".pd-nodata"))
+      empty.push(name(svg));
+  });
+  sink.setAttribute("data-pd-vw", iw);
+  sink.setAttribute("data-pd-checked", document.querySelectorAll("svg.pd-chart").length);
+  [["overflow", over], ["overlap", overlaps], ["negaxis", neg], ["empty", empty]].forEach(function (k) {
+    sink.setAttribute("data-pd-" + k[0], k[1].length);
+    sink.setAttribute("data-pd-" + k[0] + "-first", k[1].length ? k[1][0].replace(/"/g, "'") : "");
+  });
+})();
+PROBE_JS
+# framed HTML WIDTH HEIGHT OUT [probe]: a wrapper page holding HTML (with the
+# probe appended when asked) in a WIDTH x HEIGHT frame. Headless Chromium
+# lays a window out at least 500 px wide, so narrower widths are a frame's
+# viewport (its own media queries and innerWidth), like a phone's.
+framed() {
+    { printf '<!DOCTYPE html><html><head><meta charset="utf-8"/><title>%s px</title>' "$2"
+      printf '<style>body{margin:0;background:#d8d8d8}iframe{border:0;display:block;background:#fff}</style>'
+      printf '</head><body><iframe width="%s" height="%s" srcdoc="' "$2" "$3"
+      { grep -v -e '^</body>$' -e '^</html>$' "$1"
+        if [ "${5:-}" = probe ]; then printf '<script>'; cat "$out/layout.js"; printf '</script>\n'; fi
+        printf '</body>\n</html>\n'; } | sed -e 's/&/\&amp;/g' -e 's/"/\&quot;/g'
+      printf '"></iframe></body></html>\n'; } >"$4"
+}
+# layout NAME HTML WIDTH: runs the probe; sets the globals of its counts
+layout() {
+    framed "$2" "$3" 900 "$out/$1-$3.html" probe
+    chrome --hide-scrollbars --window-size="$(( $3 < 500 ? 500 : $3 )),900" --dump-dom "file://$out/$1-$3.html" \
+        >"$out/$1-$3.dom" 2>"$out/$1-$3.log" || fail "chromium failed on $1 at $3 px"
+    dom=$out/$1-$3.dom
+    vw=$(grep -o 'data-pd-vw="[0-9]*"' "$dom" | grep -o '[0-9][0-9]*' || true)
+    [ "$vw" = "$3" ] || fail "$1 at $3 px: the probe saw a viewport of '${vw}' px (see $out/$1-$3.log)"
+    for k in overflow overlap negaxis empty; do
+        n=$(grep -o "data-pd-$k=\"[0-9]*\"" "$dom" | grep -o '[0-9][0-9]*')
+        first=$(grep -o "data-pd-$k-first=\"[^\"]*\"" "$dom" | sed 's/^[^"]*"//; s/"$//')
+        eval "got_$k=\$n; first_$k=\$first"
+    done
+    checked=$(grep -o 'data-pd-checked="[0-9]*"' "$dom" | grep -o '[0-9][0-9]*')
+}
+
+# the probe sees each fault on a planted page (else a pass means nothing)
+cat >"$out/planted.html" <<'EOF'
+<!DOCTYPE html><html><head><meta charset="utf-8"/><meta name="viewport" content="width=device-width, initial-scale=1"/><title>planted</title></head>
+<body>
+<div style="width:1800px">too wide</div>
+<svg xmlns="http://www.w3.org/2000/svg" class="pd-chart pd-line" data-y-lo="-20000" data-data-lo="5" width="300" height="100"><title>planted</title>
+<text class="pd-tick" x="10" y="20">-20000</text><text class="pd-tick" x="14" y="22">overlapping</text></svg>
+</body>
+</html>
+EOF
+layout planted "$out/planted.html" 390
+[ "$got_overflow" -ge 1 ] || fail "the layout probe misses an element wider than the viewport"
+[ "$got_overlap" -ge 1 ] || fail "the layout probe misses overlapping text"
+[ "$got_negaxis" = 1 ] || fail "the layout probe misses a negative axis of non-negative data"
+[ "$got_empty" = 1 ] || fail "the layout probe misses an empty chart"
+
+"$BUILD/paddiser" report "$TESTS_DIR/fixtures/report/membw_demo" -o "$out/membw.html" >/dev/null ||
+    fail "paddiser report of membw_demo failed"
+# a study of 3 swept variables (size 1..64, threads 1..3, mode a/b; the
+# same as test_three_vars_and_log_axis): parallel coordinates
+three=$out/three_vars
+e=0
+printf 'execution_id,repetition,size,threads,mode,bw_mbs\n' >"$out/three.csv"
+for s in 1 2 4 8 16 32 64; do for t in 1 2 3; do for m in a b; do
+    e=$((e + 1)); id=$(printf 'exec_%04d' "$e")
+    mkdir -p "$three/$id"
+    printf '{"size": %d, "threads": %d, "mode": "%s"}' "$s" "$t" "$m" >"$three/$id/__iops_params.json"
+    printf '%s,1,%d,%d,%s,%d\n%s,2,%d,%d,%s,%d\n' "$id" "$s" "$t" "$m" $((s * t + 1)) "$id" "$s" "$t" "$m" $((s * t + 2)) >>"$out/three.csv"
+done; done; done
+mv "$out/three.csv" "$three/results.csv"
+"$BUILD/paddiser" report "$three" -o "$out/three.html" >/dev/null || fail "paddiser report of three_vars failed"
+[ "$(count 'class="pd-chart pd-parcoords"' "$out/three.html")" = 1 ] || fail "three_vars: no parallel coordinates"
+
+# REPORT_EXTRA_RUNS="DIR ...": more run directories to lay out (by hand,
+# e.g. a run of examples/sim_study.yaml)
+extra=""
+k=0
+for d in ${REPORT_EXTRA_RUNS:-}; do
+    k=$((k + 1))
+    "$BUILD/paddiser" report "$d" -o "$out/extra$k.html" >/dev/null || fail "paddiser report of $d failed"
+    extra="$extra extra$k"
+done
+
+summary=""
+for name in report membw three $extra; do
+    for w in 1400 390; do
+        layout "$name" "$out/$name.html" "$w"
+        [ "$got_overflow" = 0 ] || fail "$name at $w px: $got_overflow elements past the viewport, first: $first_overflow"
+        [ "$got_overlap" = 0 ] || fail "$name at $w px: $got_overlap overlapping text pairs, first: $first_overlap"
+        [ "$got_negaxis" = 0 ] || fail "$name at $w px: $got_negaxis charts of non-negative data with an axis below 0, first: $first_negaxis"
+        [ "$got_empty" = 0 ] || fail "$name at $w px: $got_empty charts without data, first: $first_empty"
+        summary="$summary $name@${w}px:${checked}charts"
+    done
+done
+
+# 6. screenshots of the top of the page at both widths (390 px: the frame,
+#    with the grey rest of the 500 px window on its right)
+for w in 1400 390; do
+    framed "$out/membw.html" "$w" 2400 "$out/shot-$w.html"
+    chrome --hide-scrollbars --window-size="$(( w < 500 ? 500 : w )),2400" --screenshot="$out/report-$w.png" \
+        "file://$out/shot-$w.html" >/dev/null 2>"$out/shot-$w.log" || fail "screenshot at $w px failed"
+    size=$(wc -c <"$out/report-$w.png" | tr -d ' ')
+    [ "$size" -gt 50000 ] || fail "screenshot at $w px is suspiciously small ($size bytes): blank page?"
+done
+echo "report_chromium: ok ($charts charts rendered + $folded folded, $cells cells, $bars bars; layout clean:$summary; screenshots $out/report-1400.png, $out/report-390.png)"

@@ -64,6 +64,16 @@ grep -q "one --capacity" "$T/err" || fail "run: no message for two capacities"
 "$P" sim study --quick -w bfs -i tiny --profile-dir "$T/prof" -o /nonexistent/dir/r.md 2>"$T/err"
 [ $? -eq 1 ] || fail "study to an unwritable file should exit 1"
 grep -q "cannot write /nonexistent/dir/r.md" "$T/err" || fail "study: unwritable output not named"
+# progress: one line per profile step with elapsed time, then an ETA (issue #17)
+PADDISER_QUIET=1 "$P" sim study --quick -w bfs,stencil -i tiny --profile-dir "$T/prof" -v -o "$T/p.md" \
+    >/dev/null 2>"$T/err" || fail "study -v failed: $(cat "$T/err")"
+grep -Eq '^sim study: \[1/2\] repeat 0, bfs/tiny \(elapsed [0-9.]+ s\)$' "$T/err" || fail "study -v: first step: $(cat "$T/err")"
+grep -Eq '^sim study: \[2/2\] repeat 0, stencil/tiny \(elapsed [0-9.]+ s, ETA [0-9.]+ s\)$' "$T/err" ||
+    fail "study -v: no ETA: $(cat "$T/err")"
+grep -Eq '^sim study: 2/2 steps done in [0-9.]+ s$' "$T/err" || fail "study -v: no total: $(cat "$T/err")"
+PADDISER_QUIET=1 "$P" sim study --quick -w bfs -i tiny --profile-dir "$T/prof" -o "$T/p.md" >/dev/null 2>"$T/err" ||
+    fail "study failed"
+[ ! -s "$T/err" ] || fail "study printed progress to a file without -v: $(cat "$T/err")"
 
 "$P" sim run -w stencil -i tiny --profile-dir "$T/prof" -c 0.4 -P greedy \
     --metrics "$T/m.json" --tasks-csv "$T/t.csv" >"$T/out" || fail "run failed"

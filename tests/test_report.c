@@ -101,14 +101,16 @@ static void test_fixture_element_counts(void **state)
     assert_int_equal(count(html, "class=\"pd-chart pd-bars\""), 3);
     assert_int_equal(count(html, "class=\"pd-bar\""), 24);
     assert_int_equal(count(html, "class=\"pd-makespan\""), 3);
-    assert_int_equal(count(html, "class=\"pd-chart "), 62 + 8 + 43 + 3);
+    /* Summary: one box plot per varying results.csv metric (time_s, bandwidth_mbs) */
+    assert_int_equal(count(html, "class=\"pd-chart pd-box\""), 2);
+    assert_int_equal(count(html, "class=\"pd-chart "), 62 + 8 + 43 + 3 + 2);
     /* every chart has a title element, and the page has no script or fetch */
     assert_int_equal(count(html, "<title>"), 1 + count(html, "<svg") + count(html, "<circle") +
                                                  count(html, "<rect class=\"pd-cell") +
                                                  count(html, "<rect class=\"pd-bar"));
     assert_null(strstr(html, "<script"));
     assert_null(strstr(html, "src=\""));
-    assert_int_equal(count(html, "href=\"#pd-"), 6);
+    assert_int_equal(count(html, "href=\"#pd-"), 7); /* Summary first */
     /* series of the per-variable plots and the multi-host trace */
     assert_non_null(strstr(html, "data-series=\"backend=pmem\""));
     assert_non_null(strstr(html, "data-series=\"threads=4\""));
@@ -335,6 +337,10 @@ static void test_three_vars_and_log_axis(void **state)
     assert_non_null(strstr(html, "one line per value of threads; aggregated over mode; log x axis."));
     assert_non_null(strstr(html, "Mean over repetitions and over mode."));
     assert_non_null(strstr(html, "1 numeric metric."));
+    /* 3 swept variables: parallel coordinates, one line per execution */
+    assert_int_equal(count(html, "class=\"pd-chart pd-parcoords\""), 1);
+    assert_int_equal(count(html, "class=\"pd-line-path pd-pc-line\""), 7 * 3 * 2);
+    assert_non_null(strstr(html, "<title>exec_0042: size=64, threads=3, mode=b \xE2\x86\x92 193.5</title>"));
     free(html);
     pd_str_free(&csv);
     pd_str_free(&run);
@@ -591,7 +597,9 @@ static void test_nice_ticks_and_format(void **state)
     pd_svg_fmt(b, sizeof b, NAN, 0);
     assert_string_equal(b, "n/a");
     pd_svg_fmt(b, sizeof b, 12345678, 0);
-    assert_string_equal(b, "1.235e+07");
+    assert_string_equal(b, "12345678");
+    pd_svg_fmt(b, sizeof b, 2.5e13, 0);
+    assert_string_equal(b, "2.5e+13");
 }
 
 static void test_units_escape_colour(void **state)
@@ -641,6 +649,97 @@ static void test_xy_chart_markup(void **state)
     pd_str_free(&s);
 }
 
+/* The README demo's study (tests/fixtures/report/membw_demo/README.md):
+ * issue #17's defects of its report. */
+static void test_membw_demo_defects(void **state)
+{
+    (void)state;
+    char run[600];
+    const char *t = getenv("TESTS_DIR");
+    snprintf(run, sizeof run, "%s/fixtures/report/membw_demo", t ? t : "tests");
+    char *dir = make_tmpdir();
+    char *html = report_of(run, dir);
+    /* elements follows size_mib: no chart against it, no heatmap axis */
+    assert_null(strstr(html, "data-var=\"elements\""));
+    assert_null(strstr(html, "\xC3\x97 elements"));
+    assert_non_null(strstr(html, "Variable elements follows size_mib"));
+    assert_null(strstr(html, "e+05"));
+    /* 2 metrics x 2 variables; 7 varying resource metrics x 2; heatmaps of
+     * size_mib x threads only: 2 benchmark metrics, mem_peak_gb, cpu_avg_pct */
+    assert_int_equal(count(html, "class=\"pd-chart pd-line\""), 4 + 14);
+    assert_int_equal(count(html, "class=\"pd-chart pd-heatmap\""), 2 + 2);
+    assert_null(strstr(html, "pd-cell-missing"));
+    /* exec_0005's stddev exceeds its mean: the axis still starts at 0 */
+    assert_null(strstr(html, "data-y-lo=\"-"));
+    assert_null(strstr(html, "text-anchor=\"end\">-"));
+    /* exec_0001, 0002 and 0004 have one trace sample: no empty chart, one note */
+    assert_null(strstr(html, "class=\"pd-nodata\""));
+    assert_int_equal(count(html, "No time series for exec_0001, exec_0002, exec_0004"), 1);
+    assert_int_equal(count(html, "No GPU trace"), 1);
+    assert_int_equal(count(html, "class=\"pd-chart pd-ts\""), 3 * 2);
+    assert_non_null(strstr(html, "name=\"viewport\""));
+    /* first screen: exec_0002 (16 MiB, 2 threads) is best in bandwidth
+     * (highest) and best_time_s (lowest), with its command */
+    const char *summary = strstr(html, "<section id=\"pd-summary\">");
+    assert_non_null(summary);
+    assert_true(summary < strstr(html, "<section id=\"pd-overview\">"));
+    assert_int_equal(count(html, "<tr><td class=\"pd-num\">1</td><td>exec_0002</td>"), 2);
+    assert_non_null(strstr(html, "(highest mean first)"));
+    assert_non_null(strstr(html, "(lowest mean first)"));
+    assert_non_null(strstr(html, "<code class=\"pd-cmd\">/home/user/paddiser/build/membw-triad -n 699050 -r 20 -o "
+                                 "/home/user/paddiser/workdir/run_001/exec_0002/repetition_001/triad.json</code>"));
+    assert_non_null(strstr(html, "class=\"pd-table pd-impact\""));
+    /* box plots: 2 metrics x 6 executions, every repetition a point */
+    assert_int_equal(count(html, "class=\"pd-chart pd-box\""), 2);
+    assert_int_equal(count(html, "class=\"pd-boxrect\""), 12);
+    assert_int_equal(count(html, "(2 of 2)</title></circle>"), 12);
+    assert_null(strstr(html, "<th>elements</th></tr></thead><tbody>\n<tr><td>bandwidth_mbs")); /* derived: no column */
+    free(html);
+    rm_rf(dir);
+    free(dir);
+}
+
+static void test_tick_labels_and_clamped_errors(void **state)
+{
+    (void)state;
+    char b[48];
+    pd_svg_fmt_tick(b, sizeof b, 699050, 0);
+    assert_string_equal(b, "699k");
+    pd_svg_fmt_tick(b, sizeof b, 140000, 20000);
+    assert_string_equal(b, "140k");
+    pd_svg_fmt_tick(b, sizeof b, 2796202, 0);
+    assert_string_equal(b, "2.80M");
+    pd_svg_fmt_tick(b, sizeof b, 10500, 500);
+    assert_string_equal(b, "10.5k");
+    pd_svg_fmt_tick(b, sizeof b, 9000, 1000);
+    assert_string_equal(b, "9000");
+    /* mean 10 +/- 30: the bar and the axis stop at 0; 95 +/- 20 % at 100 */
+    double x[] = {1, 2}, y[] = {10, 20}, e[] = {30, 1};
+    pd_svg_series se = {.n = 2, .x = x, .y = y, .err = e};
+    pd_svg_xy c = {.kind = "pd-line", .metric = "bandwidth_mbs", .title = "T", .xlabel = "x", .ylabel = "y",
+                   .xticks = x, .nxticks = 2, .series = &se, .nseries = 1};
+    pd_str s = {0};
+    pd_svg_xy_chart(&s, &c);
+    assert_non_null(strstr(s.data, "data-y-lo=\"0\" data-data-lo=\"10\""));
+    pd_str_free(&s);
+    double yp[] = {95, 50}, ep[] = {20, 1};
+    se.y = yp;
+    se.err = ep;
+    c.metric = "cpu_max_pct";
+    pd_svg_xy_chart(&s, &c);
+    assert_non_null(strstr(s.data, ">100</text>"));
+    assert_null(strstr(s.data, ">120</text>"));
+    pd_str_free(&s);
+    /* negative data keep their negative axis */
+    double yn[] = {-5, 5}, en[] = {0, 0};
+    se.y = yn;
+    se.err = en;
+    c.metric = "delta";
+    pd_svg_xy_chart(&s, &c);
+    assert_non_null(strstr(s.data, "data-y-lo=\"-"));
+    pd_str_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -661,6 +760,8 @@ int main(void)
         cmocka_unit_test(test_nice_ticks_and_format),
         cmocka_unit_test(test_units_escape_colour),
         cmocka_unit_test(test_xy_chart_markup),
+        cmocka_unit_test(test_membw_demo_defects),
+        cmocka_unit_test(test_tick_labels_and_clamped_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

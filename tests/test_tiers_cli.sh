@@ -32,6 +32,17 @@ echo "$out" | grep -q '^1     none  64.0 GiB   64.0 GiB   22    300      350    
 echo "$out" | grep -qx 'fast node 0, slow node 1: node 1 is in memory tier 22, node 0 in tier 4' ||
     { echo "fixture verdict: $out"; exit 1; }
 
+# --json: the same facts as one object (issue #17)
+js=$(PADDISER_SYS_ROOT=$root "$BIN" tiers --json)
+echo "$js" | grep -qF '{"node": 1, "cpus": 0, "cpuless": true, "mem_total_bytes": 68719476736, "mem_free_bytes": 68719476736, "tier": 22, "read_latency_ns": 300, "write_latency_ns": 350, "read_bw_mbps": 8192, "write_bw_mbps": 4096, "role": "slow"}' ||
+    { echo "fixture node 1 in JSON: $js"; exit 1; }
+echo "$js" | grep -qF '"fast_node": 0, "slow_node": 1, "reason": "node 1 is in memory tier 22, node 0 in tier 4"}' ||
+    { echo "fixture verdict in JSON: $js"; exit 1; }
+if command -v python3 >/dev/null 2>&1; then
+    echo "$js" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["nodes"]) == 2' ||
+        { echo "tiers --json is not JSON: $js"; exit 1; }
+fi
+
 echo garbage > "$n/node1/access0/initiators/read_latency"
 if PADDISER_SYS_ROOT=$root "$BIN" tiers >/dev/null 2>"$root/err"; then echo "malformed accepted"; exit 1; fi
 grep -q 'node1/access0/initiators/read_latency: not a number' "$root/err" || { cat "$root/err"; exit 1; }

@@ -1,5 +1,7 @@
 /* paddiser model: train / evaluate the performance model (docs/model.md),
  * generate synthetic training data, calibrate the stencil alpha table. */
+#include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,15 +51,17 @@ static void train_usage(FILE *out)
             "      --depth N        maximum tree depth, 1..16 (default 4)\n"
             "      --eta X          learning rate, in [0.0001, 1] (default 0.1)\n"
             "      --threads N      training threads, 1..1024 (default 1)\n"
+            "      --json           the summary as one JSON object on stdout (scripts)\n"
             "  -h, --help           this help\n",
             PD_MODEL_CSV_HEADER);
 }
 
 static void eval_usage(FILE *out)
 {
-    fprintf(out, "usage: paddiser model eval MODEL DATA.csv\n"
+    fprintf(out, "usage: paddiser model eval MODEL DATA.csv [--json]\n"
                  "Accuracy of MODEL ('default' = the shipped model) on DATA.\n"
                  "options:\n"
+                 "      --json   the accuracy as one JSON object on stdout (scripts)\n"
                  "  -h, --help   this help\n");
 }
 
@@ -90,7 +94,7 @@ static void gen_usage(FILE *out)
 
 /* Options shared by train, split and gen-synthetic. */
 enum { OPT_HOLDOUT = 1000, OPT_SEED, OPT_ROUNDS, OPT_DEPTH, OPT_ETA, OPT_THREADS, OPT_TRAIN, OPT_TEST,
-       OPT_REGIONS, OPT_PLACEMENTS };
+       OPT_REGIONS, OPT_PLACEMENTS, OPT_JSON };
 
 /* At most one positional argument after the options, stored in *positional
  * (NULL: none allowed). 0, or 2 (usage error, reported). */
@@ -137,6 +141,34 @@ static void print_metrics(const char *label, const pd_model_metrics *m)
            label, m->rows, m->mape_t, m->r2_f, m->mape_t_linear, m->r2_f_linear);
 }
 
+/* JSON number, or null where the value is not finite (jansson refuses NaN). */
+static json_t *jnum(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static json_t *metrics_json(const pd_model_metrics *m)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "rows", json_integer((json_int_t)m->rows));
+    json_object_set_new(o, "mape_t_hybrid_pct", jnum(m->mape_t));
+    json_object_set_new(o, "r2_f", jnum(m->r2_f));
+    json_object_set_new(o, "baseline_mape_t_hybrid_pct", jnum(m->mape_t_linear));
+    json_object_set_new(o, "baseline_r2_f", jnum(m->r2_f_linear));
+    return o;
+}
+
+/* Prints o on one line and frees it; 1 when it could not be printed. */
+static int print_json(json_t *o)
+{
+    char *text = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(10)) : NULL;
+    json_decref(o);
+    if (!text) {
+        fprintf(stderr, "paddiser model: out of memory\n");
+        return 1;
+    }
+    printf("%s\n", text);
+    free(text);
+    return 0;
+}
+
 static int cmd_train(int argc, char **argv)
 {
     const char *data = NULL, *outp = NULL;
@@ -148,11 +180,11 @@ static int cmd_train(int argc, char **argv)
         {"seed", required_argument, NULL, OPT_SEED}, {"rounds", required_argument, NULL, OPT_ROUNDS},
         {"depth", required_argument, NULL, OPT_DEPTH}, {"eta", required_argument, NULL, OPT_ETA},
         {"threads", required_argument, NULL, OPT_THREADS}, {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"json", no_argument, NULL, OPT_JSON},      {NULL, 0, NULL, 0},
     };
     const char *cmd = "paddiser model train";
     int c;
-    bool ok = true;
+    bool ok = true, json = false;
     optind = 0;
     while (ok && (c = pd_opt_next(cmd, argc, argv, "o:h", longopts)) != -1) {
         switch (c) {
@@ -163,6 +195,7 @@ static int cmd_train(int argc, char **argv)
         case OPT_DEPTH: ok = pd_opt_long(cmd, "--depth", optarg, 1, 16, &depth); break;
         case OPT_ETA: ok = pd_opt_double(cmd, "--eta", optarg, 1e-4, 1, &eta); break;
         case OPT_THREADS: ok = pd_opt_long(cmd, "--threads", optarg, 1, 1024, &threads); break;
+        case OPT_JSON: json = true; break;
         case 'h': train_usage(stdout); return 0;
         default: return 2;
         }
@@ -187,17 +220,50 @@ static int cmd_train(int argc, char **argv)
         fprintf(stderr, "paddiser model train: %s: %s\n", data, err);
         goto out;
     }
-    printf("trained on %s: %zu rows (%zu held out by region, fraction %.2f, seed %ld), %ld rounds, depth %ld, eta %g\n",
-           data, d.n - nheld, nheld, holdout, seed, rounds, depth, eta);
+    if (!json)
+        printf("trained on %s: %zu rows (%zu held out by region, fraction %.2f, seed %ld), %ld rounds, depth %ld, "
+               "eta %g\n",
+               data, d.n - nheld, nheld, holdout, seed, rounds, depth, eta);
     pd_model_metrics mt;
-    if (pd_model_evaluate(m, &d, train, &mt) == PD_OK)
-        print_metrics("train", &mt);
-    if (nheld && pd_model_evaluate(m, &d, held, &mt) == PD_OK)
-        print_metrics("held-out", &mt);
+    json_t *jtrain = json_null(), *jheld = json_null();
+    if (pd_model_evaluate(m, &d, train, &mt) == PD_OK) {
+        if (json) {
+            json_decref(jtrain);
+            jtrain = metrics_json(&mt);
+        } else
+            print_metrics("train", &mt);
+    }
+    if (nheld && pd_model_evaluate(m, &d, held, &mt) == PD_OK) {
+        if (json) {
+            json_decref(jheld);
+            jheld = metrics_json(&mt);
+        } else
+            print_metrics("held-out", &mt);
+    }
     if (pd_model_save(m, outp, err, sizeof err) != PD_OK) {
         fprintf(stderr, "paddiser model train: %s\n", err);
+        json_decref(jtrain);
+        json_decref(jheld);
         goto out;
     }
+    if (json) {
+        json_t *o = json_object();
+        json_object_set_new(o, "data", json_string(data));
+        json_object_set_new(o, "model", json_string(outp));
+        json_object_set_new(o, "rows_train", json_integer((json_int_t)(d.n - nheld)));
+        json_object_set_new(o, "rows_held_out", json_integer((json_int_t)nheld));
+        json_object_set_new(o, "holdout", json_real(holdout));
+        json_object_set_new(o, "seed", json_integer(seed));
+        json_object_set_new(o, "rounds", json_integer(rounds));
+        json_object_set_new(o, "depth", json_integer(depth));
+        json_object_set_new(o, "eta", json_real(eta));
+        json_object_set_new(o, "train", jtrain);
+        json_object_set_new(o, "held_out", jheld);
+        status = print_json(o);
+        goto out;
+    }
+    json_decref(jtrain);
+    json_decref(jheld);
     printf("model written to %s\n", outp);
     status = 0;
 out:
@@ -212,12 +278,18 @@ static int cmd_eval(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"help", no_argument, NULL, 'h'},
+        {"json", no_argument, NULL, OPT_JSON},
         {NULL, 0, NULL, 0},
     };
     const char *cmd = "paddiser model eval";
     int c;
+    bool json = false;
     optind = 0;
     while ((c = pd_opt_next(cmd, argc, argv, "h", longopts)) != -1) {
+        if (c == OPT_JSON) {
+            json = true;
+            continue;
+        }
         if (c != 'h')
             return 2;
         eval_usage(stdout);
@@ -240,10 +312,17 @@ static int cmd_eval(int argc, char **argv)
     }
     pd_model_metrics mt;
     int status = 0;
-    printf("model %s on %s\n", pd_model_source(m), argv[2]);
+    if (!json)
+        printf("model %s on %s\n", pd_model_source(m), argv[2]);
     if (pd_model_evaluate(m, &d, NULL, &mt) != PD_OK) {
         fprintf(stderr, "paddiser model eval: %s: no rows with r > 0 and t_slow > t_dram\n", argv[2]);
         status = 1;
+    } else if (json) {
+        json_t *o = json_object();
+        json_object_set_new(o, "model", json_string(pd_model_source(m)));
+        json_object_set_new(o, "data", json_string(argv[2]));
+        json_object_set_new(o, "all", metrics_json(&mt));
+        status = print_json(o);
     } else
         print_metrics("all", &mt);
     pd_model_data_free(&d);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "common/cliopt.h"
@@ -107,7 +108,8 @@ static const char help_study[] =
     "      --quick           base input, optane, capacities 0.2,0.5,0.8, 1 rep, 1 repeat\n"
     "      --migrate-gbs GBS migration throughput charged, GB/s (default: each preset's, the\n"
     "                        cited 3.31 GB/s of 4 KiB move_pages; make bench-migrate measures one)\n"
-    "  -v, --verbose         progress on stderr\n"
+    "  -v, --verbose         progress with elapsed time and ETA on stderr (on by default\n"
+    "                        when stderr is a terminal)\n"
     H_PROFILES H_PLANNER H_HELP;
 
 static const char help_gen_training[] =
@@ -626,7 +628,8 @@ static int sim_study(sim_args *a)
         .caps = a->caps, .ncaps = a->ncaps,
         .profile_dir = a->profile_dir, .refresh = a->refresh, .reps = a->reps ? a->reps : a->quick ? 1 : 3,
         .repeats = a->repeats ? a->repeats : a->quick ? 1 : 5,
-        .md_path = a->output, .csv_path = a->csv, .command = cmd.data, .verbose = a->verbose,
+        .md_path = a->output, .csv_path = a->csv, .command = cmd.data,
+        .verbose = a->verbose || isatty(STDERR_FILENO), /* a terminal sees progress */
         .migrate_gbs = a->migrate_gbs,
     };
     char err[512] = "";

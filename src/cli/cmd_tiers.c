@@ -2,6 +2,7 @@
  * (nodes, CPU-less nodes, memory tiers, HMAT access0 values) and which
  * fast/slow node pair the numa backend would use. */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,12 +13,78 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: paddiser tiers\n\n"
+    fprintf(out, "usage: paddiser tiers [--json]\n\n"
                  "Lists the NUMA nodes with memory, their kernel memory tier and HMAT\n"
                  "access0 latency (ns) / bandwidth (MB/s), and the fast/slow pair libpaddiser\n"
                  "migrates between. PADDISER_SYS_ROOT replaces /sys (fixtures).\n\n"
                  "options:\n"
+                 "      --json   one JSON object on stdout instead of the table (bytes, ns\n"
+                 "               and MB/s as numbers; null where the kernel says nothing)\n"
                  "  -h, --help   this help\n");
+}
+
+/* A JSON string: the reason text is ASCII, but quote and escape it anyway. */
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+/* A count where 0 means unknown: the number, or null. */
+static void json_known(const char *key, unsigned long long v)
+{
+    if (v)
+        printf(", \"%s\": %llu", key, v);
+    else
+        printf(", \"%s\": null", key);
+}
+
+/* The same facts as the table, for scripts (issue #17). */
+static void print_json(const pd_tiers *t)
+{
+    printf("{\"nodes\": [");
+    for (int i = 0; i < t->nnodes; i++) {
+        const pd_tier_node *n = &t->node[i];
+        const char *role = n->id == t->fast_node ? "fast" : n->id == t->slow_node ? "slow" : NULL;
+        printf("%s{\"node\": %d, \"cpus\": %d, \"cpuless\": %s", i ? ", " : "", n->id, n->ncpus,
+               n->cpuless ? "true" : "false");
+        json_known("mem_total_bytes", n->mem_total);
+        if (n->mem_total) /* free may be 0 on a full node */
+            printf(", \"mem_free_bytes\": %llu", n->mem_free);
+        else
+            printf(", \"mem_free_bytes\": null");
+        if (n->tier >= 0)
+            printf(", \"tier\": %d", n->tier);
+        else
+            printf(", \"tier\": null");
+        json_known("read_latency_ns", n->read_latency_ns);
+        json_known("write_latency_ns", n->write_latency_ns);
+        json_known("read_bw_mbps", n->read_bw_mbps);
+        json_known("write_bw_mbps", n->write_bw_mbps);
+        printf(", \"role\": ");
+        if (role)
+            json_string(role);
+        else
+            printf("null");
+        printf("}");
+    }
+    printf("], \"fast_node\": %d, \"slow_node\": ", t->fast_node);
+    if (t->slow_node >= 0)
+        printf("%d", t->slow_node);
+    else
+        printf("null");
+    printf(", \"reason\": ");
+    json_string(t->reason);
+    printf("}\n");
 }
 
 static void put_num(char *buf, size_t len, unsigned long v)
@@ -43,13 +110,17 @@ int cmd_tiers(int argc, char **argv)
      * sysroot.c, for the QEMU guest. */
     static const struct option longopts[] = {
         {"help", no_argument, NULL, 'h'},
+        {"json", no_argument, NULL, 'j'},
         {NULL, 0, NULL, 0},
     };
     char *argv0 = argv[0];
     argv[0] = (char *)CMD; /* getopt's messages name the command */
     optind = 0;
     opterr = 1;
-    int c = getopt_long(argc, argv, "h", longopts, NULL);
+    int c;
+    bool json = false;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) == 'j')
+        json = true;
     argv[0] = argv0;
     if (c == 'h') {
         usage(stdout);
@@ -66,6 +137,10 @@ int cmd_tiers(int argc, char **argv)
     if (pd_tiers_discover(&t, err, sizeof err)) {
         fprintf(stderr, "paddiser tiers: %s\n", err);
         return 1;
+    }
+    if (json) {
+        print_json(&t);
+        return 0;
     }
     printf("%-5s %-5s %-10s %-10s %-5s %-8s %-9s %-8s %-8s %s\n", "node", "cpus", "memory", "free", "tier",
            "rd_lat", "wr_lat", "rd_bw", "wr_bw", "role");

@@ -1,6 +1,7 @@
 /* Internal to the report module: the page being assembled and its sections.
- * report.c owns the skeleton; plots.c the per-variable plots and heatmaps;
- * traces.c the trace time series and per-task bars. */
+ * report.c owns the skeleton; summary.c the first screen (best results,
+ * variable impact); plots.c the per-variable plots and heatmaps; traces.c the
+ * trace time series and per-task bars. */
 #ifndef PD_REPORT_PAGE_H
 #define PD_REPORT_PAGE_H
 
@@ -38,6 +39,12 @@ void pd_page_fig_close(pd_page *pg, const char *caption);
 /* "a=1, b=x" of an execution's params (escaped into out). */
 void pd_page_exec_vars(pd_page *pg, const pd_rep_exec *ex);
 
+/* The swept variables of t (two values or more), in column order, without
+ * the derived ones (derived_of[v] >= 0: v follows that variable; sized
+ * t->nvars). Returns the count written to swept (sized t->nvars). */
+size_t pd_page_swept_vars(const pd_rep_table *t, size_t *swept, long *derived_of);
+
+void pd_page_section_summary(pd_page *pg);
 void pd_page_section_plots(pd_page *pg);
 void pd_page_section_heatmaps(pd_page *pg);
 void pd_page_section_traces(pd_page *pg);

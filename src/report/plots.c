@@ -39,8 +39,52 @@ typedef struct {
     const pd_rep_table *t;
     var_dom *dom;
     size_t *swept, nswept;
-    size_t *vidx; /* [row * nvars + v] */
+    size_t *vidx;     /* [row * nvars + v] */
+    long *derived_of; /* [v]: the swept variable v follows, or -1 */
 } tview;
+
+/* Whether every value of u comes with a single value of v in t's rows. */
+static bool follows(const tview *tv, size_t v, size_t u)
+{
+    size_t nv = tv->t->nvars, *seen = malloc((tv->dom[u].n + 1) * sizeof *seen);
+    if (!seen)
+        return false;
+    for (size_t i = 0; i < tv->dom[u].n; i++)
+        seen[i] = SIZE_MAX;
+    bool ok = true;
+    for (size_t r = 0; ok && r < tv->t->nrows; r++) {
+        size_t iu = tv->vidx[r * nv + u], iv = tv->vidx[r * nv + v];
+        if (seen[iu] == SIZE_MAX)
+            seen[iu] = iv;
+        ok = seen[iu] == iv;
+    }
+    free(seen);
+    return ok;
+}
+
+/* A derived variable (elements = size_mib * 2^20 / 24) follows another swept
+ * one: plotted against, it repeats that one's charts with odd ticks, and as
+ * a heatmap axis it leaves most cells empty. It is dropped from the swept
+ * variables; of two that follow each other, the later one goes. */
+static void drop_derived(tview *tv)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < tv->nswept; i++) {
+        size_t v = tv->swept[i];
+        tv->derived_of[v] = -1;
+        for (size_t j = 0; j < tv->nswept && tv->derived_of[v] < 0; j++) {
+            size_t u = tv->swept[j];
+            if (u == v || (j > i && follows(tv, u, v)) || !follows(tv, v, u))
+                continue;
+            if (j < i && tv->derived_of[u] >= 0)
+                continue; /* u itself was dropped */
+            tv->derived_of[v] = (long)u;
+        }
+        if (tv->derived_of[v] < 0)
+            tv->swept[kept++] = v;
+    }
+    tv->nswept = kept;
+}
 
 static void tview_init(tview *tv, const pd_rep_table *t)
 {
@@ -49,8 +93,11 @@ static void tview_init(tview *tv, const pd_rep_table *t)
     tv->dom = calloc(nv ? nv : 1, sizeof *tv->dom);
     tv->swept = calloc(nv ? nv : 1, sizeof *tv->swept);
     tv->vidx = calloc(t->nrows * nv + 1, sizeof *tv->vidx);
-    if (!tv->dom || !tv->swept || !tv->vidx)
+    tv->derived_of = calloc(nv ? nv : 1, sizeof *tv->derived_of);
+    if (!tv->dom || !tv->swept || !tv->vidx || !tv->derived_of)
         return;
+    for (size_t v = 0; v < nv; v++)
+        tv->derived_of[v] = -1;
     for (size_t v = 0; v < nv; v++) {
         var_dom *d = &tv->dom[v];
         d->n = pd_rep_distinct(t, v, &d->vals, &d->numeric);
@@ -66,6 +113,7 @@ static void tview_init(tview *tv, const pd_rep_table *t)
                     break;
                 }
     }
+    drop_derived(tv);
 }
 
 static void tview_free(tview *tv)
@@ -77,6 +125,21 @@ static void tview_free(tview *tv)
     free(tv->dom);
     free(tv->swept);
     free(tv->vidx);
+    free(tv->derived_of);
+}
+
+size_t pd_page_swept_vars(const pd_rep_table *t, size_t *swept, long *derived_of)
+{
+    tview tv;
+    tview_init(&tv, t);
+    size_t n = 0;
+    if (tv.dom && tv.swept && tv.vidx && tv.derived_of) {
+        n = tv.nswept;
+        memcpy(swept, tv.swept, n * sizeof *swept);
+        memcpy(derived_of, tv.derived_of, t->nvars * sizeof *derived_of);
+    }
+    tview_free(&tv);
+    return n;
 }
 
 static bool in_list(const char *const *list, size_t n, const char *s)
@@ -358,11 +421,16 @@ static void metrics_section(pd_page *pg, const pd_rep_table *t, bool summary)
     tview tv;
     tview_init(&tv, t);
     bool *plot = calloc(t->nmetrics + 1, sizeof *plot);
-    if (!tv.dom || !tv.swept || !tv.vidx || !plot)
+    if (!tv.dom || !tv.swept || !tv.vidx || !tv.derived_of || !plot)
         goto out;
     pd_str_printf(o, "<p class=\"pd-meta\">%zu row%s, %zu numeric metric%s.</p>\n", t->nrows,
                   t->nrows == 1 ? "" : "s", t->nmetrics, t->nmetrics == 1 ? "" : "s");
     choose_metrics(pg, t, summary, plot);
+    for (size_t v = 0; v < t->nvars; v++)
+        if (tv.derived_of[v] >= 0)
+            pd_page_note(pg, "", "Variable %s follows %s (one value of %s for each value of %s): taken as "
+                                 "derived, not plotted against.",
+                         t->vars[v], t->vars[tv.derived_of[v]], t->vars[v], t->vars[tv.derived_of[v]]);
     for (size_t v = 0; v < t->nvars; v++)
         if (tv.dom[v].n < 2)
             pd_page_note(pg, "", "Variable %s has a single value (%s): nothing to plot against it.", t->vars[v],
@@ -465,7 +533,7 @@ static size_t heatmaps_of(pd_page *pg, const pd_rep_table *t, bool summary)
     tview tv;
     tview_init(&tv, t);
     size_t drawn = 0;
-    if (!tv.dom || !tv.swept || !tv.vidx || tv.nswept < 2)
+    if (!tv.dom || !tv.swept || !tv.vidx || !tv.derived_of || tv.nswept < 2)
         goto out;
     size_t *pick = calloc(t->nmetrics + 1, sizeof *pick), np = 0;
     if (!pick)

@@ -20,7 +20,7 @@ static const char css[] =
     "h1{font-size:22px;margin:0 0 4px}"
     "h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:3px;margin:28px 0 8px}"
     "h3{font-size:15px;margin:18px 0 6px}"
-    "nav a{margin-right:14px}"
+    "nav{display:flex;flex-wrap:wrap;gap:2px 14px}"
     ".pd-meta{color:#555;margin:2px 0}"
     ".pd-grid{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}"
     "figure{margin:0;padding:6px;border:1px solid #ddd;border-radius:4px;background:#fcfcfc;"
@@ -34,6 +34,8 @@ static const char css[] =
     ".pd-chart .pd-refline-label{fill:#b22}"
     ".pd-chart .pd-cell-label{fill:#000;font-size:10px}.pd-chart .pd-on-dark{fill:#fff}.pd-chart .pd-na{fill:#777}"
     ".pd-gridline{stroke:#e6e6e6}"
+    /* parallel coordinates: tick labels stay readable over the lines */
+    ".pd-parcoords .pd-tick{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}"
     ".pd-tickmark{stroke:#333}"
     ".pd-note{background:#f3f6fa;border-left:3px solid #8aa4c8;padding:4px 8px;margin:6px 0;font-size:13px}"
     ".pd-missing{background:#fff5e0;border-left-color:#e0a000}"
@@ -41,7 +43,19 @@ static const char css[] =
     ".pd-table th,.pd-table td{border:1px solid #ddd;padding:2px 7px;text-align:left}"
     ".pd-table td.pd-num{text-align:right;font-variant-numeric:tabular-nums}"
     ".pd-table th{background:#f0f0f0}"
-    "details.pd-more{margin:10px 0}details.pd-more>summary{cursor:pointer;font-weight:bold;margin:6px 0}";
+    "details.pd-more{margin:10px 0}details.pd-more>summary{cursor:pointer;font-weight:bold;margin:6px 0}"
+    /* narrow screens: charts shrink to the width (their text with them),
+     * wide tables scroll inside their own box, long words wrap */
+    "h1,h2,h3,p{overflow-wrap:anywhere}"
+    "figure{max-width:100%;min-width:0;box-sizing:border-box}"
+    "svg.pd-chart{max-width:100%;height:auto}"
+    "table.pd-table{display:block;max-width:100%;overflow-x:auto}"
+    ".pd-cmdcell{min-width:16em;max-width:40em}code.pd-cmd{font-size:11px;overflow-wrap:anywhere}"
+    ".pd-impact-bar{display:inline-block;height:9px;background:#4e79a7;margin-right:6px;vertical-align:middle}"
+    ".pd-table small,h3 small{font-weight:normal;color:#555}"
+    /* narrow: one line per row, the table scrolls sideways in its box */
+    "@media (max-width:600px){body{margin:8px 8px}.pd-grid{gap:8px}figure{padding:3px}"
+    ".pd-best td,.pd-best th,.pd-best code.pd-cmd{white-space:nowrap;overflow-wrap:normal}}";
 
 void pd_page_note(pd_page *pg, const char *cls, const char *fmt, ...)
 {
@@ -211,13 +225,15 @@ static void build_page(pd_page *pg)
     char namebuf[256];
     const char *name = base_name(pg->run_dir, namebuf, sizeof namebuf);
     pd_str_append(o, "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
-                     "<meta charset=\"utf-8\"/>\n<link rel=\"icon\" href=\"data:,\"/>\n<title>paddiser report: ");
+                     "<meta charset=\"utf-8\"/>\n"
+                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<link rel=\"icon\" href=\"data:,\"/>\n<title>paddiser report: ");
     pd_html_escape(o, name);
     pd_str_printf(o, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>paddiser report: ", css);
     pd_html_escape(o, name);
-    pd_str_append(o, "</h1>\n<nav><a href=\"#pd-overview\">Overview</a><a href=\"#pd-results\">Results</a>"
+    pd_str_append(o, "</h1>\n<nav><a href=\"#pd-summary\">Summary</a><a href=\"#pd-overview\">Overview</a><a href=\"#pd-results\">Results</a>"
                      "<a href=\"#pd-resources\">Resources</a><a href=\"#pd-heatmaps\">Heatmaps</a>"
                      "<a href=\"#pd-timeseries\">Time series</a><a href=\"#pd-tasks\">Per-task times</a></nav>\n");
+    pd_page_section_summary(pg);
     section_overview(pg);
     pd_page_section_plots(pg);
     pd_page_section_heatmaps(pg);

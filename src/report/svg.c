@@ -3,9 +3,11 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#define CHAR_W 6.3 /* average glyph width at 11px sans-serif, for layout */
+#define CHAR_W 6.3  /* average glyph width at 11px sans-serif, for layout */
+#define DIGIT_W 7.0 /* digits are wider (0.636 em in DejaVu Sans) */
 #define MAX_TICKS 32
 
 static const char *const palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
@@ -89,8 +91,10 @@ void pd_svg_fmt(char *buf, size_t len, double v, double step)
     double av = fabs(v);
     if (av == 0)
         snprintf(buf, len, "0");
-    else if (av >= 1e6 || av < 1e-3 || step <= 0)
+    else if (av >= 1e12 || av < 1e-3)
         snprintf(buf, len, "%.4g", v);
+    else if (step <= 0) /* whole numbers above 1000: 131335, not 1.313e+05 */
+        snprintf(buf, len, av >= 1000 ? "%.0f" : "%.4g", v);
     else {
         int dec = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
         if (dec > 6)
@@ -100,6 +104,28 @@ void pd_svg_fmt(char *buf, size_t len, double v, double step)
     /* "-0.0" reads as a bug */
     if (buf[0] == '-' && strspn(buf + 1, "0.") == strlen(buf + 1))
         memmove(buf, buf + 1, strlen(buf));
+}
+
+void pd_svg_fmt_tick(char *buf, size_t len, double v, double step)
+{
+    static const struct {
+        double scale;
+        const char *suffix;
+    } si[] = {{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+    double av = fabs(v);
+    /* 6.99e+05 and 140000 read slowly on an axis: 699k, 140k */
+    for (size_t i = 0; isfinite(v) && av >= 1e4 && i < PD_ARRAY_LEN(si); i++) {
+        if (av < si[i].scale)
+            continue;
+        double s = step > 0 ? step / si[i].scale : 0;
+        int dec = s <= 0 ? (av / si[i].scale < 10 ? 2 : av / si[i].scale < 100 ? 1 : 0)
+                         : s >= 1 ? 0 : (int)ceil(-log10(s) - 1e-9);
+        if (dec > 3)
+            dec = 3;
+        snprintf(buf, len, "%.*f%s", dec, v / si[i].scale, si[i].suffix);
+        return;
+    }
+    pd_svg_fmt(buf, len, v, step);
 }
 
 static double nice_step(double raw)
@@ -177,7 +203,7 @@ const char *pd_svg_unit_of(const char *m)
 /* ---------- shared pieces ---------- */
 
 static void svg_open(pd_str *out, const char *kind, const char *metric, const char *var,
-                     const char *policy, const char *title, double w, double h)
+                     const char *policy, const char *title, double w, double h, const char *extra)
 {
     pd_str_printf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"pd-chart %s\"", kind);
     if (metric) {
@@ -195,6 +221,8 @@ static void svg_open(pd_str *out, const char *kind, const char *metric, const ch
         pd_html_escape(out, policy);
         pd_str_append(out, "\"");
     }
+    if (extra)
+        pd_str_append(out, extra);
     pd_str_printf(out, " width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">", w, h,
                   w, h);
     pd_str_append(out, "<title>");
@@ -232,9 +260,24 @@ static void y_axis(pd_str *out, const double *ticks, size_t n, double step, doub
         double y = sy(ctx, ticks[i]);
         pd_str_printf(out, "<line class=\"pd-gridline\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", L,
                       y, R, y);
-        pd_svg_fmt(buf, sizeof buf, ticks[i], step);
+        pd_svg_fmt_tick(buf, sizeof buf, ticks[i], step);
         text_at(out, "pd-tick", L - 5, y + 3.5, "end", buf, 9);
     }
+}
+
+/* Left margin that fits the y axis label and the widest tick label. */
+static double left_margin(const double *ticks, size_t n, double step)
+{
+    size_t w = 1;
+    char buf[48];
+    for (size_t i = 0; i < n; i++) {
+        pd_svg_fmt_tick(buf, sizeof buf, ticks[i], step);
+        size_t l = u8_len(buf);
+        w = l > w ? l : w;
+    }
+    if (w > 9)
+        w = 9;
+    return 24 + (double)w * DIGIT_W + 8;
 }
 
 /* ---------- x/y charts ---------- */
@@ -289,31 +332,48 @@ static size_t legend_layout(const pd_svg_xy *c, double L, double maxx, legend_it
     return c->nseries ? row + 1 : 0;
 }
 
+/* Error bar ends of point i: clamped to [0, ...] when the data are all
+ * non-negative (a stddev does not make a bandwidth negative) and to 100 for
+ * percentages that stay within 100. */
+typedef struct {
+    bool nonneg, pct_cap;
+} err_clamp;
+
+static void err_ends(const err_clamp *k, double y, double e, double *lo, double *hi)
+{
+    *lo = y - e;
+    *hi = y + e;
+    if (k->nonneg && *lo < 0)
+        *lo = 0;
+    if (k->pct_cap && *hi > 100)
+        *hi = 100;
+}
+
 void pd_svg_xy_chart(pd_str *out, const pd_svg_xy *c)
 {
-    xy_frame f = {.L = 66, .T = 34, .PH = 180, .xlog = c->xlog, .xcat = c->xcats != NULL,
-                  .ncats = c->nxcats};
+    xy_frame f = {.T = 34, .PH = 180, .xlog = c->xlog, .xcat = c->xcats != NULL, .ncats = c->nxcats};
     double W = c->width > 0 ? c->width : 440;
-    f.PW = W - f.L - 16;
-
-    bool legend = c->nseries > 1 || (c->nseries == 1 && c->series[0].name && c->series[0].name[0]);
-    legend_item items[64];
-    size_t nleg = c->nseries < 64 ? c->nseries : 64;
-    pd_svg_xy lc = *c;
-    lc.nseries = nleg;
-    size_t rows = legend ? legend_layout(&lc, f.L, W - 16, items) : 0;
-    double H = f.T + f.PH + 42 + (rows ? (double)rows * 16 + 6 : 0) + 4;
 
     /* data ranges */
+    err_clamp k = {.nonneg = true, .pct_cap = !strcmp(pd_svg_unit_of(c->metric ? c->metric : ""), "%")};
+    double dlo = INFINITY;
+    for (size_t s = 0; s < c->nseries; s++)
+        for (size_t i = 0; i < c->series[s].n; i++)
+            if (isfinite(c->series[s].y[i]) && usable_x(c, c->series[s].x[i])) {
+                dlo = fmin(dlo, c->series[s].y[i]);
+                k.nonneg &= c->series[s].y[i] >= 0;
+                k.pct_cap &= c->series[s].y[i] <= 100;
+            }
     double ylo = INFINITY, yhi = -INFINITY, xlo = INFINITY, xhi = -INFINITY;
     for (size_t s = 0; s < c->nseries; s++) {
         const pd_svg_series *se = &c->series[s];
         for (size_t i = 0; i < se->n; i++) {
             if (!isfinite(se->y[i]) || !usable_x(c, se->x[i]))
                 continue;
-            double e = se->err && isfinite(se->err[i]) ? fabs(se->err[i]) : 0;
-            ylo = fmin(ylo, se->y[i] - e);
-            yhi = fmax(yhi, se->y[i] + e);
+            double e = se->err && isfinite(se->err[i]) ? fabs(se->err[i]) : 0, lo, hi;
+            err_ends(&k, se->y[i], e, &lo, &hi);
+            ylo = fmin(ylo, lo);
+            yhi = fmax(yhi, hi);
             xlo = fmin(xlo, se->x[i]);
             xhi = fmax(xhi, se->x[i]);
         }
@@ -340,6 +400,17 @@ void pd_svg_xy_chart(pd_str *out, const pd_svg_xy *c)
     f.yhi = nyt ? yt[nyt - 1] : yhi;
     if (!(f.yhi > f.ylo))
         f.yhi = f.ylo + 1;
+    f.L = left_margin(yt, nyt, ystep);
+    f.PW = W - f.L - 16;
+
+    bool legend = c->nseries > 1 || (c->nseries == 1 && c->series[0].name && c->series[0].name[0]);
+    legend_item items[64];
+    size_t nleg = c->nseries < 64 ? c->nseries : 64;
+    pd_svg_xy lc = *c;
+    lc.nseries = nleg;
+    size_t rows = legend ? legend_layout(&lc, f.L, W - 16, items) : 0;
+    double H = f.T + f.PH + 42 + (rows ? (double)rows * 16 + 6 : 0) + 4;
+
     if (!f.xcat && c->x_fixed && c->x_to > c->x_from) {
         xlo = c->x_from;
         xhi = c->x_to;
@@ -361,7 +432,12 @@ void pd_svg_xy_chart(pd_str *out, const pd_svg_xy *c)
         f.xhi = b + pad;
     }
 
-    svg_open(out, c->kind, c->metric, c->var, NULL, c->title, W, H);
+    /* what check-report compares: the axis' low end and the data's */
+    char extra[128], blo[48], bdl[48];
+    snprintf(blo, sizeof blo, "%.6g", f.ylo);
+    snprintf(bdl, sizeof bdl, "%.6g", have ? dlo : 0);
+    snprintf(extra, sizeof extra, " data-y-lo=\"%s\" data-data-lo=\"%s\"", blo, bdl);
+    svg_open(out, c->kind, c->metric, c->var, NULL, c->title, W, H, extra);
     y_axis(out, yt, nyt, ystep, f.L, f.L + f.PW, xy_sy, &f);
 
     /* x ticks: categories, explicit values or nice ticks */
@@ -393,7 +469,7 @@ void pd_svg_xy_chart(pd_str *out, const pd_svg_xy *c)
             if (!usable_x(c, v))
                 continue;
             x = xy_sx(&f, v);
-            pd_svg_fmt(buf, sizeof buf, v, c->xticks ? 0 : xstep);
+            pd_svg_fmt_tick(buf, sizeof buf, v, c->xticks ? 0 : xstep);
             label = buf;
         }
         double room = f.xcat ? f.PW / (double)(nxt ? nxt : 1) : 80;
@@ -446,7 +522,9 @@ void pd_svg_xy_chart(pd_str *out, const pd_svg_xy *c)
             double x = xy_sx(&f, se->x[i]), y = xy_sy(&f, se->y[i]);
             double e = se->err && isfinite(se->err[i]) ? fabs(se->err[i]) : 0;
             if (e > 0) {
-                double y1 = xy_sy(&f, se->y[i] - e), y2 = xy_sy(&f, se->y[i] + e);
+                double lo, hi;
+                err_ends(&k, se->y[i], e, &lo, &hi);
+                double y1 = xy_sy(&f, lo), y2 = xy_sy(&f, hi);
                 pd_str_printf(out,
                               "<path class=\"pd-err\" d=\"M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f\" "
                               "stroke=\"%s\" fill=\"none\"/>",
@@ -546,7 +624,21 @@ void pd_svg_heatmap_chart(pd_str *out, const pd_svg_heatmap *h)
     bool rotate = (double)xch * CHAR_W > cw - 4;
     double bottom = rotate ? (double)(xch > 14 ? 14 : xch) * CHAR_W * 0.72 + 16 : 18;
     double legH = PH < 120 ? 120 : PH;
-    double W = L + PW + 18 + 14 + 60 + 10;
+    /* colour-bar labels first: the unit goes right of the widest one */
+    char lo[48] = "", hi[48] = "", mid[48] = "";
+    if (isfinite(vmin)) {
+        double step = vmax > vmin ? (vmax - vmin) / 200 : 0;
+        pd_svg_fmt_tick(hi, sizeof hi, vmax, step);
+        pd_svg_fmt_tick(lo, sizeof lo, vmin, step);
+        pd_svg_fmt_tick(mid, sizeof mid, (vmin + vmax) / 2, step);
+    }
+    size_t lw = u8_len(hi);
+    lw = u8_len(lo) > lw ? u8_len(lo) : lw;
+    lw = u8_len(mid) > lw ? u8_len(mid) : lw;
+    if (lw > 10)
+        lw = 10;
+    double unit_x = L + PW + 18 + 18 + (double)lw * DIGIT_W + 14;
+    double W = unit_x + 12;
     double title_w = (double)u8_len(h->title ? h->title : "") * 7.2 + 20;
     if (W < title_w)
         W = title_w < 720 ? title_w : 720;
@@ -554,7 +646,7 @@ void pd_svg_heatmap_chart(pd_str *out, const pd_svg_heatmap *h)
         W = 300;
     double H = T + (legH > PH ? legH : PH) + bottom + 24;
 
-    svg_open(out, "pd-heatmap", h->metric, NULL, NULL, h->title, W, H);
+    svg_open(out, "pd-heatmap", h->metric, NULL, NULL, h->title, W, H, NULL);
 
     char vb[48], col[8];
     for (size_t iy = 0; iy < h->ny; iy++) {
@@ -591,7 +683,9 @@ void pd_svg_heatmap_chart(pd_str *out, const pd_svg_heatmap *h)
             pd_str_append(out, "</title></rect>");
             /* in-cell value: 3 significant digits, only where it fits */
             char lb[48];
-            if (ok)
+            if (ok && fabs(v) >= 1e4)
+                pd_svg_fmt_tick(lb, sizeof lb, v, 0);
+            else if (ok)
                 snprintf(lb, sizeof lb, "%.3g", v);
             else
                 snprintf(lb, sizeof lb, "n/a");
@@ -635,10 +729,6 @@ void pd_svg_heatmap_chart(pd_str *out, const pd_svg_heatmap *h)
                       lx, T + legH * k / STEPS, legH / STEPS + 0.3, col);
     }
     if (isfinite(vmin)) {
-        char lo[48], hi[48], mid[48];
-        pd_svg_fmt(hi, sizeof hi, vmax, 0);
-        pd_svg_fmt(lo, sizeof lo, vmin, 0);
-        pd_svg_fmt(mid, sizeof mid, (vmin + vmax) / 2, 0);
         text_at(out, "pd-tick", lx + 18, T + 8, "start", vmax > vmin ? hi : mid, 10);
         if (vmax > vmin) {
             text_at(out, "pd-tick", lx + 18, T + legH / 2 + 3.5, "start", mid, 10);
@@ -647,7 +737,7 @@ void pd_svg_heatmap_chart(pd_str *out, const pd_svg_heatmap *h)
     } else {
         text_at(out, "pd-nodata", L + PW / 2, T + PH / 2, "middle", "no data", 20);
     }
-    ylabel_at(out, lx + 72, T + legH / 2, h->unit && h->unit[0] ? h->unit : h->metric, legH);
+    ylabel_at(out, unit_x, T + legH / 2, h->unit && h->unit[0] ? h->unit : h->metric, legH);
     pd_str_append(out, "</svg>");
 }
 
@@ -661,11 +751,10 @@ static double bar_sy(const void *ctx, double y)
 
 void pd_svg_bar_chart(pd_str *out, const pd_svg_bars *b)
 {
-    double L = 66, T = 34, PH = 180;
+    double T = 34, PH = 180;
     double PW = (double)b->n * 10 > 358 ? (double)b->n * 10 : 358;
     if (PW > 1100)
         PW = 1100;
-    double W = L + PW + 16, H = T + PH + 46;
     double vmax = 0;
     size_t crit = SIZE_MAX;
     for (size_t i = 0; i < b->n; i++)
@@ -678,11 +767,12 @@ void pd_svg_bar_chart(pd_str *out, const pd_svg_bars *b)
         top = b->refline;
     double yt[MAX_TICKS], step;
     size_t nyt = pd_svg_nice_ticks(0, top > 0 ? top : 1, 5, yt, MAX_TICKS, &step);
+    double L = left_margin(yt, nyt, step), W = L + PW + 16, H = T + PH + 46;
     double k[3] = {T, PH, nyt ? yt[nyt - 1] : 1};
     if (!(k[2] > 0))
         k[2] = 1;
 
-    svg_open(out, "pd-bars", b->metric, NULL, b->policy, b->title, W, H);
+    svg_open(out, "pd-bars", b->metric, NULL, b->policy, b->title, W, H, " data-y-lo=\"0\" data-data-lo=\"0\"");
     y_axis(out, yt, nyt, step, L, L + PW, bar_sy, k);
     double slot = PW / (double)(b->n ? b->n : 1);
     size_t maxch = clampz(fit_chars(slot) - 1, 1, 10);
@@ -729,5 +819,178 @@ void pd_svg_bar_chart(pd_str *out, const pd_svg_bars *b)
     }
     text_at(out, "pd-axis-label", L + PW / 2, T + PH + 33, "middle", b->xlabel, (size_t)fit_chars(PW));
     ylabel_at(out, 14, T + PH / 2, b->ylabel, PH + 20);
+    pd_str_append(out, "</svg>");
+}
+
+/* ---------- box plots ---------- */
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Quantile q of sorted v[0..n) by linear interpolation (R's type 7). */
+static double quantile(const double *v, size_t n, double q)
+{
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    if (i + 1 >= n)
+        return v[n - 1];
+    return v[i] + (pos - (double)i) * (v[i + 1] - v[i]);
+}
+
+void pd_svg_box_chart(pd_str *out, const pd_svg_boxes *b)
+{
+    double T = 34, PH = 180;
+    double PW = (double)b->n * 22 > 358 ? (double)b->n * 22 : 358;
+    if (PW > 1100)
+        PW = 1100;
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < b->n; i++)
+        for (size_t k = 0; k < b->nvals[i]; k++)
+            if (isfinite(b->vals[i][k])) {
+                lo = fmin(lo, b->vals[i][k]);
+                hi = fmax(hi, b->vals[i][k]);
+            }
+    bool have = isfinite(lo);
+    if (!have)
+        lo = 0, hi = 1;
+    double yt[MAX_TICKS], step;
+    size_t nyt = pd_svg_nice_ticks(lo, hi, 5, yt, MAX_TICKS, &step);
+    xy_frame f = {.T = T, .PH = PH, .ylo = nyt ? yt[0] : lo, .yhi = nyt ? yt[nyt - 1] : hi};
+    if (!(f.yhi > f.ylo))
+        f.yhi = f.ylo + 1;
+    f.L = left_margin(yt, nyt, step);
+    f.PW = PW;
+    double W = f.L + PW + 16, H = T + PH + 46;
+    char extra[128], blo[48], bdl[48];
+    snprintf(blo, sizeof blo, "%.6g", f.ylo);
+    snprintf(bdl, sizeof bdl, "%.6g", have ? lo : 0);
+    snprintf(extra, sizeof extra, " data-y-lo=\"%s\" data-data-lo=\"%s\"", blo, bdl);
+    svg_open(out, "pd-box", b->metric, NULL, NULL, b->title, W, H, extra);
+    y_axis(out, yt, nyt, step, f.L, f.L + PW, xy_sy, &f);
+    /* labels are cut to 6 characters at most and thinned where they would
+     * overlap, not cut to a useless "00..." */
+    double slot = PW / (double)(b->n ? b->n : 1), last_right = -INFINITY;
+    size_t maxch = clampz(fit_chars(slot) - 1, 6, 12);
+    double *v = NULL;
+    for (size_t i = 0; i < b->n; i++) {
+        double cx = f.L + ((double)i + 0.5) * slot, bw = fmin(slot * 0.6, 28);
+        size_t n = 0;
+        double *nv = realloc(v, (b->nvals[i] + 1) * sizeof *v);
+        if (!nv)
+            break;
+        v = nv;
+        for (size_t k = 0; k < b->nvals[i]; k++)
+            if (isfinite(b->vals[i][k]))
+                v[n++] = b->vals[i][k];
+        pd_str_printf(out, "<line class=\"pd-tickmark\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", cx,
+                      T + PH, cx, T + PH + 4);
+        size_t len = u8_len(b->labels[i]);
+        double lw = (double)(len < maxch ? len : maxch) * CHAR_W;
+        if (cx - lw / 2 >= last_right + 4) {
+            text_at(out, "pd-tick", cx, T + PH + 15, "middle", b->labels[i], maxch);
+            last_right = cx + lw / 2;
+        }
+        if (!n)
+            continue;
+        qsort(v, n, sizeof *v, cmp_double);
+        double q1 = quantile(v, n, 0.25), med = quantile(v, n, 0.5), q3 = quantile(v, n, 0.75);
+        double y1 = xy_sy(&f, q3), y3 = xy_sy(&f, q1);
+        pd_str_printf(out,
+                      "<path class=\"pd-whisker\" d=\"M%.1f %.1fV%.1fM%.1f %.1fV%.1f\" stroke=\"#555\" fill=\"none\"/>",
+                      cx, xy_sy(&f, v[n - 1]), y1, cx, y3, xy_sy(&f, v[0]));
+        pd_str_printf(out,
+                      "<rect class=\"pd-boxrect\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                      "fill=\"#c6d4e6\" stroke=\"#4e79a7\"/>",
+                      cx - bw / 2, y1, bw, fmax(y3 - y1, 0.5));
+        pd_str_printf(out,
+                      "<line class=\"pd-median\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e15759\" "
+                      "stroke-width=\"2\"/>",
+                      cx - bw / 2, xy_sy(&f, med), cx + bw / 2, xy_sy(&f, med));
+        for (size_t k = 0; k < n; k++) {
+            char bv[48];
+            pd_svg_fmt(bv, sizeof bv, v[k], 0);
+            pd_str_printf(out, "<circle class=\"pd-point\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"#333\"><title>",
+                          cx, xy_sy(&f, v[k]));
+            pd_html_escape(out, b->labels[i]);
+            pd_str_printf(out, ": %s (%zu of %zu)</title></circle>", bv, k + 1, n);
+        }
+    }
+    free(v);
+    pd_str_printf(out, "<path class=\"pd-axis\" d=\"M%.1f %.1fV%.1fH%.1f\" fill=\"none\" stroke=\"#333\"/>", f.L,
+                  T, T + PH, f.L + PW);
+    text_at(out, "pd-axis-label", f.L + PW / 2, T + PH + 33, "middle", b->xlabel, (size_t)fit_chars(PW));
+    ylabel_at(out, 14, T + PH / 2, b->ylabel, PH + 20);
+    if (!have)
+        text_at(out, "pd-nodata", f.L + PW / 2, T + PH / 2, "middle", "no data", 20);
+    pd_str_append(out, "</svg>");
+}
+
+/* ---------- parallel coordinates ---------- */
+
+void pd_svg_parcoords_chart(pd_str *out, const pd_svg_pc *c)
+{
+    size_t na = c->naxes ? c->naxes : 1;
+    double W = 120.0 * (double)na + 40;
+    if (W < 440)
+        W = 440;
+    if (W > 1000)
+        W = 1000;
+    double T = 50, PH = 200, L = 64, R = W - 80, H = T + PH + 24;
+    double gap = na > 1 ? (R - L) / (double)(na - 1) : 0;
+    char extra[128], blo[48], bdl[48];
+    snprintf(blo, sizeof blo, "%.6g", c->axis_lo);
+    snprintf(bdl, sizeof bdl, "%.6g", c->data_lo);
+    snprintf(extra, sizeof extra, " data-y-lo=\"%s\" data-data-lo=\"%s\"", blo, bdl);
+    svg_open(out, "pd-parcoords", c->metric, NULL, NULL, c->title, W, H, extra);
+    /* lines first, axes and labels over them */
+    for (size_t r = 0; r < c->nrows; r++) {
+        const double *p = c->pos + r * c->naxes;
+        double t = p[c->naxes - 1];
+        if (!isfinite(t))
+            continue;
+        char col[8];
+        pd_svg_colour(t, col);
+        pd_str path = {0};
+        bool pen = false;
+        for (size_t a = 0; a < c->naxes; a++) {
+            if (!isfinite(p[a])) {
+                pen = false;
+                continue;
+            }
+            pd_str_printf(&path, "%s%.1f %.1f", pen ? "L" : "M", L + (double)a * gap, T + PH - p[a] * PH);
+            pen = true;
+        }
+        pd_str_printf(out,
+                      "<path class=\"pd-line-path pd-pc-line\" d=\"%s\" fill=\"none\" stroke=\"%s\" "
+                      "stroke-width=\"1.8\" stroke-opacity=\"0.85\"><title>",
+                      path.data ? path.data : "M0 0", col);
+        pd_html_escape(out, c->tips && c->tips[r] ? c->tips[r] : "");
+        pd_str_append(out, "</title></path>");
+        pd_str_free(&path);
+    }
+    size_t maxch = clampz(fit_chars(gap > 0 ? gap - 12 : 100), 3, 14);
+    for (size_t a = 0; a < c->naxes; a++) {
+        const pd_svg_pc_axis *ax = &c->axes[a];
+        double x = L + (double)a * gap;
+        pd_str_printf(out, "<line class=\"pd-pc-axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                           "stroke=\"#333\"/>",
+                      x, T, x, T + PH);
+        /* the last axis has the chart's right margin for its labels */
+        size_t room = a + 1 == c->naxes ? clampz(fit_chars(W - x - 12), 3, 14) : maxch;
+        text_at(out, "pd-axis-label", x, T - 12, "middle", ax->name, maxch);
+        double last_y = INFINITY;
+        for (size_t k = 0; k < ax->nticks; k++) {
+            double y = T + PH - ax->tick_pos[k] * PH;
+            pd_str_printf(out, "<line class=\"pd-tickmark\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
+                          x - 3, y, x + 3, y);
+            if (last_y - y < 13)
+                continue; /* would overlap the label below */
+            text_at(out, "pd-tick", x + 5, y + 3.5, "start", ax->tick_labels[k], room);
+            last_y = y;
+        }
+    }
     pd_str_append(out, "</svg>");
 }

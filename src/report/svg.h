@@ -23,6 +23,10 @@ size_t pd_svg_nice_ticks(double lo, double hi, size_t target, double *ticks, siz
  * (step <= 0: 4 significant digits). */
 void pd_svg_fmt(char *buf, size_t len, double v, double step);
 
+/* Tick label: like pd_svg_fmt, but 10000 and above with an SI suffix
+ * (699050 -> 699k, 2.8e6 -> 2.80M) so axis labels stay short. */
+void pd_svg_fmt_tick(char *buf, size_t len, double v, double step);
+
 /* Unit of a metric guessed from its name suffix (mem_peak_gb -> "GB"), or "". */
 const char *pd_svg_unit_of(const char *metric);
 
@@ -80,6 +84,41 @@ typedef struct {
 } pd_svg_bars;
 
 void pd_svg_bar_chart(pd_str *out, const pd_svg_bars *b);
+
+/* Box plots, one per category: the values of its repetitions (any order;
+ * NaN ignored), drawn as a box from the first to the third quartile, a
+ * median line, whiskers to min and max, and every value as a point. */
+typedef struct {
+    const char *metric, *title, *xlabel, *ylabel;
+    const char *const *labels;
+    size_t n;
+    const double *const *vals; /* vals[i][0..nvals[i]) */
+    const size_t *nvals;
+} pd_svg_boxes;
+
+void pd_svg_box_chart(pd_str *out, const pd_svg_boxes *b);
+
+/* Parallel coordinates: one vertical axis per variable and a last one for
+ * the metric; one line per row through its positions (0 = bottom, 1 =
+ * top), coloured by its metric position. */
+typedef struct {
+    const char *name;
+    size_t nticks;
+    const char *const *tick_labels;
+    const double *tick_pos; /* [0, 1] */
+} pd_svg_pc_axis;
+
+typedef struct {
+    const char *metric, *title;
+    const pd_svg_pc_axis *axes;
+    size_t naxes;
+    size_t nrows;
+    const double *pos;           /* pos[row * naxes + axis], [0, 1], NaN = none */
+    const char *const *tips;     /* tooltip per row */
+    double data_lo, axis_lo;     /* the metric's lowest value and axis end (data-* attributes) */
+} pd_svg_pc;
+
+void pd_svg_parcoords_chart(pd_str *out, const pd_svg_pc *c);
 
 /* Colour of t in [0,1] on the heatmap scale, as "#rrggbb". */
 void pd_svg_colour(double t, char buf[8]);

@@ -59,7 +59,18 @@ static void ts_chart(pd_page *pg, const pd_rep_tsset *set, double t_end, const c
     free(ser);
 }
 
-static void exec_traces(pd_page *pg, const char *rep_dir)
+/* What the traces of the shown executions lack, said once for the section
+ * instead of under every execution. */
+typedef struct {
+    bool *short_run, *no_gpu, *no_io; /* [exec] */
+    size_t nshort, nno_gpu, nno_io;
+} trace_gaps;
+
+/* Draws the time series of one repetition under its heading; returns false
+ * (nothing drawn) when no series has two samples: a repetition shorter than
+ * the sampling interval would give an empty chart. */
+static bool exec_traces(pd_page *pg, const pd_rep_exec *ex, const char *rep, const char *rep_dir,
+                        trace_gaps *gaps, size_t ei)
 {
     pd_rep_traces tr;
     /* reduced while streaming: memory does not grow with the trace */
@@ -86,29 +97,49 @@ static void exec_traces(pd_page *pg, const char *rep_dir)
         for (size_t i = 0; i < sets[k]->n; i++)
             if (sets[k]->s[i].n)
                 t_end = fmax(t_end, sets[k]->s[i].t[sets[k]->s[i].n - 1]);
-    pd_str_append(pg->out, "<div class=\"pd-grid\">\n");
-    for (size_t k = 0; k < PD_ARRAY_LEN(sets); k++)
-        if (sets[k]->n)
-            ts_chart(pg, sets[k], t_end, charts[k].metric, charts[k].title, charts[k].ylabel, charts[k].y_top,
-                     charts[k].caption);
-    pd_str_append(pg->out, "</div>\n");
+    bool drawable[PD_ARRAY_LEN(sets)], any = false;
+    for (size_t k = 0; k < PD_ARRAY_LEN(sets); k++) {
+        drawable[k] = false;
+        for (size_t i = 0; t_end > 0 && i < sets[k]->n; i++)
+            drawable[k] |= sets[k]->s[i].n >= 2;
+        any |= drawable[k];
+    }
+    bool has_rows = tr.cpu.n || tr.mem.n || tr.gpu_util.n || tr.gpu_power.n || tr.io.n;
+    if (!any && has_rows) {
+        gaps->short_run[ei] = true;
+        gaps->nshort++;
+        pd_rep_traces_free(&tr);
+        return false;
+    }
+    exec_heading(pg, ex, rep);
+    if (any) {
+        pd_str_append(pg->out, "<div class=\"pd-grid\">\n");
+        for (size_t k = 0; k < PD_ARRAY_LEN(sets); k++)
+            if (drawable[k])
+                ts_chart(pg, sets[k], t_end, charts[k].metric, charts[k].title, charts[k].ylabel,
+                         charts[k].y_top, charts[k].caption);
+        pd_str_append(pg->out, "</div>\n");
+    }
     if (tr.ncpu_files && !tr.cpu.n)
         pd_page_note(pg, "pd-missing", "CPU/memory trace files hold no usable rows.");
     if (!tr.ncpu_files)
         pd_page_note(pg, "pd-missing", "No CPU/memory trace (__iops_trace_*.csv) in this repetition.");
-    if (!tr.ngpu_files)
-        pd_page_note(pg, "", "No GPU trace in this repetition (GPU sampling off, or no supported GPU).");
-    else if (!tr.gpu_util.n)
+    if (!tr.ngpu_files) {
+        gaps->no_gpu[ei] = true;
+        gaps->nno_gpu++;
+    } else if (!tr.gpu_util.n)
         pd_page_note(pg, "pd-missing", "GPU trace files hold no usable rows.");
-    if (!tr.nio_files)
-        pd_page_note(pg, "", "No I/O trace in this repetition (I/O sampling off).");
-    else if (!tr.io.n)
+    if (!tr.nio_files) {
+        gaps->no_io[ei] = true;
+        gaps->nno_io++;
+    } else if (!tr.io.n)
         pd_page_note(pg, "pd-missing", "I/O trace files hold no usable rows.");
     if (tr.nbad_rows)
         pd_page_note(pg, "", "Trace rows skipped as malformed (e.g. [N/A] fields): %zu.", tr.nbad_rows);
     if (tr.problems.len)
         pd_page_note(pg, "pd-missing", "Unreadable trace files: %s", tr.problems.data);
     pd_rep_traces_free(&tr);
+    return true;
 }
 
 /* Names of up to 12 executions, then a count. */
@@ -131,9 +162,12 @@ void pd_page_section_traces(pd_page *pg)
     pd_str *o = pg->out;
     pd_str_append(o, "<section id=\"pd-timeseries\"><h2>Resource time series</h2>\n");
     pd_page_note(pg, "", "Per execution, from the first repetition that has trace files.");
-    bool *none = calloc(pg->run.nexecs + 1, sizeof *none), *capped = calloc(pg->run.nexecs + 1, sizeof *capped);
+    size_t ne = pg->run.nexecs + 1;
+    bool *none = calloc(ne, sizeof *none), *capped = calloc(ne, sizeof *capped);
+    trace_gaps gaps = {.short_run = calloc(ne, sizeof(bool)), .no_gpu = calloc(ne, sizeof(bool)),
+                       .no_io = calloc(ne, sizeof(bool))};
     size_t shown = 0, nnone = 0, ncapped = 0;
-    for (size_t i = 0; none && capped && i < pg->run.nexecs; i++) {
+    for (size_t i = 0; none && capped && gaps.short_run && gaps.no_gpu && gaps.no_io && i < pg->run.nexecs; i++) {
         const pd_rep_exec *ex = &pg->run.execs[i];
         bool found = false;
         for (size_t r = 0; r < ex->nreps && !found; r++) {
@@ -142,9 +176,7 @@ void pd_page_section_traces(pd_page *pg)
             if (dir.data && pd_rep_dir_has_traces(dir.data)) {
                 found = true;
                 if (shown < PD_PAGE_MAX_EXECS_TS) {
-                    exec_heading(pg, ex, ex->reps[r]);
-                    exec_traces(pg, dir.data);
-                    shown++;
+                    shown += exec_traces(pg, ex, ex->reps[r], dir.data, &gaps, i);
                 } else {
                     capped[i] = true;
                     ncapped++;
@@ -159,7 +191,7 @@ void pd_page_section_traces(pd_page *pg)
     }
     if (pg->run.nexecs == 0)
         pd_page_note(pg, "pd-missing", "No exec_NNNN directories: no traces.");
-    else if (shown == 0 && !ncapped)
+    else if (shown == 0 && !ncapped && !gaps.nshort)
         pd_page_note(pg, "pd-missing", "No trace files in any repetition (resource, GPU and I/O sampling off?).");
     else if (nnone) {
         pd_str l = {0};
@@ -174,6 +206,31 @@ void pd_page_section_traces(pd_page *pg)
                      PD_PAGE_MAX_EXECS_TS, l.data ? l.data : "");
         pd_str_free(&l);
     }
+    if (gaps.nshort) {
+        pd_str l = {0};
+        list_execs(&l, pg, gaps.short_run);
+        pd_page_note(pg, "", "No time series for %s: the first traced repetition ended before a second sample "
+                             "(shorter than the sampling interval).",
+                     l.data ? l.data : "");
+        pd_str_free(&l);
+    }
+    if (gaps.nno_gpu) {
+        pd_str l = {0};
+        list_execs(&l, pg, gaps.no_gpu);
+        pd_page_note(pg, "", "No GPU trace (GPU sampling off, or no supported GPU) in %s.",
+                     gaps.nno_gpu == shown ? "any execution shown" : l.data ? l.data : "");
+        pd_str_free(&l);
+    }
+    if (gaps.nno_io) {
+        pd_str l = {0};
+        list_execs(&l, pg, gaps.no_io);
+        pd_page_note(pg, "", "No I/O trace (I/O sampling off) in %s.",
+                     gaps.nno_io == shown ? "any execution shown" : l.data ? l.data : "");
+        pd_str_free(&l);
+    }
+    free(gaps.short_run);
+    free(gaps.no_gpu);
+    free(gaps.no_io);
     free(none);
     free(capped);
     pd_str_append(o, "</section>\n");

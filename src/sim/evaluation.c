@@ -317,8 +317,45 @@ static int write_csv_row(FILE *csv, const pd_sim_profile *p, const char *tier, d
                    fast_pages) < 0;
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* "12.3 s" under a minute, "2m05s" above. */
+static void fmt_duration(char *buf, size_t len, double s)
+{
+    if (s < 60)
+        snprintf(buf, len, "%.1f s", s);
+    else
+        snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+}
+
+/* One progress line per profile step: the full study is minutes of silence
+ * otherwise. The ETA assumes the remaining steps cost the mean so far. */
+static void progress(int done, int total, double t0, int r, const char *wl, const char *input)
+{
+    double el = now_s() - t0;
+    char e[32], eta[48] = "";
+    fmt_duration(e, sizeof e, el);
+    if (done > 0) {
+        char rest[32];
+        fmt_duration(rest, sizeof rest, el / done * (total - done));
+        snprintf(eta, sizeof eta, ", ETA %s", rest);
+    }
+    if (wl)
+        fprintf(stderr, "sim study: [%d/%d] repeat %d, %s/%s (elapsed %s%s)\n", done + 1, total, r, wl, input, e,
+                eta);
+    else
+        fprintf(stderr, "sim study: %d/%d steps done in %s\n", done, total, e);
+}
+
 int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
 {
+    double t0 = now_s();
+    int step = 0;
     int nrep = cfg->repeats > 0 ? cfg->repeats : 1, nprof = cfg->nworkloads * cfg->ninputs, rc = -1;
     int set_bw = 0; /* the study set PADDISER_MIGRATE_BW */
     ev_table t = {cfg, nrep, NULL, NULL};
@@ -372,7 +409,8 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
                     pdir = dir;
                 }
                 if (cfg->verbose)
-                    fprintf(stderr, "sim study: repeat %d, %s/%s\n", r, cfg->workloads[w], cfg->inputs[i]);
+                    progress(step, nrep * nprof, t0, r, cfg->workloads[w], cfg->inputs[i]);
+                step++;
                 pd_sim_profile *p = pd_sim_get_profile(cfg->workloads[w], cfg->inputs[i], pdir,
                                                        cfg->refresh, cfg->reps, err, errlen);
                 if (!p)
@@ -432,6 +470,8 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
                     }
                 }
             }
+    if (cfg->verbose)
+        progress(step, nrep * nprof, t0, 0, NULL, NULL);
     if (cfg->md_path) {
         char *text = NULL;
         size_t len = 0;

@@ -1007,6 +1007,14 @@ void pd_sampler_reset_counts(void)
 
 unsigned pd_sampler_table_generation(void) { return atomic_load(&S.swaps); }
 
+int pd_sampler_duty_cycled(void)
+{
+    pthread_mutex_lock(&S.lock);
+    int on = S.running && !S.no_protect && S.share >= 0;
+    pthread_mutex_unlock(&S.lock);
+    return on;
+}
+
 int pd_sampler_instance_begin(int force)
 {
     pthread_mutex_lock(&S.lock);

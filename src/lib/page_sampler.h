@@ -150,6 +150,9 @@ int pd_sampler_instance_begin(int force);
 /* Changes whenever the sample table is replaced: sample indices kept from
  * an earlier instance name the same pages while it is unchanged. */
 unsigned pd_sampler_table_generation(void);
+/* 1 while page protection samples some instances and skips others (a share
+ * is set): a sampled instance's time is not like the others'. */
+int pd_sampler_duty_cycled(void);
 
 typedef struct {
     uint64_t faults;        /* sampled faults counted */

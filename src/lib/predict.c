@@ -397,17 +397,33 @@ static void remember_input(rt_task *t, const rt_instance *in)
     e->stamp = ++t->input_clock;
 }
 
+static const rt_instance *recent(const rt_task *t, int i);
+
+/* The instance ran with pages protected while the sampler skips most
+ * instances (pd_sampler_instance_begin): its faults, TLB shootdowns and split
+ * huge pages are in its time, 2.5x on the phases example, and a prediction
+ * resting on it would expect every instance to pay them. */
+static int instance_perturbed(void)
+{
+    return rt.sampling && rt.inst_sampled && !rt.pmu_period && pd_sampler_duty_cycled();
+}
+
 void rt_record_instance(rt_task *t)
 {
     double L, scale = task_scale(t, 1, NULL, &L);
-    rt_instance in = {rt_input_signature(1), t->last_time, t->last_r0, scale};
+    rt_instance in = {rt_input_signature(1), t->last_time, t->last_r0, scale, instance_perturbed()};
     if (!(in.time > 0) || !(in.r0 >= 0) || !(in.scale > 0) || !isfinite(in.time))
         return; /* nothing to learn from (a task that took no time) */
+    if (in.perturbed && t->nhist > 0)
+        return; /* the task has better times */
+    if (!in.perturbed && t->nhist > 0 && recent(t, 0)->perturbed)
+        t->nhist = t->hist_next = 0; /* the perturbed one was all it had: forgotten */
     t->hist[t->hist_next] = in;
     t->hist_next = (t->hist_next + 1) % RT_HISTORY;
     if (t->nhist < RT_HISTORY)
         t->nhist++;
-    remember_input(t, &in);
+    if (!in.perturbed) /* a new input's first instance is predicted from these */
+        remember_input(t, &in);
     if (rt.backend)
         learn_mem_bound(t, L);
 }

@@ -251,11 +251,16 @@ int rt_sync_locked(int plan)
         t->last_time = t->cur.wall_s;
         pd_perf_features(&t->cur, total_acc, t->last_feat);
         t->last_hw = t->cur.hw_used;
+        /* An instance the sampler skipped ran at the share its plan (or the
+         * placement kept) gave it, as the prediction for it assumed; with
+         * no plan yet, the last sampled counts against where the pages are
+         * now, or else the share last measured. */
         if (observed)
             t->last_r0 = measured_share(t, &l, slot);
+        else if (t->planned)
+            t->last_r0 = t->plan_share;
         else if (last_counts.n && last_generation == pd_sampler_table_generation())
             t->last_r0 = measured_share(t, &last_counts, slot);
-        /* else (a new sample table since): the share last measured */
         if (t->planned) {
             t->ran_share = t->plan_share;
             t->ran_bytes = t->plan_bytes;

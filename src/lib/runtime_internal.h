@@ -62,6 +62,8 @@ typedef struct {
     double time;    /* wall time, seconds */
     double r0;      /* its measured DRAM share */
     double scale;   /* Eq. 1 scale of its input against the base input */
+    int perturbed;  /* ran sampled while most instances are not (its time is the
+                       page sampler's too): kept only until an unperturbed one */
 } rt_instance;
 
 /* The recent instances of one input of a task, kept while it runs others:

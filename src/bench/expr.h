@@ -37,7 +37,19 @@ typedef enum {
     PD_VAL_FLOAT,
     PD_VAL_STR,
     PD_VAL_LIST, /* items[0..n) */
+    PD_VAL_DICT, /* items[0..n): [key, value] LIST pairs, in insertion order */
 } pd_val_kind;
+
+/* Python objects that iterate like a list but print and compare as
+ * themselves (range(0, 3), dict_keys([...]), <list_reverseiterator>):
+ * paddiser keeps them as lists and refuses to print or compare them, where
+ * it would otherwise differ from Jinja2. */
+typedef enum {
+    PD_VIEW_NONE,
+    PD_VIEW_TUPLE, /* prints (1, 2); never equal to a list */
+    PD_VIEW_RANGE,
+    PD_VIEW_ITER, /* reverse iterator, dict views, the loop object */
+} pd_val_view;
 
 typedef struct pd_val {
     pd_val_kind kind;
@@ -47,6 +59,7 @@ typedef struct pd_val {
     char *s; /* owned; STR text or UNDEF name */
     struct pd_val *items; /* owned; LIST elements */
     size_t n;
+    pd_val_view view; /* LIST and DICT only */
 } pd_val;
 
 /* Resolves a (possibly dotted) name. Fills out (an owned value) and returns

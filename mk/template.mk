@@ -25,7 +25,7 @@ check-template-diff: $(BUILD)/template_render
 # Rewrites the committed corpus (its README names the Jinja2 version).
 template-diff-corpus: $(BUILD)/template_render
 	@scripts/install-deps.sh python3 python3-jinja2
-	$(PYTHON3) tests/template_diff/diff.py --driver $(BUILD)/template_render --cases 600 --seed 1 \
+	$(PYTHON3) tests/template_diff/diff.py --driver $(BUILD)/template_render --cases 400 --seed 1 \
 	    --write-corpus tests/template_diff/corpus.json
 
 -include $(BUILD)/obj/tests/template_diff/render.d

@@ -2043,9 +2043,17 @@ static int parse_primary(parser *p, bool live, pd_val *out)
         *out = pd_val_float(p->fval);
         return lex(p);
     }
-    if (p->type == T_STR) {
-        *out = pd_val_str(p->text.data);
-        return lex(p);
+    if (p->type == T_STR) { /* adjacent literals join: 'a' 'b' is 'ab' */
+        pd_str joined = {0};
+        pd_str_append(&joined, "");
+        while (p->type == T_STR) {
+            pd_str_append(&joined, p->text.data);
+            if (lex(p)) {
+                pd_str_free(&joined);
+                return -1;
+            }
+        }
+        return str_result(p, &joined, out);
     }
     if (is_op(p, "(")) { /* parentheses, or a tuple: (), (a,), (a, b) */
         if (lex(p))
@@ -2511,7 +2519,7 @@ static int postfix_loop(parser *p, bool live, pd_val *out, bool ops, bool filter
                 has_arg = n == 1;
                 if (has_arg)
                     arg = args[0];
-            } else if (p->type == T_INT || p->type == T_FLOAT || p->type == T_STR ||
+            } else if (p->type == T_INT || p->type == T_FLOAT || p->type == T_STR || is_op(p, "[") || is_op(p, "{") ||
                        (p->type == T_NAME && !is_kw(p, "and") && !is_kw(p, "or") && !is_kw(p, "else") &&
                         !is_kw(p, "if") && !is_kw(p, "in") && !is_kw(p, "not") && !is_kw(p, "is"))) {
                 /* x is divisibleby 3: one value as the argument, as Jinja2 */
@@ -2998,10 +3006,12 @@ int pd_expr_eval(const char *src, pd_lookup_fn lookup, void *ud, pd_val *out, ch
 
 bool pd_template_has_tags(const char *text) { return strstr(text, "{{") || strstr(text, "{%"); }
 
-/* Finds the closing delimiter of a tag, skipping string literals. */
+/* Finds the closing delimiter of a tag, skipping string literals and, as
+ * Jinja2's lexer, brackets left open ({{ {'a': {'b': 1}} }}). */
 static const char *find_close(const char *s, const char *close)
 {
     char q = 0;
+    int depth = 0;
     for (; *s; s++) {
         if (q) {
             if (*s == '\\' && s[1])
@@ -3010,8 +3020,12 @@ static const char *find_close(const char *s, const char *close)
                 q = 0;
         } else if (*s == '"' || *s == '\'') {
             q = *s;
-        } else if (!strncmp(s, close, 2)) {
+        } else if (depth == 0 && !strncmp(s, close, 2)) {
             return s;
+        } else if (strchr("([{", *s)) {
+            depth++;
+        } else if (strchr(")]}", *s) && depth > 0) {
+            depth--;
         }
     }
     return NULL;

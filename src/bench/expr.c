@@ -996,6 +996,10 @@ static int parse_args(parser *p, bool live, pd_val *args, int *nargs)
     return parse_args_kw(p, live, args, NULL, nargs);
 }
 
+/* An argument slot bind_params left empty (an undefined name passed as an
+ * argument has its name in s, and is given). */
+static bool given(const pd_val *v) { return v->kind != PD_VAL_UNDEF || v->s; }
+
 /* Moves keyword arguments into the positional slots named by params (a
  * filter's or function's signature), as Python binds them. Slots not given
  * are PD_VAL_UNDEF. n becomes the number of slots used. */
@@ -1018,7 +1022,7 @@ static int bind_params(parser *p, const char *who, const char *const *params, pd
         } else if (slot >= np) {
             rc = fail(p, "%s takes at most %d argument(s), got %d", who, np, *n);
         }
-        if (!rc && bound[slot].kind != PD_VAL_UNDEF)
+        if (!rc && given(&bound[slot]))
             rc = fail(p, "%s got multiple values for argument '%s'", who, params[slot]);
         if (!rc) {
             bound[slot] = args[i];
@@ -1621,7 +1625,6 @@ static int truncate(parser *p, const char *s, long long length, bool killwords, 
     return str_result(p, &r, out);
 }
 
-static bool given(const pd_val *v) { return v->kind != PD_VAL_UNDEF; }
 
 /* Each filter's parameters, for keyword arguments (Jinja's names). */
 static const char *const *filter_params(const char *name)
@@ -2368,8 +2371,8 @@ static int apply_test(parser *p, const char *name, const pd_val *v, const pd_val
         pd_val two = pd_val_int(2), m = pd_val_none();
         if (arith(p, "%", (pd_val *)v, div ? (pd_val *)arg : &two, &m))
             return -1;
-        bool zero = !pd_val_truthy(&m);
-        *r = name[0] == 'o' ? !zero : zero;
+        /* Jinja2: value % 2 == 1 for odd (4.75 is neither odd nor even) */
+        *r = name[0] == 'o' ? as_dbl(&m) == 1.0 : !pd_val_truthy(&m);
     } else if (!strcmp(name, "eq") || !strcmp(name, "equalto") || !strcmp(name, "ne") || !strcmp(name, "lt") ||
                !strcmp(name, "le") || !strcmp(name, "gt") || !strcmp(name, "ge") || !strcmp(name, "in")) {
         if (!arg)
@@ -3353,61 +3356,166 @@ static int check_expr(tparser *tp, const char *src, int line, bool as_tuple)
     return rc ? terr(tp->e, line, "%s", e) : 0;
 }
 
-/* Names a scope's statements assign outside {% if %}: Jinja2 lets a name
- * assigned in only some branches of an if keep its outer value until then
- * (and one assigned in every branch needs an elif: too rare to model). */
-static int collect_assigned(const node_list *l, char ***names, int *n)
+/* A set of names (small: linear search). */
+typedef struct {
+    char **v;
+    int n;
+} name_set;
+
+static bool names_has(const name_set *s, const char *name, size_t len)
 {
-    for (size_t i = 0; i < l->n; i++) {
-        const node *x = &l->v[i];
-        const char *add[MAX_PARAMS + 1];
-        int k = 0;
-        if (x->kind == N_SET || x->kind == N_SETBLOCK)
-            for (int j = 0; j < x->nnames; j++)
-                add[k++] = x->names[j];
-        else if (x->kind == N_MACRO)
-            add[k++] = x->name;
-        for (int j = 0; j < k; j++) {
-            char **g = realloc(*names, (size_t)(*n + 1) * sizeof *g);
-            if (!g)
+    for (int i = 0; s && i < s->n; i++)
+        if (strlen(s->v[i]) == len && !strncmp(s->v[i], name, len))
+            return true;
+    return false;
+}
+
+static int names_add(name_set *s, const char *name, size_t len)
+{
+    if (names_has(s, name, len))
+        return 0;
+    char **g = realloc(s->v, (size_t)(s->n + 1) * sizeof *g);
+    if (!g)
+        return -1;
+    s->v = g;
+    if (!(s->v[s->n] = dup_trim(name, len)))
+        return -1;
+    s->n++;
+    return 0;
+}
+
+static void names_free(name_set *s)
+{
+    for (int i = 0; i < s->n; i++)
+        free(s->v[i]);
+    free(s->v);
+    s->v = NULL;
+    s->n = 0;
+}
+
+/* The names an expression may read: its identifiers outside strings and
+ * not after a '.' (an over-estimate: keywords and filter names too). */
+static int expr_names(const char *src, name_set *out)
+{
+    for (const char *c = src; c && *c;) {
+        if (*c == '"' || *c == '\'') {
+            char q = *c++;
+            while (*c && *c != q)
+                c += c[0] == '\\' && c[1] ? 2 : 1;
+            if (*c)
+                c++;
+        } else if (is_ident_start(*c)) {
+            const char *b = c, *before = b;
+            while (is_ident(*c))
+                c++;
+            while (before > src && isspace((unsigned char)before[-1]))
+                before--;
+            if ((before == src || before[-1] != '.') && names_add(out, b, (size_t)(c - b)))
                 return -1;
-            *names = g;
-            if (!((*names)[*n] = pd_strdup(add[j])))
-                return -1;
-            (*n)++;
+        } else {
+            c++;
         }
     }
     return 0;
 }
 
-static int give_shadow(node_list *l, char **names, int n)
+/* Walks a scope's own code in order (if bodies belong to the scope; for,
+ * set-block and macro bodies are scopes of their own): every name it
+ * reads or assigns goes to refs, and the names whose first mention is a
+ * direct assignment (not inside an if) to first_store. */
+static int scope_walk(const node_list *l, name_set *refs, name_set *first_store, bool in_if)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        const node *x = &l->v[i];
+        if ((x->kind == N_OUT || x->kind == N_IF || x->kind == N_FOR || x->kind == N_SET) && expr_names(x->expr, refs))
+            return -1;
+        if (x->kind == N_IF &&
+            (scope_walk(&x->body, refs, first_store, true) || scope_walk(&x->orelse, refs, first_store, true)))
+            return -1;
+        const char *stored[MAX_PARAMS + 1];
+        int k = 0;
+        if (x->kind == N_SET || x->kind == N_SETBLOCK)
+            for (int j = 0; j < x->nnames; j++)
+                stored[k++] = x->names[j];
+        else if (x->kind == N_MACRO)
+            stored[k++] = x->name;
+        for (int j = 0; j < k; j++) {
+            size_t len = strlen(stored[j]);
+            if (!in_if && !names_has(refs, stored[j], len) && names_add(first_store, stored[j], len))
+                return -1;
+            if (names_add(refs, stored[j], len))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int give_shadow(node_list *l, const name_set *names)
 {
     for (size_t i = 0; i < l->n; i++) {
         node *x = &l->v[i];
-        if ((x->kind == N_MACRO || x->kind == N_FOR || x->kind == N_SETBLOCK) && n) {
-            x->shadow = calloc((size_t)n, sizeof *x->shadow);
+        if ((x->kind == N_MACRO || x->kind == N_FOR || x->kind == N_SETBLOCK) && names->n) {
+            x->shadow = calloc((size_t)names->n, sizeof *x->shadow);
             if (!x->shadow)
                 return -1;
-            for (int j = 0; j < n; j++)
-                if (!(x->shadow[x->nshadow++] = pd_strdup(names[j])))
+            for (int j = 0; j < names->n; j++)
+                if (!(x->shadow[x->nshadow++] = pd_strdup(names->v[j])))
                     return -1;
-        } else if (x->kind == N_IF && (give_shadow(&x->body, names, n) || give_shadow(&x->orelse, names, n))) {
+        } else if (x->kind == N_IF && (give_shadow(&x->body, names) || give_shadow(&x->orelse, names))) {
             return -1;
         }
     }
     return 0;
 }
 
-/* Called on each scope's body once it is parsed. */
-static int mark_scope(tparser *tp, node_list *l, int line)
+static int mark_scope(tparser *tp, node_list *l, const name_set *outer);
+
+/* The inner scopes of a scope's code get outer (every name the enclosing
+ * scopes mention) to mark theirs. */
+static int mark_children(tparser *tp, node_list *l, const name_set *outer)
 {
-    char **names = NULL;
-    int n = 0;
-    int rc = collect_assigned(l, &names, &n) || give_shadow(l, names, n);
-    for (int i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-    return rc ? terr(tp->e, line, "out of memory") : 0;
+    for (size_t i = 0; i < l->n; i++) {
+        node *x = &l->v[i];
+        if (x->kind == N_IF && (mark_children(tp, &x->body, outer) || mark_children(tp, &x->orelse, outer)))
+            return -1;
+        if ((x->kind == N_FOR || x->kind == N_MACRO || x->kind == N_SETBLOCK) &&
+            (mark_scope(tp, &x->body, outer) || (x->kind == N_FOR && mark_scope(tp, &x->orelse, outer))))
+            return -1;
+    }
+    return 0;
+}
+
+/* Jinja2's scoping (its idtracking): in a scope, a name first mentioned
+ * by an assignment, and mentioned by no enclosing scope, is undefined
+ * until assigned, also for the inner scopes (loops, macros) that run
+ * before that; any other name reads the enclosing value until assigned.
+ * The names of the first kind go to the inner scopes' nodes (shadow),
+ * which put them, undefined, between themselves and this scope while this
+ * scope has not assigned them (make_barrier). Called on the whole tree
+ * once it is parsed. */
+static int mark_scope(tparser *tp, node_list *l, const name_set *outer)
+{
+    name_set refs = {0}, first = {0}, hidden = {0}, all = {0};
+    int rc = scope_walk(l, &refs, &first, false);
+    for (int i = 0; !rc && i < first.n; i++)
+        if (!names_has(outer, first.v[i], strlen(first.v[i])))
+            rc = names_add(&hidden, first.v[i], strlen(first.v[i]));
+    for (int i = 0; !rc && outer && i < outer->n; i++)
+        rc = names_add(&all, outer->v[i], strlen(outer->v[i]));
+    for (int i = 0; !rc && i < refs.n; i++)
+        rc = names_add(&all, refs.v[i], strlen(refs.v[i]));
+    if (!rc)
+        rc = give_shadow(l, &hidden);
+    names_free(&refs);
+    names_free(&first);
+    names_free(&hidden);
+    if (rc) {
+        names_free(&all);
+        return terr(tp->e, 0, "out of memory");
+    }
+    rc = mark_children(tp, l, &all);
+    names_free(&all);
+    return rc;
 }
 
 static int parse_nodes(tparser *tp, node_list *out, const char *const *stops, const char **stopped, char **stop_rest,
@@ -3468,13 +3576,13 @@ static int parse_for(tparser *tp, node *n, const char *rest)
     const char *w;
     char *r;
     int line;
-    if (parse_nodes(tp, &n->body, stops, &w, &r, &line, "for", n->line) || mark_scope(tp, &n->body, n->line))
+    if (parse_nodes(tp, &n->body, stops, &w, &r, &line, "for", n->line))
         return -1;
     if (*r)
         return terr(tp->e, line, "{%% %s %%} takes nothing after it", w);
     if (!strcmp(w, "else")) {
         static const char *const end[] = {"endfor", NULL};
-        if (parse_nodes(tp, &n->orelse, end, &w, &r, &line, "for", n->line) || mark_scope(tp, &n->orelse, n->line))
+        if (parse_nodes(tp, &n->orelse, end, &w, &r, &line, "for", n->line))
             return -1;
         if (*r)
             return terr(tp->e, line, "{%% endfor %%} takes nothing after it");
@@ -3508,7 +3616,7 @@ static int parse_set(tparser *tp, node *n, const char *rest)
     const char *w;
     char *r;
     int line;
-    if (parse_nodes(tp, &n->body, stops, &w, &r, &line, "set", n->line) || mark_scope(tp, &n->body, n->line))
+    if (parse_nodes(tp, &n->body, stops, &w, &r, &line, "set", n->line))
         return -1;
     return *r ? terr(tp->e, line, "{%% endset %%} takes nothing after it") : 0;
 }
@@ -3570,7 +3678,7 @@ static int parse_macro(tparser *tp, node *n, const char *rest)
     const char *w;
     char *r;
     int line;
-    if (parse_nodes(tp, &n->body, stops, &w, &r, &line, "macro", n->line) || mark_scope(tp, &n->body, n->line))
+    if (parse_nodes(tp, &n->body, stops, &w, &r, &line, "macro", n->line))
         return -1;
     return *r && strcmp(r, n->name) ? terr(tp->e, line, "{%% endmacro %%} takes nothing after it") : 0;
 }
@@ -4002,8 +4110,16 @@ static int run_for(runner *r, frame *outer, const node *n, pd_str *out)
             rc = bind_targets(r, &tf, n, &items.items[i]);
             if (!rc)
                 rc = eval_at(r, &tf, n->cond, n->line, &c);
-            if (!rc && pd_val_truthy(&c) && list_push(&q, &kept, pd_val_copy(&items.items[i])))
-                rc = err_msg(r, n->line, "%s", e);
+            pd_val item = pd_val_none();
+            if (!rc && pd_val_truthy(&c)) {
+                /* Jinja2 filters through a generator of the targets: with
+                 * several, loop.previtem / nextitem are tuples */
+                item = pd_val_copy(&items.items[i]);
+                if (n->nnames > 1 && item.kind == PD_VAL_LIST)
+                    item.view = PD_VIEW_TUPLE;
+                if (list_push(&q, &kept, item))
+                    rc = err_msg(r, n->line, "%s", e);
+            }
             pd_val_free(&c);
             frame_free(&tf);
         }
@@ -4117,7 +4233,7 @@ int pd_template_render(const char *tmpl, pd_lookup_fn lookup, void *ud, pd_str *
         tparser tp = {.t = &toks, .e = &e};
         rc = parse_nodes(&tp, &root, NULL, NULL, NULL, NULL, NULL, 0);
         if (!rc)
-            rc = mark_scope(&tp, &root, 0);
+            rc = mark_scope(&tp, &root, NULL);
     }
     if (!rc) {
         runner r = {.base = lookup, .base_ud = ud, .e = &e};

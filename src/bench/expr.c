@@ -538,11 +538,12 @@ static int percent_format(parser *p, const char *fmt, const pd_val *rhs, pd_val 
             c++;
         }
         flags[nf] = '\0';
+        /* capped past the 4096 limit below (found by make fuzz: int overflow) */
         for (; isdigit((unsigned char)*c); c++)
-            width = (width < 0 ? 0 : width * 10) + (*c - '0');
+            width = width > 100000 ? width : (width < 0 ? 0 : width * 10) + (*c - '0');
         if (*c == '.')
             for (prec = 0, c++; isdigit((unsigned char)*c); c++)
-                prec = prec * 10 + (*c - '0');
+                prec = prec > 100000 ? prec : prec * 10 + (*c - '0');
         while (*c == 'h' || *c == 'l' || *c == 'L')
             c++;
         char conv = *c;
@@ -659,12 +660,15 @@ static int repeat(parser *p, const pd_val *seq, long long times, pd_val *out)
     }
     if (seq->n && (unsigned long long)times > MAX_LIST_ITEMS / seq->n)
         return fail(p, "list longer than %d items (in \"%s\")", MAX_LIST_ITEMS, p->src);
+    /* allocated at once: growing by list_push was quadratic (found by make fuzz) */
+    size_t total = seq->n * (size_t)times;
     *out = empty_list();
     out->view = seq->view;
-    for (long long i = 0; i < times; i++)
-        for (size_t k = 0; k < seq->n; k++)
-            if (list_push(p, out, pd_val_copy(&seq->items[k])))
-                return -1;
+    out->items = calloc(total ? total : 1, sizeof *out->items);
+    if (!out->items)
+        return fail(p, "out of memory");
+    for (size_t i = 0; i < total; i++)
+        out->items[out->n++] = pd_val_copy(&seq->items[i % seq->n]);
     return 0;
 }
 
@@ -969,14 +973,18 @@ static int parse_args_kw(parser *p, bool live, pd_val *args, char **kw, int *nar
             p->p++;
             if (!kw[*nargs])
                 return fail(p, "out of memory");
-            if (lex(p))
+            if (lex(p)) {
+                free_kw(kw + *nargs, 1);
                 return -1;
+            }
         } else if (kw && *nargs && kw[*nargs - 1]) {
             return fail(p, "positional argument follows keyword argument (in \"%s\")", p->src);
         }
         args[*nargs] = pd_val_none();
-        if (parse_expr(p, live, &args[*nargs])) {
+        if (parse_expr(p, live, &args[*nargs])) { /* found by make fuzz: the keyword leaked */
             pd_val_free(&args[*nargs]);
+            if (kw)
+                free_kw(kw + *nargs, 1);
             return -1;
         }
         (*nargs)++;

@@ -202,7 +202,7 @@ static void test_expression_errors(void **state)
     expect_error("(a + b", "expected ')'");
     expect_error("a b", "expected end of expression, found 'b'");
     expect_error("'abc", "unterminated string");
-    expect_error("a | nosuch", "filter 'nosuch' is not supported");
+    expect_error("a | nosuch", "unknown filter 'nosuch'");
     expect_error("int(s)", "cannot convert 'ab' to int");
     expect_error("nosuch(1)", "'nosuch' is not a function");
     expect_error("a if b", "expected 'else'");

@@ -1548,8 +1548,6 @@ static void compare_ci(const pd_val *a, const pd_val *b, bool case_sensitive, in
     if (!case_sensitive && a->kind == PD_VAL_STR && b->kind == PD_VAL_STR) {
         *ok = true;
         *cmp = strcasecmp(a->s, b->s);
-        if (*cmp == 0)
-            *cmp = 0;
         return;
     }
     compare(a, b, cmp, ok);
@@ -1917,7 +1915,7 @@ static int apply_filter(parser *p, const char *name, pd_val *v, pd_val *args, in
     for (size_t i = 0; i < PD_ARRAY_LEN(string_filters); i++)
         is_string_filter = is_string_filter || !strcmp(string_filters[i], name);
     if (!is_string_filter)
-        return fail(p, "filter '%s' is not supported (supported: %s)", name, known_filters);
+        return fail(p, "unknown filter '%s' (supported: %s)", name, known_filters);
     pd_val s;
     if (need_printable(p, v) || to_string(p, v, &s))
         return -1;
@@ -2401,7 +2399,7 @@ static int apply_test(parser *p, const char *name, const pd_val *v, const pd_val
         else
             *r = name[0] == 'l' ? (name[1] == 't' ? c < 0 : c <= 0) : (name[1] == 't' ? c > 0 : c >= 0);
     } else {
-        return fail(p, "test '%s' is not supported (supported: %s)", name, known_tests);
+        return fail(p, "unknown test '%s' (supported: %s)", name, known_tests);
     }
     return 0;
 }
@@ -2485,7 +2483,7 @@ static int postfix_loop(parser *p, bool live, pd_val *out, bool ops, bool filter
                 rc = bind_params(p, who, filter_params(fname), args, kw, &n);
             }
             if (!rc && !live && !in_words(known_filters, fname)) /* Jinja2 checks names when it compiles */
-                rc = fail(p, "filter '%s' is not supported (supported: %s)", fname, known_filters);
+                rc = fail(p, "unknown filter '%s' (supported: %s)", fname, known_filters);
             if (!rc && live) {
                 pd_val r = pd_val_none();
                 rc = apply_filter(p, fname, out, args, n, &r);
@@ -2542,7 +2540,7 @@ static int postfix_loop(parser *p, bool live, pd_val *out, bool ops, bool filter
             }
             if (!live && !in_words(known_tests, tname)) {
                 pd_val_free(&arg);
-                return fail(p, "test '%s' is not supported (supported: %s)", tname, known_tests);
+                return fail(p, "unknown test '%s' (supported: %s)", tname, known_tests);
             }
             if (live) {
                 bool r = false;

@@ -146,14 +146,18 @@ void pd_val_append(pd_str *out, const pd_val *v)
         break;
     case PD_VAL_STR: pd_str_append(out, v->s); break;
     case PD_VAL_NONE: pd_str_append(out, "None"); break;
-    case PD_VAL_LIST: /* Python's repr: [1, 'a'], (1,) */
-        pd_str_append(out, v->view == PD_VIEW_TUPLE ? "(" : "[");
+    case PD_VAL_LIST: /* Python's repr: [1, 'a'], (1,), dict_keys(['a']) */
+        pd_str_append(out, v->view == PD_VIEW_DICT_ITEMS    ? "dict_items(["
+                           : v->view == PD_VIEW_DICT_KEYS   ? "dict_keys(["
+                           : v->view == PD_VIEW_DICT_VALUES ? "dict_values(["
+                           : v->view == PD_VIEW_TUPLE       ? "("
+                                                            : "[");
         for (size_t i = 0; i < v->n; i++) {
             if (i)
                 pd_str_append(out, ", ");
             append_repr(out, &v->items[i]);
         }
-        pd_str_append(out, v->view != PD_VIEW_TUPLE ? "]" : v->n == 1 ? ",)" : ")");
+        pd_str_append(out, v->view >= PD_VIEW_DICT_ITEMS ? "])" : v->view != PD_VIEW_TUPLE ? "]" : v->n == 1 ? ",)" : ")");
         break;
     case PD_VAL_DICT: /* {'a': 1} */
         pd_str_append(out, "{");
@@ -438,7 +442,13 @@ static const char *kind_name(const pd_val *v)
     case PD_VAL_STR: return "str";
     case PD_VAL_NONE: return "none";
     case PD_VAL_LIST:
-        return v->view == PD_VIEW_TUPLE ? "tuple" : v->view == PD_VIEW_RANGE ? "range" : v->view ? "iterator" : "list";
+        return v->view == PD_VIEW_TUPLE         ? "tuple"
+               : v->view == PD_VIEW_RANGE       ? "range"
+               : v->view == PD_VIEW_DICT_ITEMS  ? "dict_items"
+               : v->view == PD_VIEW_DICT_KEYS   ? "dict_keys"
+               : v->view == PD_VIEW_DICT_VALUES ? "dict_values"
+               : v->view                        ? "iterator"
+                                                : "list";
     case PD_VAL_DICT: return "dict";
     default: return "undefined";
     }
@@ -486,6 +496,16 @@ static bool is_opaque(const pd_val *v)
 {
     return (v->kind == PD_VAL_LIST || v->kind == PD_VAL_DICT) && (v->view == PD_VIEW_RANGE || v->view == PD_VIEW_ITER);
 }
+
+/* Ranges, iterators and dict views: Python objects of their own, which
+ * neither index, add, repeat nor compare as lists do. */
+static bool is_view(const pd_val *v)
+{
+    return (v->kind == PD_VAL_LIST || v->kind == PD_VAL_DICT) && v->view != PD_VIEW_NONE && v->view != PD_VIEW_TUPLE;
+}
+
+/* Views without indexing or len() of a sequence's kind (iterators, dict views). */
+static bool is_unindexed(const pd_val *v) { return is_view(v) && v->view != PD_VIEW_RANGE; }
 
 /* Values Jinja2 prints as Python objects (range(0, 3), dict_keys([...]),
  * <list_reverseiterator object at 0x...>) are refused rather than printed
@@ -697,11 +717,11 @@ static int arith(parser *p, const char *op, pd_val *a, pd_val *b, pd_val *out)
     if (!strcmp(op, "%") && a->kind == PD_VAL_STR)
         return percent_format(p, a->s, b, out);
     if (!strcmp(op, "*") && (a->kind == PD_VAL_STR || a->kind == PD_VAL_LIST) && is_intlike(b))
-        return is_opaque(a) ? binop_error(p, op, a, b) : repeat(p, a, as_int(b), out);
+        return is_view(a) ? binop_error(p, op, a, b) : repeat(p, a, as_int(b), out);
     if (!strcmp(op, "*") && (b->kind == PD_VAL_STR || b->kind == PD_VAL_LIST) && is_intlike(a))
-        return is_opaque(b) ? binop_error(p, op, a, b) : repeat(p, b, as_int(a), out);
+        return is_view(b) ? binop_error(p, op, a, b) : repeat(p, b, as_int(a), out);
     if (!strcmp(op, "+") && a->kind == PD_VAL_LIST && b->kind == PD_VAL_LIST) {
-        if (is_opaque(a) || is_opaque(b) || a->view != b->view)
+        if (is_view(a) || is_view(b) || a->view != b->view)
             return binop_error(p, op, a, b);
         pd_val r = {.kind = PD_VAL_LIST, .n = a->n + b->n, .view = a->view};
         r.items = calloc(r.n ? r.n : 1, sizeof *r.items);
@@ -1269,7 +1289,7 @@ static int call_method(parser *p, pd_val *obj, const char *name, pd_val *args, i
             return fail(p, "%s() takes no arguments", name);
         if (dict_part(p, obj, name[0], out))
             return -1;
-        out->view = PD_VIEW_ITER; /* dict_items([...]) when printed */
+        out->view = name[0] == 'i' ? PD_VIEW_DICT_ITEMS : name[0] == 'k' ? PD_VIEW_DICT_KEYS : PD_VIEW_DICT_VALUES;
         return 0;
     }
     if (obj->kind == PD_VAL_DICT && !strcmp(name, "get")) {
@@ -1381,7 +1401,7 @@ static int subscript(parser *p, pd_val *obj, bool is_slice, pd_val *lo, pd_val *
         *out = pd_val_copy(&pr->items[1]);
         return 0;
     }
-    if ((obj->kind != PD_VAL_LIST && obj->kind != PD_VAL_STR) || (obj->kind == PD_VAL_LIST && obj->view == PD_VIEW_ITER))
+    if ((obj->kind != PD_VAL_LIST && obj->kind != PD_VAL_STR) || is_unindexed(obj))
         return fail(p, "%s is not subscriptable (in \"%s\")", kind_name(obj), p->src);
     long long len = obj->kind == PD_VAL_LIST ? (long long)obj->n : (long long)strlen(obj->s);
     if (!is_slice) {
@@ -2356,7 +2376,7 @@ static int apply_test(parser *p, const char *name, const pd_val *v, const pd_val
     else if (!strcmp(name, "iterable"))
         *r = coll || v->kind == PD_VAL_STR;
     else if (!strcmp(name, "sequence"))
-        *r = (coll && v->view != PD_VIEW_ITER) || v->kind == PD_VAL_STR;
+        *r = (coll && !is_unindexed(v)) || v->kind == PD_VAL_STR;
     else if (!strcmp(name, "lower") || !strcmp(name, "upper")) { /* str.islower() / isupper() */
         pd_val s;
         if (need_printable(p, v) || to_string(p, v, &s))
@@ -2387,7 +2407,7 @@ static int apply_test(parser *p, const char *name, const pd_val *v, const pd_val
             return -1;
         if (!strcmp(name, "in"))
             return contains(p, v, arg, r);
-        if (is_opaque(v) || is_opaque(arg))
+        if (is_view(v) || is_view(arg))
             return fail(p, "comparing a range or iterator is not supported (in \"%s\")", p->src);
         int c;
         bool ok;
@@ -2795,7 +2815,7 @@ static int parse_compare(parser *p, bool live, pd_val *out)
                 }
                 if (op[0] == 'n')
                     r = !r;
-            } else if (is_opaque(&left) || is_opaque(&rhs)) {
+            } else if (is_view(&left) || is_view(&rhs)) {
                 fail(p, "comparing a range or iterator is not supported (in \"%s\")", p->src);
                 pd_val_free(&rhs);
                 pd_val_free(&left);
@@ -3875,7 +3895,7 @@ static bool scope_lookup(void *ud, const char *name, pd_val *out)
                 if (k->kind == PD_VAL_STR && strlen(k->s) == len && !strncmp(k->s, seg, len))
                     next = &cur->items[i].items[1];
             }
-        } else if (cur->kind == PD_VAL_LIST && cur->view != PD_VIEW_ITER && isdigit((unsigned char)*seg)) {
+        } else if (cur->kind == PD_VAL_LIST && !is_unindexed(cur) && isdigit((unsigned char)*seg)) {
             size_t idx = (size_t)strtoull(seg, NULL, 10);
             if (idx < cur->n)
                 next = &cur->items[idx];

@@ -43,7 +43,10 @@ typedef enum {
     PD_VIEW_NONE,
     PD_VIEW_TUPLE, /* prints (1, 2); never equal to a list */
     PD_VIEW_RANGE,
-    PD_VIEW_ITER, /* reverse iterator, dict views, the loop object */
+    PD_VIEW_ITER, /* reverse iterator, generator, the loop object: not printed */
+    PD_VIEW_DICT_ITEMS, /* printed dict_items([...]); no indexing, no == */
+    PD_VIEW_DICT_KEYS,
+    PD_VIEW_DICT_VALUES,
 } pd_val_view;
 
 typedef struct pd_val {

@@ -146,7 +146,11 @@ void pd_val_append(pd_str *out, const pd_val *v)
         break;
     case PD_VAL_STR: pd_str_append(out, v->s); break;
     case PD_VAL_NONE: pd_str_append(out, "None"); break;
-    case PD_VAL_LIST: /* Python's repr: [1, 'a'], (1,), dict_keys(['a']) */
+    case PD_VAL_LIST: /* Python's repr: [1, 'a'], (1,), dict_keys(['a']), range(0, 3) */
+        if (v->view == PD_VIEW_RANGE && v->s) {
+            pd_str_append(out, v->s);
+            break;
+        }
         pd_str_append(out, v->view == PD_VIEW_DICT_ITEMS    ? "dict_items(["
                            : v->view == PD_VIEW_DICT_KEYS   ? "dict_keys(["
                            : v->view == PD_VIEW_DICT_VALUES ? "dict_values(["
@@ -494,7 +498,8 @@ static int str_result(parser *p, pd_str *s, pd_val *out)
 
 static bool is_opaque(const pd_val *v)
 {
-    return (v->kind == PD_VAL_LIST || v->kind == PD_VAL_DICT) && (v->view == PD_VIEW_RANGE || v->view == PD_VIEW_ITER);
+    return (v->kind == PD_VAL_LIST || v->kind == PD_VAL_DICT) &&
+           ((v->view == PD_VIEW_RANGE && !v->s) || v->view == PD_VIEW_ITER);
 }
 
 /* Ranges, iterators and dict views: Python objects of their own, which
@@ -1162,6 +1167,8 @@ static int iter_items(parser *p, const pd_val *v, pd_val *out)
     if (v->kind == PD_VAL_LIST) {
         *out = pd_val_copy(v);
         out->view = PD_VIEW_NONE;
+        free(out->s); /* a range's text */
+        out->s = NULL;
         return 0;
     }
     if (v->kind == PD_VAL_STR) {
@@ -1190,6 +1197,12 @@ static int make_range(parser *p, pd_val *args, int n, pd_val *out)
         return fail(p, "range(): step must not be zero");
     *out = empty_list();
     out->view = PD_VIEW_RANGE;
+    pd_str text = {0}; /* how it prints: range(0, 3), range(5, 0, -2) */
+    pd_str_printf(&text, "range(%lld, %lld", start, stop);
+    if (step != 1)
+        pd_str_printf(&text, ", %lld", step);
+    pd_str_append(&text, ")");
+    out->s = pd_str_take(&text);
     for (long long v = start; step > 0 ? v < stop : v > stop; v += step)
         if (list_push(p, out, pd_val_int(v)))
             return -1;

@@ -54,7 +54,7 @@ typedef struct pd_val {
     bool b;
     long long i;
     double f;
-    char *s; /* owned; STR text or UNDEF name */
+    char *s; /* owned; STR text, UNDEF name, or how a range prints */
     struct pd_val *items; /* owned; LIST elements */
     size_t n;
     pd_val_view view; /* LIST and DICT only */

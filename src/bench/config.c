@@ -376,8 +376,11 @@ int pd_val_cast(const pd_val *v, pd_var_type t, pd_val *out, char *err, size_t e
     int rc = 0;
     switch (t) {
     case PD_VT_LIST:
-        if (v->kind == PD_VAL_LIST) {
+        if (v->kind == PD_VAL_LIST) { /* Python's list(): a range or tuple becomes a plain list */
             *out = pd_val_copy(v);
+            out->view = PD_VIEW_NONE;
+            free(out->s);
+            out->s = NULL;
         } else {
             snprintf(err, errlen, "%s is not a list (e.g. [1, 2, 4])", shown.data ? shown.data : "value");
             rc = -1;

@@ -34,7 +34,7 @@ pd_val pd_val_copy(const pd_val *v)
         if (!c.s)
             return pd_val_none();
     }
-    if (v->kind == PD_VAL_LIST) {
+    if (v->kind == PD_VAL_LIST || v->kind == PD_VAL_DICT) {
         c.items = calloc(v->n ? v->n : 1, sizeof *c.items);
         if (!c.items) {
             free(c.s);
@@ -49,7 +49,7 @@ pd_val pd_val_copy(const pd_val *v)
 void pd_val_free(pd_val *v)
 {
     free(v->s);
-    if (v->kind == PD_VAL_LIST && v->items) {
+    if ((v->kind == PD_VAL_LIST || v->kind == PD_VAL_DICT) && v->items) {
         for (size_t i = 0; i < v->n; i++)
             pd_val_free(&v->items[i]);
         free(v->items);
@@ -64,7 +64,8 @@ bool pd_val_truthy(const pd_val *v)
     case PD_VAL_INT: return v->i != 0;
     case PD_VAL_FLOAT: return v->f != 0.0;
     case PD_VAL_STR: return v->s[0] != '\0';
-    case PD_VAL_LIST: return v->n > 0;
+    case PD_VAL_LIST:
+    case PD_VAL_DICT: return v->n > 0;
     default: return false;
     }
 }
@@ -102,6 +103,37 @@ void pd_format_float(char *buf, size_t len, double f)
     }
 }
 
+/* Python's repr() of a string: '...' unless it holds ' and no ". */
+static void append_str_repr(pd_str *out, const char *s)
+{
+    char q = strchr(s, '\'') && !strchr(s, '"') ? '"' : '\'';
+    pd_str_appendn(out, &q, 1);
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == (unsigned char)q || *c == '\\')
+            pd_str_printf(out, "\\%c", *c);
+        else if (*c == '\n')
+            pd_str_append(out, "\\n");
+        else if (*c == '\t')
+            pd_str_append(out, "\\t");
+        else if (*c == '\r')
+            pd_str_append(out, "\\r");
+        else if (*c < 0x20 || *c == 0x7f)
+            pd_str_printf(out, "\\x%02x", *c);
+        else
+            pd_str_appendn(out, (const char *)c, 1);
+    }
+    pd_str_appendn(out, &q, 1);
+}
+
+/* Python's repr(): strings quoted, containers as [..], (..,) and {k: v}. */
+static void append_repr(pd_str *out, const pd_val *v)
+{
+    if (v->kind == PD_VAL_STR)
+        append_str_repr(out, v->s);
+    else
+        pd_val_append(out, v);
+}
+
 void pd_val_append(pd_str *out, const pd_val *v)
 {
     char buf[64];
@@ -114,17 +146,35 @@ void pd_val_append(pd_str *out, const pd_val *v)
         break;
     case PD_VAL_STR: pd_str_append(out, v->s); break;
     case PD_VAL_NONE: pd_str_append(out, "None"); break;
-    case PD_VAL_LIST: /* Python's repr: [1, 'a'] */
-        pd_str_append(out, "[");
+    case PD_VAL_LIST: /* Python's repr: [1, 'a'], (1,), dict_keys(['a']), range(0, 3) */
+        if (v->view == PD_VIEW_RANGE && v->s) {
+            pd_str_append(out, v->s);
+            break;
+        }
+        pd_str_append(out, v->view == PD_VIEW_DICT_ITEMS    ? "dict_items(["
+                           : v->view == PD_VIEW_DICT_KEYS   ? "dict_keys(["
+                           : v->view == PD_VIEW_DICT_VALUES ? "dict_values(["
+                           : v->view == PD_VIEW_TUPLE       ? "("
+                                                            : "[");
         for (size_t i = 0; i < v->n; i++) {
             if (i)
                 pd_str_append(out, ", ");
-            if (v->items[i].kind == PD_VAL_STR)
-                pd_str_printf(out, "'%s'", v->items[i].s);
-            else
-                pd_val_append(out, &v->items[i]);
+            append_repr(out, &v->items[i]);
         }
-        pd_str_append(out, "]");
+        pd_str_append(out, v->view >= PD_VIEW_DICT_ITEMS ? "])" : v->view != PD_VIEW_TUPLE ? "]" : v->n == 1 ? ",)" : ")");
+        break;
+    case PD_VAL_DICT: /* {'a': 1} */
+        pd_str_append(out, "{");
+        for (size_t i = 0; i < v->n; i++) {
+            if (i)
+                pd_str_append(out, ", ");
+            if (v->items[i].kind == PD_VAL_LIST && v->items[i].n == 2) {
+                append_repr(out, &v->items[i].items[0]);
+                pd_str_append(out, ": ");
+                append_repr(out, &v->items[i].items[1]);
+            }
+        }
+        pd_str_append(out, "}");
         break;
     case PD_VAL_UNDEF: break;
     }
@@ -171,6 +221,23 @@ void pd_val_append_json(pd_str *out, const pd_val *v)
         }
         pd_str_append(out, "]");
         break;
+    case PD_VAL_DICT:
+        pd_str_append(out, "{");
+        for (size_t i = 0; i < v->n; i++) {
+            if (i)
+                pd_str_append(out, ", ");
+            if (v->items[i].kind == PD_VAL_LIST && v->items[i].n == 2) {
+                pd_str tmp = {0};
+                pd_val_append(&tmp, &v->items[i].items[0]);
+                pd_val k = {.kind = PD_VAL_STR, .s = tmp.data ? tmp.data : (char *)""};
+                pd_val_append_json(out, &k);
+                pd_str_free(&tmp);
+                pd_str_append(out, ": ");
+                pd_val_append_json(out, &v->items[i].items[1]);
+            }
+        }
+        pd_str_append(out, "}");
+        break;
     default: pd_str_append(out, "null"); break;
     }
 }
@@ -178,6 +245,12 @@ void pd_val_append_json(pd_str *out, const pd_val *v)
 /* ---------------------------------------------------------------- lexer */
 
 enum { T_END, T_INT, T_FLOAT, T_STR, T_NAME, T_OP };
+
+/* Calls of names that are not builtin functions (template macros): 0 with
+ * *out set, -1 with a message in err, 1 when name is not callable. kw[i] is
+ * the keyword of args[i], NULL for a positional argument. */
+typedef int (*call_fn)(void *ud, const char *name, pd_val *args, char **kw, int n, pd_val *out, char *err,
+                       size_t errlen);
 
 typedef struct {
     const char *src, *p;
@@ -193,6 +266,13 @@ typedef struct {
     long long ival;
     double fval;
     pd_str text; /* NAME or STR contents */
+    call_fn call; /* NULL outside templates */
+    const char *tok; /* where the current token starts */
+    /* pd_expr_eval: Python's precedence, as IOPS evaluates vars.expr and
+     * constraints with Python's eval() (-2 ** 2 is -4, filters bind to
+     * their operand); templates: Jinja2's (-2 ** 2 is 4, -x|abs is
+     * abs(-x), ~ binds tighter than + and -). */
+    bool python;
 } parser;
 
 static int fail(parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -232,6 +312,7 @@ static int lex(parser *p)
     while (isspace((unsigned char)*p->p))
         p->p++;
     const char *s = p->p;
+    p->tok = s;
     if (!*s) {
         p->type = T_END;
         return 0;
@@ -319,7 +400,7 @@ static int lex(parser *p)
             p->p = s + 2;
             return 0;
         }
-    if (strchr("+-*/%~<>()|,.[]:", *s)) {
+    if (strchr("+-*/%~<>()|,.[]:{}", *s)) {
         p->type = T_OP;
         p->op[0] = *s;
         p->op[1] = '\0';
@@ -364,7 +445,15 @@ static const char *kind_name(const pd_val *v)
     case PD_VAL_FLOAT: return "float";
     case PD_VAL_STR: return "str";
     case PD_VAL_NONE: return "none";
-    case PD_VAL_LIST: return "list";
+    case PD_VAL_LIST:
+        return v->view == PD_VIEW_TUPLE         ? "tuple"
+               : v->view == PD_VIEW_RANGE       ? "range"
+               : v->view == PD_VIEW_DICT_ITEMS  ? "dict_items"
+               : v->view == PD_VIEW_DICT_KEYS   ? "dict_keys"
+               : v->view == PD_VIEW_DICT_VALUES ? "dict_values"
+               : v->view                        ? "iterator"
+                                                : "list";
+    case PD_VAL_DICT: return "dict";
     default: return "undefined";
     }
 }
@@ -372,6 +461,240 @@ static const char *kind_name(const pd_val *v)
 static int binop_error(parser *p, const char *op, const pd_val *a, const pd_val *b)
 {
     return fail(p, "unsupported operand types for %s: %s and %s (in \"%s\")", op, kind_name(a), kind_name(b), p->src);
+}
+
+#define MAX_LIST_ITEMS 100000
+
+/* Appends a copy of v to list (a LIST value). */
+static int list_push(parser *p, pd_val *list, pd_val v)
+{
+    if (list->n >= MAX_LIST_ITEMS) {
+        pd_val_free(&v);
+        return fail(p, "list longer than %d items", MAX_LIST_ITEMS);
+    }
+    pd_val *grown = realloc(list->items, (list->n + 1) * sizeof *grown);
+    if (!grown) {
+        pd_val_free(&v);
+        return fail(p, "out of memory");
+    }
+    list->items = grown;
+    list->items[list->n++] = v;
+    return 0;
+}
+
+static pd_val empty_list(void) { return (pd_val){.kind = PD_VAL_LIST}; }
+
+static int str_result(parser *p, pd_str *s, pd_val *out)
+{
+    pd_str_append(s, "");
+    char *d = pd_str_take(s);
+    if (!d)
+        return fail(p, "out of memory");
+    *out = (pd_val){.kind = PD_VAL_STR, .s = d};
+    return 0;
+}
+
+#define MAX_STR_BYTES ((size_t)16 << 20)
+
+static bool is_opaque(const pd_val *v)
+{
+    return (v->kind == PD_VAL_LIST || v->kind == PD_VAL_DICT) &&
+           ((v->view == PD_VIEW_RANGE && !v->s) || v->view == PD_VIEW_ITER);
+}
+
+/* Ranges, iterators and dict views: Python objects of their own, which
+ * neither index, add, repeat nor compare as lists do. */
+static bool is_view(const pd_val *v)
+{
+    return (v->kind == PD_VAL_LIST || v->kind == PD_VAL_DICT) && v->view != PD_VIEW_NONE && v->view != PD_VIEW_TUPLE;
+}
+
+/* Views without indexing or len() of a sequence's kind (iterators, dict views). */
+static bool is_unindexed(const pd_val *v) { return is_view(v) && v->view != PD_VIEW_RANGE; }
+
+/* Values Jinja2 prints as Python objects (range(0, 3), dict_keys([...]),
+ * <list_reverseiterator object at 0x...>) are refused rather than printed
+ * differently. */
+static int need_printable(parser *p, const pd_val *v)
+{
+    if (need_defined(p, v))
+        return -1;
+    if (is_opaque(v))
+        return fail(p, "printing this %s (Jinja2 prints the Python object) is not supported; add |list (in \"%s\")",
+                    kind_name(v), p->src);
+    if (v->kind == PD_VAL_LIST || v->kind == PD_VAL_DICT)
+        for (size_t i = 0; i < v->n; i++)
+            if (need_printable(p, &v->items[i]))
+                return -1;
+    return 0;
+}
+
+/* Python's printf-style formatting, fmt % rhs: rhs a tuple of arguments or
+ * a single one. %s %r %d %i %u %f %F %e %E %g %G %x %X %o %% with the
+ * flags -+ 0 (and # but for o), a width and a precision. */
+static int percent_format(parser *p, const char *fmt, const pd_val *rhs, pd_val *out)
+{
+    const pd_val *args = rhs;
+    size_t nargs = 1, ai = 0;
+    if (rhs->kind == PD_VAL_LIST && rhs->view == PD_VIEW_TUPLE) {
+        args = rhs->items;
+        nargs = rhs->n;
+    } else if (rhs->kind == PD_VAL_DICT || rhs->kind == PD_VAL_LIST) {
+        return fail(p, "'%%' formatting with a %s on the right is not supported; use a tuple (in \"%s\")",
+                    kind_name(rhs), p->src);
+    }
+    pd_str r = {0};
+    pd_str_append(&r, "");
+    for (const char *c = fmt; *c; c++) {
+        if (*c != '%') {
+            pd_str_appendn(&r, c, 1);
+            continue;
+        }
+        c++;
+        if (*c == '%') {
+            pd_str_append(&r, "%");
+            continue;
+        }
+        char flags[8];
+        int nf = 0, width = -1, prec = -1;
+        while (*c && strchr("-+ 0#", *c)) {
+            if (nf < 7)
+                flags[nf++] = *c;
+            c++;
+        }
+        flags[nf] = '\0';
+        /* capped past the 4096 limit below (found by make fuzz: int overflow) */
+        for (; isdigit((unsigned char)*c); c++)
+            width = width > 100000 ? width : (width < 0 ? 0 : width * 10) + (*c - '0');
+        if (*c == '.')
+            for (prec = 0, c++; isdigit((unsigned char)*c); c++)
+                prec = prec > 100000 ? prec : prec * 10 + (*c - '0');
+        while (*c == 'h' || *c == 'l' || *c == 'L')
+            c++;
+        char conv = *c;
+        const char *why = NULL;
+        if (!conv)
+            why = "incomplete format";
+        else if (width > 4096 || prec > 4096)
+            why = "width or precision over 4096";
+        else if (!strchr("srdiufFeEgGxXo", conv))
+            why = "this conversion ('%(name)s', '*', %c ...) is not supported";
+        else if (ai >= nargs)
+            why = "not enough arguments for format string";
+        if (why) {
+            pd_str_free(&r);
+            return fail(p, "'%%' formatting: %s (in \"%s\")", why, p->src);
+        }
+        const pd_val *a = &args[ai++];
+        if (need_defined(p, a)) {
+            pd_str_free(&r);
+            return -1;
+        }
+        char buf[4200 + 400];
+        if (conv == 's' || conv == 'r') {
+            if (need_printable(p, a)) {
+                pd_str_free(&r);
+                return -1;
+            }
+            pd_str t = {0};
+            pd_str_append(&t, "");
+            if (conv == 'r')
+                append_repr(&t, a);
+            else
+                pd_val_append(&t, a);
+            size_t len = t.len;
+            if (prec >= 0 && (size_t)prec < len)
+                len = (size_t)prec;
+            bool left = strchr(flags, '-') != NULL;
+            for (int k = (int)len; !left && k < width; k++)
+                pd_str_append(&r, " ");
+            pd_str_appendn(&r, t.data, len);
+            for (int k = (int)len; left && k < width; k++)
+                pd_str_append(&r, " ");
+            pd_str_free(&t);
+            continue;
+        }
+        if (!is_num(a)) {
+            pd_str_free(&r);
+            return fail(p, "'%%' formatting: %%%c needs a number, not %s (in \"%s\")", conv, kind_name(a), p->src);
+        }
+        if (strchr("diuxXo", conv)) {
+            long long iv;
+            if (is_intlike(a)) {
+                iv = as_int(a);
+            } else if (strchr("xXo", conv) || !isfinite(a->f) || fabs(a->f) > 9.2e18) {
+                pd_str_free(&r);
+                return fail(p, "'%%' formatting: %%%c of %g is not supported (in \"%s\")", conv, a->f, p->src);
+            } else {
+                iv = (long long)a->f;
+            }
+            if (strchr("xXo", conv) && (iv < 0 || strchr(flags, '#'))) {
+                pd_str_free(&r);
+                return fail(p, "'%%' formatting: %%%c of a negative number or with '#' is not supported (in \"%s\")",
+                            conv, p->src);
+            }
+            pd_str sp = {0};
+            pd_str_printf(&sp, "%%%s", flags);
+            if (width >= 0)
+                pd_str_printf(&sp, "%d", width);
+            if (prec >= 0)
+                pd_str_printf(&sp, ".%d", prec);
+            pd_str_printf(&sp, "ll%c", strchr("iu", conv) ? 'd' : conv);
+            snprintf(buf, sizeof buf, sp.data, iv);
+            pd_str_free(&sp);
+        } else {
+            pd_str sp = {0};
+            pd_str_printf(&sp, "%%%s", flags);
+            if (width >= 0)
+                pd_str_printf(&sp, "%d", width);
+            if (prec >= 0)
+                pd_str_printf(&sp, ".%d", prec);
+            pd_str_printf(&sp, "%c", conv);
+            double d = as_dbl(a);
+            if (fabs(d) >= 1e50 && (conv == 'f' || conv == 'F')) {
+                pd_str_free(&sp);
+                pd_str_free(&r);
+                return fail(p, "'%%' formatting: %%f of %g is not supported (in \"%s\")", d, p->src);
+            }
+            snprintf(buf, sizeof buf, sp.data, d);
+            pd_str_free(&sp);
+        }
+        pd_str_append(&r, buf);
+    }
+    if (ai < nargs) {
+        pd_str_free(&r);
+        return fail(p, "'%%' formatting: not all arguments converted during string formatting (in \"%s\")", p->src);
+    }
+    return str_result(p, &r, out);
+}
+
+/* str * int, list * int (Python's repetition). */
+static int repeat(parser *p, const pd_val *seq, long long times, pd_val *out)
+{
+    if (times < 0)
+        times = 0;
+    if (seq->kind == PD_VAL_STR) {
+        size_t len = strlen(seq->s);
+        if (len && (unsigned long long)times > MAX_STR_BYTES / len)
+            return fail(p, "string repetition longer than %zu MiB (in \"%s\")", MAX_STR_BYTES >> 20, p->src);
+        pd_str r = {0};
+        pd_str_append(&r, "");
+        for (long long i = 0; i < times && len; i++)
+            pd_str_append(&r, seq->s);
+        return str_result(p, &r, out);
+    }
+    if (seq->n && (unsigned long long)times > MAX_LIST_ITEMS / seq->n)
+        return fail(p, "list longer than %d items (in \"%s\")", MAX_LIST_ITEMS, p->src);
+    /* allocated at once: growing by list_push was quadratic (found by make fuzz) */
+    size_t total = seq->n * (size_t)times;
+    *out = empty_list();
+    out->view = seq->view;
+    out->items = calloc(total ? total : 1, sizeof *out->items);
+    if (!out->items)
+        return fail(p, "out of memory");
+    for (size_t i = 0; i < total; i++)
+        out->items[out->n++] = pd_val_copy(&seq->items[i % seq->n]);
+    return 0;
 }
 
 static long long floordiv_ll(long long a, long long b)
@@ -396,8 +719,16 @@ static int arith(parser *p, const char *op, pd_val *a, pd_val *b, pd_val *out)
         *out = (pd_val){.kind = PD_VAL_STR, .s = d};
         return 0;
     }
+    if (!strcmp(op, "%") && a->kind == PD_VAL_STR)
+        return percent_format(p, a->s, b, out);
+    if (!strcmp(op, "*") && (a->kind == PD_VAL_STR || a->kind == PD_VAL_LIST) && is_intlike(b))
+        return is_view(a) ? binop_error(p, op, a, b) : repeat(p, a, as_int(b), out);
+    if (!strcmp(op, "*") && (b->kind == PD_VAL_STR || b->kind == PD_VAL_LIST) && is_intlike(a))
+        return is_view(b) ? binop_error(p, op, a, b) : repeat(p, b, as_int(a), out);
     if (!strcmp(op, "+") && a->kind == PD_VAL_LIST && b->kind == PD_VAL_LIST) {
-        pd_val r = {.kind = PD_VAL_LIST, .n = a->n + b->n};
+        if (is_view(a) || is_view(b) || a->view != b->view)
+            return binop_error(p, op, a, b);
+        pd_val r = {.kind = PD_VAL_LIST, .n = a->n + b->n, .view = a->view};
         r.items = calloc(r.n ? r.n : 1, sizeof *r.items);
         if (!r.items)
             return fail(p, "out of memory");
@@ -493,7 +824,31 @@ static void compare(const pd_val *a, const pd_val *b, int *cmp, bool *comparable
         *cmp = strcmp(a->s, b->s);
     } else if (a->kind == PD_VAL_NONE && b->kind == PD_VAL_NONE) {
         *cmp = 0;
-    } else if (a->kind == PD_VAL_LIST && b->kind == PD_VAL_LIST) { /* lexicographic, as Python */
+    } else if (a->kind == PD_VAL_DICT && b->kind == PD_VAL_DICT) { /* == only: same keys, equal values */
+        *comparable = false;
+        *cmp = 1;
+        if (a->n != b->n)
+            return;
+        for (size_t i = 0; i < a->n; i++) {
+            bool found = false;
+            for (size_t j = 0; j < b->n && !found; j++) {
+                int c;
+                bool ok;
+                compare(&a->items[i].items[0], &b->items[j].items[0], &c, &ok);
+                if (ok && c == 0) {
+                    found = true;
+                    compare(&a->items[i].items[1], &b->items[j].items[1], &c, &ok);
+                    if (!ok || c)
+                        return;
+                }
+            }
+            if (!found)
+                return;
+        }
+        *cmp = 0;
+        *comparable = true;
+    } else if (a->kind == PD_VAL_LIST && b->kind == PD_VAL_LIST &&
+               (a->view == PD_VIEW_TUPLE) == (b->view == PD_VIEW_TUPLE)) { /* lexicographic, as Python */
         for (size_t i = 0; i < a->n && i < b->n; i++) {
             compare(&a->items[i], &b->items[i], cmp, comparable);
             if (!*comparable || *cmp)
@@ -589,7 +944,7 @@ static double round_digits(double x, long long nd)
 
 static int parse_expr(parser *p, bool live, pd_val *out);
 
-#define MAX_ARGS 8
+#define MAX_ARGS 16
 
 static void free_args(pd_val *args, int n)
 {
@@ -597,10 +952,34 @@ static void free_args(pd_val *args, int n)
         pd_val_free(&args[i]);
 }
 
-/* Parses "( a, b, ... )" when present; the current token is '(' or not. */
-static int parse_args(parser *p, bool live, pd_val *args, int *nargs)
+static void free_kw(char **kw, int n)
+{
+    for (int i = 0; kw && i < n; i++) {
+        free(kw[i]);
+        kw[i] = NULL;
+    }
+}
+
+/* True when the current NAME token is followed by a lone '=' (a keyword
+ * argument, not ==). */
+static bool at_keyword_arg(parser *p)
+{
+    if (p->type != T_NAME)
+        return false;
+    const char *c = p->p;
+    while (isspace((unsigned char)*c))
+        c++;
+    return c[0] == '=' && c[1] != '=';
+}
+
+/* Parses "( a, b, k=v, ... )" when present; the current token is '(' or
+ * not. Keyword arguments need kw (their names, NULL for positional ones;
+ * the caller frees them with free_kw). */
+static int parse_args_kw(parser *p, bool live, pd_val *args, char **kw, int *nargs)
 {
     *nargs = 0;
+    for (int i = 0; kw && i < MAX_ARGS; i++)
+        kw[i] = NULL;
     if (!is_op(p, "("))
         return 0;
     if (lex(p))
@@ -610,9 +989,27 @@ static int parse_args(parser *p, bool live, pd_val *args, int *nargs)
     for (;;) {
         if (*nargs == MAX_ARGS)
             return fail(p, "too many arguments (in \"%s\")", p->src);
+        if (at_keyword_arg(p)) {
+            if (!kw)
+                return fail(p, "keyword argument '%s=' is not supported here (in \"%s\")", p->text.data, p->src);
+            kw[*nargs] = pd_strdup(p->text.data);
+            while (*p->p != '=')
+                p->p++;
+            p->p++;
+            if (!kw[*nargs])
+                return fail(p, "out of memory");
+            if (lex(p)) {
+                free_kw(kw + *nargs, 1);
+                return -1;
+            }
+        } else if (kw && *nargs && kw[*nargs - 1]) {
+            return fail(p, "positional argument follows keyword argument (in \"%s\")", p->src);
+        }
         args[*nargs] = pd_val_none();
-        if (parse_expr(p, live, &args[*nargs])) {
+        if (parse_expr(p, live, &args[*nargs])) { /* found by make fuzz: the keyword leaked */
             pd_val_free(&args[*nargs]);
+            if (kw)
+                free_kw(kw + *nargs, 1);
             return -1;
         }
         (*nargs)++;
@@ -622,39 +1019,168 @@ static int parse_args(parser *p, bool live, pd_val *args, int *nargs)
             return unexpected(p, "',' or ')'");
         if (lex(p))
             return -1;
+        if (is_op(p, ")"))
+            return lex(p);
     }
 }
 
-
-#define MAX_LIST_ITEMS 100000
-
-/* Appends a copy of v to list (a LIST value). */
-static int list_push(parser *p, pd_val *list, pd_val v)
+static int parse_args(parser *p, bool live, pd_val *args, int *nargs)
 {
-    if (list->n >= MAX_LIST_ITEMS) {
-        pd_val_free(&v);
-        return fail(p, "list longer than %d items", MAX_LIST_ITEMS);
+    return parse_args_kw(p, live, args, NULL, nargs);
+}
+
+/* An argument slot bind_params left empty (an undefined name passed as an
+ * argument has its name in s, and is given). */
+static bool given(const pd_val *v) { return v->kind != PD_VAL_UNDEF || v->s; }
+
+/* Moves keyword arguments into the positional slots named by params (a
+ * filter's or function's signature), as Python binds them. Slots not given
+ * are PD_VAL_UNDEF. n becomes the number of slots used. */
+static int bind_params(parser *p, const char *who, const char *const *params, pd_val *args, char **kw, int *n)
+{
+    pd_val bound[MAX_ARGS];
+    int np = 0;
+    while (params[np])
+        np++;
+    for (int i = 0; i < np; i++)
+        bound[i] = (pd_val){.kind = PD_VAL_UNDEF};
+    int used = 0, rc = 0;
+    for (int i = 0; i < *n && !rc; i++) {
+        int slot = i;
+        if (kw[i]) {
+            for (slot = 0; slot < np && strcmp(params[slot], kw[i]); slot++)
+                ;
+            if (slot == np)
+                rc = fail(p, "%s got an unexpected (or unsupported) keyword argument '%s'", who, kw[i]);
+        } else if (slot >= np) {
+            rc = fail(p, "%s takes at most %d argument(s), got %d", who, np, *n);
+        }
+        if (!rc && given(&bound[slot]))
+            rc = fail(p, "%s got multiple values for argument '%s'", who, params[slot]);
+        if (!rc) {
+            bound[slot] = args[i];
+            args[i] = pd_val_none();
+            if (slot + 1 > used)
+                used = slot + 1;
+        }
     }
-    pd_val *grown = realloc(list->items, (list->n + 1) * sizeof *grown);
-    if (!grown) {
-        pd_val_free(&v);
+    free_args(args, *n);
+    free_kw(kw, *n);
+    for (int i = 0; i < np; i++)
+        args[i] = bound[i];
+    *n = rc ? np : used;
+    return rc;
+}
+
+/* A tuple value (Python's (a, b)). */
+static pd_val empty_tuple(void) { return (pd_val){.kind = PD_VAL_LIST, .view = PD_VIEW_TUPLE}; }
+
+/* The harness's mappings (vars, command_env, command_labels) come from the
+ * lookup as lists of [key, value] pairs; in expressions they are dicts, as
+ * in Jinja2: iterating one gives its keys. */
+static bool resolve(parser *p, const char *name, pd_val *out)
+{
+    if (!p->lookup(p->ud, name, out))
+        return false;
+    if (out->kind == PD_VAL_LIST && out->view == PD_VIEW_NONE &&
+        (!strcmp(name, "vars") || !strcmp(name, "command_env") || !strcmp(name, "command_labels"))) {
+        bool pairs = true;
+        for (size_t i = 0; i < out->n && pairs; i++)
+            pairs = out->items[i].kind == PD_VAL_LIST && out->items[i].n == 2;
+        if (pairs)
+            out->kind = PD_VAL_DICT;
+    }
+    return true;
+}
+
+/* Python's hash(): lists, dicts and views are not (tuples of hashables are). */
+static bool is_hashable(const pd_val *v)
+{
+    if (v->kind == PD_VAL_DICT || (v->kind == PD_VAL_LIST && v->view != PD_VIEW_TUPLE))
+        return false;
+    for (size_t i = 0; v->kind == PD_VAL_LIST && i < v->n; i++)
+        if (!is_hashable(&v->items[i]))
+            return false;
+    return true;
+}
+
+/* The [key, value] pair of key in dict d, or NULL. */
+static const pd_val *dict_find(const pd_val *d, const pd_val *key)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        int c;
+        bool ok;
+        compare(&d->items[i].items[0], key, &c, &ok);
+        if (ok && c == 0)
+            return &d->items[i];
+    }
+    return NULL;
+}
+
+/* Sets d[key] = value (both taken). */
+static int dict_set(parser *p, pd_val *d, pd_val key, pd_val value)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        int c;
+        bool ok;
+        compare(&d->items[i].items[0], &key, &c, &ok);
+        if (ok && c == 0) {
+            pd_val_free(&key);
+            pd_val_free(&d->items[i].items[1]);
+            d->items[i].items[1] = value;
+            return 0;
+        }
+    }
+    pd_val pr = {.kind = PD_VAL_LIST, .n = 2, .view = PD_VIEW_TUPLE, .items = calloc(2, sizeof(pd_val))};
+    if (!pr.items) {
+        pd_val_free(&key);
+        pd_val_free(&value);
         return fail(p, "out of memory");
     }
-    list->items = grown;
-    list->items[list->n++] = v;
+    pr.items[0] = key;
+    pr.items[1] = value;
+    return list_push(p, d, pr);
+}
+
+/* Keys, values or (key, value) tuples of a dict, as a new list. */
+static int dict_part(parser *p, const pd_val *d, char which, pd_val *out)
+{
+    *out = empty_list();
+    for (size_t i = 0; i < d->n; i++) {
+        const pd_val *pr = &d->items[i];
+        pd_val v = pd_val_copy(which == 'i' ? pr : &pr->items[which == 'k' ? 0 : 1]);
+        if (which == 'i')
+            v.view = PD_VIEW_TUPLE;
+        if (list_push(p, out, v))
+            return -1;
+    }
     return 0;
 }
 
-static pd_val empty_list(void) { return (pd_val){.kind = PD_VAL_LIST}; }
-
-static int str_result(parser *p, pd_str *s, pd_val *out)
+/* What iterating v gives (a list, dict keys, a string's characters). */
+static int iter_items(parser *p, const pd_val *v, pd_val *out)
 {
-    pd_str_append(s, "");
-    char *d = pd_str_take(s);
-    if (!d)
-        return fail(p, "out of memory");
-    *out = (pd_val){.kind = PD_VAL_STR, .s = d};
-    return 0;
+    if (need_defined(p, v))
+        return -1;
+    if (v->kind == PD_VAL_DICT)
+        return dict_part(p, v, 'k', out);
+    if (v->kind == PD_VAL_LIST) {
+        *out = pd_val_copy(v);
+        out->view = PD_VIEW_NONE;
+        free(out->s); /* a range's text */
+        out->s = NULL;
+        return 0;
+    }
+    if (v->kind == PD_VAL_STR) {
+        *out = empty_list();
+        for (const char *c = v->s; *c; c++) {
+            char ch[2] = {*c, 0};
+            if (list_push(p, out, pd_val_str(ch)))
+                return -1;
+        }
+        return 0;
+    }
+    return fail(p, "%s is not iterable (in \"%s\")", kind_name(v), p->src);
 }
 
 /* range(stop) / range(start, stop[, step]) */
@@ -670,6 +1196,13 @@ static int make_range(parser *p, pd_val *args, int n, pd_val *out)
     if (step == 0)
         return fail(p, "range(): step must not be zero");
     *out = empty_list();
+    out->view = PD_VIEW_RANGE;
+    pd_str text = {0}; /* how it prints: range(0, 3), range(5, 0, -2) */
+    pd_str_printf(&text, "range(%lld, %lld", start, stop);
+    if (step != 1)
+        pd_str_printf(&text, ", %lld", step);
+    pd_str_append(&text, ")");
+    out->s = pd_str_take(&text);
     for (long long v = start; step > 0 ? v < stop : v > stop; v += step)
         if (list_push(p, out, pd_val_int(v)))
             return -1;
@@ -764,20 +1297,25 @@ static int call_method(parser *p, pd_val *obj, const char *name, pd_val *args, i
     for (int i = 0; i < n; i++)
         if (need_defined(p, &args[i]))
             return -1;
-    if (obj->kind == PD_VAL_LIST && (!strcmp(name, "items") || !strcmp(name, "keys") || !strcmp(name, "values"))) {
-        /* mappings are lists of [key, value] pairs */
+    if (obj->kind == PD_VAL_DICT && (!strcmp(name, "items") || !strcmp(name, "keys") || !strcmp(name, "values"))) {
         if (n)
             return fail(p, "%s() takes no arguments", name);
-        *out = empty_list();
-        for (size_t i = 0; i < obj->n; i++) {
-            const pd_val *pr = &obj->items[i];
-            if (pr->kind != PD_VAL_LIST || pr->n != 2)
-                return fail(p, "%s(): not a mapping (item %zu is not a [key, value] pair)", name, i);
-            if (list_push(p, out, pd_val_copy(name[0] == 'i' ? pr : &pr->items[name[0] == 'k' ? 0 : 1])))
-                return -1;
-        }
+        if (dict_part(p, obj, name[0], out))
+            return -1;
+        out->view = name[0] == 'i' ? PD_VIEW_DICT_ITEMS : name[0] == 'k' ? PD_VIEW_DICT_KEYS : PD_VIEW_DICT_VALUES;
         return 0;
     }
+    if (obj->kind == PD_VAL_DICT && !strcmp(name, "get")) {
+        if (n < 1 || n > 2)
+            return fail(p, "get() takes a key and an optional default");
+        if (!is_hashable(&args[0]))
+            return fail(p, "unhashable type: %s (in \"%s\")", kind_name(&args[0]), p->src);
+        const pd_val *pr = dict_find(obj, &args[0]);
+        *out = pd_val_copy(pr ? &pr->items[1] : n == 2 ? &args[1] : &(pd_val){.kind = PD_VAL_NONE});
+        return 0;
+    }
+    if (obj->kind == PD_VAL_LIST && (!strcmp(name, "items") || !strcmp(name, "keys") || !strcmp(name, "values")))
+        return fail(p, "%s() of a list (only dicts have it) (in \"%s\")", name, p->src);
     if (obj->kind != PD_VAL_STR)
         return fail(p, "%s has no method %s() (in \"%s\")", kind_name(obj), name, p->src);
     const char *str = obj->s;
@@ -866,7 +1404,17 @@ static int subscript(parser *p, pd_val *obj, bool is_slice, pd_val *lo, pd_val *
 {
     if (need_defined(p, obj))
         return -1;
-    if (obj->kind != PD_VAL_LIST && obj->kind != PD_VAL_STR)
+    if (obj->kind == PD_VAL_DICT && !is_slice) {
+        if (!is_hashable(lo))
+            return fail(p, "unhashable type: %s (in \"%s\")", kind_name(lo), p->src);
+        const pd_val *pr = dict_find(obj, lo);
+        if (!pr)
+            return fail(p, "dict has no key %s (Jinja2 gives an undefined value) (in \"%s\")",
+                        lo->kind == PD_VAL_STR ? lo->s : kind_name(lo), p->src);
+        *out = pd_val_copy(&pr->items[1]);
+        return 0;
+    }
+    if ((obj->kind != PD_VAL_LIST && obj->kind != PD_VAL_STR) || is_unindexed(obj))
         return fail(p, "%s is not subscriptable (in \"%s\")", kind_name(obj), p->src);
     long long len = obj->kind == PD_VAL_LIST ? (long long)obj->n : (long long)strlen(obj->s);
     if (!is_slice) {
@@ -904,6 +1452,7 @@ static int subscript(parser *p, pd_val *obj, bool is_slice, pd_val *lo, pd_val *
         return str_result(p, &r, out);
     }
     *out = empty_list();
+    out->view = obj->view;
     for (long long i = b; i < e; i++)
         if (list_push(p, out, pd_val_copy(&obj->items[i])))
             return -1;
@@ -919,6 +1468,12 @@ static int contains(parser *p, const pd_val *x, const pd_val *c, bool *r)
         if (x->kind != PD_VAL_STR)
             return fail(p, "'in <string>' requires a string on the left, got %s (in \"%s\")", kind_name(x), p->src);
         *r = strstr(c->s, x->s) != NULL;
+        return 0;
+    }
+    if (c->kind == PD_VAL_DICT) {
+        if (!is_hashable(x))
+            return fail(p, "unhashable type: %s (in \"%s\")", kind_name(x), p->src);
+        *r = dict_find(c, x) != NULL;
         return 0;
     }
     if (c->kind != PD_VAL_LIST)
@@ -949,8 +1504,9 @@ static int call_function(parser *p, const char *name, pd_val *args, int n, pd_va
     if (!strcmp(name, "range"))
         return make_range(p, args, n, out);
     if (!strcmp(name, "len")) {
-        if (n != 1 || (args[0].kind != PD_VAL_STR && args[0].kind != PD_VAL_LIST))
-            return fail(p, "len() takes one string or list");
+        if (n != 1 || (args[0].kind != PD_VAL_STR && args[0].kind != PD_VAL_LIST && args[0].kind != PD_VAL_DICT) ||
+            (args[0].kind == PD_VAL_LIST && args[0].view == PD_VIEW_ITER))
+            return fail(p, "len() takes one string, list or dict");
         *out = pd_val_int(args[0].kind == PD_VAL_STR ? (long long)strlen(args[0].s) : (long long)args[0].n);
         return 0;
     }
@@ -984,7 +1540,7 @@ static int call_function(parser *p, const char *name, pd_val *args, int n, pd_va
     if (!strcmp(name, "float"))
         return to_float(p, a, out, "float()");
     if (!strcmp(name, "str"))
-        return to_string(p, a, out);
+        return need_printable(p, a) ? -1 : to_string(p, a, out);
     if (!is_num(a))
         return fail(p, "%s(): expected a number, got %s", name, kind_name(a));
     if (!strcmp(name, "abs")) {
@@ -1011,44 +1567,211 @@ static int call_function(parser *p, const char *name, pd_val *args, int n, pd_va
 
 static bool is_function(const char *name)
 {
-    static const char *fns[] = {"min", "max", "abs", "round", "floor", "ceil", "int", "float", "str", "len", "range"};
+    static const char *fns[] = {"min", "max", "abs", "round", "floor", "ceil", "int", "float", "str", "len", "range", "dict"};
     for (size_t i = 0; i < PD_ARRAY_LEN(fns); i++)
         if (!strcmp(fns[i], name))
             return true;
     return false;
 }
 
+/* Case-insensitive (Jinja's default for sort, unique, min, max and
+ * dictsort) comparison: strings compare lowercased. */
+static void compare_ci(const pd_val *a, const pd_val *b, bool case_sensitive, int *cmp, bool *ok)
+{
+    if (!case_sensitive && a->kind == PD_VAL_STR && b->kind == PD_VAL_STR) {
+        *ok = true;
+        *cmp = strcasecmp(a->s, b->s);
+        return;
+    }
+    compare(a, b, cmp, ok);
+}
+
+/* Sorts items[0..n) stably (insertion into a merge buffer). */
+static int sort_items(parser *p, pd_val *items, size_t n, bool reverse, bool case_sensitive, int key)
+{
+    pd_val *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    if (!tmp)
+        return fail(p, "out of memory");
+    for (size_t width = 1; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) {
+                int c;
+                bool ok;
+                const pd_val *x = key >= 0 ? &items[j].items[key] : &items[j];
+                const pd_val *y = key >= 0 ? &items[i].items[key] : &items[i];
+                compare_ci(x, y, case_sensitive, &c, &ok);
+                if (!ok || x->kind == PD_VAL_DICT || y->kind == PD_VAL_DICT) {
+                    free(tmp);
+                    return fail(p, "sort: cannot compare %s and %s", kind_name(x), kind_name(y));
+                }
+                /* take from the right only when strictly before (stable) */
+                tmp[k++] = (reverse ? c > 0 : c < 0) ? items[j++] : items[i++];
+            }
+            while (i < mid)
+                tmp[k++] = items[i++];
+            while (j < hi)
+                tmp[k++] = items[j++];
+        }
+        memcpy(items, tmp, n * sizeof *items);
+    }
+    free(tmp);
+    return 0;
+}
+
+/* Python's str.center(width). */
+static int center(parser *p, const char *s, long long width, pd_val *out)
+{
+    long long len = (long long)strlen(s), marg = width - len;
+    pd_str r = {0};
+    pd_str_append(&r, "");
+    if (width > 100000)
+        return fail(p, "filter center: width over 100000");
+    long long left = marg > 0 ? marg / 2 + (marg & width & 1) : 0, right = marg > 0 ? marg - left : 0;
+    for (long long i = 0; i < left; i++)
+        pd_str_append(&r, " ");
+    pd_str_append(&r, s);
+    for (long long i = 0; i < right; i++)
+        pd_str_append(&r, " ");
+    return str_result(p, &r, out);
+}
+
+/* Jinja's truncate(length, killwords, end, leeway). */
+static int truncate(parser *p, const char *s, long long length, bool killwords, const char *end, long long leeway,
+                    pd_val *out)
+{
+    long long len = (long long)strlen(s), el = (long long)strlen(end);
+    if (length < el)
+        return fail(p, "filter truncate: length %lld is shorter than the end marker", length);
+    if (leeway < 0)
+        return fail(p, "filter truncate: leeway must not be negative");
+    if (len <= length + leeway) {
+        *out = pd_val_str(s);
+        return 0;
+    }
+    pd_str r = {0};
+    pd_str_appendn(&r, s, (size_t)(length - el));
+    pd_str_append(&r, "");
+    if (!killwords) { /* rsplit(' ', 1)[0] */
+        char *sp = strrchr(r.data, ' ');
+        if (sp) {
+            *sp = '\0';
+            r.len = (size_t)(sp - r.data);
+        }
+    }
+    pd_str_append(&r, end);
+    return str_result(p, &r, out);
+}
+
+
+/* Each filter's parameters, for keyword arguments (Jinja's names). */
+static const char *const *filter_params(const char *name)
+{
+    static const char *const none[] = {NULL};
+    static const struct {
+        const char *name;
+        const char *params[5];
+    } t[] = {
+        {"default", {"default_value", "boolean"}}, {"d", {"default_value", "boolean"}},
+        {"int", {"default", "base"}}, {"float", {"default"}}, {"round", {"precision", "method"}},
+        {"join", {"d"}}, {"replace", {"old", "new", "count"}}, {"center", {"width"}},
+        {"truncate", {"length", "killwords", "end", "leeway"}}, {"sort", {"reverse", "case_sensitive"}},
+        {"unique", {"case_sensitive"}}, {"min", {"case_sensitive"}}, {"max", {"case_sensitive"}},
+        {"sum", {"attribute", "start"}}, {"dictsort", {"case_sensitive", "by", "reverse"}}, {"trim", {"chars"}},
+    };
+    for (size_t i = 0; i < PD_ARRAY_LEN(t); i++)
+        if (!strcmp(t[i].name, name))
+            return t[i].params;
+    return none;
+}
+
+static const char *const known_filters =
+    "abs basename capitalize center count d default dictsort dirname first float format int items join last "
+    "length list lower max min quote replace reverse round sort string sum title trim truncate unique upper "
+    "wordcount";
+
+/* Whether name is in a space-separated list. */
+static bool in_words(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *c = list; (c = strstr(c, name)); c += len)
+        if ((c == list || c[-1] == ' ') && (c[len] == ' ' || !c[len]))
+            return true;
+    return false;
+}
+
+static const char *const known_tests = "defined undefined none number integer float boolean true false string "
+                                       "mapping iterable sequence lower upper even odd divisibleby eq equalto ne lt "
+                                       "le gt ge in";
+
 static int apply_filter(parser *p, const char *name, pd_val *v, pd_val *args, int n, pd_val *out)
 {
     if (!strcmp(name, "default") || !strcmp(name, "d")) {
-        if (n < 1)
-            return fail(p, "filter default needs a value, e.g. default(1)");
         bool use_default = v->kind == PD_VAL_UNDEF || (n >= 2 && pd_val_truthy(&args[1]) && !pd_val_truthy(v));
-        *out = pd_val_copy(use_default ? &args[0] : v);
+        if (n < 1 || !given(&args[0]))
+            *out = use_default ? pd_val_str("") : pd_val_copy(v);
+        else
+            *out = pd_val_copy(use_default ? &args[0] : v);
         return 0;
     }
     if (need_defined(p, v))
         return -1;
     for (int i = 0; i < n; i++)
-        if (need_defined(p, &args[i]))
+        if (given(&args[i]) && need_defined(p, &args[i]))
             return -1;
-    if (!strcmp(name, "int"))
-        return to_int(p, v, out, "filter int");
-    if (!strcmp(name, "float"))
-        return to_float(p, v, out, "filter float");
+    const pd_val *a0 = n >= 1 && given(&args[0]) ? &args[0] : NULL, *a1 = n >= 2 && given(&args[1]) ? &args[1] : NULL,
+                 *a2 = n >= 3 && given(&args[2]) ? &args[2] : NULL, *a3 = n >= 4 && given(&args[3]) ? &args[3] : NULL;
+    if (!strcmp(name, "int") || !strcmp(name, "float")) {
+        if (a1 && !(is_intlike(a1) && as_int(a1) == 10))
+            return fail(p, "filter int: only base 10 is supported");
+        bool hex = v->kind == PD_VAL_STR && strpbrk(v->s, "xXpP_");
+        char e[2];
+        parser q = *p; /* a failed conversion gives the default, as in Jinja */
+        q.failed = false;
+        q.err = e;
+        q.errlen = sizeof e;
+        int rc = hex || (v->kind != PD_VAL_STR && !is_num(v))
+                     ? -1
+                     : name[0] == 'i' ? to_int(&q, v, out, "int") : to_float(&q, v, out, "float");
+        if (rc == 0)
+            return 0;
+        if (a0)
+            *out = pd_val_copy(a0);
+        else
+            *out = name[0] == 'i' ? pd_val_int(0) : pd_val_float(0.0);
+        return 0;
+    }
     if (!strcmp(name, "string"))
-        return to_string(p, v, out);
+        return need_printable(p, v) ? -1 : to_string(p, v, out);
     if (!strcmp(name, "round")) {
-        pd_val f;
-        if (to_float(p, v, &f, "filter round"))
-            return -1;
+        if (!is_num(v))
+            return fail(p, "filter round: expected a number, got %s", kind_name(v));
         long long nd = 0;
-        if (n >= 1) {
-            if (!is_intlike(&args[0]))
+        if (a0) {
+            if (!is_intlike(a0))
                 return fail(p, "filter round: precision must be an int");
-            nd = as_int(&args[0]);
+            nd = as_int(a0);
         }
-        *out = pd_val_float(round_digits(f.f, nd));
+        const char *method = "common";
+        if (a1) {
+            if (a1->kind != PD_VAL_STR || (strcmp(a1->s, "common") && strcmp(a1->s, "floor") && strcmp(a1->s, "ceil")))
+                return fail(p, "filter round: method must be 'common', 'floor' or 'ceil'");
+            method = a1->s;
+        }
+        if (method[0] == 'c' && method[1] == 'o') { /* Python's round(): an int stays an int */
+            if (is_intlike(v) && nd >= 0)
+                *out = pd_val_int(as_int(v));
+            else if (is_intlike(v))
+                return fail(p, "filter round: negative precision of an int is not supported");
+            else
+                *out = pd_val_float(round_digits(v->f, nd));
+            return 0;
+        }
+        if (nd < 0 || nd > 15)
+            return fail(p, "filter round: precision %lld with floor/ceil is not supported", nd);
+        double scale = pow(10.0, (double)nd), x = as_dbl(v) * scale;
+        *out = pd_val_float((method[0] == 'f' ? floor(x) : ceil(x)) / scale + 0.0); /* Python: int / int, never -0.0 */
         return 0;
     }
     if (!strcmp(name, "abs")) {
@@ -1058,58 +1781,186 @@ static int apply_filter(parser *p, const char *name, pd_val *v, pd_val *args, in
         return 0;
     }
     if (!strcmp(name, "length") || !strcmp(name, "count")) {
-        if (v->kind == PD_VAL_LIST) {
-            *out = pd_val_int((long long)v->n);
+        if (v->kind == PD_VAL_LIST && v->view == PD_VIEW_ITER)
+            return fail(p, "filter %s of an iterator (Jinja2 fails: no len())", name);
+        if (v->kind == PD_VAL_LIST || v->kind == PD_VAL_DICT || v->kind == PD_VAL_STR) {
+            *out = pd_val_int(v->kind == PD_VAL_STR ? (long long)strlen(v->s) : (long long)v->n);
             return 0;
         }
+        return fail(p, "filter %s: %s has no length", name, kind_name(v));
     }
-    if (!strcmp(name, "join")) {
-        if (v->kind != PD_VAL_LIST)
-            return fail(p, "filter join needs a list, got %s", kind_name(v));
-        if (n > 1 || (n == 1 && args[0].kind != PD_VAL_STR))
-            return fail(p, "filter join takes an optional separator string");
-        pd_str r = {0};
-        for (size_t i = 0; i < v->n; i++) {
-            if (i && n)
-                pd_str_append(&r, args[0].s);
-            pd_val_append(&r, &v->items[i]);
+    if (!strcmp(name, "sum")) {
+        if (a0)
+            return fail(p, "filter sum: attribute= is not supported");
+        pd_val items, acc = a1 ? pd_val_copy(a1) : pd_val_int(0);
+        if (iter_items(p, v, &items))
+            return -1;
+        int rc = 0;
+        for (size_t i = 0; i < items.n && !rc; i++) {
+            pd_val r = pd_val_none();
+            if (!is_num(&items.items[i]) || !is_num(&acc))
+                rc = fail(p, "filter sum: cannot add %s", kind_name(&items.items[i]));
+            else
+                rc = arith(p, "+", &acc, &items.items[i], &r);
+            pd_val_free(&acc);
+            acc = r;
         }
-        return str_result(p, &r, out);
-    }
-    if (!strcmp(name, "first") || !strcmp(name, "last")) {
-        if (v->kind == PD_VAL_LIST) {
-            if (!v->n)
-                return fail(p, "filter %s of an empty list", name);
-            *out = pd_val_copy(&v->items[name[0] == 'f' ? 0 : v->n - 1]);
-            return 0;
+        pd_val_free(&items);
+        if (rc) {
+            pd_val_free(&acc);
+            return -1;
         }
-        if (v->kind != PD_VAL_STR || !v->s[0])
-            return fail(p, "filter %s needs a list or a non-empty string", name);
-        char c[2] = {name[0] == 'f' ? v->s[0] : v->s[strlen(v->s) - 1], 0};
-        *out = pd_val_str(c);
+        *out = acc;
         return 0;
     }
-    if (!strcmp(name, "list")) {
-        if (v->kind == PD_VAL_LIST) {
-            *out = pd_val_copy(v);
-            return 0;
-        }
-        if (v->kind != PD_VAL_STR)
-            return fail(p, "filter list needs a list or string, got %s", kind_name(v));
-        *out = empty_list();
-        for (const char *c = v->s; *c; c++) {
-            char ch[2] = {*c, 0};
-            if (list_push(p, out, pd_val_str(ch)))
+    if (!strcmp(name, "join") || !strcmp(name, "list") || !strcmp(name, "first") || !strcmp(name, "last") ||
+        !strcmp(name, "sort") || !strcmp(name, "unique") || !strcmp(name, "min") || !strcmp(name, "max") ||
+        (!strcmp(name, "reverse") && v->kind != PD_VAL_STR) || !strcmp(name, "items") || !strcmp(name, "dictsort")) {
+        if (!strcmp(name, "items") || !strcmp(name, "dictsort")) {
+            if (v->kind != PD_VAL_DICT)
+                return fail(p, "filter %s needs a dict, got %s", name, kind_name(v));
+            if (dict_part(p, v, 'i', out))
                 return -1;
+            if (name[0] == 'i') {
+                out->view = PD_VIEW_ITER;
+                return 0;
+            }
+            if (a1 && (a1->kind != PD_VAL_STR || (strcmp(a1->s, "key") && strcmp(a1->s, "value"))))
+                return fail(p, "filter dictsort: by must be 'key' or 'value'");
+            return sort_items(p, out->items, out->n, a2 && pd_val_truthy(a2), a0 && pd_val_truthy(a0),
+                              a1 && a1->s[0] == 'v' ? 1 : 0);
         }
+        pd_val items;
+        if (iter_items(p, v, &items))
+            return -1;
+        bool cs = false;
+        if (!strcmp(name, "join")) {
+            if (a0 && a0->kind != PD_VAL_STR) {
+                pd_val_free(&items);
+                return fail(p, "filter join takes an optional separator string");
+            }
+            pd_str r = {0};
+            pd_str_append(&r, "");
+            for (size_t i = 0; i < items.n; i++) {
+                if (need_printable(p, &items.items[i])) {
+                    pd_val_free(&items);
+                    pd_str_free(&r);
+                    return -1;
+                }
+                if (i && a0)
+                    pd_str_append(&r, a0->s);
+                pd_val_append(&r, &items.items[i]);
+            }
+            pd_val_free(&items);
+            return str_result(p, &r, out);
+        }
+        if (!strcmp(name, "list")) {
+            *out = items;
+            return 0;
+        }
+        if (!strcmp(name, "first") || !strcmp(name, "last")) {
+            if (!items.n) {
+                pd_val_free(&items);
+                return fail(p, "filter %s of an empty sequence (Jinja2 gives an undefined value)", name);
+            }
+            *out = pd_val_copy(&items.items[name[0] == 'f' ? 0 : items.n - 1]);
+            pd_val_free(&items);
+            return 0;
+        }
+        if (!strcmp(name, "reverse")) {
+            for (size_t i = 0; i < items.n / 2; i++) {
+                pd_val t = items.items[i];
+                items.items[i] = items.items[items.n - 1 - i];
+                items.items[items.n - 1 - i] = t;
+            }
+            items.view = PD_VIEW_ITER; /* Jinja2 returns reversed(): print it with |list */
+            *out = items;
+            return 0;
+        }
+        const pd_val *csv = !strcmp(name, "sort") ? a1 : a0;
+        if (csv)
+            cs = pd_val_truthy(csv);
+        if (!strcmp(name, "sort")) {
+            if (sort_items(p, items.items, items.n, a0 && pd_val_truthy(a0), cs, -1)) {
+                pd_val_free(&items);
+                return -1;
+            }
+            *out = items;
+            return 0;
+        }
+        if (!strcmp(name, "unique")) {
+            *out = empty_list();
+            for (size_t i = 0; i < items.n; i++) {
+                bool seen = false;
+                for (size_t j = 0; j < out->n && !seen; j++) {
+                    int c;
+                    bool ok;
+                    compare_ci(&items.items[i], &out->items[j], cs, &c, &ok);
+                    seen = ok && c == 0;
+                }
+                if (!seen && list_push(p, out, pd_val_copy(&items.items[i]))) {
+                    pd_val_free(&items);
+                    return -1;
+                }
+            }
+            pd_val_free(&items);
+            out->view = PD_VIEW_ITER; /* a generator in Jinja2 */
+            return 0;
+        }
+        /* min, max */
+        if (!items.n) {
+            pd_val_free(&items);
+            return fail(p, "filter %s of an empty sequence (Jinja2 gives an undefined value)", name);
+        }
+        size_t best = 0;
+        for (size_t i = 1; i < items.n; i++) {
+            int c;
+            bool ok;
+            compare_ci(&items.items[i], &items.items[best], cs, &c, &ok);
+            if (!ok) {
+                pd_val_free(&items);
+                return fail(p, "filter %s: cannot compare these values", name);
+            }
+            if (name[1] == 'i' ? c < 0 : c > 0)
+                best = i;
+        }
+        *out = pd_val_copy(&items.items[best]);
+        pd_val_free(&items);
         return 0;
     }
+    if (!strcmp(name, "format")) {
+        if (v->kind != PD_VAL_STR)
+            return fail(p, "filter format needs a format string, got %s", kind_name(v));
+        pd_val t = empty_tuple();
+        for (int i = 0; i < n; i++)
+            if (list_push(p, &t, pd_val_copy(&args[i]))) {
+                pd_val_free(&t);
+                return -1;
+            }
+        int rc = percent_format(p, v->s, &t, out);
+        pd_val_free(&t);
+        return rc;
+    }
+    static const char *const string_filters[] = {"basename", "dirname", "upper", "lower", "capitalize", "title",
+                                                 "quote", "trim", "replace", "center", "truncate", "wordcount",
+                                                 "reverse"};
+    bool is_string_filter = false;
+    for (size_t i = 0; i < PD_ARRAY_LEN(string_filters); i++)
+        is_string_filter = is_string_filter || !strcmp(string_filters[i], name);
+    if (!is_string_filter)
+        return fail(p, "unknown filter '%s' (supported: %s)", name, known_filters);
     pd_val s;
-    if (to_string(p, v, &s))
+    if (need_printable(p, v) || to_string(p, v, &s))
         return -1;
+    if (!strcmp(name, "reverse")) {
+        reverse(s.s);
+        *out = s;
+        return 0;
+    }
     if (!strcmp(name, "basename") || !strcmp(name, "dirname")) {
         const char *base = path_base(s.s);
         pd_str r = {0};
+        pd_str_append(&r, "");
         if (name[0] == 'b') {
             pd_str_append(&r, base);
         } else { /* os.path.dirname: up to the last '/', trailing slashes dropped unless root */
@@ -1121,10 +1972,31 @@ static int apply_filter(parser *p, const char *name, pd_val *v, pd_val *args, in
         pd_val_free(&s);
         return str_result(p, &r, out);
     }
-    if (!strcmp(name, "upper") || !strcmp(name, "lower")) {
+    if (!strcmp(name, "upper") || !strcmp(name, "lower") || !strcmp(name, "capitalize")) {
         for (char *c = s.s; *c; c++)
-            *c = (char)(name[0] == 'u' ? toupper((unsigned char)*c) : tolower((unsigned char)*c));
+            *c = (char)(name[0] == 'u' || (name[0] == 'c' && c == s.s) ? toupper((unsigned char)*c)
+                                                                       : tolower((unsigned char)*c));
         *out = s;
+        return 0;
+    }
+    if (!strcmp(name, "title")) { /* words begin after runs of - whitespace ( { [ < */
+        bool start = true;
+        for (char *c = s.s; *c; c++) {
+            bool sep = isspace((unsigned char)*c) || strchr("-({[<", *c);
+            if (!sep)
+                *c = (char)(start ? toupper((unsigned char)*c) : tolower((unsigned char)*c));
+            start = sep;
+        }
+        *out = s;
+        return 0;
+    }
+    if (!strcmp(name, "wordcount")) { /* \w+ runs */
+        long long words = 0;
+        for (const char *c = s.s; *c; c++)
+            if ((isalnum((unsigned char)*c) || *c == '_') && (c == s.s || !(isalnum((unsigned char)c[-1]) || c[-1] == '_')))
+                words++;
+        pd_val_free(&s);
+        *out = pd_val_int(words);
         return 0;
     }
     if (!strcmp(name, "quote")) {
@@ -1146,43 +2018,60 @@ static int apply_filter(parser *p, const char *name, pd_val *v, pd_val *args, in
         pd_val_free(&s);
         return str_result(p, &r, out);
     }
+    int rc = 0;
     if (!strcmp(name, "trim")) {
-        char *t = pd_trim(s.s);
-        memmove(s.s, t, strlen(t) + 1);
-        *out = s;
-        return 0;
-    }
-    if (!strcmp(name, "length") || !strcmp(name, "count")) {
-        *out = pd_val_int((long long)strlen(s.s));
-        pd_val_free(&s);
-        return 0;
-    }
-    if (!strcmp(name, "replace")) {
-        if (n != 2 || args[0].kind != PD_VAL_STR || args[1].kind != PD_VAL_STR || !args[0].s[0]) {
-            pd_val_free(&s);
-            return fail(p, "filter replace needs two strings, e.g. replace('a', 'b')");
-        }
+        if (a0 && a0->kind != PD_VAL_STR)
+            rc = fail(p, "filter trim takes an optional string of characters");
+        const char *chars = a0 ? a0->s : " \t\n\r\f\v";
+        const char *b = s.s, *e = s.s + strlen(s.s);
+        while (!rc && b < e && strchr(chars, *b))
+            b++;
+        while (!rc && e > b && strchr(chars, e[-1]))
+            e--;
         pd_str r = {0};
-        pd_str_append(&r, "");
-        const char *c = s.s;
-        size_t ol = strlen(args[0].s);
-        for (const char *hit; (hit = strstr(c, args[0].s)); c = hit + ol) {
-            pd_str_appendn(&r, c, (size_t)(hit - c));
-            pd_str_append(&r, args[1].s);
-        }
-        pd_str_append(&r, c);
+        pd_str_appendn(&r, b, (size_t)(e - b));
         pd_val_free(&s);
-        char *d = pd_str_take(&r);
-        if (!d)
-            return fail(p, "out of memory");
-        *out = (pd_val){.kind = PD_VAL_STR, .s = d};
-        return 0;
+        if (rc) {
+            pd_str_free(&r);
+            return -1;
+        }
+        return str_result(p, &r, out);
     }
+    if (!strcmp(name, "center")) {
+        if (a0 && !is_intlike(a0))
+            rc = fail(p, "filter center: width must be an int");
+        else
+            rc = center(p, s.s, a0 ? as_int(a0) : 80, out);
+        pd_val_free(&s);
+        return rc;
+    }
+    if (!strcmp(name, "truncate")) {
+        if ((a0 && !is_intlike(a0)) || (a2 && a2->kind != PD_VAL_STR) || (a3 && !is_intlike(a3)))
+            rc = fail(p, "filter truncate takes (length int, killwords, end string, leeway int)");
+        else
+            rc = truncate(p, s.s, a0 ? as_int(a0) : 255, a1 && pd_val_truthy(a1), a2 ? a2->s : "...",
+                          a3 ? as_int(a3) : 5, out);
+        pd_val_free(&s);
+        return rc;
+    }
+    /* replace(old, new[, count]) */
+    if (!a0 || !a1 || a0->kind != PD_VAL_STR || a1->kind != PD_VAL_STR || !a0->s[0] || (a2 && !is_intlike(a2))) {
+        pd_val_free(&s);
+        return fail(p, "filter replace needs two strings (the first not empty) and an optional count, e.g. "
+                       "replace('a', 'b')");
+    }
+    long long count = a2 ? as_int(a2) : -1;
+    pd_str r = {0};
+    pd_str_append(&r, "");
+    const char *c = s.s;
+    size_t ol = strlen(a0->s);
+    for (const char *hit; count != 0 && (hit = strstr(c, a0->s)); c = hit + ol, count--) {
+        pd_str_appendn(&r, c, (size_t)(hit - c));
+        pd_str_append(&r, a1->s);
+    }
+    pd_str_append(&r, c);
     pd_val_free(&s);
-    return fail(p,
-                "unknown filter '%s' (known: int, float, round, string, default, upper, lower, abs, trim, length, "
-                "count, replace, quote, basename, dirname, join, first, last, list)",
-                name);
+    return str_result(p, &r, out);
 }
 
 static int parse_primary(parser *p, bool live, pd_val *out)
@@ -1196,14 +2085,88 @@ static int parse_primary(parser *p, bool live, pd_val *out)
         *out = pd_val_float(p->fval);
         return lex(p);
     }
-    if (p->type == T_STR) {
-        *out = pd_val_str(p->text.data);
-        return lex(p);
+    if (p->type == T_STR) { /* adjacent literals join: 'a' 'b' is 'ab' */
+        pd_str joined = {0};
+        pd_str_append(&joined, "");
+        while (p->type == T_STR) {
+            pd_str_append(&joined, p->text.data);
+            if (lex(p)) {
+                pd_str_free(&joined);
+                return -1;
+            }
+        }
+        return str_result(p, &joined, out);
     }
-    if (is_op(p, "(")) {
-        if (lex(p) || parse_expr(p, live, out))
+    if (is_op(p, "(")) { /* parentheses, or a tuple: (), (a,), (a, b) */
+        if (lex(p))
             return -1;
+        if (is_op(p, ")")) {
+            *out = empty_tuple();
+            return lex(p);
+        }
+        if (parse_expr(p, live, out))
+            return -1;
+        if (!is_op(p, ","))
+            return expect_op(p, ")");
+        pd_val t = empty_tuple(), item = *out;
+        *out = pd_val_none();
+        for (int rc = 0;;) {
+            if (live && !rc) {
+                rc = need_defined(p, &item);
+                if (!rc) {
+                    rc = list_push(p, &t, item); /* takes item */
+                    item = pd_val_none();
+                }
+            }
+            pd_val_free(&item);
+            if (!rc && is_op(p, ",")) {
+                rc = lex(p);
+                if (!rc && !is_op(p, ")")) {
+                    rc = parse_expr(p, live, &item);
+                    continue;
+                }
+            }
+            if (rc) {
+                pd_val_free(&t);
+                return -1;
+            }
+            break;
+        }
+        *out = t;
         return expect_op(p, ")");
+    }
+    if (is_op(p, "{")) { /* dict literal {k: v, ...} */
+        *out = (pd_val){.kind = PD_VAL_DICT};
+        if (lex(p))
+            return -1;
+        while (!is_op(p, "}")) {
+            pd_val k = pd_val_none(), v = pd_val_none();
+            if (parse_expr(p, live, &k) || expect_op(p, ":") || parse_expr(p, live, &v) ||
+                (live && (need_defined(p, &k) || need_defined(p, &v)))) {
+                pd_val_free(&k);
+                pd_val_free(&v);
+                return -1;
+            }
+            if (live && !is_hashable(&k)) {
+                pd_val_free(&k);
+                pd_val_free(&v);
+                return fail(p, "unhashable dict key (in \"%s\")", p->src);
+            }
+            if (live) {
+                if (dict_set(p, out, k, v))
+                    return -1;
+            } else {
+                pd_val_free(&k);
+                pd_val_free(&v);
+            }
+            if (is_op(p, ",")) {
+                if (lex(p))
+                    return -1;
+            } else if (!is_op(p, "}")) {
+                return unexpected(p, "',' or '}'");
+            }
+        }
+        return lex(p);
     }
     if (is_op(p, "[")) { /* list literal; a trailing comma is allowed */
         *out = empty_list();
@@ -1282,8 +2245,11 @@ static int parse_primary(parser *p, bool live, pd_val *out)
         int rc = parse_args(p, live, args, &n);
         if (!rc && live) {
             pd_val obj;
-            bool found = p->lookup(p->ud, name.data, &obj);
-            if (!strcmp(method, "get")) { /* mapping.get(key[, default]) over dotted names */
+            bool found = resolve(p, name.data, &obj);
+            if (found && obj.kind == PD_VAL_DICT) {
+                rc = call_method(p, &obj, method, args, n, out);
+                pd_val_free(&obj);
+            } else if (!strcmp(method, "get")) { /* mapping.get(key[, default]) over dotted names */
                 if (found)
                     pd_val_free(&obj);
                 if (n < 1 || n > 2 || args[0].kind != PD_VAL_STR) {
@@ -1309,23 +2275,46 @@ static int parse_primary(parser *p, bool live, pd_val *out)
         return 0;
     }
     if (is_op(p, "(")) {
-        if (!is_function(name.data)) {
-            fail(p, "'%s' is not a function (functions: min, max, abs, round, floor, ceil, int, float, str, len, range)",
-                 name.data);
-            goto fail;
-        }
         pd_val args[MAX_ARGS];
+        char *kw[MAX_ARGS];
         int n = 0;
-        int rc = parse_args(p, live, args, &n);
-        if (!rc && live)
-            rc = call_function(p, name.data, args, n, out);
+        int rc = parse_args_kw(p, live, args, kw, &n);
+        if (!rc && live) {
+            char e[400];
+            int called = p->call && !dot ? p->call(p->ud, name.data, args, kw, n, out, e, sizeof e) : 1;
+            if (called < 0)
+                rc = fail(p, "%s", e);
+            else if (called == 0)
+                rc = 0;
+            else if (!strcmp(name.data, "dict")) { /* dict(k=v, ...) */
+                *out = (pd_val){.kind = PD_VAL_DICT};
+                for (int i = 0; i < n && !rc; i++) {
+                    if (!kw[i] || need_defined(p, &args[i]))
+                        rc = kw[i] ? -1 : fail(p, "dict() takes keyword arguments only here");
+                    else
+                        rc = dict_set(p, out, pd_val_str(kw[i]), pd_val_copy(&args[i]));
+                }
+            } else if (!is_function(name.data))
+                rc = fail(p,
+                          "'%s' is not a function or macro (functions: min, max, abs, round, floor, ceil, int, "
+                          "float, str, len, range, dict)",
+                          name.data);
+            else {
+                for (int i = 0; i < n && !rc; i++)
+                    if (kw[i])
+                        rc = fail(p, "%s(): keyword arguments are not supported", name.data);
+                if (!rc)
+                    rc = call_function(p, name.data, args, n, out);
+            }
+        }
         free_args(args, n);
+        free_kw(kw, n);
         if (rc)
             goto fail;
         pd_str_free(&name);
         return 0;
     }
-    if (live && !p->lookup(p->ud, name.data, out))
+    if (live && !resolve(p, name.data, out))
         *out = (pd_val){.kind = PD_VAL_UNDEF, .s = pd_str_take(&name)};
     pd_str_free(&name);
     return 0;
@@ -1371,15 +2360,97 @@ done:
     return rc;
 }
 
-static int parse_postfix(parser *p, bool live, pd_val *out)
+/* x is TEST / x is TEST(arg) / x is TEST arg: Jinja2's builtin tests. */
+static int apply_test(parser *p, const char *name, const pd_val *v, const pd_val *arg, bool *r)
 {
-    if (parse_primary(p, live, out))
+    if (!strcmp(name, "defined") || !strcmp(name, "undefined")) {
+        *r = (v->kind != PD_VAL_UNDEF) == (name[0] == 'd');
+        return 0;
+    }
+    if (need_defined(p, v))
         return -1;
+    bool coll = v->kind == PD_VAL_LIST || v->kind == PD_VAL_DICT;
+    if (!strcmp(name, "none"))
+        *r = v->kind == PD_VAL_NONE;
+    else if (!strcmp(name, "number"))
+        *r = is_num(v);
+    else if (!strcmp(name, "integer"))
+        *r = v->kind == PD_VAL_INT;
+    else if (!strcmp(name, "float"))
+        *r = v->kind == PD_VAL_FLOAT;
+    else if (!strcmp(name, "boolean"))
+        *r = v->kind == PD_VAL_BOOL;
+    else if (!strcmp(name, "true") || !strcmp(name, "false"))
+        *r = v->kind == PD_VAL_BOOL && v->b == (name[0] == 't');
+    else if (!strcmp(name, "string"))
+        *r = v->kind == PD_VAL_STR;
+    else if (!strcmp(name, "mapping"))
+        *r = v->kind == PD_VAL_DICT && v->view == PD_VIEW_NONE;
+    else if (!strcmp(name, "iterable"))
+        *r = coll || v->kind == PD_VAL_STR;
+    else if (!strcmp(name, "sequence"))
+        *r = (coll && !is_unindexed(v)) || v->kind == PD_VAL_STR;
+    else if (!strcmp(name, "lower") || !strcmp(name, "upper")) { /* str.islower() / isupper() */
+        pd_val s;
+        if (need_printable(p, v) || to_string(p, v, &s))
+            return -1;
+        bool cased = false, ok = true;
+        for (const char *c = s.s; *c; c++) {
+            cased = cased || isalpha((unsigned char)*c);
+            ok = ok && !(name[0] == 'l' ? isupper((unsigned char)*c) : islower((unsigned char)*c));
+        }
+        *r = cased && ok;
+        pd_val_free(&s);
+    } else if (!strcmp(name, "even") || !strcmp(name, "odd") || !strcmp(name, "divisibleby")) {
+        bool div = name[0] == 'd';
+        if (div && (!arg || !is_num(arg)))
+            return fail(p, "test divisibleby needs a number, e.g. 'x is divisibleby 3'");
+        if (!is_num(v))
+            return fail(p, "test %s: expected a number, got %s", name, kind_name(v));
+        pd_val two = pd_val_int(2), m = pd_val_none();
+        if (arith(p, "%", (pd_val *)v, div ? (pd_val *)arg : &two, &m))
+            return -1;
+        /* Jinja2: value % 2 == 1 for odd (4.75 is neither odd nor even) */
+        *r = name[0] == 'o' ? as_dbl(&m) == 1.0 : !pd_val_truthy(&m);
+    } else if (!strcmp(name, "eq") || !strcmp(name, "equalto") || !strcmp(name, "ne") || !strcmp(name, "lt") ||
+               !strcmp(name, "le") || !strcmp(name, "gt") || !strcmp(name, "ge") || !strcmp(name, "in")) {
+        if (!arg)
+            return fail(p, "test %s needs a value, e.g. 'x is %s 3'", name, name);
+        if (need_defined(p, arg))
+            return -1;
+        if (!strcmp(name, "in"))
+            return contains(p, v, arg, r);
+        if (is_view(v) || is_view(arg))
+            return fail(p, "comparing a range or iterator is not supported (in \"%s\")", p->src);
+        int c;
+        bool ok;
+        compare(v, arg, &c, &ok);
+        if (name[0] == 'e' || name[0] == 'n')
+            *r = (ok && c == 0) == (name[0] == 'e');
+        else if (!ok || v->kind == PD_VAL_DICT)
+            return fail(p, "test %s: cannot compare %s and %s", name, kind_name(v), kind_name(arg));
+        else
+            *r = name[0] == 'l' ? (name[1] == 't' ? c < 0 : c <= 0) : (name[1] == 't' ? c > 0 : c >= 0);
+    } else {
+        return fail(p, "unknown test '%s' (supported: %s)", name, known_tests);
+    }
+    return 0;
+}
+
+/* After a value: subscripts, attributes and method calls (ops), then
+ * filters and tests (filters); as in Jinja2, nothing but filters and
+ * tests follows a filter ('x'|upper[0] is a syntax error there), and tests
+ * do not chain. */
+static int parse_postfix(parser *p, bool live, pd_val *out, bool filters);
+
+static int postfix_loop(parser *p, bool live, pd_val *out, bool ops, bool filters)
+{
+    bool tested = false;
     for (;;) {
-        if (is_op(p, "[")) {
+        if (ops && is_op(p, "[")) {
             if (parse_subscript(p, live, out))
                 return -1;
-        } else if (is_op(p, ".")) { /* .method(args) on a computed value */
+        } else if (ops && is_op(p, ".")) { /* .method(args) or .key on a computed value */
             if (lex(p))
                 return -1;
             if (p->type != T_NAME)
@@ -1388,8 +2459,21 @@ static int parse_postfix(parser *p, bool live, pd_val *out)
             snprintf(method, sizeof method, "%s", p->text.data);
             if (lex(p))
                 return -1;
-            if (!is_op(p, "("))
-                return fail(p, "attribute '.%s' of a computed value is not supported (in \"%s\")", method, p->src);
+            if (!is_op(p, "(")) {
+                if (!live)
+                    continue;
+                if (out->kind != PD_VAL_DICT)
+                    return fail(p, "attribute '.%s' of a %s is not supported (in \"%s\")", method, kind_name(out),
+                                p->src);
+                pd_val key = pd_val_str(method), r = pd_val_none();
+                int rc = subscript(p, out, false, &key, NULL, &r);
+                pd_val_free(&key);
+                pd_val_free(out);
+                *out = r;
+                if (rc)
+                    return -1;
+                continue;
+            }
             pd_val args[MAX_ARGS];
             int n = 0;
             int rc = parse_args(p, live, args, &n);
@@ -1402,7 +2486,8 @@ static int parse_postfix(parser *p, bool live, pd_val *out)
             free_args(args, n);
             if (rc)
                 return -1;
-        } else if (is_op(p, "|")) {
+        } else if (filters && is_op(p, "|")) {
+            ops = false;
             if (lex(p))
                 return -1;
             if (p->type != T_NAME)
@@ -1412,23 +2497,40 @@ static int parse_postfix(parser *p, bool live, pd_val *out)
             if (lex(p))
                 return -1;
             pd_val args[MAX_ARGS];
+            char *kw[MAX_ARGS];
             int n = 0;
-            if (parse_args(p, live, args, &n)) {
+            if (parse_args_kw(p, live, args, kw, &n)) {
                 free_args(args, n);
+                free_kw(kw, n);
                 return -1;
             }
-            if (live) {
+            int rc = 0;
+            if (!strcmp(fname, "format")) {
+                for (int i = 0; i < n && !rc; i++)
+                    if (kw[i])
+                        rc = fail(p, "filter format: keyword arguments are not supported");
+                free_kw(kw, n);
+            } else {
+                char who[48];
+                snprintf(who, sizeof who, "filter %s", fname);
+                rc = bind_params(p, who, filter_params(fname), args, kw, &n);
+            }
+            if (!rc && !live && !in_words(known_filters, fname)) /* Jinja2 checks names when it compiles */
+                rc = fail(p, "unknown filter '%s' (supported: %s)", fname, known_filters);
+            if (!rc && live) {
                 pd_val r = pd_val_none();
-                int rc = apply_filter(p, fname, out, args, n, &r);
+                rc = apply_filter(p, fname, out, args, n, &r);
                 pd_val_free(out);
                 *out = r;
-                if (rc) {
-                    free_args(args, n);
-                    return -1;
-                }
             }
             free_args(args, n);
-        } else if (is_kw(p, "is")) {
+            if (rc)
+                return -1;
+        } else if (filters && is_kw(p, "is")) {
+            if (tested)
+                return fail(p, "tests do not chain: 'x is a is b' (in \"%s\")", p->src);
+            tested = true;
+            ops = false;
             if (lex(p))
                 return -1;
             bool neg = false;
@@ -1439,27 +2541,62 @@ static int parse_postfix(parser *p, bool live, pd_val *out)
             }
             if (p->type != T_NAME)
                 return unexpected(p, "a test name after 'is'");
-            bool r;
-            if (!strcmp(p->text.data, "defined"))
-                r = out->kind != PD_VAL_UNDEF;
-            else if (!strcmp(p->text.data, "undefined"))
-                r = out->kind == PD_VAL_UNDEF;
-            else if (!strcmp(p->text.data, "none"))
-                r = out->kind == PD_VAL_NONE;
-            else if (!strcmp(p->text.data, "number"))
-                r = out->kind == PD_VAL_INT || out->kind == PD_VAL_FLOAT;
-            else if (!strcmp(p->text.data, "string"))
-                r = out->kind == PD_VAL_STR;
-            else
-                return fail(p, "unknown test '%s' (known: defined, undefined, none, number, string)", p->text.data);
-            pd_val_free(out);
-            *out = pd_val_bool(r != neg);
+            char tname[32];
+            snprintf(tname, sizeof tname, "%s", p->text.data);
             if (lex(p))
                 return -1;
+            pd_val arg = pd_val_none();
+            bool has_arg = false;
+            if (is_op(p, "(")) { /* x is divisibleby(3) */
+                pd_val args[MAX_ARGS];
+                int n = 0;
+                if (parse_args(p, live, args, &n)) {
+                    free_args(args, n);
+                    return -1;
+                }
+                if (n > 1) {
+                    free_args(args, n);
+                    return fail(p, "test %s takes one argument", tname);
+                }
+                has_arg = n == 1;
+                if (has_arg)
+                    arg = args[0];
+            } else if (p->type == T_INT || p->type == T_FLOAT || p->type == T_STR || is_op(p, "[") || is_op(p, "{") ||
+                       (p->type == T_NAME && !is_kw(p, "and") && !is_kw(p, "or") && !is_kw(p, "else") &&
+                        !is_kw(p, "if") && !is_kw(p, "in") && !is_kw(p, "not") && !is_kw(p, "is"))) {
+                /* x is divisibleby 3: one value as the argument, as Jinja2 */
+                if (parse_postfix(p, live, &arg, false)) {
+                    pd_val_free(&arg);
+                    return -1;
+                }
+                has_arg = true;
+            }
+            if (!live && !in_words(known_tests, tname)) {
+                pd_val_free(&arg);
+                return fail(p, "unknown test '%s' (supported: %s)", tname, known_tests);
+            }
+            if (live) {
+                bool r = false;
+                int rc = apply_test(p, tname, out, has_arg ? &arg : NULL, &r);
+                pd_val_free(&arg);
+                if (rc)
+                    return -1;
+                pd_val_free(out);
+                *out = pd_val_bool(r != neg);
+            } else {
+                pd_val_free(&arg);
+            }
         } else {
             return 0;
         }
     }
+}
+
+static int parse_postfix(parser *p, bool live, pd_val *out, bool filters)
+{
+    if (parse_primary(p, live, out))
+        return -1;
+    return postfix_loop(p, live, out, true, filters);
 }
 
 /* Parentheses, brackets, calls, unary signs and 'not' recurse: past this
@@ -1485,38 +2622,34 @@ static int enter(parser *p)
     }
 
 static int parse_unary(parser *p, bool live, pd_val *out);
+static int parse_unary_nf(parser *p, bool live, pd_val *out);
 
-static int parse_power(parser *p, bool live, pd_val *out)
-{
-    if (parse_postfix(p, live, out))
-        return -1;
-    if (!is_op(p, "**"))
-        return 0;
-    pd_val rhs = pd_val_none();
-    if (lex(p) || parse_unary(p, live, &rhs)) {
-        pd_val_free(&rhs);
-        return -1;
-    }
-    int rc = 0;
-    if (live) {
-        pd_val r = pd_val_none();
-        rc = arith(p, "**", out, &rhs, &r);
-        pd_val_free(out);
-        *out = r;
-    }
-    pd_val_free(&rhs);
-    return rc;
-}
-
-static int parse_unary_in(parser *p, bool live, pd_val *out)
+/* Jinja2's unary: a sign takes a value with its subscripts and attributes
+ * but not its filters, which then apply to the signed value: -x|abs is
+ * abs(-x). */
+static int parse_unary_core(parser *p, bool live, pd_val *out, bool filters)
 {
     *out = pd_val_none();
-    if (is_op(p, "-") || is_op(p, "+")) {
-        bool neg = p->op[0] == '-';
-        if (lex(p) || parse_unary(p, live, out))
+    if (!is_op(p, "-") && !is_op(p, "+")) {
+        if (parse_postfix(p, live, out, filters))
             return -1;
-        if (!live)
+        if (!p->python || !is_op(p, "**"))
             return 0;
+        pd_val rhs = pd_val_none(); /* Python: ** binds tighter than a sign on its left, right to left */
+        int rc = lex(p) || parse_unary(p, live, &rhs);
+        if (!rc && live) {
+            pd_val r = pd_val_none();
+            rc = arith(p, "**", out, &rhs, &r);
+            pd_val_free(out);
+            *out = r;
+        }
+        pd_val_free(&rhs);
+        return rc ? -1 : 0;
+    }
+    bool neg = p->op[0] == '-';
+    if (lex(p) || (p->python ? parse_unary(p, live, out) : parse_unary_nf(p, live, out)))
+        return -1;
+    if (live) {
         if (need_defined(p, out))
             return -1;
         if (!is_num(out))
@@ -1532,12 +2665,43 @@ static int parse_unary_in(parser *p, bool live, pd_val *out)
         } else if (out->kind == PD_VAL_BOOL) {
             *out = pd_val_int(as_int(out));
         }
-        return 0;
     }
-    return parse_power(p, live, out);
+    return filters && !p->python ? postfix_loop(p, live, out, false, true) : 0;
 }
 
+static int parse_unary_in(parser *p, bool live, pd_val *out) { return parse_unary_core(p, live, out, true); }
+static int parse_unary_nf_in(parser *p, bool live, pd_val *out) { return parse_unary_core(p, live, out, false); }
+
 DEPTH_GUARDED(parse_unary)
+DEPTH_GUARDED(parse_unary_nf)
+
+/* ** is left-associative and binds looser than a sign in Jinja2:
+ * -2 ** 2 is 4, 2 ** 3 ** 2 is 64. */
+static int parse_power(parser *p, bool live, pd_val *out)
+{
+    if (parse_unary(p, live, out))
+        return -1;
+    if (p->python) /* parse_unary took the ** */
+        return 0;
+    while (is_op(p, "**")) {
+        pd_val rhs = pd_val_none();
+        if (lex(p) || parse_unary(p, live, &rhs)) {
+            pd_val_free(&rhs);
+            return -1;
+        }
+        int rc = 0;
+        if (live) {
+            pd_val r = pd_val_none();
+            rc = arith(p, "**", out, &rhs, &r);
+            pd_val_free(out);
+            *out = r;
+        }
+        pd_val_free(&rhs);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
 
 typedef int (*level_fn)(parser *, bool, pd_val *);
 
@@ -1562,7 +2726,7 @@ static int parse_binary(parser *p, bool live, pd_val *out, level_fn next, const 
         if (live) {
             pd_val r = pd_val_none();
             if (!strcmp(op, "~")) {
-                if (!need_defined(p, out) && !need_defined(p, &rhs)) {
+                if (!need_printable(p, out) && !need_printable(p, &rhs)) {
                     pd_str s = {0};
                     pd_val_append(&s, out);
                     pd_val_append(&s, &rhs);
@@ -1587,25 +2751,34 @@ static int parse_binary(parser *p, bool live, pd_val *out, level_fn next, const 
 static int parse_mul(parser *p, bool live, pd_val *out)
 {
     static const char *const ops[] = {"*", "/", "//", "%", NULL};
-    return parse_binary(p, live, out, parse_unary, ops);
+    return parse_binary(p, live, out, parse_power, ops);
+}
+
+static int parse_add(parser *p, bool live, pd_val *out);
+
+/* ~ binds tighter than + and - in Jinja2; in expressions (Python has no
+ * ~ concatenation) it stays looser, as before. */
+static int parse_concat(parser *p, bool live, pd_val *out)
+{
+    static const char *const ops[] = {"~", NULL};
+    return parse_binary(p, live, out, p->python ? parse_add : parse_mul, ops);
 }
 
 static int parse_add(parser *p, bool live, pd_val *out)
 {
     static const char *const ops[] = {"+", "-", NULL};
-    return parse_binary(p, live, out, parse_mul, ops);
+    return parse_binary(p, live, out, p->python ? parse_mul : parse_concat, ops);
 }
 
-static int parse_concat(parser *p, bool live, pd_val *out)
+static int parse_sum(parser *p, bool live, pd_val *out)
 {
-    static const char *const ops[] = {"~", NULL};
-    return parse_binary(p, live, out, parse_add, ops);
+    return p->python ? parse_concat(p, live, out) : parse_add(p, live, out);
 }
 
 static int parse_compare(parser *p, bool live, pd_val *out)
 {
     static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">="};
-    if (parse_concat(p, live, out))
+    if (parse_sum(p, live, out))
         return -1;
     bool result = true, any = false;
     pd_val left = *out;
@@ -1632,7 +2805,7 @@ static int parse_compare(parser *p, bool live, pd_val *out)
             break;
         any = true;
         pd_val rhs = pd_val_none();
-        if (lex(p) || parse_concat(p, live, &rhs)) {
+        if (lex(p) || parse_sum(p, live, &rhs)) {
             pd_val_free(&rhs);
             pd_val_free(&left);
             return -1;
@@ -1655,12 +2828,17 @@ static int parse_compare(parser *p, bool live, pd_val *out)
                 }
                 if (op[0] == 'n')
                     r = !r;
+            } else if (is_view(&left) || is_view(&rhs)) {
+                fail(p, "comparing a range or iterator is not supported (in \"%s\")", p->src);
+                pd_val_free(&rhs);
+                pd_val_free(&left);
+                return -1;
             } else if (!strcmp(op, "==") || !strcmp(op, "!=")) {
                 r = comparable && c == 0;
                 if (op[0] == '!')
                     r = !r;
             } else {
-                if (!comparable) {
+                if (!comparable || left.kind == PD_VAL_DICT || rhs.kind == PD_VAL_DICT) {
                     fail(p, "cannot compare %s %s %s (in \"%s\")", kind_name(&left), op, kind_name(&rhs), p->src);
                     pd_val_free(&rhs);
                     pd_val_free(&left);
@@ -1728,12 +2906,54 @@ static int parse_logic(parser *p, bool live, pd_val *out, bool is_and)
     return 0;
 }
 
+/* Whether the expression starting at s has an 'if' of its own (at its
+ * bracket level, before a ',' ':' or closing bracket ends it). */
+static bool has_own_if(const char *s)
+{
+    int depth = 0;
+    for (const char *c = s; *c; c++) {
+        if (*c == '"' || *c == '\'') {
+            char q = *c;
+            for (c++; *c && *c != q; c++)
+                if (*c == '\\' && c[1])
+                    c++;
+            if (!*c)
+                return false;
+        } else if (strchr("([{", *c)) {
+            depth++;
+        } else if (strchr(")]}", *c)) {
+            if (--depth < 0)
+                return false;
+        } else if (depth == 0 && (*c == ',' || *c == ':')) {
+            return false;
+        } else if (depth == 0 && c[0] == 'i' && c[1] == 'f' && (c == s || !(isalnum((unsigned char)c[-1]) || c[-1] == '_' || c[-1] == '.')) &&
+                   !(isalnum((unsigned char)c[2]) || c[2] == '_')) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Re-reads the source from at (a token start). */
+static int rewind_to(parser *p, const char *at)
+{
+    p->p = at;
+    return lex(p);
+}
+
 static int parse_expr_in(parser *p, bool live, pd_val *out)
 {
-    if (parse_logic(p, live, out, false))
+    /* x if c else y evaluates c first, and then x or y only (x may fail
+     * when c is false): x is checked without evaluating, then read again */
+    const char *x_start = live && has_own_if(p->tok) ? p->tok : NULL;
+    if (parse_logic(p, live && !x_start, out, false))
         return -1;
-    if (!is_kw(p, "if"))
-        return 0;
+    if (!is_kw(p, "if")) {
+        if (!x_start)
+            return 0;
+        pd_val_free(out);
+        return rewind_to(p, x_start) || parse_logic(p, live, out, false) ? -1 : 0;
+    }
     pd_val cond = pd_val_none(), other = pd_val_none();
     int rc = -1;
     if (lex(p) || parse_logic(p, live, &cond, false))
@@ -1741,8 +2961,22 @@ static int parse_expr_in(parser *p, bool live, pd_val *out)
     if (live && need_defined(p, &cond))
         goto done;
     bool take = live && pd_val_truthy(&cond);
-    if (!is_kw(p, "else")) {
+    if (take && x_start) {
+        const char *after = p->tok;
+        pd_val_free(out);
+        if (rewind_to(p, x_start) || parse_logic(p, true, out, false) || rewind_to(p, after))
+            goto done;
+    }
+    if (!is_kw(p, "else") && p->python) {
         unexpected(p, "'else'");
+        goto done;
+    }
+    if (!is_kw(p, "else")) { /* x if c: undefined when c is false, as Jinja2 */
+        if (live && !take) {
+            pd_val_free(out);
+            *out = (pd_val){.kind = PD_VAL_UNDEF, .s = pd_strdup("(x if c) with a false c")};
+        }
+        rc = 0;
         goto done;
     }
     if (lex(p) || parse_expr(p, live && !take, &other))
@@ -1761,9 +2995,11 @@ done:
 
 DEPTH_GUARDED(parse_expr)
 
-int pd_expr_eval(const char *src, pd_lookup_fn lookup, void *ud, pd_val *out, char *err, size_t errlen)
+static int expr_eval(const char *src, pd_lookup_fn lookup, void *ud, call_fn call, bool python, pd_val *out,
+                     char *err, size_t errlen)
 {
-    parser p = {.src = src, .p = src, .lookup = lookup, .ud = ud, .err = err, .errlen = errlen};
+    parser p = {
+        .src = src, .p = src, .lookup = lookup, .ud = ud, .err = err, .errlen = errlen, .call = call, .python = python};
     *out = pd_val_none();
     int rc = lex(&p);
     if (!rc && p.type == T_END)
@@ -1778,14 +3014,46 @@ int pd_expr_eval(const char *src, pd_lookup_fn lookup, void *ud, pd_val *out, ch
     return rc;
 }
 
+/* Parses src without evaluating it (syntax, filter and test names), as
+ * Jinja2 compiles a whole template before it renders: an error in a branch
+ * not taken is still an error. */
+static int expr_check(const char *src, char *err, size_t errlen)
+{
+    parser p = {.src = src, .p = src, .err = err, .errlen = errlen};
+    pd_val out = pd_val_none();
+    int rc = lex(&p);
+    if (!rc && p.type == T_END)
+        rc = fail(&p, "empty expression");
+    if (!rc)
+        rc = parse_expr(&p, false, &out);
+    if (!rc && p.type != T_END)
+        rc = unexpected(&p, "end of expression");
+    pd_str_free(&p.text);
+    pd_val_free(&out);
+    return rc;
+}
+
+int pd_expr_eval(const char *src, pd_lookup_fn lookup, void *ud, pd_val *out, char *err, size_t errlen)
+{
+    return expr_eval(src, lookup, ud, NULL, true, out, err, errlen);
+}
+
 /* -------------------------------------------------------------- templates */
+
+/* A template is rendered in three steps, as Jinja2 does it: the lexer cuts
+ * it into text, {{ }} and {% %} tokens and applies the whitespace rules
+ * (trim_blocks, lstrip_blocks, - and +), a parser builds a tree of
+ * statements, and the tree is run against a chain of scopes. Expressions
+ * stay source text, evaluated by the parser above when they are reached. */
 
 bool pd_template_has_tags(const char *text) { return strstr(text, "{{") || strstr(text, "{%"); }
 
-/* Finds the closing delimiter of a tag, skipping string literals. */
+/* Finds the closing delimiter of a tag, skipping string literals and, as
+ * Jinja2's lexer, brackets left open ({{ {'a': {'b': 1}} }}). */
 static const char *find_close(const char *s, const char *close)
 {
     char q = 0;
+    int depth = 0;
     for (; *s; s++) {
         if (q) {
             if (*s == '\\' && s[1])
@@ -1794,8 +3062,12 @@ static const char *find_close(const char *s, const char *close)
                 q = 0;
         } else if (*s == '"' || *s == '\'') {
             q = *s;
-        } else if (!strncmp(s, close, 2)) {
+        } else if (depth == 0 && !strncmp(s, close, 2)) {
             return s;
+        } else if (strchr("([{", *s)) {
+            depth++;
+        } else if (strchr(")]}", *s) && depth > 0) {
+            depth--;
         }
     }
     return NULL;
@@ -1810,467 +3082,1214 @@ static int line_of(const char *start, const char *at)
     return line;
 }
 
-/* {% if %} nesting: a branch produces output when every level is active. */
-#define MAX_IF_DEPTH 32
-typedef struct {
-    bool parent_active, taken, active, seen_else;
-} if_level;
+typedef enum { TK_TEXT, TK_VAR, TK_BLOCK } tk_kind;
 
-/* Evaluates a tag's expression. 0 with *out set, or -1 with err. */
-static int eval_tag(const char *body, size_t n, pd_lookup_fn lookup, void *ud, pd_val *out, char *err, size_t errlen)
+typedef struct {
+    tk_kind kind;
+    char *s; /* text, or the tag's inside without its - / + markers */
+    int line;
+} tmpl_tok;
+
+typedef struct {
+    tmpl_tok *v;
+    size_t n;
+} tok_list;
+
+static int tok_push(tok_list *t, tk_kind kind, const char *s, size_t n, int line)
 {
-    char *src = malloc(n + 1);
-    if (!src) {
-        snprintf(err, errlen, "out of memory");
+    tmpl_tok *g = realloc(t->v, (t->n + 1) * sizeof *g);
+    if (!g)
+        return -1;
+    t->v = g;
+    char *d = malloc(n + 1);
+    if (!d)
+        return -1;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    t->v[t->n++] = (tmpl_tok){kind, d, line};
+    return 0;
+}
+
+static void tok_free(tok_list *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->v[i].s);
+    free(t->v);
+}
+
+typedef struct {
+    char *err;
+    size_t errlen;
+    int line;
+} errinfo;
+
+static int terr(errinfo *e, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int terr(errinfo *e, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->err, e->errlen, fmt, ap);
+    va_end(ap);
+    e->line = line;
+    return -1;
+}
+
+/* Jinja2's lexer with trim_blocks and lstrip_blocks: a block or comment tag
+ * eats the newline after it (unless it ends with +%}) and the spaces before
+ * it when only spaces precede it on its line (unless it starts {%+); a -
+ * inside a delimiter strips all whitespace on that side. */
+static int tokenize(const char *tmpl, tok_list *toks, errinfo *e)
+{
+    const char *s = tmpl;
+    bool line_starting = true; /* the previous tag's match ended a line */
+    while (*s) {
+        const char *open = strchr(s, '{');
+        while (open && open[1] != '{' && open[1] != '%' && open[1] != '#')
+            open = strchr(open + 1, '{');
+        const char *te = open ? open : s + strlen(s);
+        if (open) {
+            char sign = open[2] == '-' || open[2] == '+' ? open[2] : 0;
+            if (sign == '-') {
+                while (te > s && isspace((unsigned char)te[-1]))
+                    te--;
+            } else if (sign != '+' && open[1] != '{') { /* lstrip_blocks */
+                const char *l = te;
+                while (l > s && l[-1] != '\n')
+                    l--;
+                bool blank = true;
+                for (const char *c = l; c < te && blank; c++)
+                    blank = isspace((unsigned char)*c);
+                if (blank && (l > s || line_starting))
+                    te = l;
+            }
+        }
+        if (te > s && tok_push(toks, TK_TEXT, s, (size_t)(te - s), line_of(tmpl, s)))
+            return terr(e, 0, "out of memory");
+        if (!open)
+            break;
+        int line = line_of(tmpl, open);
+        char kind = open[1];
+        const char *close_tok = kind == '{' ? "}}" : kind == '%' ? "%}" : "#}";
+        const char *body = open + 2;
+        const char *close = kind == '#' ? strstr(body, "#}") : find_close(body, close_tok);
+        if (!close)
+            return terr(e, line, "unclosed '{%c' (no matching '%s')", kind, close_tok);
+        if (body < close && (*body == '-' || (kind != '{' && *body == '+')))
+            body++;
+        const char *body_end = close;
+        char end_sign = 0;
+        if (body_end > body && (body_end[-1] == '-' || (kind != '{' && body_end[-1] == '+')))
+            end_sign = *--body_end;
+        const char *after = close + 2;
+        if (end_sign == '-')
+            while (isspace((unsigned char)*after))
+                after++;
+        else if (kind != '{' && end_sign != '+' && *after == '\n') /* trim_blocks */
+            after++;
+        line_starting = after[-1] == '\n';
+        if (kind != '#' && tok_push(toks, kind == '{' ? TK_VAR : TK_BLOCK, body, (size_t)(body_end - body), line))
+            return terr(e, 0, "out of memory");
+        s = after;
+    }
+    return 0;
+}
+
+/* ---- the statement tree */
+
+typedef enum { N_TEXT, N_OUT, N_IF, N_FOR, N_SET, N_SETBLOCK, N_MACRO } node_kind;
+
+#define MAX_TARGETS 8
+#define MAX_PARAMS 16
+
+typedef struct node node;
+typedef struct {
+    node *v;
+    size_t n;
+} node_list;
+
+struct node {
+    node_kind kind;
+    int line;
+    char *text;                 /* TEXT */
+    char *expr;                 /* OUT; IF condition; FOR iterable; SET value */
+    char *cond;                 /* FOR's if filter */
+    char *names[MAX_PARAMS];    /* FOR / SET targets; MACRO parameters */
+    char *defaults[MAX_PARAMS]; /* MACRO parameter defaults (expressions) */
+    int nnames;
+    char *name; /* MACRO, SETBLOCK */
+    node_list body, orelse;
+    /* MACRO, FOR, SETBLOCK (whose bodies are scopes of their own): the
+     * names assigned in the enclosing scope. In Jinja2 an inner scope sees
+     * the enclosing scope's binding of them, undefined until assigned,
+     * never an outer value of the same name. */
+    char **shadow;
+    int nshadow;
+};
+
+static void nodes_free(node_list *l);
+
+static void node_free(node *n)
+{
+    free(n->text);
+    free(n->expr);
+    free(n->cond);
+    free(n->name);
+    for (int i = 0; i < n->nnames; i++) {
+        free(n->names[i]);
+        free(n->defaults[i]);
+    }
+    nodes_free(&n->body);
+    nodes_free(&n->orelse);
+    for (int i = 0; i < n->nshadow; i++)
+        free(n->shadow[i]);
+    free(n->shadow);
+}
+
+static void nodes_free(node_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        node_free(&l->v[i]);
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}
+
+static node *node_add(node_list *l, node_kind kind, int line)
+{
+    node *g = realloc(l->v, (l->n + 1) * sizeof *g);
+    if (!g)
+        return NULL;
+    l->v = g;
+    node *n = &l->v[l->n++];
+    memset(n, 0, sizeof *n);
+    n->kind = kind;
+    n->line = line;
+    return n;
+}
+
+typedef struct {
+    tok_list *t;
+    size_t i;
+    int depth;
+    errinfo *e;
+} tparser;
+
+static bool is_ident_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
+static bool is_ident(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* Splits a tag into its keyword and the trimmed rest. */
+static void split_tag(char *s, char **word, char **rest)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    *word = s;
+    while (is_ident(*s))
+        s++;
+    char *r = s;
+    while (isspace((unsigned char)*r))
+        r++;
+    char *end = r + strlen(r);
+    while (end > r && isspace((unsigned char)end[-1]))
+        end--;
+    *end = '\0';
+    *s = '\0'; /* ends word; rest starts after it */
+    *rest = r;
+}
+
+/* The position of the first top-level occurrence (outside strings and
+ * brackets) of keyword kw (a whole word) or of the lone character c. */
+static const char *find_top(const char *s, const char *kw, char c)
+{
+    int depth = 0;
+    char q = 0;
+    for (const char *p = s; *p; p++) {
+        if (q) {
+            if (*p == '\\' && p[1])
+                p++;
+            else if (*p == q)
+                q = 0;
+            continue;
+        }
+        if (*p == '"' || *p == '\'')
+            q = *p;
+        else if (strchr("([{", *p))
+            depth++;
+        else if (strchr(")]}", *p))
+            depth--;
+        else if (depth == 0 && c && *p == c && (c != '=' || (p[1] != '=' && (p == s || !strchr("=!<>", p[-1])))))
+            return p;
+        else if (depth == 0 && kw && !strncmp(p, kw, strlen(kw)) && (p == s || !is_ident(p[-1])) &&
+                 !is_ident(p[strlen(kw)]) && (p == s || p[-1] != '.'))
+            return p;
+    }
+    return NULL;
+}
+
+static char *dup_trim(const char *s, size_t n)
+{
+    while (n && isspace((unsigned char)*s))
+        s++, n--;
+    while (n && isspace((unsigned char)s[n - 1]))
+        n--;
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+/* "a", "a, b" (names only) into n->names. */
+static int parse_targets(tparser *tp, node *n, const char *s, size_t len, const char *what, int line)
+{
+    char *t = dup_trim(s, len);
+    if (!t)
+        return terr(tp->e, line, "out of memory");
+    const char *c = t;
+    int rc = 0;
+    if (*c == '(' && t[strlen(t) - 1] == ')') /* (a, b) */
+        c++, t[strlen(t) - 1] = '\0';
+    for (;;) {
+        while (isspace((unsigned char)*c))
+            c++;
+        const char *b = c;
+        while (is_ident(*c))
+            c++;
+        if (c == b || !is_ident_start(*b) || n->nnames == MAX_TARGETS) {
+            rc = terr(tp->e, line, "{%% %s %%}: expected a name or 'a, b' names, found '%s'%s", what, t,
+                      strchr(t, '.') ? " (assigning to an attribute, e.g. a namespace, is not supported)" : "");
+            break;
+        }
+        n->names[n->nnames++] = dup_trim(b, (size_t)(c - b));
+        while (isspace((unsigned char)*c))
+            c++;
+        if (*c == ',') {
+            c++;
+            while (isspace((unsigned char)*c))
+                c++;
+            if (!*c)
+                break;
+            continue;
+        }
+        if (*c) {
+            rc = terr(tp->e, line, "{%% %s %%}: expected a name or 'a, b' names, found '%s'", what, t);
+            break;
+        }
+        break;
+    }
+    free(t);
+    return rc;
+}
+
+#define MAX_NESTING 64
+
+/* Syntax-checks an expression of the template when it is parsed. */
+static int check_expr(tparser *tp, const char *src, int line, bool as_tuple)
+{
+    char e[400];
+    pd_str wrapped = {0};
+    if (as_tuple)
+        pd_str_printf(&wrapped, "(%s)", src);
+    int rc = expr_check(as_tuple ? (wrapped.data ? wrapped.data : "") : src, e, sizeof e);
+    pd_str_free(&wrapped);
+    return rc ? terr(tp->e, line, "%s", e) : 0;
+}
+
+/* A set of names (small: linear search). */
+typedef struct {
+    char **v;
+    int n;
+} name_set;
+
+static bool names_has(const name_set *s, const char *name, size_t len)
+{
+    for (int i = 0; s && i < s->n; i++)
+        if (strlen(s->v[i]) == len && !strncmp(s->v[i], name, len))
+            return true;
+    return false;
+}
+
+static int names_add(name_set *s, const char *name, size_t len)
+{
+    if (names_has(s, name, len))
+        return 0;
+    char **g = realloc(s->v, (size_t)(s->n + 1) * sizeof *g);
+    if (!g)
+        return -1;
+    s->v = g;
+    if (!(s->v[s->n] = dup_trim(name, len)))
+        return -1;
+    s->n++;
+    return 0;
+}
+
+static void names_free(name_set *s)
+{
+    for (int i = 0; i < s->n; i++)
+        free(s->v[i]);
+    free(s->v);
+    s->v = NULL;
+    s->n = 0;
+}
+
+/* The names an expression may read: its identifiers outside strings and
+ * not after a '.' (an over-estimate: keywords and filter names too). */
+static int expr_names(const char *src, name_set *out)
+{
+    for (const char *c = src; c && *c;) {
+        if (*c == '"' || *c == '\'') {
+            char q = *c++;
+            while (*c && *c != q)
+                c += c[0] == '\\' && c[1] ? 2 : 1;
+            if (*c)
+                c++;
+        } else if (is_ident_start(*c)) {
+            const char *b = c, *before = b;
+            while (is_ident(*c))
+                c++;
+            while (before > src && isspace((unsigned char)before[-1]))
+                before--;
+            if ((before == src || before[-1] != '.') && names_add(out, b, (size_t)(c - b)))
+                return -1;
+        } else {
+            c++;
+        }
+    }
+    return 0;
+}
+
+/* Walks a scope's own code in order (if bodies belong to the scope; for,
+ * set-block and macro bodies are scopes of their own): every name it
+ * reads or assigns goes to refs, and the names whose first mention is a
+ * direct assignment (not inside an if) to first_store. */
+static int scope_walk(const node_list *l, name_set *refs, name_set *first_store, bool in_if)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        const node *x = &l->v[i];
+        if ((x->kind == N_OUT || x->kind == N_IF || x->kind == N_FOR || x->kind == N_SET) && expr_names(x->expr, refs))
+            return -1;
+        if (x->kind == N_IF &&
+            (scope_walk(&x->body, refs, first_store, true) || scope_walk(&x->orelse, refs, first_store, true)))
+            return -1;
+        const char *stored[MAX_PARAMS + 1];
+        int k = 0;
+        if (x->kind == N_SET || x->kind == N_SETBLOCK)
+            for (int j = 0; j < x->nnames; j++)
+                stored[k++] = x->names[j];
+        else if (x->kind == N_MACRO)
+            stored[k++] = x->name;
+        for (int j = 0; j < k; j++) {
+            size_t len = strlen(stored[j]);
+            if (!in_if && !names_has(refs, stored[j], len) && names_add(first_store, stored[j], len))
+                return -1;
+            if (names_add(refs, stored[j], len))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int give_shadow(node_list *l, const name_set *names)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        node *x = &l->v[i];
+        if ((x->kind == N_MACRO || x->kind == N_FOR || x->kind == N_SETBLOCK) && names->n) {
+            x->shadow = calloc((size_t)names->n, sizeof *x->shadow);
+            if (!x->shadow)
+                return -1;
+            for (int j = 0; j < names->n; j++)
+                if (!(x->shadow[x->nshadow++] = pd_strdup(names->v[j])))
+                    return -1;
+        } else if (x->kind == N_IF && (give_shadow(&x->body, names) || give_shadow(&x->orelse, names))) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int mark_scope(tparser *tp, node_list *l, const name_set *outer);
+
+/* The inner scopes of a scope's code get outer (every name the enclosing
+ * scopes mention) to mark theirs. */
+static int mark_children(tparser *tp, node_list *l, const name_set *outer)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        node *x = &l->v[i];
+        if (x->kind == N_IF && (mark_children(tp, &x->body, outer) || mark_children(tp, &x->orelse, outer)))
+            return -1;
+        if ((x->kind == N_FOR || x->kind == N_MACRO || x->kind == N_SETBLOCK) &&
+            (mark_scope(tp, &x->body, outer) || (x->kind == N_FOR && mark_scope(tp, &x->orelse, outer))))
+            return -1;
+    }
+    return 0;
+}
+
+/* Jinja2's scoping (its idtracking): in a scope, a name first mentioned
+ * by an assignment, and mentioned by no enclosing scope, is undefined
+ * until assigned, also for the inner scopes (loops, macros) that run
+ * before that; any other name reads the enclosing value until assigned.
+ * The names of the first kind go to the inner scopes' nodes (shadow),
+ * which put them, undefined, between themselves and this scope while this
+ * scope has not assigned them (make_barrier). Called on the whole tree
+ * once it is parsed. */
+static int mark_scope(tparser *tp, node_list *l, const name_set *outer)
+{
+    name_set refs = {0}, first = {0}, hidden = {0}, all = {0};
+    int rc = scope_walk(l, &refs, &first, false);
+    for (int i = 0; !rc && i < first.n; i++)
+        if (!names_has(outer, first.v[i], strlen(first.v[i])))
+            rc = names_add(&hidden, first.v[i], strlen(first.v[i]));
+    for (int i = 0; !rc && outer && i < outer->n; i++)
+        rc = names_add(&all, outer->v[i], strlen(outer->v[i]));
+    for (int i = 0; !rc && i < refs.n; i++)
+        rc = names_add(&all, refs.v[i], strlen(refs.v[i]));
+    if (!rc)
+        rc = give_shadow(l, &hidden);
+    names_free(&refs);
+    names_free(&first);
+    names_free(&hidden);
+    if (rc) {
+        names_free(&all);
+        return terr(tp->e, 0, "out of memory");
+    }
+    rc = mark_children(tp, l, &all);
+    names_free(&all);
+    return rc;
+}
+
+static int parse_nodes(tparser *tp, node_list *out, const char *const *stops, const char **stopped, char **stop_rest,
+                       int *stop_line, const char *opener, int open_line);
+
+/* {% if %} ... {% elif %} ... {% else %} ... {% endif %} */
+static int parse_if(tparser *tp, node *n)
+{
+    static const char *const stops[] = {"elif", "else", "endif", NULL};
+    const char *w;
+    char *rest;
+    int line;
+    if (parse_nodes(tp, &n->body, stops, &w, &rest, &line, "if", n->line))
+        return -1;
+    if (!strcmp(w, "elif")) {
+        if (!*rest)
+            return terr(tp->e, line, "{%% elif %%} needs a condition");
+        node *e = node_add(&n->orelse, N_IF, line);
+        if (!e || !(e->expr = pd_strdup(rest)))
+            return terr(tp->e, line, "out of memory");
+        if (check_expr(tp, e->expr, line, false))
+            return -1;
+        return parse_if(tp, e);
+    }
+    if (*rest)
+        return terr(tp->e, line, "{%% %s %%} takes nothing after it", w);
+    if (!strcmp(w, "else")) {
+        static const char *const end[] = {"endif", NULL};
+        if (parse_nodes(tp, &n->orelse, end, &w, &rest, &line, "if", n->line))
+            return -1;
+        if (*rest)
+            return terr(tp->e, line, "{%% endif %%} takes nothing after it");
+    }
+    return 0;
+}
+
+static int parse_for(tparser *tp, node *n, const char *rest)
+{
+    const char *in = find_top(rest, "in", 0);
+    if (!in)
+        return terr(tp->e, n->line, "{%% for %%} needs 'NAME in LIST', found '%s'", rest);
+    if (parse_targets(tp, n, rest, (size_t)(in - rest), "for", n->line))
+        return -1;
+    const char *iter = in + 2;
+    if (find_top(iter, "recursive", 0))
+        return terr(tp->e, n->line, "{%% for ... recursive %%} is not supported");
+    const char *cond = find_top(iter, "if", 0);
+    n->expr = dup_trim(iter, cond ? (size_t)(cond - iter) : strlen(iter));
+    if (cond)
+        n->cond = dup_trim(cond + 2, strlen(cond + 2));
+    if (!n->expr || (cond && !n->cond))
+        return terr(tp->e, n->line, "out of memory");
+    if (!n->expr[0] || (cond && !n->cond[0]))
+        return terr(tp->e, n->line, "{%% for %%} needs 'NAME in LIST [if COND]', found '%s'", rest);
+    if (check_expr(tp, n->expr, n->line, false) || (cond && check_expr(tp, n->cond, n->line, false)))
+        return -1;
+    static const char *const stops[] = {"else", "endfor", NULL};
+    const char *w;
+    char *r;
+    int line;
+    if (parse_nodes(tp, &n->body, stops, &w, &r, &line, "for", n->line))
+        return -1;
+    if (*r)
+        return terr(tp->e, line, "{%% %s %%} takes nothing after it", w);
+    if (!strcmp(w, "else")) {
+        static const char *const end[] = {"endfor", NULL};
+        if (parse_nodes(tp, &n->orelse, end, &w, &r, &line, "for", n->line))
+            return -1;
+        if (*r)
+            return terr(tp->e, line, "{%% endfor %%} takes nothing after it");
+    }
+    return 0;
+}
+
+/* {% set a = expr %}, {% set a, b = expr %}, {% set a %}...{% endset %} */
+static int parse_set(tparser *tp, node *n, const char *rest)
+{
+    const char *eq = find_top(rest, NULL, '=');
+    if (eq) {
+        n->kind = N_SET;
+        if (parse_targets(tp, n, rest, (size_t)(eq - rest), "set", n->line))
+            return -1;
+        n->expr = dup_trim(eq + 1, strlen(eq + 1));
+        if (!n->expr)
+            return terr(tp->e, n->line, "out of memory");
+        if (!n->expr[0])
+            return terr(tp->e, n->line, "{%% set %%} needs a value after '='");
+        return check_expr(tp, n->expr, n->line, true);
+    }
+    n->kind = N_SETBLOCK;
+    if (find_top(rest, NULL, '|'))
+        return terr(tp->e, n->line, "{%% set NAME | filter %%} (a filtered block set) is not supported");
+    if (parse_targets(tp, n, rest, strlen(rest), "set", n->line))
+        return -1;
+    if (n->nnames != 1)
+        return terr(tp->e, n->line, "a {%% set %%} block assigns one name");
+    static const char *const stops[] = {"endset", NULL};
+    const char *w;
+    char *r;
+    int line;
+    if (parse_nodes(tp, &n->body, stops, &w, &r, &line, "set", n->line))
+        return -1;
+    return *r ? terr(tp->e, line, "{%% endset %%} takes nothing after it") : 0;
+}
+
+/* {% macro name(a, b=default) %} ... {% endmacro %} */
+static int parse_macro(tparser *tp, node *n, const char *rest)
+{
+    const char *c = rest, *b = rest;
+    while (is_ident(*c))
+        c++;
+    if (c == b || !is_ident_start(*b))
+        return terr(tp->e, n->line, "{%% macro %%} needs 'NAME(ARGS)', found '%s'", rest);
+    n->name = dup_trim(b, (size_t)(c - b));
+    while (isspace((unsigned char)*c))
+        c++;
+    if (*c != '(' || rest[strlen(rest) - 1] != ')')
+        return terr(tp->e, n->line, "{%% macro %%} needs 'NAME(ARGS)', found '%s'", rest);
+    char *params = dup_trim(c + 1, strlen(c + 1) - 1);
+    if (!n->name || !params)
+        return terr(tp->e, n->line, "out of memory");
+    int rc = 0;
+    for (char *p = params; *p && !rc;) {
+        char *comma = (char *)find_top(p, NULL, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char *one = dup_trim(p, len);
+        if (!one) {
+            rc = terr(tp->e, n->line, "out of memory");
+            break;
+        }
+        char *eq = (char *)find_top(one, NULL, '=');
+        char *pname = dup_trim(one, eq ? (size_t)(eq - one) : strlen(one));
+        bool ok = pname && is_ident_start(pname[0]) && n->nnames < MAX_PARAMS;
+        for (const char *q = pname; ok && *q; q++)
+            ok = is_ident(*q);
+        if (!ok || (eq && !eq[1]))
+            rc = terr(tp->e, n->line, "{%% macro %s %%}: bad parameter '%s'", n->name, one);
+        else {
+            n->names[n->nnames] = pname;
+            n->defaults[n->nnames] = eq ? dup_trim(eq + 1, strlen(eq + 1)) : NULL;
+            pname = NULL;
+            if (eq && !n->defaults[n->nnames])
+                rc = terr(tp->e, n->line, "out of memory");
+            else if (eq)
+                rc = check_expr(tp, n->defaults[n->nnames], n->line, false);
+            n->nnames++;
+        }
+        free(pname);
+        free(one);
+        if (!comma)
+            break;
+        p = comma + 1;
+        if (!*p)
+            rc = terr(tp->e, n->line, "{%% macro %s %%}: trailing ',' in the parameters", n->name);
+    }
+    free(params);
+    if (rc)
+        return -1;
+    static const char *const stops[] = {"endmacro", NULL};
+    const char *w;
+    char *r;
+    int line;
+    if (parse_nodes(tp, &n->body, stops, &w, &r, &line, "macro", n->line))
+        return -1;
+    return *r && strcmp(r, n->name) ? terr(tp->e, line, "{%% endmacro %%} takes nothing after it") : 0;
+}
+
+/* Parses tokens into out until a block whose keyword is in stops (then
+ * *stopped, *stop_rest, *stop_line describe it) or the end (an error when
+ * stops are expected: opener names the unclosed statement). */
+static int parse_nodes(tparser *tp, node_list *out, const char *const *stops, const char **stopped, char **stop_rest,
+                       int *stop_line, const char *opener, int open_line)
+{
+    if (++tp->depth > MAX_NESTING) {
+        tp->depth--;
+        return terr(tp->e, open_line, "statements nested deeper than %d", MAX_NESTING);
+    }
+    int rc = 0;
+    while (tp->i < tp->t->n && !rc) {
+        tmpl_tok *tk = &tp->t->v[tp->i++];
+        if (tk->kind == TK_TEXT || tk->kind == TK_VAR) {
+            node *n = node_add(out, tk->kind == TK_TEXT ? N_TEXT : N_OUT, tk->line);
+            if (!n)
+                rc = terr(tp->e, tk->line, "out of memory");
+            else if (tk->kind == TK_TEXT)
+                n->text = pd_strdup(tk->s);
+            else if (!(n->expr = dup_trim(tk->s, strlen(tk->s))) || !n->expr[0])
+                rc = terr(tp->e, tk->line, "empty {{ }}");
+            else
+                rc = check_expr(tp, n->expr, tk->line, false);
+            continue;
+        }
+        char *word, *rest;
+        split_tag(tk->s, &word, &rest);
+        for (const char *const *s = stops; s && *s; s++)
+            if (!strcmp(word, *s)) {
+                *stopped = *s;
+                *stop_rest = rest;
+                *stop_line = tk->line;
+                tp->depth--;
+                return 0;
+            }
+        node *n = NULL;
+        if (!strcmp(word, "if") || !strcmp(word, "for") || !strcmp(word, "set") || !strcmp(word, "macro")) {
+            n = node_add(out, N_IF, tk->line);
+            if (!n) {
+                rc = terr(tp->e, tk->line, "out of memory");
+                break;
+            }
+        }
+        if (!strcmp(word, "if")) {
+            if (!*rest)
+                rc = terr(tp->e, tk->line, "{%% if %%} needs a condition");
+            else if (!(n->expr = pd_strdup(rest)))
+                rc = terr(tp->e, tk->line, "out of memory");
+            else if (!(rc = check_expr(tp, n->expr, tk->line, false)))
+                rc = parse_if(tp, n);
+        } else if (!strcmp(word, "for")) {
+            n->kind = N_FOR;
+            rc = parse_for(tp, n, rest);
+        } else if (!strcmp(word, "set")) {
+            rc = parse_set(tp, n, rest);
+        } else if (!strcmp(word, "macro")) {
+            n->kind = N_MACRO;
+            rc = parse_macro(tp, n, rest);
+        } else if (!strcmp(word, "elif") || !strcmp(word, "else") || !strcmp(word, "endif") ||
+                   !strcmp(word, "endfor") || !strcmp(word, "endset") || !strcmp(word, "endmacro")) {
+            const char *want = word[0] == 'e' && word[1] == 'l' ? (opener ? opener : "if")
+                                                                   : word + 3;
+            if (opener)
+                rc = terr(tp->e, tk->line, "{%% %s %%} inside {%% %s %%} (line %d), which it does not close", word,
+                          opener, open_line);
+            else
+                rc = terr(tp->e, tk->line, "{%% %s %%} without {%% %s %%}", word, want);
+        } else {
+            rc = terr(tp->e, tk->line,
+                      "unsupported statement {%% %s %%} (supported: if, elif, else, for, set, macro and their "
+                      "end tags)",
+                      *word ? word : rest);
+        }
+    }
+    tp->depth--;
+    if (!rc && stops)
+        rc = terr(tp->e, open_line, "{%% %s %%} without {%% end%s %%}", opener, opener);
+    return rc;
+}
+
+/* ---- running the tree */
+
+/* What one render may take, all loops and macro calls together:
+ * iterations and calls (nested range()s or recursive macros that would
+ * never finish) and output (15 nested loops over 3 items in 3 KB ran for
+ * minutes before this bound, found by make fuzz). 16 MiB is far beyond any
+ * job script. */
+#define MAX_LOOP_ITERATIONS 1000000
+#define MAX_OUTPUT ((size_t)16 << 20)
+#define MAX_CALL_DEPTH 64
+
+typedef struct var {
+    char *name;
+    pd_val val;
+    const node *macro; /* a macro (val unused) */
+    struct frame *macro_scope;
+} var;
+
+typedef struct frame {
+    struct frame *parent;
+    var *v;
+    size_t n;
+} frame;
+
+typedef struct {
+    pd_lookup_fn base;
+    void *base_ud;
+    size_t iterations;
+    int call_depth;
+    errinfo *e;
+} runner;
+
+typedef struct {
+    runner *r;
+    frame *f;
+} scope_ref;
+
+static void frame_free(frame *f)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        free(f->v[i].name);
+        pd_val_free(&f->v[i].val);
+    }
+    free(f->v);
+    f->v = NULL;
+    f->n = 0;
+}
+
+/* Binds name in f (taking val). */
+static int frame_set(frame *f, const char *name, pd_val val, const node *macro, frame *macro_scope)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (!strcmp(f->v[i].name, name)) {
+            pd_val_free(&f->v[i].val);
+            f->v[i].val = val;
+            f->v[i].macro = macro;
+            f->v[i].macro_scope = macro_scope;
+            return 0;
+        }
+    var *g = realloc(f->v, (f->n + 1) * sizeof *g);
+    char *d = pd_strdup(name);
+    if (!g || !d) {
+        if (g)
+            f->v = g;
+        free(d);
+        pd_val_free(&val);
         return -1;
     }
-    memcpy(src, body, n);
-    src[n] = '\0';
-    char e[400];
-    int rc = pd_expr_eval(pd_trim(src), lookup, ud, out, e, sizeof e);
+    f->v = g;
+    f->v[f->n++] = (var){d, val, macro, macro_scope};
+    return 0;
+}
+
+static const var *scope_find(frame *f, const char *name, size_t len)
+{
+    for (; f; f = f->parent)
+        for (size_t i = f->n; i-- > 0;)
+            if (strlen(f->v[i].name) == len && !strncmp(f->v[i].name, name, len))
+                return &f->v[i];
+    return NULL;
+}
+
+/* Names bound by the template (set, for, macro parameters, loop) shadow
+ * the caller's; a dotted name whose head is bound walks into it (dict
+ * keys, list indexes); the rest goes to the caller's lookup. */
+static bool scope_lookup(void *ud, const char *name, pd_val *out)
+{
+    scope_ref *s = ud;
+    const char *dot = strchr(name, '.');
+    const var *v = scope_find(s->f, name, dot ? (size_t)(dot - name) : strlen(name));
+    if (!v)
+        return s->r->base(s->r->base_ud, name, out);
+    if (v->macro || v->val.kind == PD_VAL_UNDEF) /* a macro, or assigned later in a macro's scope */
+        return false;
+    const pd_val *cur = &v->val;
+    while (dot) {
+        const char *seg = dot + 1;
+        dot = strchr(seg, '.');
+        size_t len = dot ? (size_t)(dot - seg) : strlen(seg);
+        const pd_val *next = NULL;
+        if (cur->kind == PD_VAL_DICT) {
+            for (size_t i = 0; i < cur->n && !next; i++) {
+                const pd_val *k = &cur->items[i].items[0];
+                if (k->kind == PD_VAL_STR && strlen(k->s) == len && !strncmp(k->s, seg, len))
+                    next = &cur->items[i].items[1];
+            }
+        } else if (cur->kind == PD_VAL_LIST && !is_unindexed(cur) && isdigit((unsigned char)*seg)) {
+            size_t idx = (size_t)strtoull(seg, NULL, 10);
+            if (idx < cur->n)
+                next = &cur->items[idx];
+        }
+        if (!next)
+            return false;
+        cur = next;
+    }
+    *out = pd_val_copy(cur);
+    return true;
+}
+
+static int run_nodes(runner *r, frame *f, const node_list *l, pd_str *out);
+static int macro_call(void *ud, const char *name, pd_val *args, char **kw, int n, pd_val *out, char *err,
+                      size_t errlen);
+
+/* Evaluates an expression of the template at line. */
+static int eval_at(runner *r, frame *f, const char *src, int line, pd_val *out)
+{
+    scope_ref s = {r, f};
+    char e[512];
+    int before = r->e->line;
+    r->e->line = -1;
+    int rc = expr_eval(src, scope_lookup, &s, macro_call, false, out, e, sizeof e);
+    int inner = r->e->line; /* set by an error inside a macro called here */
+    r->e->line = before;
     if (!rc && out->kind == PD_VAL_UNDEF) {
         snprintf(e, sizeof e, "unknown name '%s'", out->s);
         pd_val_free(out);
         rc = -1;
     }
-    if (rc)
-        snprintf(err, errlen, "%s", e);
-    free(src);
+    if (rc) {
+        snprintf(r->e->err, r->e->errlen, "%s", e);
+        r->e->line = inner > 0 ? inner : line;
+    }
     return rc;
 }
 
-/* Handles one {% statement %}: if / elif / else / endif. */
-static int statement(const char *body, size_t n, if_level *stack, int *depth, pd_lookup_fn lookup, void *ud,
-                     char *err, size_t errlen)
+/* Fills barrier (a frame between an inner scope and scope) with the names
+ * of n->shadow that scope has not bound yet, as undefined. */
+static int make_barrier(frame *barrier, frame *scope, const node *n)
 {
-    while (n && isspace((unsigned char)*body))
-        body++, n--;
-    while (n && isspace((unsigned char)body[n - 1]))
-        n--;
-    size_t kw = 0;
-    while (kw < n && (isalpha((unsigned char)body[kw]) || body[kw] == '_'))
-        kw++;
-    char word[16];
-    snprintf(word, sizeof word, "%.*s", (int)(kw < 15 ? kw : 15), body);
-    bool active = *depth == 0 || stack[*depth - 1].active;
-    if (!strcmp(word, "if") || !strcmp(word, "elif")) {
-        bool is_if = word[0] == 'i';
-        if (is_if && *depth == MAX_IF_DEPTH) {
-            snprintf(err, errlen, "{%% if %%} nested deeper than %d", MAX_IF_DEPTH);
+    for (int i = 0; i < n->nshadow; i++) {
+        bool set_there = false;
+        for (size_t k = 0; k < scope->n && !set_there; k++)
+            set_there = !strcmp(scope->v[k].name, n->shadow[i]);
+        if (!set_there && frame_set(barrier, n->shadow[i], (pd_val){.kind = PD_VAL_UNDEF}, NULL, NULL))
             return -1;
-        }
-        if (!is_if && (*depth == 0 || stack[*depth - 1].seen_else)) {
-            snprintf(err, errlen, "{%% elif %%} without {%% if %%}");
-            return -1;
-        }
-        if (kw == n) {
-            snprintf(err, errlen, "{%% %s %%} needs a condition", word);
-            return -1;
-        }
-        if_level *lv = is_if ? &stack[(*depth)++] : &stack[*depth - 1];
-        if (is_if)
-            *lv = (if_level){.parent_active = active};
-        bool eval = lv->parent_active && !lv->taken;
-        lv->active = false;
-        if (eval) {
-            pd_val v;
-            if (eval_tag(body + kw, n - kw, lookup, ud, &v, err, errlen))
-                return -1;
-            lv->active = pd_val_truthy(&v);
-            lv->taken = lv->active;
-            pd_val_free(&v);
-        }
-        return 0;
     }
-    if (!strcmp(word, "else") || !strcmp(word, "endif")) {
-        if (kw != n) {
-            snprintf(err, errlen, "{%% %s %%} takes nothing after it", word);
-            return -1;
-        }
-        if (*depth == 0) {
-            snprintf(err, errlen, "{%% %s %%} without {%% if %%}", word);
-            return -1;
-        }
-        if_level *lv = &stack[*depth - 1];
-        if (word[1] == 'n') {
-            (*depth)--;
-            return 0;
-        }
-        if (lv->seen_else) {
-            snprintf(err, errlen, "two {%% else %%} in one {%% if %%}");
-            return -1;
-        }
-        lv->seen_else = true;
-        lv->active = lv->parent_active && !lv->taken;
-        lv->taken = true;
-        return 0;
-    }
-    snprintf(err, errlen, "unsupported statement {%% %.*s %%} (supported: if, elif, else, endif, for, endfor)",
-             (int)(kw ? kw : n),
-             body);
-    return -1;
-}
-
-/* Whitespace follows Jinja with trim_blocks and lstrip_blocks, as IOPS
- * configures it: a {% %} tag alone on its line leaves no blank line. */
-/* {% for %}: the loop variables and loop.* on top of the caller's names. */
-typedef struct {
-    pd_lookup_fn base;
-    void *base_ud;
-    char names[2][64];
-    const pd_val *vals[2];
-    int nnames;
-    size_t index, length;
-} loop_scope;
-
-static bool loop_lookup(void *ud, const char *name, pd_val *out)
-{
-    loop_scope *l = ud;
-    for (int i = 0; i < l->nnames; i++)
-        if (!strcmp(name, l->names[i])) {
-            *out = pd_val_copy(l->vals[i]);
-            return true;
-        }
-    if (!strncmp(name, "loop.", 5)) {
-        const char *a = name + 5;
-        if (!strcmp(a, "index"))
-            *out = pd_val_int((long long)l->index + 1);
-        else if (!strcmp(a, "index0"))
-            *out = pd_val_int((long long)l->index);
-        else if (!strcmp(a, "revindex"))
-            *out = pd_val_int((long long)(l->length - l->index));
-        else if (!strcmp(a, "revindex0"))
-            *out = pd_val_int((long long)(l->length - l->index - 1));
-        else if (!strcmp(a, "first"))
-            *out = pd_val_bool(l->index == 0);
-        else if (!strcmp(a, "last"))
-            *out = pd_val_bool(l->index + 1 == l->length);
-        else if (!strcmp(a, "length"))
-            *out = pd_val_int((long long)l->length);
-        else
-            return false;
-        return true;
-    }
-    return l->base(l->base_ud, name, out);
-}
-
-/* The keyword of a {% %} tag body (e.g. "for"), in word. */
-static void tag_word(const char *body, const char *end, char *word, size_t len)
-{
-    if (body < end && (*body == '-' || *body == '+'))
-        body++;
-    while (body < end && isspace((unsigned char)*body))
-        body++;
-    size_t n = 0;
-    while (body + n < end && (isalpha((unsigned char)body[n]) || body[n] == '_'))
-        n++;
-    snprintf(word, len, "%.*s", (int)(n < len - 1 ? n : len - 1), body);
-}
-
-/* Finds the {% endfor %} matching a {% for %} whose body starts at from:
- * *ef_open points at its '{', *ef_close at its '%}'. */
-static int find_endfor(const char *from, const char **ef_open, const char **ef_close)
-{
-    int depth = 0;
-    for (const char *c = from; (c = strchr(c, '{'));) {
-        if (c[1] != '{' && c[1] != '%' && c[1] != '#') {
-            c++;
-            continue;
-        }
-        const char *close = c[1] == '#' ? strstr(c + 2, "#}") : find_close(c + 2, c[1] == '{' ? "}}" : "%}");
-        if (!close)
-            return -1;
-        if (c[1] == '%') {
-            char w[16];
-            tag_word(c + 2, close, w, sizeof w);
-            if (!strcmp(w, "for"))
-                depth++;
-            else if (!strcmp(w, "endfor") && depth-- == 0) {
-                *ef_open = c;
-                *ef_close = close;
-                return 0;
-            }
-        }
-        c = close + 2;
-    }
-    return -1;
-}
-
-#define MAX_FOR_DEPTH 16
-
-/* What one render may take, all loops together: iterations (a guard
- * against nested range()s that would never finish) and template text
- * rendered by them, the loop bodies' bytes once per iteration (nested
- * loops over short lists stay under the iteration bound while their bodies
- * multiply: 15 nested loops over 3 items in 3 KB ran for minutes, found by
- * make fuzz). 16 MiB is far beyond any job script. */
-#define MAX_LOOP_ITERATIONS 1000000
-#define MAX_LOOP_TEXT ((size_t)16 << 20)
-
-typedef struct {
-    size_t iterations;
-    size_t text; /* loop-body bytes rendered so far */
-} render_budget;
-
-static int render_impl(const char *tmpl, bool at_line_start, int for_depth, render_budget *budget, pd_lookup_fn lookup,
-                       void *ud, pd_str *out, char *err, size_t errlen, int *err_line);
-
-/* Parses "x in expr" / "a, b in expr": names into ls, the expression's
- * start into *expr. */
-static int for_header(const char *h, size_t n, loop_scope *ls, const char **expr, size_t *expr_len, char *err,
-                      size_t errlen)
-{
-    const char *c = h, *end = h + n;
-    ls->nnames = 0;
-    for (;;) {
-        while (c < end && isspace((unsigned char)*c))
-            c++;
-        const char *b = c;
-        while (c < end && (isalnum((unsigned char)*c) || *c == '_'))
-            c++;
-        if (c == b || isdigit((unsigned char)*b) || c - b >= 64 || ls->nnames == 2) {
-            snprintf(err, errlen, "{%% for %%} needs 'NAME in LIST' or 'A, B in LIST', found '%.*s'", (int)n, h);
-            return -1;
-        }
-        snprintf(ls->names[ls->nnames++], sizeof ls->names[0], "%.*s", (int)(c - b), b);
-        while (c < end && isspace((unsigned char)*c))
-            c++;
-        if (c < end && *c == ',') {
-            c++;
-            continue;
-        }
-        break;
-    }
-    if (end - c < 3 || strncmp(c, "in", 2) || !isspace((unsigned char)c[2])) {
-        snprintf(err, errlen, "{%% for %%} needs 'NAME in LIST', found '%.*s'", (int)n, h);
-        return -1;
-    }
-    *expr = c + 2;
-    *expr_len = (size_t)(end - *expr);
     return 0;
 }
 
-/* Renders {% for %} ... {% endfor %}. tag_* delimit the for tag's body
- * (without the -/+ markers); *next is set past the {% endfor %} tag. */
-static int render_for(const char *tmpl, const char *tag_body, const char *tag_end, const char *tag_close,
-                      bool trim_after, bool plus_after, bool active, int for_depth, render_budget *budget,
-                      pd_lookup_fn lookup, void *ud, pd_str *out, char *err, size_t errlen, int *err_line,
-                      const char **next, bool *trim_next, bool *eat_newline)
+static int macro_call(void *ud, const char *name, pd_val *args, char **kw, int n, pd_val *out, char *err,
+                      size_t errlen)
 {
-    const char *ef_open, *ef_close;
-    if (find_endfor(tag_close + 2, &ef_open, &ef_close)) {
-        snprintf(err, errlen, "{%% for %%} without {%% endfor %%}");
+    scope_ref *s = ud;
+    runner *r = s->r;
+    const var *v = scope_find(s->f, name, strlen(name));
+    if (!v || !v->macro)
+        return 1;
+    const node *m = v->macro;
+    if (r->call_depth >= MAX_CALL_DEPTH) {
+        snprintf(err, errlen, "macro %s: calls nested deeper than %d", name, MAX_CALL_DEPTH);
         return -1;
     }
-    *next = ef_close + 2;
-    *trim_next = ef_close[-1] == '-';
-    *eat_newline = !*trim_next && ef_close[-1] != '+'; /* trim_blocks */
-    if (!active)
-        return 0;
-    if (for_depth >= MAX_FOR_DEPTH) {
-        snprintf(err, errlen, "{%% for %%} nested deeper than %d", MAX_FOR_DEPTH);
+    if (++r->iterations > MAX_LOOP_ITERATIONS) {
+        snprintf(err, errlen, "more than %d loop iterations and macro calls in one template", MAX_LOOP_ITERATIONS);
         return -1;
     }
-    /* the loop body, with the whitespace Jinja strips around the tags */
-    const char *b = tag_close + 2, *e = ef_open;
-    if (trim_after)
-        while (b < e && isspace((unsigned char)*b))
-            b++;
-    else if (!plus_after && b < e && *b == '\n')
-        b++;
-    bool body_at_line_start = b[-1] == '\n';
-    if (ef_open[2] == '-') {
-        while (e > b && isspace((unsigned char)e[-1]))
-            e--;
-    } else if (ef_open[2] != '+') {
-        const char *t = e;
-        while (t > b && (t[-1] == ' ' || t[-1] == '\t'))
-            t--;
-        if ((t == b && body_at_line_start) || (t > b && t[-1] == '\n'))
-            e = t;
-    }
-    loop_scope ls = {.base = lookup, .base_ud = ud};
-    const char *h = tag_body;
-    while (h < tag_end && isspace((unsigned char)*h))
-        h++;
-    h += 3; /* "for" */
-    const char *expr;
-    size_t expr_len;
-    if (for_header(h, (size_t)(tag_end - h), &ls, &expr, &expr_len, err, errlen))
-        return -1;
-    pd_val seq;
-    if (eval_tag(expr, expr_len, lookup, ud, &seq, err, errlen))
-        return -1;
-    if (seq.kind == PD_VAL_STR) { /* iterating a string yields its characters */
-        pd_val chars = {.kind = PD_VAL_LIST};
-        size_t len = strlen(seq.s);
-        chars.items = calloc(len ? len : 1, sizeof *chars.items);
-        for (size_t i = 0; chars.items && i < len; i++) {
-            char ch[2] = {seq.s[i], 0};
-            chars.items[chars.n++] = pd_val_str(ch);
-        }
-        pd_val_free(&seq);
-        seq = chars;
-    }
-    while (expr_len && isspace((unsigned char)*expr))
-        expr++, expr_len--;
-    while (expr_len && isspace((unsigned char)expr[expr_len - 1]))
-        expr_len--;
-    if (seq.kind != PD_VAL_LIST) {
-        snprintf(err, errlen, "{%% for %%}: %.*s is not a list", (int)expr_len, expr);
-        pd_val_free(&seq);
-        return -1;
-    }
-    char *body = malloc((size_t)(e - b) + 1);
-    if (!body) {
-        pd_val_free(&seq);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    memcpy(body, b, (size_t)(e - b));
-    body[e - b] = '\0';
+    frame barrier = {.parent = v->macro_scope}, mf = {.parent = &barrier};
+    bool bound[MAX_PARAMS] = {false};
     int rc = 0;
-    ls.length = seq.n;
-    for (size_t i = 0; i < seq.n && rc == 0; i++) {
-        if (++budget->iterations > MAX_LOOP_ITERATIONS) {
-            snprintf(err, errlen, "{%% for %%}: more than %d loop iterations in one template", MAX_LOOP_ITERATIONS);
-            rc = -1;
-            break;
-        }
-        budget->text += (size_t)(e - b);
-        if (budget->text > MAX_LOOP_TEXT) {
-            snprintf(err, errlen, "{%% for %%}: the loops render more than %zu MiB of template text", MAX_LOOP_TEXT >> 20);
-            rc = -1;
-            break;
-        }
-        ls.index = i;
-        const pd_val *item = &seq.items[i];
-        if (ls.nnames == 2) {
-            if (item->kind != PD_VAL_LIST || item->n != 2) {
-                snprintf(err, errlen, "{%% for %s, %s %%}: item %zu is not a pair", ls.names[0], ls.names[1], i);
-                rc = -1;
-                break;
-            }
-            ls.vals[0] = &item->items[0];
-            ls.vals[1] = &item->items[1];
-        } else {
-            ls.vals[0] = item;
-        }
-        int line;
-        rc = render_impl(body, body_at_line_start, for_depth + 1, budget, loop_lookup, &ls, out, err, errlen,
-                         &line);
-        if (rc)
-            *err_line = line_of(tmpl, b) + (line > 1 ? line - 1 : 0);
+    if (make_barrier(&barrier, v->macro_scope, m)) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
     }
-    free(body);
-    pd_val_free(&seq);
+    for (int i = 0; i < n && !rc; i++) {
+        int slot = i;
+        if (kw[i])
+            for (slot = 0; slot < m->nnames && strcmp(m->names[slot], kw[i]); slot++)
+                ;
+        if (slot >= m->nnames) {
+            if (kw[i])
+                snprintf(err, errlen, "macro '%s' has no parameter '%s'", name, kw[i]);
+            else
+                snprintf(err, errlen, "macro '%s' takes not more than %d argument(s)", name, m->nnames);
+            rc = -1;
+        } else if (bound[slot]) {
+            snprintf(err, errlen, "macro '%s' got multiple values for parameter '%s'", name, m->names[slot]);
+            rc = -1;
+        } else if (args[i].kind == PD_VAL_UNDEF) {
+            snprintf(err, errlen, "unknown name '%s'", args[i].s);
+            rc = -1;
+        } else {
+            bound[slot] = true;
+            if (frame_set(&mf, m->names[slot], pd_val_copy(&args[i]), NULL, NULL)) {
+                snprintf(err, errlen, "out of memory");
+                rc = -1;
+            }
+        }
+    }
+    /* defaults, in order, each seeing the parameters before it */
+    for (int i = 0; i < m->nnames && !rc; i++) {
+        if (bound[i])
+            continue;
+        if (!m->defaults[i]) {
+            snprintf(err, errlen, "macro '%s': parameter '%s' not given (Jinja2 leaves it undefined)", name,
+                     m->names[i]);
+            rc = -1;
+            break;
+        }
+        pd_val d;
+        if (eval_at(r, &mf, m->defaults[i], m->line, &d)) {
+            snprintf(err, errlen, "%s", r->e->err);
+            rc = -1;
+        } else if (frame_set(&mf, m->names[i], d, NULL, NULL)) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        }
+    }
+    if (!rc) {
+        pd_str body = {0};
+        pd_str_append(&body, "");
+        r->call_depth++;
+        rc = run_nodes(r, &mf, &m->body, &body);
+        r->call_depth--;
+        if (rc) {
+            snprintf(err, errlen, "%s", r->e->err);
+            pd_str_free(&body);
+        } else {
+            char *d = pd_str_take(&body);
+            *out = d ? (pd_val){.kind = PD_VAL_STR, .s = d} : pd_val_none();
+        }
+    }
+    frame_free(&mf);
+    frame_free(&barrier);
     return rc;
 }
 
-int pd_template_render(const char *tmpl, pd_lookup_fn lookup, void *ud, pd_str *out, char *err,
-                       size_t errlen, int *err_line)
+static int err_msg(runner *r, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int err_msg(runner *r, int line, const char *fmt, ...)
 {
-    render_budget budget = {0, 0};
-    return render_impl(tmpl, true, 0, &budget, lookup, ud, out, err, errlen, err_line);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->e->err, r->e->errlen, fmt, ap);
+    va_end(ap);
+    r->e->line = line;
+    return -1;
 }
 
-static int render_impl(const char *tmpl, bool at_line_start, int for_depth, render_budget *budget, pd_lookup_fn lookup,
-                       void *ud, pd_str *out, char *err, size_t errlen, int *err_line)
+/* Binds targets to item: one name takes it whole, several unpack it. */
+static int bind_targets(runner *r, frame *f, const node *n, const pd_val *item)
 {
-    const char *s = tmpl;
-    bool trim_next = false, eat_newline = false;
-    if_level stack[MAX_IF_DEPTH];
-    int depth = 0, dummy, if_lines[MAX_IF_DEPTH];
+    if (n->nnames == 1)
+        return frame_set(f, n->names[0], pd_val_copy(item), NULL, NULL) ? err_msg(r, n->line, "out of memory") : 0;
+    pd_val parts;
+    char e[2];
+    parser q = {.src = "", .err = e, .errlen = sizeof e};
+    if (item->kind == PD_VAL_DICT || item->kind == PD_VAL_STR ||
+        (item->kind == PD_VAL_LIST && item->view != PD_VIEW_NONE && item->view != PD_VIEW_TUPLE)) {
+        if (iter_items(&q, item, &parts))
+            return err_msg(r, n->line, "out of memory");
+    } else if (item->kind == PD_VAL_LIST) {
+        parts = pd_val_copy(item);
+    } else {
+        return err_msg(r, n->line, "cannot unpack %s into %d names", kind_name(item), n->nnames);
+    }
+    int rc = 0;
+    if (parts.n != (size_t)n->nnames)
+        rc = err_msg(r, n->line, "cannot unpack %zu values into %d names", parts.n, n->nnames);
+    for (int i = 0; i < n->nnames && !rc; i++)
+        if (frame_set(f, n->names[i], pd_val_copy(&parts.items[i]), NULL, NULL))
+            rc = err_msg(r, n->line, "out of memory");
+    pd_val_free(&parts);
+    return rc;
+}
+
+static int loop_var(runner *r, frame *f, const pd_val *items, size_t i, int depth)
+{
+    parser q = {.src = ""};
+    char e[64];
+    q.err = e;
+    q.errlen = sizeof e;
+    pd_val loop = {.kind = PD_VAL_DICT, .view = PD_VIEW_ITER}; /* prints as <LoopContext> in Jinja2 */
+    size_t len = items->n;
+    struct {
+        const char *k;
+        pd_val v;
+    } kv[] = {
+        {"index", pd_val_int((long long)i + 1)},
+        {"index0", pd_val_int((long long)i)},
+        {"revindex", pd_val_int((long long)(len - i))},
+        {"revindex0", pd_val_int((long long)(len - i - 1))},
+        {"first", pd_val_bool(i == 0)},
+        {"last", pd_val_bool(i + 1 == len)},
+        {"length", pd_val_int((long long)len)},
+        {"depth", pd_val_int(depth)},
+        {"depth0", pd_val_int(depth - 1)},
+    };
+    int rc = 0;
+    for (size_t k = 0; k < PD_ARRAY_LEN(kv) && !rc; k++)
+        rc = dict_set(&q, &loop, pd_val_str(kv[k].k), kv[k].v);
+    if (!rc && i > 0)
+        rc = dict_set(&q, &loop, pd_val_str("previtem"), pd_val_copy(&items->items[i - 1]));
+    if (!rc && i + 1 < len)
+        rc = dict_set(&q, &loop, pd_val_str("nextitem"), pd_val_copy(&items->items[i + 1]));
+    if (rc) {
+        pd_val_free(&loop);
+        return -1;
+    }
+    return frame_set(f, "loop", loop, NULL, NULL);
+}
+
+static int run_for(runner *r, frame *outer, const node *n, pd_str *out)
+{
+    pd_val seq, items;
+    if (eval_at(r, outer, n->expr, n->line, &seq))
+        return -1;
+    frame barrier = {.parent = outer}, *f = &barrier;
+    if (make_barrier(&barrier, outer, n)) {
+        pd_val_free(&seq);
+        frame_free(&barrier);
+        return err_msg(r, n->line, "out of memory");
+    }
+    char e[256];
+    parser q = {.src = n->expr, .err = e, .errlen = sizeof e};
+    int rc = iter_items(&q, &seq, &items);
+    pd_val_free(&seq);
+    if (rc) {
+        frame_free(&barrier);
+        return err_msg(r, n->line, "{%% for %%}: %s", e);
+    }
+    if (n->cond) { /* the loop filter: loop.* counts the items it keeps */
+        pd_val kept = empty_list();
+        for (size_t i = 0; i < items.n && !rc; i++) {
+            frame tf = {.parent = f};
+            pd_val c = pd_val_none();
+            rc = bind_targets(r, &tf, n, &items.items[i]);
+            if (!rc)
+                rc = eval_at(r, &tf, n->cond, n->line, &c);
+            pd_val item = pd_val_none();
+            if (!rc && pd_val_truthy(&c)) {
+                /* Jinja2 filters through a generator of the targets: with
+                 * several, loop.previtem / nextitem are tuples */
+                item = pd_val_copy(&items.items[i]);
+                if (n->nnames > 1 && item.kind == PD_VAL_LIST)
+                    item.view = PD_VIEW_TUPLE;
+                if (list_push(&q, &kept, item))
+                    rc = err_msg(r, n->line, "%s", e);
+            }
+            pd_val_free(&c);
+            frame_free(&tf);
+        }
+        pd_val_free(&items);
+        items = kept;
+    }
+    int depth = 1; /* loop.depth counts recursive loops only, which are not supported */
+    for (size_t i = 0; i < items.n && !rc; i++) {
+        if (++r->iterations > MAX_LOOP_ITERATIONS) {
+            rc = err_msg(r, n->line, "{%% for %%}: more than %d loop iterations in one template", MAX_LOOP_ITERATIONS);
+            break;
+        }
+        frame lf = {.parent = f}; /* each iteration its own scope, as Jinja2 */
+        rc = bind_targets(r, &lf, n, &items.items[i]);
+        if (!rc && loop_var(r, &lf, &items, i, depth))
+            rc = err_msg(r, n->line, "out of memory");
+        if (!rc)
+            rc = run_nodes(r, &lf, &n->body, out);
+        frame_free(&lf);
+    }
+    if (!rc && !items.n) { /* the else block is a scope of its own too */
+        frame ef = {.parent = f};
+        rc = run_nodes(r, &ef, &n->orelse, out);
+        frame_free(&ef);
+    }
+    pd_val_free(&items);
+    frame_free(&barrier);
+    return rc;
+}
+
+static int run_nodes(runner *r, frame *f, const node_list *l, pd_str *out)
+{
+    for (size_t k = 0; k < l->n; k++) {
+        const node *n = &l->v[k];
+        int rc = 0;
+        pd_val v;
+        switch (n->kind) {
+        case N_TEXT: pd_str_append(out, n->text); break;
+        case N_OUT: {
+            if (eval_at(r, f, n->expr, n->line, &v))
+                return -1;
+            char e[256];
+            parser q = {.src = n->expr, .err = e, .errlen = sizeof e};
+            if (need_printable(&q, &v))
+                rc = err_msg(r, n->line, "%s", e);
+            else
+                pd_val_append(out, &v);
+            pd_val_free(&v);
+            break;
+        }
+        case N_IF:
+            if (eval_at(r, f, n->expr, n->line, &v))
+                return -1;
+            rc = run_nodes(r, f, pd_val_truthy(&v) ? &n->body : &n->orelse, out);
+            pd_val_free(&v);
+            break;
+        case N_FOR: rc = run_for(r, f, n, out); break;
+        case N_SET: {
+            /* parenthesised, so that "a, b = 1, 2" sees a tuple */
+            pd_str src = {0};
+            pd_str_printf(&src, "(%s)", n->expr);
+            if (!src.data)
+                return err_msg(r, n->line, "out of memory");
+            rc = eval_at(r, f, src.data, n->line, &v);
+            pd_str_free(&src);
+            if (!rc) {
+                rc = bind_targets(r, f, n, &v);
+                pd_val_free(&v);
+            }
+            break;
+        }
+        case N_SETBLOCK: {
+            pd_str body = {0};
+            pd_str_append(&body, "");
+            frame barrier = {.parent = f}, bf = {.parent = &barrier};
+            rc = make_barrier(&barrier, f, n) ? err_msg(r, n->line, "out of memory") : run_nodes(r, &bf, &n->body, &body);
+            frame_free(&bf);
+            frame_free(&barrier);
+            char *d = rc ? NULL : pd_str_take(&body);
+            pd_str_free(&body);
+            if (!rc && (!d || frame_set(f, n->names[0], (pd_val){.kind = PD_VAL_STR, .s = d}, NULL, NULL)))
+                rc = err_msg(r, n->line, "out of memory");
+            break;
+        }
+        case N_MACRO:
+            if (frame_set(f, n->name, pd_val_none(), n, f))
+                rc = err_msg(r, n->line, "out of memory");
+            break;
+        }
+        if (rc)
+            return -1;
+        if (out->oom || out->len > MAX_OUTPUT)
+            return err_msg(r, n->line, out->oom ? "out of memory" : "the template renders more than %zu MiB",
+                           MAX_OUTPUT >> 20);
+    }
+    return 0;
+}
+
+int pd_template_render(const char *tmpl, pd_lookup_fn lookup, void *ud, pd_str *out, char *err, size_t errlen,
+                       int *err_line)
+{
+    int dummy;
     if (!err_line)
         err_line = &dummy;
     *err_line = 0;
-    while (*s) {
-        const char *open = strchr(s, '{');
-        while (open && open[1] != '{' && open[1] != '%' && open[1] != '#')
-            open = strchr(open + 1, '{');
-        const char *text_end = open ? open : s + strlen(s);
-        const char *text = s;
-        if (trim_next)
-            while (text < text_end && isspace((unsigned char)*text))
-                text++;
-        else if (eat_newline && text < text_end && *text == '\n')
-            text++;
-        trim_next = eat_newline = false;
-        const char *te = text_end;
-        if (open && open[2] == '-') {
-            while (te > text && isspace((unsigned char)te[-1]))
-                te--;
-        } else if (open && open[1] == '%' && open[2] != '+') { /* lstrip_blocks */
-            const char *b = te;
-            while (b > text && (b[-1] == ' ' || b[-1] == '\t'))
-                b--;
-            if ((b == tmpl && at_line_start) || (b > tmpl && b[-1] == '\n'))
-                te = b;
-        }
-        bool active = depth == 0 || stack[depth - 1].active;
-        if (active)
-            pd_str_appendn(out, text, (size_t)(te - text));
-        if (!open)
-            break;
-        *err_line = line_of(tmpl, open);
-        char kind = open[1];
-        const char *close_tok = kind == '{' ? "}}" : kind == '%' ? "%}" : "#}";
-        const char *body = open + 2;
-        const char *close = kind == '#' ? strstr(body, "#}") : find_close(body, close_tok);
-        if (!close) {
-            snprintf(err, errlen, "unclosed '%c%c' (no matching '%s')", '{', kind, close_tok);
-            return -1;
-        }
-        if (*body == '-' || (kind == '%' && *body == '+'))
-            body++;
-        const char *body_end = close;
-        bool plus_end = false;
-        if (body_end > body && (body_end[-1] == '-' || (kind == '%' && body_end[-1] == '+'))) {
-            trim_next = body_end[-1] == '-';
-            plus_end = body_end[-1] == '+';
-            body_end--;
-        }
-        char word[16] = "";
-        if (kind == '%')
-            tag_word(body, body_end, word, sizeof word);
-        if (!strcmp(word, "for")) {
-            const char *next; /* errors in the loop body set *err_line to their own line */
-            if (render_for(tmpl, body, body_end, close, trim_next, plus_end, active, for_depth, budget, lookup, ud,
-                           out, err, errlen, err_line, &next, &trim_next, &eat_newline))
-                return -1;
-            s = next;
-            continue;
-        }
-        if (!strcmp(word, "endfor")) {
-            snprintf(err, errlen, "{%% endfor %%} without {%% for %%}");
-            return -1;
-        }
-        if (kind == '%') {
-            int before = depth;
-            if (statement(body, (size_t)(body_end - body), stack, &depth, lookup, ud, err, errlen))
-                return -1;
-            if (depth > before)
-                if_lines[depth - 1] = *err_line;
-            eat_newline = !trim_next && !plus_end; /* trim_blocks */
-        } else if (kind == '{' && active) {
-            pd_val v;
-            if (eval_tag(body, (size_t)(body_end - body), lookup, ud, &v, err, errlen))
-                return -1;
-            pd_val_append(out, &v);
-            pd_val_free(&v);
-        }
-        s = close + 2;
+    errinfo e = {err, errlen, 0};
+    tok_list toks = {0};
+    node_list root = {0};
+    int rc = tokenize(tmpl, &toks, &e);
+    if (!rc) {
+        tparser tp = {.t = &toks, .e = &e};
+        rc = parse_nodes(&tp, &root, NULL, NULL, NULL, NULL, NULL, 0);
+        if (!rc)
+            rc = mark_scope(&tp, &root, NULL);
     }
-    if (depth > 0) {
-        *err_line = if_lines[depth - 1];
-        snprintf(err, errlen, "{%% if %%} without {%% endif %%}");
-        return -1;
+    if (!rc) {
+        runner r = {.base = lookup, .base_ud = ud, .e = &e};
+        frame top = {0};
+        size_t start = out->len;
+        pd_str_append(out, "");
+        rc = run_nodes(&r, &top, &root, out);
+        frame_free(&top);
+        if (rc && out->data) { /* nothing of a failed render */
+            out->len = start;
+            out->data[start] = '\0';
+        }
     }
-    *err_line = 0;
-    pd_str_append(out, "");
-    if (out->oom) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    return 0;
+    tok_free(&toks);
+    nodes_free(&root);
+    if (!rc && out->oom)
+        rc = terr(&e, 0, "out of memory");
+    *err_line = rc ? (e.line > 0 ? e.line : 0) : 0;
+    return rc;
 }

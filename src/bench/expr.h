@@ -1,26 +1,21 @@
-/* The Jinja2 subset paddiser bench understands, shared by vars.expr,
- * constraints and every {{ }} template of a study:
- *   literals     42, 1.5, 1e3, "str", 'str', true/false/True/False, none/None,
- *                lists [1, 'a']
- *   names        var, dotted names such as os_env.HOME or command.template
- *                (resolved by the caller's lookup function)
- *   operators    + - * / // % ** ~, == != < <= > >= (chained), in, not in,
- *                and or not, x if cond else y, parentheses, x[i], x[a:b]
- *   filters      int float round(n) string default(v)/d(v) upper lower abs
- *                trim length/count replace(a, b) basename dirname join(sep)
- *                first last list
- *   tests        x is defined, x is not defined, x is none
- *   functions    min max abs round floor ceil int float str len range
- *   methods      str: split rsplit strip lstrip rstrip upper lower replace
- *                startswith endswith join zfill; NAME.get(key, default) on
- *                dotted names (os_env.get('X', ''))
- * Arithmetic follows Python (/ is true division, // floors, % takes the sign
- * of the divisor); values render like Python's str() (True, 2.0).
- * Templates: {{ expr }}, {# comment #}, {% if %}/{% elif %}/{% else %}/
- * {% endif %}, {% for x in seq %}/{% for a, b in pairs %} ... {% endfor %}
- * with loop.index/index0/first/last/length (other statements are errors),
- * {{- / -}} trim whitespace;
- * block tags follow Jinja's trim_blocks + lstrip_blocks, as IOPS sets them. */
+/* The template and expression language of paddiser bench: Jinja2 as IOPS
+ * configures it (StrictUndefined, trim_blocks, lstrip_blocks), for
+ * vars.expr, constraints and every {{ }} template of a study
+ * (docs/bench.md "Templates and expressions" lists what is accepted).
+ *   values       ints, floats, strings, bools, none, lists, tuples, dicts
+ *                (the lookup's vars, command_env and command_labels, lists of
+ *                [key, value] pairs, are dicts), Python's str() and repr()
+ *   expressions  Python's arithmetic, comparisons, and/or/not, x if c else y,
+ *                subscripts, slices, attributes, '%' formatting, str * int,
+ *                ~, filters, tests, string and dict methods, range, dict
+ *   templates    {{ }}, {# #}, if/elif/else, for (else, if filter, unpacking,
+ *                loop.*), set (also set blocks), macro with calls; Jinja2's
+ *                scoping and whitespace control
+ * pd_expr_eval uses Python's precedence (IOPS eval()s vars.expr and
+ * constraints), pd_template_render Jinja2's. What is not supported is an
+ * error naming the construct, never a different output: the differential
+ * test (tests/template_diff, make check-template-diff) renders random
+ * templates with python3-jinja2 and with this engine and compares. */
 #ifndef PD_BENCH_EXPR_H
 #define PD_BENCH_EXPR_H
 
@@ -37,16 +32,32 @@ typedef enum {
     PD_VAL_FLOAT,
     PD_VAL_STR,
     PD_VAL_LIST, /* items[0..n) */
+    PD_VAL_DICT, /* items[0..n): [key, value] LIST pairs, in insertion order */
 } pd_val_kind;
+
+/* Python objects that iterate like a list but print and compare as
+ * themselves (range(0, 3), dict_keys([...]), <list_reverseiterator>):
+ * paddiser keeps them as lists and refuses to print or compare them, where
+ * it would otherwise differ from Jinja2. */
+typedef enum {
+    PD_VIEW_NONE,
+    PD_VIEW_TUPLE, /* prints (1, 2); never equal to a list */
+    PD_VIEW_RANGE,
+    PD_VIEW_ITER, /* reverse iterator, generator, the loop object: not printed */
+    PD_VIEW_DICT_ITEMS, /* printed dict_items([...]); no indexing, no == */
+    PD_VIEW_DICT_KEYS,
+    PD_VIEW_DICT_VALUES,
+} pd_val_view;
 
 typedef struct pd_val {
     pd_val_kind kind;
     bool b;
     long long i;
     double f;
-    char *s; /* owned; STR text or UNDEF name */
+    char *s; /* owned; STR text, UNDEF name, or how a range prints */
     struct pd_val *items; /* owned; LIST elements */
     size_t n;
+    pd_val_view view; /* LIST and DICT only */
 } pd_val;
 
 /* Resolves a (possibly dotted) name. Fills out (an owned value) and returns

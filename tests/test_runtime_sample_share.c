@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "lib/perf.h"
@@ -125,6 +126,36 @@ static void test_sampled_instance_time_is_left_out(void **state)
     assert_int_equal(info.instances_sampled, 1);
 }
 
+/* Where the share affords every instance (50% of 50 ms here), all are sampled
+ * alike and all count: a shift in the times is followed, not frozen at the
+ * first instance's. */
+static double shifted_run(const char *share_pct)
+{
+    start(share_pct);
+    for (int i = 0; i < 6; i++) {
+        /* 50 ms of real time an instance: a sampled one costs about 1 ms */
+        usleep(50000);
+        instance_slowed(i < 2 ? 1.0 : 2.0);
+    }
+    pd_profile_info info;
+    assert_int_equal(pd_profile_info_get(&info), PD_OK);
+    assert_int_equal(info.instances_sampled, 6);
+    pd_task_plan plan[2];
+    double makespan = 0;
+    assert_int_equal(pd_plan_query(plan, 2, &makespan), 2);
+    teardown(NULL);
+    return makespan;
+}
+
+static void test_all_sampled_instances_count(void **state)
+{
+    (void)state;
+    double none_perturbed = shifted_run("0"), all_perturbed = shifted_run("50");
+    assert_true(none_perturbed > 0.06); /* the shifted time, not the first's */
+    /* the same shifted prediction (the sampled heat differs a little) */
+    assert_float_equal(all_perturbed, none_perturbed, 0.1 * none_perturbed);
+}
+
 /* PADDISER_SAMPLE_SHARE_PCT=0: every instance is sampled. */
 static void test_share_zero_samples_every_instance(void **state)
 {
@@ -147,6 +178,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_skipped_instances_keep_profile_and_move_nothing, teardown),
         cmocka_unit_test_teardown(test_sampled_instance_time_is_left_out, teardown),
+        cmocka_unit_test(test_all_sampled_instances_count),
         cmocka_unit_test_teardown(test_share_zero_samples_every_instance, teardown),
     };
     return cmocka_run_group_tests_name("runtime_sample_share", tests, NULL, NULL);

@@ -399,6 +399,19 @@ static void remember_input(rt_task *t, const rt_instance *in)
 
 static const rt_instance *recent(const rt_task *t, int i);
 
+/* The task's history without its perturbed instances, oldest first. */
+static void drop_perturbed(rt_task *t)
+{
+    rt_instance keep[RT_HISTORY];
+    int n = 0;
+    for (int i = t->nhist - 1; i >= 0; i--)
+        if (!recent(t, i)->perturbed)
+            keep[n++] = *recent(t, i);
+    memcpy(t->hist, keep, (size_t)n * sizeof *keep);
+    t->nhist = n;
+    t->hist_next = n % RT_HISTORY;
+}
+
 /* The instance ran with pages protected while the sampler skips most
  * instances (pd_sampler_instance_begin): its faults, TLB shootdowns and split
  * huge pages are in its time, 2.5x on the phases example, and a prediction
@@ -414,10 +427,17 @@ void rt_record_instance(rt_task *t)
     rt_instance in = {rt_input_signature(1), t->last_time, t->last_r0, scale, instance_perturbed()};
     if (!(in.time > 0) || !(in.r0 >= 0) || !(in.scale > 0) || !isfinite(in.time))
         return; /* nothing to learn from (a task that took no time) */
-    if (in.perturbed && t->nhist > 0)
-        return; /* the task has better times */
-    if (!in.perturbed && t->nhist > 0 && recent(t, 0)->perturbed)
-        t->nhist = t->hist_next = 0; /* the perturbed one was all it had: forgotten */
+    /* Perturbed instances count only while the task has nothing better:
+     * one is dropped when an unperturbed one is kept, and they all go when
+     * the first unperturbed one comes (where every instance is sampled, all
+     * are perturbed alike and all count). */
+    int clean = 0;
+    for (int i = 0; i < t->nhist; i++)
+        clean += !recent(t, i)->perturbed;
+    if (in.perturbed && clean > 0)
+        return;
+    if (!in.perturbed && clean < t->nhist)
+        drop_perturbed(t);
     t->hist[t->hist_next] = in;
     t->hist_next = (t->hist_next + 1) % RT_HISTORY;
     if (t->nhist < RT_HISTORY)

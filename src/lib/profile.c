@@ -197,8 +197,6 @@ static int task_counts(rt_task *t, int slot, const raw_list *l, uint64_t ran)
  * object has no profile yet. */
 int rt_profile_missing(void)
 {
-    if (rt.force_sample)
-        return 1;
     for (size_t o = 0; o < rt.nobjects; o++)
         if (rt.objects[o].used && !rt.objects[o].base_size)
             return 1;
@@ -215,7 +213,6 @@ int rt_sync_locked(int plan)
     /* Without sampling at all the profiles come from the (empty) counts as
      * always; an instance the sampler skipped leaves them as they were. */
     int observed = !rt.sampling || rt.inst_sampled;
-    rt.force_sample = 0;
     raw_list l = {0};
     if (rt.sampling && rt.inst_sampled)
         pd_sampler_foreach_wait(collect_cb, &l);
@@ -235,13 +232,10 @@ int rt_sync_locked(int plan)
             rc = PD_ENOMEM;
             break;
         }
-        if (observed) {
-            rc = task_counts(t, slot, &l, ran);
-            if (rc != PD_OK)
-                break;
-        } else if (!t->have_base) {
-            rt.force_sample = 1; /* no profile yet: the next instance samples */
-        }
+        /* a task or object left without a profile makes the next
+         * instance sampled (rt_profile_missing) */
+        if (observed && (rc = task_counts(t, slot, &l, ran)) != PD_OK)
+            break;
 
         double total_acc = 0, touched = 0;
         for (size_t o = 0; o < t->nacc; o++)
@@ -285,11 +279,8 @@ int rt_sync_locked(int plan)
         rt_object *ob = &rt.objects[o];
         if (!ob->used || !ob->sampled_size)
             continue;
-        if (!observed) {
-            if (!ob->base_size)
-                rt.force_sample = 1;
+        if (!observed)
             continue;
-        }
         double est = 0, meas = 0;
         for (int s = 0; s < rt.ntasks; s++) {
             rt_task *t = rt.tasks[s];

@@ -203,8 +203,6 @@ typedef struct {
     int inst_sampled;  /* the open instance is sampled (pd_sampler_instance_begin):
                           its counts make the tasks' profiles; one that is not
                           leaves them as the last sampled instance made them */
-    int force_sample;  /* the next instance is sampled whatever the share: a
-                          task or object still has no profile */
     int instances;
 
     pd_allgather_fn allgather; /* cross-process planning, NULL = this process alone */

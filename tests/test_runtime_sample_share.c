@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "lib/perf.h"
+#include "lib/runtime_internal.h"
 #include "paddiser.h"
 
 #define MB (1024ul * 1024ul)
@@ -74,6 +75,19 @@ static void instance_slowed(double slow)
 }
 
 static void instance(void) { instance_slowed(1.0); }
+
+/* The same with each task's time per phase given. */
+static void instance_times(double t0, double t1)
+{
+    for (int phase = 0; phase < 2; phase++)
+        for (int task = 0; task < 2; task++) {
+            assert_int_equal(pd_task_begin(task), PD_OK);
+            sweep(buf + (size_t)task * 8 * MB, 8 * MB);
+            fake_now += task == 0 ? t0 : t1;
+            assert_int_equal(pd_task_end(task), PD_OK);
+        }
+    assert_int_equal(pd_sync_point(), PD_OK);
+}
 
 static void test_skipped_instances_keep_profile_and_move_nothing(void **state)
 {
@@ -172,6 +186,63 @@ static void test_share_zero_samples_every_instance(void **state)
     }
 }
 
+/* A sync point whose inputs did not change reuses the last decision
+ * instead of redoing the page-level work (rt.last_decision.reused; 2 ms ->
+ * 0.07 ms a sync point on the phases example), and gives it up as soon as
+ * something it rests on changes: here the times, task 1 becoming the
+ * slower one, after which the fast memory goes to task 1. */
+static void test_unchanged_decision_reused_until_times_change(void **state)
+{
+    (void)state;
+    start("1");
+    pd_profile_info info;
+    int reused = 0;
+    for (int i = 0; i < 8; i++) {
+        instance_times(0.02, 0.01);
+        assert_int_equal(pd_profile_info_get(&info), PD_OK);
+        if (i >= 4) {
+            assert_int_equal(rt.last_decision.reused, 1);
+            assert_int_equal(info.bytes_moved, 0);
+        }
+        reused += rt.last_decision.reused;
+    }
+    assert_true(reused >= 4);
+    pd_task_plan plan[2];
+    assert_int_equal(pd_plan_query(plan, 2, NULL), 2);
+    const pd_task_plan *t0 = plan[0].task == 0 ? &plan[0] : &plan[1];
+    const pd_task_plan *t1 = plan[0].task == 1 ? &plan[0] : &plan[1];
+    assert_true(t0->dram_bytes > t1->dram_bytes);
+    int fresh = 0;
+    unsigned long long moved = 0;
+    for (int i = 0; i < 4; i++) {
+        instance_times(0.01, 0.08);
+        assert_int_equal(pd_profile_info_get(&info), PD_OK);
+        fresh += !rt.last_decision.reused;
+        moved += info.bytes_moved;
+    }
+    assert_true(fresh >= 1);
+    assert_true(moved > 0);
+    assert_int_equal(pd_plan_query(plan, 2, NULL), 2);
+    t0 = plan[0].task == 0 ? &plan[0] : &plan[1];
+    t1 = plan[0].task == 1 ? &plan[0] : &plan[1];
+    assert_true(t1->dram_bytes > t0->dram_bytes);
+}
+
+/* An object that changes (a new input) voids the stored decision: the
+ * plan for it is decided afresh. */
+static void test_object_change_voids_reused_decision(void **state)
+{
+    (void)state;
+    start("1");
+    for (int i = 0; i < 6; i++)
+        instance();
+    assert_int_equal(rt.last_decision.reused, 1);
+    assert_int_equal(pd_object_update(0, buf, 12 * MB), PD_OK);
+    pd_task_plan plan[2];
+    assert_int_equal(pd_plan_query(plan, 2, NULL), 2); /* plans the new input */
+    assert_int_equal(rt.last_decision.reused, 0);
+}
+
 int main(void)
 {
     setenv("PADDISER_QUIET", "1", 1);
@@ -180,6 +251,8 @@ int main(void)
         cmocka_unit_test_teardown(test_sampled_instance_time_is_left_out, teardown),
         cmocka_unit_test(test_all_sampled_instances_count),
         cmocka_unit_test_teardown(test_share_zero_samples_every_instance, teardown),
+        cmocka_unit_test_teardown(test_unchanged_decision_reused_until_times_change, teardown),
+        cmocka_unit_test_teardown(test_object_change_voids_reused_decision, teardown),
     };
     return cmocka_run_group_tests_name("runtime_sample_share", tests, NULL, NULL);
 }

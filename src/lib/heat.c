@@ -204,6 +204,7 @@ void rt_heat_select(rt_task *t, uint64_t next)
     rt_heat_entry *e = find_entry(t, next);
     if (!e)
         return;
+    rt.layout_gen++; /* another input's heat */
     rt_heat_entry in = *e; /* taken out of its slot */
     memset(e, 0, sizeof *e);
     if (t->hot_acc)

@@ -148,6 +148,7 @@ static int register_locked(const char *name, void *addr, size_t size, const pd_a
         place_initial(o);
         rt.ranges_dirty = 1;
         rt.plan_stale = 1;
+        rt.layout_gen++;
         return (int)i;
     }
     if (rt.nobjects == rt.cap_objects) {
@@ -180,6 +181,7 @@ static int register_locked(const char *name, void *addr, size_t size, const pd_a
     place_initial(o);
     rt.ranges_dirty = 1;
     rt.plan_stale = 1;
+    rt.layout_gen++;
     return (int)rt.nobjects++;
 }
 
@@ -222,6 +224,7 @@ static int update_locked(int id, void *addr, size_t size)
     place_initial(o);
     rt.ranges_dirty = 1;
     rt.plan_stale = 1;
+    rt.layout_gen++;
     return PD_OK;
 }
 
@@ -249,6 +252,7 @@ int pd_object_unregister(int id)
         release_uncovered(o->addr, o->size);
         rt.ranges_dirty = 1;
         rt.plan_stale = 1;
+        rt.layout_gen++;
     }
     pthread_mutex_unlock(&rt.lock);
     return rc;

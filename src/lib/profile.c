@@ -145,6 +145,7 @@ static double measured_share(const rt_task *t, const raw_list *l, int slot)
 static int task_counts(rt_task *t, int slot, const raw_list *l, uint64_t ran)
 {
     int rc = PD_OK;
+    rt.layout_gen++; /* new heat */
     memset(t->last_acc, 0, t->nacc * sizeof *t->last_acc);
     /* The heat so far, to smooth this instance's with (heat.c). */
     rt_hot *old = t->hot;

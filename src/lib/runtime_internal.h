@@ -173,6 +173,8 @@ typedef struct {
     double model_s;     /* predicted makespan of the planner's plan (with its fills) */
     double hot_first_s; /* ... of hot-first on the same heat (NaN: not compared) */
     int hot_first;      /* 1: hot-first was predicted faster and replaced the plan */
+    int reused;         /* 1: nothing it rests on changed: the last decision,
+                           its rule re-evaluated on the new predictions (migrate.c) */
 } rt_plan_decision;
 
 typedef struct {
@@ -195,6 +197,8 @@ typedef struct {
     int start_slow;   /* PADDISER_START_TIER=slow: registration moves pages to the slow tier */
     int adopt_pending; /* some object has adopt set */
     int plan_stale;   /* objects changed since the last plan */
+    unsigned layout_gen; /* bumped when objects or any task's heat change: a
+                            sync point's reused decision (migrate.c) rests on them */
 
     rt_task *tasks[RT_MAX_TASKS];
     int ntasks;

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -198,6 +199,72 @@ static void test_drop_object_unprotects_at_once(void **state)
         assert_int_equal(pd_sampler_count(i, 0), info.object == 0 ? 0 : 2);
     }
     munmap(buf, 4 * MB);
+}
+
+/* The protection of the page at p, from /proc/self/maps ("rw-p" -> "rw"). */
+static void page_prot(const void *p, char out[3])
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    assert_non_null(f);
+    char line[512];
+    out[0] = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        char perm[8];
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perm) == 3 && (uintptr_t)p >= lo && (uintptr_t)p < hi) {
+            out[0] = perm[0], out[1] = perm[1], out[2] = 0;
+            break;
+        }
+    }
+    fclose(f);
+    assert_true(out[0] != 0);
+}
+
+/* The disarm unprotects each object's samples with one call over its span
+ * (src/lib/page_sampler.c, disarm_locked; a call per sample before): every
+ * sampled page is read-write after it, and memory between two objects that belongs to neither (here a
+ * read-only page) keeps its protection. */
+static void test_disarm_spans_stay_inside_objects(void **state)
+{
+    (void)state;
+    start(0, 0);
+    unsigned char *buf = map_buf(4 * MB + 4096);
+    unsigned char *gap = buf + 2 * MB;
+    assert_int_equal(mprotect(gap, 4096, PROT_READ), 0);
+    pd_sampler_range r[2] = {{buf, 2 * MB, 0}, {gap + 4096, 2 * MB, 1}};
+    pd_sampler_config cfg = {.seed = 7, .period_ms = 0, .min_per_object = 64};
+    pd_sampler_stop();
+    assert_int_equal(pd_sampler_start(&cfg), 0);
+    assert_int_equal(pd_sampler_set_ranges(r, 2), 0);
+    assert_true(pd_sampler_nsamples() >= 128);
+    pd_sampler_set_thread_task(0);
+    pd_sampler_arm();
+    touch_region(buf, 0, MB); /* some samples fire (restored), the rest stay armed */
+    pd_sampler_stats before, after;
+    pd_sampler_get_stats(&before);
+    pd_sampler_disarm();
+    pd_sampler_get_stats(&after);
+    assert_int_equal(after.protect_calls - before.protect_calls, 2); /* one per object */
+    char prot[3];
+    for (size_t i = 0; i < pd_sampler_nsamples(); i++) {
+        pd_sample_info info;
+        assert_int_equal(pd_sampler_sample(i, &info), 0);
+        page_prot(info.page, prot);
+        assert_string_equal(prot, "rw");
+    }
+    page_prot(gap, prot);
+    assert_string_equal(prot, "r-");
+    /* no fault left anywhere in the objects: a system call reads them all */
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    for (size_t off = 0; off < 4 * MB + 4096; off += 4096) {
+        assert_int_equal(write(pfd[1], buf + off, 8), 8);
+        char tmp[8];
+        assert_int_equal(read(pfd[0], tmp, 8), 8);
+    }
+    close(pfd[0]);
+    close(pfd[1]);
+    munmap(buf, 4 * MB + 4096);
 }
 
 static void test_budget_skips_early_rearm(void **state)
@@ -554,6 +621,7 @@ int main(void)
         cmocka_unit_test_teardown(test_budget_grows_regions, teardown),
         cmocka_unit_test_teardown(test_ticker_rearms, teardown),
         cmocka_unit_test_teardown(test_drop_object_unprotects_at_once, teardown),
+        cmocka_unit_test_teardown(test_disarm_spans_stay_inside_objects, teardown),
         cmocka_unit_test_teardown(test_budget_skips_early_rearm, teardown),
         cmocka_unit_test_teardown(test_allowance_before_budget, teardown),
         cmocka_unit_test_teardown(test_allowance_is_a_share_of_the_instance, teardown),

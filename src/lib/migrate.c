@@ -959,11 +959,15 @@ static int keep_placement(task_pred *p, int n, const page_list *placed_now, cons
  * comparing every planned page: 2 ms for 64 MiB of fast memory, 5% of a
  * 50 ms instance). Reused only while the objects, the heat
  * (rt.layout_gen), the placement (placed_gen) and the capacity are those
- * it judged, the planner's bytes per task moved by less than the noise
- * floor's share of the fast memory (the selection is the same within the
- * floor), and the gain-versus-cost rule, re-evaluated on the new
- * predictions, the grown horizon and the trust of now, still keeps the
- * placement. Anything else decides afresh. */
+ * it judged, and then:
+ * - a placement the gain-versus-cost rule kept stays while the rule,
+ *   re-evaluated on the new predictions, the grown horizon and the trust
+ *   of now, still keeps it for any plan within the planner's shift in
+ *   bytes per task (its gain bounded from the planner's, its moves at
+ *   most the shift fewer);
+ * - a plan that was the placement stays while the planner's bytes per
+ *   task moved by less than the noise floor's share of the fast memory.
+ * Anything else decides afresh. */
 static struct {
     int valid;
     unsigned epoch, layout_gen, placed_gen;
@@ -1030,10 +1034,13 @@ static int memo_reuse(task_pred *p, int n, const size_t *bytes, size_t budget, i
             return 0;
         shift += bytes[i] > memo.bytes[i] ? bytes[i] - memo.bytes[i] : memo.bytes[i] - bytes[i];
     }
-    if ((double)shift > floor * (double)budget)
+    /* Without the rule's verdict (the plan was the placement), only the
+     * same selection within the floor is the same decision. */
+    int ruled = memo.kept && memo.d.decided;
+    if (!ruled && (double)shift > floor * (double)budget)
         return 0;
     rt_plan_decision d = memo.d;
-    if (memo.kept) {
+    if (ruled) {
         /* the rule again: the placement's makespan under the new
          * predictions, the gain grown by whatever the planner now sees
          * more of it (never shrunk: a reuse errs towards deciding afresh) */
@@ -1057,7 +1064,12 @@ static int memo_reuse(task_pred *p, int n, const size_t *bytes, size_t budget, i
         d.horizon = rt_plan_horizon();
         d.current_s = cur;
         d.min_gain_s = floor * cur;
-        if (gain > d.min_gain_s && gain * d.horizon > d.cost_s)
+        /* a plan whose bytes moved by `shift` from the judged one moves at
+         * most that many pages fewer: its cost at least the rest */
+        double fewer = (double)(shift / RT_PAGE), cost = 0;
+        if ((double)d.pages > fewer)
+            cost = d.cost_s * ((double)d.pages - fewer) / (double)d.pages;
+        if (gain > d.min_gain_s && gain * d.horizon > cost)
             return 0;
         for (int i = 0; i < n; i++) {
             kshare[i] = memo.kshare[i];

@@ -328,8 +328,13 @@ static void rearm_locked(void)
     atomic_fetch_add_explicit(&S.passes, 1, memory_order_relaxed);
 }
 
-/* Unprotects the armed samples, adjacent ones with one call. A handler may
- * be restoring one of them at the same time: both make it read-write. */
+/* Unprotects the armed samples: one call per object, from its first armed
+ * sample to its last. The pages between are the object's, read-write since
+ * its registration checked them (or restored by a fault): a span costs one
+ * call and one TLB shootdown where a call per sample cost one each, most of
+ * a sampled instance's disarm (640 calls an end of activity on the phases
+ * example, 10 now). A handler may be restoring one of them at the same
+ * time: both make it read-write. */
 static void disarm_locked(void)
 {
     atomic_store(&S.armed, 0);
@@ -338,23 +343,30 @@ static void disarm_locked(void)
         return;
     /* Its cost is the sampler's too: timed only when something is armed. */
     double t0 = 0;
-    size_t run = 0, run_len = 0;
-    for (size_t i = 0; i <= t->n; i++) {
-        int armed = i < t->n && atomic_load(&t->armed[i]);
-        if (run_len && (!armed || !adjacent(t, i))) {
-            mprotect((void *)t->page[run], run_len * PD_SAMPLE_PAGE, PROT_READ | PROT_WRITE);
-            for (size_t k = run; k < run + run_len; k++)
-                atomic_store(&t->armed[k], 0);
-            S.mprotect_calls++;
-            run_len = 0;
-        }
-        if (armed) {
+    for (size_t i = 0; i < t->n;) {
+        /* the object's samples [i, end): strata of one range tile it, so
+         * each begins where the previous ended */
+        size_t end = i + 1;
+        while (end < t->n && t->object[end] == t->object[i] &&
+               t->region[end] == t->region[end - 1] + t->region_len[end - 1])
+            end++;
+        size_t first = end, last = end;
+        for (size_t k = i; k < end; k++)
+            if (atomic_load(&t->armed[k])) {
+                if (first == end)
+                    first = k;
+                last = k;
+            }
+        if (first < end) {
             if (!t0)
                 t0 = pd_monotonic();
-            if (!run_len)
-                run = i;
-            run_len++;
+            mprotect((void *)t->page[first], (size_t)(t->page[last] - t->page[first]) + PD_SAMPLE_PAGE,
+                     PROT_READ | PROT_WRITE);
+            for (size_t k = first; k <= last; k++)
+                atomic_store(&t->armed[k], 0);
+            S.mprotect_calls++;
         }
+        i = end;
     }
     if (t0)
         S.inst_passes += pd_monotonic() - t0;

@@ -1040,16 +1040,18 @@ static int memo_reuse(task_pred *p, int n, const size_t *bytes, size_t budget, i
     if (!ruled && (double)shift > floor * (double)budget)
         return 0;
     rt_plan_decision d = memo.d;
+    /* the tasks run under the kept placement: its time under the new
+     * predictions */
+    plan_ctx ctx = {p, n, 0};
+    double cur = 0;
+    for (int i = 0; memo.kept && i < n; i++) {
+        ktime[i] = rt_time_cb(&ctx, i, memo.kshare[i]);
+        cur = ktime[i] > cur ? ktime[i] : cur;
+    }
     if (ruled) {
-        /* the rule again: the placement's makespan under the new
-         * predictions, the gain grown by whatever the planner now sees
-         * more of it (never shrunk: a reuse errs towards deciding afresh) */
-        plan_ctx ctx = {p, n, 0};
-        double cur = 0;
-        for (int i = 0; i < n; i++) {
-            ktime[i] = rt_time_cb(&ctx, i, memo.kshare[i]);
-            cur = ktime[i] > cur ? ktime[i] : cur;
-        }
+        /* the rule again on the new predictions, the gain grown by
+         * whatever the planner now sees more of it (never shrunk: a reuse
+         * errs towards deciding afresh) */
         double more = (cur - rt.makespan) - (memo.d.current_s - memo.plan_ms);
         double raw = memo.d.current_s - memo.d.planned_s + (more > 0 ? more : 0);
         double *m = malloc((size_t)n * 2 * sizeof *m);
@@ -1071,10 +1073,10 @@ static int memo_reuse(task_pred *p, int n, const size_t *bytes, size_t budget, i
             cost = d.cost_s * ((double)d.pages - fewer) / (double)d.pages;
         if (gain > d.min_gain_s && gain * d.horizon > cost)
             return 0;
-        for (int i = 0; i < n; i++) {
-            kshare[i] = memo.kshare[i];
-            kbytes[i] = memo.kbytes[i];
-        }
+    }
+    for (int i = 0; memo.kept && i < n; i++) {
+        kshare[i] = memo.kshare[i];
+        kbytes[i] = memo.kbytes[i];
     }
     d.reused = 1;
     rt.last_decision = d;
@@ -1119,8 +1121,8 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
      * more) go slow, planned pages not yet placed go fast, hottest first. */
     if (rc == PD_OK && placed_pages(&before) != 0)
         rc = PD_ENOMEM;
-    /* What the plan leaves of the fast memory this process may use keeps pages that are
-     * there already, in address order: keeping costs no move, while sending
+    /* What the plan leaves of that budget keeps pages that are there
+     * already, in address order: keeping costs no move, while sending
      * them out would leave the room empty (first-touch pages the sampler
      * did not see, a plan that fills less than the capacity). What is left
      * then goes to sampled pages whose benefit pays for their move. */

@@ -968,15 +968,20 @@ static int keep_placement(task_pred *p, int n, const page_list *placed_now, cons
  * - a plan that was the placement stays while the planner's bytes per
  *   task moved by less than the noise floor's share of the fast memory.
  * Anything else decides afresh. */
+typedef struct {
+    int id;               /* the task */
+    size_t bytes;         /* the planner's bytes it judged */
+    double kshare;        /* the outputs: the share and bytes the task */
+    size_t kbytes;        /* runs under when the placement was kept */
+} memo_task;
+
 static struct {
     int valid;
     unsigned epoch, layout_gen, placed_gen;
     size_t budget;
     int n;
-    int *task_id;
-    size_t *bytes, *kbytes;
-    double *kshare;
-    int kept;          /* the outputs: the tasks run under kshare/kbytes */
+    memo_task *task;
+    int kept;          /* the tasks run under the kept placement */
     double plan_ms;    /* the planner's makespan it judged */
     rt_plan_decision d;
 } memo;
@@ -987,27 +992,12 @@ static void memo_store(const task_pred *p, int n, const size_t *bytes, size_t bu
                        const size_t *kbytes)
 {
     memo.valid = 0;
-    size_t m = n ? (size_t)n : 1;
-    int *id = realloc(memo.task_id, m * sizeof *id);
-    if (id)
-        memo.task_id = id;
-    size_t *b = realloc(memo.bytes, m * sizeof *b);
-    if (b)
-        memo.bytes = b;
-    size_t *kb = realloc(memo.kbytes, m * sizeof *kb);
-    if (kb)
-        memo.kbytes = kb;
-    double *ks = realloc(memo.kshare, m * sizeof *ks);
-    if (ks)
-        memo.kshare = ks;
-    if (!id || !b || !kb || !ks)
+    memo_task *t = realloc(memo.task, (size_t)(n ? n : 1) * sizeof *t);
+    if (!t)
         return; /* out of memory: the next sync point decides afresh */
-    for (int i = 0; i < n; i++) {
-        memo.task_id[i] = p[i].task->id;
-        memo.bytes[i] = bytes[i];
-        memo.kshare[i] = kept ? kshare[i] : 0;
-        memo.kbytes[i] = kept ? kbytes[i] : 0;
-    }
+    memo.task = t;
+    for (int i = 0; i < n; i++)
+        t[i] = (memo_task){p[i].task->id, bytes[i], kept ? kshare[i] : 0, kept ? kbytes[i] : 0};
     memo.n = n;
     memo.kept = kept;
     memo.budget = budget;
@@ -1030,9 +1020,10 @@ static int memo_reuse(task_pred *p, int n, const size_t *bytes, size_t budget, i
     double floor = rt_min_gain_share();
     size_t shift = 0;
     for (int i = 0; i < n; i++) {
-        if (memo.task_id[i] != p[i].task->id)
+        const memo_task *m = &memo.task[i];
+        if (m->id != p[i].task->id)
             return 0;
-        shift += bytes[i] > memo.bytes[i] ? bytes[i] - memo.bytes[i] : memo.bytes[i] - bytes[i];
+        shift += bytes[i] > m->bytes ? bytes[i] - m->bytes : m->bytes - bytes[i];
     }
     /* Without the rule's verdict (the plan was the placement), only the
      * same selection within the floor is the same decision. */
@@ -1045,7 +1036,7 @@ static int memo_reuse(task_pred *p, int n, const size_t *bytes, size_t budget, i
     plan_ctx ctx = {p, n, 0};
     double cur = 0;
     for (int i = 0; memo.kept && i < n; i++) {
-        ktime[i] = rt_time_cb(&ctx, i, memo.kshare[i]);
+        ktime[i] = rt_time_cb(&ctx, i, memo.task[i].kshare);
         cur = ktime[i] > cur ? ktime[i] : cur;
     }
     if (ruled) {
@@ -1075,8 +1066,8 @@ static int memo_reuse(task_pred *p, int n, const size_t *bytes, size_t budget, i
             return 0;
     }
     for (int i = 0; memo.kept && i < n; i++) {
-        kshare[i] = memo.kshare[i];
-        kbytes[i] = memo.kbytes[i];
+        kshare[i] = memo.task[i].kshare;
+        kbytes[i] = memo.task[i].kbytes;
     }
     d.reused = 1;
     rt.last_decision = d;

@@ -684,6 +684,21 @@ static void parse_cache_and_budget(ctx *c, const yaml_node_t *n, pd_bench_config
         }
         free(f);
     }
+    if ((v = map_get(c, n, "exhaustive_vars")) && !is_null(v)) {
+        cfg->exhaustive_line = node_line(v);
+        if (v->type != YAML_SEQUENCE_NODE) {
+            err_at(c, node_line(v), "benchmark.exhaustive_vars", "must be a list of variable names, found %s",
+                   type_desc(v));
+        } else {
+            size_t nv = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+            cfg->exhaustive_vars = calloc(nv ? nv : 1, sizeof *cfg->exhaustive_vars);
+            for (size_t i = 0; i < nv && cfg->exhaustive_vars; i++) {
+                char *name = get_str(c, node(c, v->data.sequence.items.start[i]), "benchmark.exhaustive_vars");
+                if (name)
+                    cfg->exhaustive_vars[cfg->nexhaustive_vars++] = name;
+            }
+        }
+    }
     if ((v = map_get(c, n, "cache_exclude_vars")) && !is_null(v)) {
         if (v->type != YAML_SEQUENCE_NODE) {
             err_at(c, node_line(v), "benchmark.cache_exclude_vars", "must be a list of variable names, found %s",
@@ -729,8 +744,8 @@ static void parse_benchmark(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
                                   "probes", "search_method", "slurm_options", "random_config", "random_seed", "timeout",
                                   "executor_options", "collect_system_info", "track_executions", "trace_resources",
                                   "trace_interval", "cache_file", "cache_exclude_vars", "max_core_hours",
-                                  "cores_expr", "estimated_time_seconds", NULL};
-    static const char *ignored[] = {"report_vars", "create_folders_upfront", "exhaustive_vars", "bayesian_config", NULL};
+                                  "cores_expr", "estimated_time_seconds", "exhaustive_vars", NULL};
+    static const char *ignored[] = {"report_vars", "create_folders_upfront", "bayesian_config", NULL};
     check_keys(c, n, "benchmark", known, ignored);
     const yaml_node_t *v;
     if ((v = map_get(c, n, "name")))
@@ -1813,6 +1828,9 @@ void pd_bench_config_free(pd_bench_config *cfg)
     free(cfg->cache_file);
     for (size_t i = 0; i < cfg->ncache_exclude_vars; i++)
         free(cfg->cache_exclude_vars[i]);
+    for (size_t i = 0; i < cfg->nexhaustive_vars; i++)
+        free(cfg->exhaustive_vars[i]);
+    free(cfg->exhaustive_vars);
     free(cfg->cache_exclude_vars);
     text_free(&cfg->cores_expr);
     free(cfg->machine);

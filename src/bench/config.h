@@ -100,6 +100,11 @@ typedef struct {
     char *cache_file;       /* benchmark.cache_file, absolute (cache.h), or NULL */
     char **cache_exclude_vars; /* benchmark.cache_exclude_vars: left out of the cache key */
     size_t ncache_exclude_vars;
+    /* benchmark.exhaustive_vars: swept fully for every point random or
+     * bayesian search picks among the other variables (study.h) */
+    char **exhaustive_vars;
+    size_t nexhaustive_vars;
+    int exhaustive_line;
     double max_core_hours;  /* benchmark.max_core_hours (budget.h); 0: no budget */
     pd_cfg_text cores_expr; /* benchmark.cores_expr (template); text NULL: 1 core */
     double estimated_time_s; /* benchmark.estimated_time_seconds; 0: not set */

@@ -1093,7 +1093,7 @@ prepare_more:
     int xrc = cfg->executor == PD_EXEC_SLURM ? pd_exec_slurm(run, cfg->parallel, cfg->poll_interval_s)
                                              : pd_exec_local(run, cfg->parallel);
     pd_bench_control_report(run, opt->config_path); /* stopped by --fail-fast/--max-fail */
-    if (bayesian && xrc == 0 && !run->stop_starting) { /* the point's results, then the next point */
+    if (bayesian && xrc == 0 && !run->stop_starting && !run->budget.stopped) { /* results, then the next point */
         pd_bench_bayes_tell(&bayes, point_objective(run, first_task));
         size_t norder = run->matrix.norder, nexecs = run->matrix.nexecs;
         long added = pd_bench_bayes_next(&bayes, cfg, &run->matrix);

@@ -10,7 +10,7 @@
 
 CC       ?= gcc
 BUILD    ?= build
-PKGS     := yaml-0.1 jansson cmocka numa sqlite3 nettle
+PKGS     := yaml-0.1 jansson cmocka numa sqlite3 nettle gsl
 SANITIZE ?=
 WERROR   ?=
 PREFIX   ?= /usr/local

@@ -29,3 +29,14 @@ check-slurm: all $(MEMBW_BIN)
 	@PADDISER_CHECK_SLURM=1 BUILD=$(BUILD) sh tests/slurm_multinode.sh
 
 CHECK_EXTRA += check-slurm
+
+# Bayesian vs random search on test functions over discrete grids
+# (bench/bayes_bench.c; not part of make check; docs/bench.md quotes it).
+$(BUILD)/bench/bayes_bench: $(call OBJ,bench/bayes_bench.c) $(BUILD)/libpaddiser_internal.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+.PHONY: bench-bayes
+bench-bayes: $(BUILD)/bench/bayes_bench
+	$(BUILD)/bench/bayes_bench
+-include $(BUILD)/obj/bench/bayes_bench.d

@@ -18,9 +18,9 @@ set -eu
 # groff-base: tests/man_pages.sh renders the man pages with groff -ww (warnings fail).
 # libsqlite3-dev: bench's cache and sqlite sink; sqlite3: the tests read them back.
 # nettle-dev: the cache key's MD5 (IOPS's param_hash).
-BASE_PKGS="build-essential pkg-config libyaml-dev libjansson-dev libcmocka-dev libnuma-dev libsqlite3-dev nettle-dev libxgboost-dev groff-base sqlite3"
+BASE_PKGS="build-essential pkg-config libyaml-dev libjansson-dev libcmocka-dev libnuma-dev libsqlite3-dev nettle-dev libgsl-dev libxgboost-dev groff-base sqlite3"
 # pkg-config module:Debian package, for the check without apt.
-PC_MODULES="yaml-0.1:libyaml-dev jansson:libjansson-dev cmocka:libcmocka-dev numa:libnuma-dev sqlite3:libsqlite3-dev nettle:nettle-dev"
+PC_MODULES="yaml-0.1:libyaml-dev jansson:libjansson-dev cmocka:libcmocka-dev numa:libnuma-dev sqlite3:libsqlite3-dev nettle:nettle-dev gsl:libgsl-dev"
 
 say() { printf 'install-deps: %s\n' "$*" >&2; }
 have() { command -v "$1" >/dev/null 2>&1; }

@@ -205,7 +205,18 @@ static void test_schema_errors_name_line_and_key(void **state)
     EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  probes:\n    gpu_sampling: maybe\n", false,
                  "t.yaml:7: benchmark.probes.gpu_sampling: must be true or false, found 'maybe'");
     EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  search_method: bayesian\n", false,
-                 "t.yaml:6: benchmark.search_method: only 'exhaustive' is supported");
+                 "t.yaml:6: benchmark.bayesian_config: bayesian_config is required when search_method is 'bayesian'");
+    EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  search_method: bayesian\n  bayesian_config: {n_iterations: 4}\n",
+                 false, "t.yaml:7: benchmark.bayesian_config.objective_metric: required key is missing");
+    EXPECT_ERROR("  parallel: 3\n",
+                 "  parallel: 3\n  search_method: bayesian\n  bayesian_config: {objective_metric: nope}\n", false,
+                 "t.yaml:7: benchmark.bayesian_config.objective_metric: 'nope' is not a metric");
+    EXPECT_ERROR("  parallel: 3\n",
+                 "  parallel: 3\n  search_method: bayesian\n  bayesian_config:\n    objective: up\n", false,
+                 "t.yaml:8: benchmark.bayesian_config.objective: must be one of: minimize, maximize (got 'up')");
+    EXPECT_ERROR("  parallel: 3\n",
+                 "  parallel: 3\n  search_method: bayesian\n  bayesian_config:\n    acq: EI\n", false,
+                 "t.yaml:8: benchmark.bayesian_config.acq: unknown key");
     EXPECT_ERROR("  name: demo\n", "", false, "t.yaml:2: benchmark.name: required key is missing");
     EXPECT_ERROR("values: [2, '4']", "values: [2, four]", false,
                  "t.yaml:12: vars.ppn.sweep.values: 'four' is not an int (variable type is int)");
@@ -560,8 +571,8 @@ static void test_iops_compat_errors_name_line_and_key(void **state)
     EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  search_method: random\n  random_config: {percentage: 0.5, n_samples: 2}\n",
                  false, "t.yaml:7: benchmark.random_config: give n_samples or percentage, not both");
     EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  search_method: adaptive\n", false,
-                 "t.yaml:6: benchmark.search_method: only 'exhaustive' is supported (plus 'random' sampling of it), "
-                 "found 'adaptive' (bayesian and adaptive search are not implemented");
+                 "t.yaml:6: benchmark.search_method: only 'exhaustive', 'random' and 'bayesian' are supported, "
+                 "found 'adaptive' (adaptive search is not implemented");
     EXPECT_ERROR("output:\n", "  - name: job\n    script_template: \"echo\"\noutput:\n", false,
                  "t.yaml:44: scripts: two scripts are named 'job'");
     EXPECT_ERROR("output:\n", "  - name: other\n    script_template: \"echo\"\n    posts: {}\noutput:\n", false,

@@ -684,6 +684,21 @@ static void parse_cache_and_budget(ctx *c, const yaml_node_t *n, pd_bench_config
         }
         free(f);
     }
+    if ((v = map_get(c, n, "exhaustive_vars")) && !is_null(v)) {
+        cfg->exhaustive_line = node_line(v);
+        if (v->type != YAML_SEQUENCE_NODE) {
+            err_at(c, node_line(v), "benchmark.exhaustive_vars", "must be a list of variable names, found %s",
+                   type_desc(v));
+        } else {
+            size_t nv = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+            cfg->exhaustive_vars = calloc(nv ? nv : 1, sizeof *cfg->exhaustive_vars);
+            for (size_t i = 0; i < nv && cfg->exhaustive_vars; i++) {
+                char *name = get_str(c, node(c, v->data.sequence.items.start[i]), "benchmark.exhaustive_vars");
+                if (name)
+                    cfg->exhaustive_vars[cfg->nexhaustive_vars++] = name;
+            }
+        }
+    }
     if ((v = map_get(c, n, "cache_exclude_vars")) && !is_null(v)) {
         if (v->type != YAML_SEQUENCE_NODE) {
             err_at(c, node_line(v), "benchmark.cache_exclude_vars", "must be a list of variable names, found %s",
@@ -716,6 +731,79 @@ static void parse_cache_and_budget(ctx *c, const yaml_node_t *n, pd_bench_config
     }
 }
 
+/* benchmark.bayesian_config: IOPS 3.5.8's keys (loader.py
+ * ALLOWED_BAYESIAN_CONFIG_KEYS; an unknown one is an error there too), its
+ * defaults and its checks. The surrogate is always a Gaussian process
+ * (bayes.h): another base_estimator is said once. The convergence keys
+ * have nothing to act on (candidates are never proposed twice). */
+static void parse_bayesian_config(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
+{
+    cfg->bayes.n_iterations = 20;
+    cfg->bayes.n_initial_points = 5;
+    cfg->bayes.xi = 0.01;
+    cfg->bayes.kappa = 1.96;
+    cfg->bayes.fallback_to_exhaustive = true;
+    const yaml_node_t *bc = map_get(c, n, "bayesian_config"), *v;
+    cfg->bayes.line = bc ? node_line(bc) : key_line(c, n, "search_method");
+    if (is_null(bc)) {
+        if (cfg->search == PD_SEARCH_BAYESIAN)
+            err_at(c, cfg->bayes.line, "benchmark.bayesian_config",
+                   "bayesian_config is required when search_method is 'bayesian'");
+        return;
+    }
+    if (!want_mapping(c, bc, "benchmark.bayesian_config"))
+        return;
+    static const char *known[] = {"n_initial_points", "n_iterations", "acquisition_func", "base_estimator", "xi",
+                                  "kappa", "objective", "objective_metric", "fallback_to_exhaustive", NULL};
+    static const char *ignored[] = {"early_stop_on_convergence", "convergence_patience", "xi_boost_factor",
+                                    "max_retries", NULL};
+    check_keys(c, bc, "benchmark.bayesian_config", known, ignored);
+    if ((v = map_get(c, bc, "objective_metric")))
+        cfg->bayes.objective_metric = get_str(c, v, "benchmark.bayesian_config.objective_metric");
+    else if (cfg->search == PD_SEARCH_BAYESIAN)
+        err_at(c, node_line(bc), "benchmark.bayesian_config.objective_metric", "required key is missing");
+    if ((v = map_get(c, bc, "objective"))) {
+        const char *s = scalar(v);
+        if (s && (!strcmp(s, "minimize") || !strcmp(s, "maximize")))
+            cfg->bayes.maximize = !strcmp(s, "maximize");
+        else
+            err_at(c, node_line(v), "benchmark.bayesian_config.objective",
+                   "must be one of: minimize, maximize (got '%s')", s ? s : type_desc(v));
+    }
+    if ((v = map_get(c, bc, "n_iterations")))
+        get_long(c, v, "benchmark.bayesian_config.n_iterations", 1, &cfg->bayes.n_iterations);
+    if ((v = map_get(c, bc, "n_initial_points")))
+        get_long(c, v, "benchmark.bayesian_config.n_initial_points", 1, &cfg->bayes.n_initial_points);
+    if ((v = map_get(c, bc, "acquisition_func"))) {
+        const char *s = scalar(v);
+        static const char *acq[] = {"EI", "PI", "LCB"};
+        int found = -1;
+        for (int i = 0; i < 3 && s; i++)
+            if (!strcmp(s, acq[i]))
+                found = i;
+        if (found < 0)
+            err_at(c, node_line(v), "benchmark.bayesian_config.acquisition_func",
+                   "must be one of: EI, PI, LCB (got '%s')", s ? s : type_desc(v));
+        else
+            cfg->bayes.acquisition = found; /* pd_bayes_acq order */
+    }
+    if ((v = map_get(c, bc, "base_estimator"))) {
+        const char *s = scalar(v);
+        if (!s || (strcmp(s, "RF") && strcmp(s, "GP") && strcmp(s, "ET") && strcmp(s, "GBRT")))
+            err_at(c, node_line(v), "benchmark.bayesian_config.base_estimator",
+                   "must be one of: RF, GP, ET, GBRT (got '%s')", s ? s : type_desc(v));
+        else if (strcmp(s, "GP"))
+            warn_at(c, node_line(v), "benchmark.bayesian_config.base_estimator",
+                    "'%s' is not implemented by paddiser bench; a Gaussian process (GP) is used", s);
+    }
+    if ((v = map_get(c, bc, "xi")))
+        get_double(c, v, "benchmark.bayesian_config.xi", &cfg->bayes.xi);
+    if ((v = map_get(c, bc, "kappa")))
+        get_double(c, v, "benchmark.bayesian_config.kappa", &cfg->bayes.kappa);
+    if ((v = map_get(c, bc, "fallback_to_exhaustive")))
+        get_bool(c, v, "benchmark.bayesian_config.fallback_to_exhaustive", &cfg->bayes.fallback_to_exhaustive);
+}
+
 static void parse_benchmark(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
 {
     if (!n) {
@@ -729,8 +817,8 @@ static void parse_benchmark(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
                                   "probes", "search_method", "slurm_options", "random_config", "random_seed", "timeout",
                                   "executor_options", "collect_system_info", "track_executions", "trace_resources",
                                   "trace_interval", "cache_file", "cache_exclude_vars", "max_core_hours",
-                                  "cores_expr", "estimated_time_seconds", NULL};
-    static const char *ignored[] = {"report_vars", "create_folders_upfront", "exhaustive_vars", "bayesian_config", NULL};
+                                  "cores_expr", "estimated_time_seconds", "exhaustive_vars", "bayesian_config", NULL};
+    static const char *ignored[] = {"report_vars", "create_folders_upfront", NULL};
     check_keys(c, n, "benchmark", known, ignored);
     const yaml_node_t *v;
     if ((v = map_get(c, n, "name")))
@@ -770,13 +858,14 @@ static void parse_benchmark(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
         const char *s = scalar(v);
         if (s && !strcmp(s, "random"))
             cfg->search = PD_SEARCH_RANDOM;
+        else if (s && !strcmp(s, "bayesian"))
+            cfg->search = PD_SEARCH_BAYESIAN;
         else if (!s || strcmp(s, "exhaustive"))
             err_at(c, node_line(v), "benchmark.search_method",
-                   "only 'exhaustive' is supported (plus 'random' sampling of it), found '%s'%s", s ? s : type_desc(v),
-                   s && (!strcmp(s, "bayesian") || !strcmp(s, "adaptive"))
-                       ? " (bayesian and adaptive search are not implemented; use random with n_samples)"
-                       : "");
+                   "only 'exhaustive', 'random' and 'bayesian' are supported, found '%s'%s", s ? s : type_desc(v),
+                   s && !strcmp(s, "adaptive") ? " (adaptive search is not implemented)" : "");
     }
+    parse_bayesian_config(c, n, cfg);
     cfg->random.seed = 42;
     cfg->random.fallback_to_exhaustive = true;
     if ((v = map_get(c, n, "random_seed")))
@@ -1701,6 +1790,12 @@ int pd_bench_config_parse_machine(const char *text, const char *name, const char
         parse_command(&c, map_get(&c, root, "command"), cfg);
         parse_scripts(&c, map_get(&c, root, "scripts"), cfg);
         parse_output(&c, map_get(&c, root, "output"), cfg);
+        bool objective_known = !cfg->bayes.objective_metric || cfg->search != PD_SEARCH_BAYESIAN;
+        for (size_t i = 0; i < cfg->nmetrics && !objective_known; i++)
+            objective_known = !strcmp(cfg->metrics[i], cfg->bayes.objective_metric);
+        if (!objective_known)
+            err_at(&c, cfg->bayes.line, "benchmark.bayesian_config.objective_metric",
+                   "'%s' is not a metric of any script's parser.metrics", cfg->bayes.objective_metric);
         for (size_t s = 0; s < pd_bench_nscripts(cfg); s++) {
             const pd_bench_script *sc = pd_bench_script_at(cfg, s);
             char mk[64];
@@ -1813,6 +1908,10 @@ void pd_bench_config_free(pd_bench_config *cfg)
     free(cfg->cache_file);
     for (size_t i = 0; i < cfg->ncache_exclude_vars; i++)
         free(cfg->cache_exclude_vars[i]);
+    for (size_t i = 0; i < cfg->nexhaustive_vars; i++)
+        free(cfg->exhaustive_vars[i]);
+    free(cfg->exhaustive_vars);
+    free(cfg->bayes.objective_metric);
     free(cfg->cache_exclude_vars);
     text_free(&cfg->cores_expr);
     free(cfg->machine);

@@ -12,7 +12,7 @@
 #include "common/util.h"
 
 typedef enum { PD_VT_INT, PD_VT_FLOAT, PD_VT_STR, PD_VT_BOOL, PD_VT_LIST } pd_var_type;
-typedef enum { PD_SEARCH_EXHAUSTIVE, PD_SEARCH_RANDOM } pd_search_method;
+typedef enum { PD_SEARCH_EXHAUSTIVE, PD_SEARCH_RANDOM, PD_SEARCH_BAYESIAN } pd_search_method;
 typedef enum { PD_EXEC_LOCAL, PD_EXEC_SLURM } pd_executor_kind;
 typedef enum { PD_POLICY_SKIP, PD_POLICY_ERROR, PD_POLICY_WARN } pd_violation_policy;
 typedef enum { PD_SINK_CSV, PD_SINK_SQLITE } pd_sink_type;
@@ -100,6 +100,11 @@ typedef struct {
     char *cache_file;       /* benchmark.cache_file, absolute (cache.h), or NULL */
     char **cache_exclude_vars; /* benchmark.cache_exclude_vars: left out of the cache key */
     size_t ncache_exclude_vars;
+    /* benchmark.exhaustive_vars: swept fully for every point random or
+     * bayesian search picks among the other variables (study.h) */
+    char **exhaustive_vars;
+    size_t nexhaustive_vars;
+    int exhaustive_line;
     double max_core_hours;  /* benchmark.max_core_hours (budget.h); 0: no budget */
     pd_cfg_text cores_expr; /* benchmark.cores_expr (template); text NULL: 1 core */
     double estimated_time_s; /* benchmark.estimated_time_seconds; 0: not set */
@@ -112,6 +117,16 @@ typedef struct {
         long seed;           /* benchmark.random_seed (default 42) */
         int line;
     } random;
+    struct { /* benchmark.bayesian_config (IOPS's keys and defaults; bayes_plan.h) */
+        char *objective_metric;
+        bool maximize;             /* objective: maximize (default minimize) */
+        long n_iterations;         /* search points to evaluate (default 20) */
+        long n_initial_points;     /* random ones first (default 5) */
+        int acquisition;           /* pd_bayes_acq: EI (default), PI, LCB */
+        double xi, kappa;          /* 0.01, 1.96 */
+        bool fallback_to_exhaustive; /* n_iterations >= the points: run them all (default true) */
+        int line;
+    } bayes;
 } pd_bench_config;
 
 /* Loads path. Relative workdir resolves against the current directory;

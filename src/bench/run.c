@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 
 #include "bench/cache.h"
 #include "bench/iops_meta.h"
+#include "bench/bayes_plan.h"
 #include "bench/metrics.h"
 #include "bench/proc.h"
 #include "bench/runctl.h"
@@ -687,6 +689,41 @@ static int summary_and_report(void *arg)
     return rc;
 }
 
+/* A bayesian point's objective from its tasks (tasks[first..ntasks)): the
+ * objective_metric's mean over each execution's succeeded repetitions, the
+ * best over its executions; NAN when none was measured. */
+static double point_objective(const pd_bench_run *run, size_t first)
+{
+    const pd_bench_config *cfg = &run->cfg;
+    size_t mi = 0;
+    while (mi < cfg->nmetrics && strcmp(cfg->metrics[mi], cfg->bayes.objective_metric))
+        mi++;
+    double best = NAN;
+    for (size_t k = first; k < run->ntasks && mi < cfg->nmetrics; k++) {
+        size_t e = run->tasks[k].exec_idx;
+        if (k > first && run->tasks[k - 1].exec_idx == e)
+            continue; /* this execution was summed from its first task */
+        double sum = 0;
+        size_t n = 0;
+        for (size_t j = k; j < run->ntasks && run->tasks[j].exec_idx == e; j++) {
+            const pd_bench_task *t = &run->tasks[j];
+            char *end = NULL;
+            const char *txt = t->state == PD_TASK_SUCCEEDED && t->metrics ? t->metrics[mi] : NULL;
+            double v = txt ? strtod(txt, &end) : NAN;
+            if (txt && end != txt && isfinite(v)) {
+                sum += v;
+                n++;
+            }
+        }
+        if (!n)
+            continue;
+        double mean = sum / (double)n;
+        if (isnan(best) || (cfg->bayes.maximize ? mean > best : mean < best))
+            best = mean;
+    }
+    return best;
+}
+
 int pd_bench_main(const pd_bench_options *opt)
 {
     pd_bench_run run_s = {0}, *run = &run_s;
@@ -698,6 +735,12 @@ int pd_bench_main(const pd_bench_options *opt)
     char *sink = NULL;
     char **commands = NULL; /* each execution's first rendered command (__iops_index.json) */
     double started = pd_now();
+    /* search_method bayesian: the tasks are planned a point at a time; each
+     * pass below renders, prepares and runs from first_task on */
+    pd_bench_bayes_plan bayes = {0};
+    bool bayesian = false;
+    size_t first_task = 0, first_exec = 0, skipped = 0;
+    bool meta_lost = false;
 
     pd_str resolved = {0}; /* --resolve: the study with its machines: entry merged in */
     int lrc = pd_bench_config_load_machine(opt->config_path, opt->machine, &run->cfg, &errors, &warnings,
@@ -796,14 +839,29 @@ int pd_bench_main(const pd_bench_options *opt)
         fprintf(stderr, "paddiser bench: %s: configuration errors; nothing was run\n", opt->config_path);
         goto out;
     }
+    if (cfg->search == PD_SEARCH_BAYESIAN && !opt->dry_run) { /* the dry run lists every candidate */
+        if (opt->resume) {
+            fprintf(stderr, "paddiser bench: --resume of a bayesian search is not supported; start a new run\n");
+            goto out;
+        }
+        int b = pd_bench_bayes_init(&bayes, cfg, &run->matrix, &warnings);
+        bayesian = b == 1;
+        if (b < 0 || (bayesian && pd_bench_bayes_next(&bayes, cfg, &run->matrix) < 0)) {
+            fprintf(stderr, "paddiser bench: out of memory\n");
+            goto out;
+        }
+    }
     print_lines("paddiser bench: warning: ", warnings.data);
     char probe_bin[PATH_MAX];
     probe_binary(probe_bin, sizeof probe_bin);
     run->ntasks = run->matrix.nexecs * (size_t)cfg->repetitions;
-    run->tasks = calloc(run->ntasks ? run->ntasks : 1, sizeof *run->tasks);
+    /* room for every task a bayesian search may add */
+    size_t max_execs = bayesian ? bayes.ncands : run->matrix.nexecs;
+    size_t max_tasks = max_execs * (size_t)cfg->repetitions;
+    run->tasks = calloc(max_tasks ? max_tasks : 1, sizeof *run->tasks);
     /* --dry-run keeps nothing of a rendered repetition: it only checks */
-    rendered = calloc(run->ntasks && !opt->dry_run ? run->ntasks : 1, sizeof *rendered);
-    commands = opt->dry_run ? NULL : calloc(run->matrix.nexecs ? run->matrix.nexecs : 1, sizeof *commands);
+    rendered = calloc(max_tasks && !opt->dry_run ? max_tasks : 1, sizeof *rendered);
+    commands = opt->dry_run ? NULL : calloc(max_execs ? max_execs : 1, sizeof *commands);
     run->script_files = calloc(pd_bench_nscripts(cfg), sizeof *run->script_files);
     for (size_t i = 0; run->script_files && i < pd_bench_nscripts(cfg); i++) {
         pd_str f = {0};
@@ -817,9 +875,11 @@ int pd_bench_main(const pd_bench_options *opt)
         fprintf(stderr, "paddiser bench: out of memory\n");
         goto out;
     }
+plan_more:; /* a bayesian search's next point comes back here */
     int render_errors = 0;
+    size_t skipped_before = skipped;
     /* tasks in the order IOPS runs them (pd_bench_matrix.order) */
-    for (size_t k = 0; k < run->matrix.norder; k++) {
+    for (size_t k = first_task; k < run->matrix.norder; k++) {
             size_t e = run->matrix.order[k].exec;
             int r = run->matrix.order[k].repetition;
             pd_bench_task *t = &run->tasks[k];
@@ -863,6 +923,13 @@ int pd_bench_main(const pd_bench_options *opt)
             rd.command = NULL;
             rendered[k] = rd;
         }
+    if (first_task > 0 && render_errors) {
+        print_lines("", errors.data);
+        fprintf(stderr, "paddiser bench: %s: cannot render the next point of the bayesian search\n", opt->config_path);
+        goto out;
+    }
+    if (first_task > 0) /* what follows up to prepare_more was done in the first pass */
+        goto prepare_more;
     sink = pd_bench_sink_path(cfg, run->run_dir, &errors);
     if (render_errors || (cfg->sink_path.text && !sink)) {
         print_lines("", errors.data);
@@ -906,7 +973,6 @@ int pd_bench_main(const pd_bench_options *opt)
     /* a file past RLIMIT_FSIZE (a full quota) fails its write with EFBIG,
      * said and counted like any other failed write, instead of killing us */
     signal(SIGXFSZ, SIG_IGN);
-    size_t skipped = 0;
     if (cfg->nextra_scripts && !(run->extra_python_parsers = calloc(cfg->nextra_scripts, sizeof(char *)))) {
         fprintf(stderr, "paddiser bench: out of memory\n");
         goto out;
@@ -944,7 +1010,8 @@ int pd_bench_main(const pd_bench_options *opt)
                      access(cfgcopy, F_OK) == 0;
     if ((!opt->resume || !have_copy) && copy_config(run) != 0)
         fprintf(stderr, "paddiser bench: warning: cannot copy the config into %s\n", run->run_dir);
-    for (size_t e = 0; e < run->matrix.nexecs; e++) {
+prepare_more:
+    for (size_t e = first_exec; e < run->matrix.nexecs; e++) {
         char dir[PATH_MAX];
         pd_bench_exec_dir(dir, sizeof dir, run->run_dir, run->matrix.execs[e].id);
         if (pd_mkdir_p(dir, 0755) != 0 || write_params(run, &run->matrix.execs[e], dir, opt->resume) != 0) {
@@ -953,7 +1020,7 @@ int pd_bench_main(const pd_bench_options *opt)
             goto out;
         }
     }
-    for (size_t k = 0; k < run->ntasks; k++) {
+    for (size_t k = first_task; k < run->ntasks; k++) {
         pd_bench_task *t = &run->tasks[k];
         if (pd_proc_poll_interrupt()) {
             fprintf(stderr, "paddiser bench: interrupted while preparing %s, before any repetition started; "
@@ -1006,14 +1073,13 @@ int pd_bench_main(const pd_bench_options *opt)
     }
     /* what IOPS's `find` reads (iops_meta.h); the run metadata again at the
      * end. Not written: said, and the run exits 1 (as for results.csv) */
-    bool meta_lost = false;
     if (pd_iops_write_index(run, commands) != 0 || pd_iops_write_run_metadata(run, started, 0) != 0) {
         fprintf(stderr, "paddiser bench: cannot write the IOPS run metadata (" PD_IOPS_INDEX_FILE ", "
                         PD_IOPS_RUN_METADATA_FILE ") into %s: %s\n", run->run_dir, strerror(errno));
         meta_lost = true;
     }
-    run->done = skipped;
-    if (!opt->quiet) {
+    run->done += skipped - skipped_before;
+    if (!opt->quiet && first_task == 0) {
         if (opt->resume)
             fprintf(stderr, "paddiser bench: resuming %s: %zu of %zu repetitions already succeeded\n", run->run_dir,
                     skipped, run->ntasks);
@@ -1027,6 +1093,21 @@ int pd_bench_main(const pd_bench_options *opt)
     int xrc = cfg->executor == PD_EXEC_SLURM ? pd_exec_slurm(run, cfg->parallel, cfg->poll_interval_s)
                                              : pd_exec_local(run, cfg->parallel);
     pd_bench_control_report(run, opt->config_path); /* stopped by --fail-fast/--max-fail */
+    if (bayesian && xrc == 0 && !run->stop_starting && !run->budget.stopped) { /* results, then the next point */
+        pd_bench_bayes_tell(&bayes, point_objective(run, first_task));
+        size_t norder = run->matrix.norder, nexecs = run->matrix.nexecs;
+        long added = pd_bench_bayes_next(&bayes, cfg, &run->matrix);
+        if (added < 0) {
+            fprintf(stderr, "paddiser bench: out of memory\n");
+            goto out;
+        }
+        if (added > 0) {
+            first_task = norder;
+            first_exec = nexecs;
+            run->ntasks = run->matrix.norder;
+            goto plan_more;
+        }
+    }
     /* results not saved: the run did not succeed, whatever the scripts did */
     int lost = write_results(run) != 0;
     lost |= (cfg->sink_type == PD_SINK_SQLITE ? pd_bench_sink_sqlite(run, sink) : write_sink(run, sink)) != 0;
@@ -1115,6 +1196,7 @@ out:
     free(sink);
     pd_str_free(&resolved);
     pd_bench_cache_close(run->cache);
+    pd_bench_bayes_free(&bayes, cfg_nvars);
     free_run(run);
     pd_str_free(&errors);
     pd_str_free(&warnings);

@@ -585,6 +585,132 @@ static int check_constraints(const pd_bench_config *cfg, const char *run_dir, in
     return 1;
 }
 
+/* benchmark.exhaustive_vars as IOPS 3.5.8 reads them (matrix.py): each must
+ * be a swept variable; when some swept variable is left to search, the
+ * exhaustive ones vary fastest in the product (after the others, in config
+ * order) and random search samples the points of the others. Fills flags
+ * (one per variable); returns how many are in effect (0 when none is, or
+ * when every swept variable is listed: plain search then), -1 on error. */
+static long exhaustive_flags(const pd_bench_config *cfg, bool *flags, pd_str *errors)
+{
+    long n = 0, swept = 0;
+    for (size_t i = 0; i < cfg->nvars; i++)
+        flags[i] = false;
+    for (size_t k = 0; k < cfg->nexhaustive_vars; k++) {
+        size_t i = 0;
+        while (i < cfg->nvars && strcmp(cfg->vars[i].name, cfg->exhaustive_vars[k]))
+            i++;
+        if (i == cfg->nvars) {
+            pd_str_printf(errors, "%s:%d: benchmark.exhaustive_vars: '%s' is not a variable of vars\n", cfg->path,
+                          cfg->exhaustive_line, cfg->exhaustive_vars[k]);
+            return -1;
+        }
+        if (cfg->vars[i].expr.text) {
+            pd_str_printf(errors, "%s:%d: benchmark.exhaustive_vars: Variable '%s' is listed in exhaustive_vars but is "
+                                  "not swept.\n",
+                          cfg->path, cfg->exhaustive_line, cfg->exhaustive_vars[k]);
+            return -1;
+        }
+        n += !flags[i];
+        flags[i] = true;
+    }
+    for (size_t i = 0; i < cfg->nvars; i++)
+        swept += !cfg->vars[i].expr.text;
+    if (n == swept) {
+        for (size_t i = 0; i < cfg->nvars; i++)
+            flags[i] = false;
+        n = 0;
+    }
+    return n;
+}
+
+/* Whether executions a and b are the same search point: equal values of
+ * every swept variable not in exhaustive_vars (IOPS's get_search_point). */
+static bool same_point(const pd_bench_config *cfg, const bool *exh, const pd_bench_exec *a, const pd_bench_exec *b)
+{
+    for (size_t i = 0; i < cfg->nvars; i++) {
+        if (exh[i] || cfg->vars[i].expr.text)
+            continue;
+        pd_str x = {0}, y = {0};
+        pd_val_append_json(&x, &a->values[i]);
+        pd_val_append_json(&y, &b->values[i]);
+        bool eq = x.data && y.data && !strcmp(x.data, y.data);
+        pd_str_free(&x);
+        pd_str_free(&y);
+        if (!eq)
+            return false;
+    }
+    return true;
+}
+
+/* With exhaustive_vars in effect, random search samples search points:
+ * random.sample of the distinct points (in first-seen number order), and
+ * picked gets every execution of each drawn point, in the order sample()
+ * returned the points and number order within a point (IOPS's
+ * _sample_execution_matrix). Same contract as sample_execs. */
+static long sample_points(const pd_bench_config *cfg, const bool *exh, pd_pyrandom *rng, pd_bench_matrix *m,
+                          size_t *picked, pd_str *warnings)
+{
+    size_t n = m->nexecs, npoints = 0;
+    size_t *point = malloc((n ? n : 1) * sizeof *point), *first = malloc((n ? n : 1) * sizeof *first);
+    size_t *drawn = malloc((n ? n : 1) * sizeof *drawn);
+    long ret = -1;
+    if (!point || !first || !drawn)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        size_t p = 0;
+        while (p < npoints && !same_point(cfg, exh, &m->execs[first[p]], &m->execs[i]))
+            p++;
+        if (p == npoints)
+            first[npoints++] = i;
+        point[i] = p;
+    }
+    size_t want = cfg->random.n_samples > 0 ? (size_t)cfg->random.n_samples
+                                            : (size_t)(cfg->random.percentage * (double)npoints);
+    if (want == 0)
+        want = 1;
+    if (want >= npoints) {
+        pd_str_printf(warnings, "%s:%d: benchmark.random_config: %zu samples of %zu search points: running all of "
+                                "them%s\n",
+                      cfg->path, cfg->random.line, want, npoints,
+                      cfg->random.fallback_to_exhaustive ? " (fallback_to_exhaustive)" : "");
+        for (size_t i = 0; i < n; i++)
+            picked[i] = i;
+        ret = (long)n;
+        goto out;
+    }
+    if (pd_pyrandom_sample(rng, npoints, want, drawn) != 0)
+        goto out;
+    /* keep the drawn points' executions, in number order */
+    bool *keep = calloc(npoints, sizeof *keep);
+    if (!keep)
+        goto out;
+    for (size_t d = 0; d < want; d++)
+        keep[drawn[d]] = true;
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!keep[point[i]]) {
+            free_values(m->execs[i].values, m->nvars);
+            continue;
+        }
+        point[kept] = point[i];
+        m->execs[kept++] = m->execs[i];
+    }
+    free(keep);
+    m->nexecs = kept;
+    size_t np = 0;
+    for (size_t d = 0; d < want; d++)
+        for (size_t i = 0; i < kept; i++)
+            if (point[i] == drawn[d])
+                picked[np++] = i;
+    ret = (long)np;
+out:
+    free(point);
+    free(first);
+    free(drawn);
+    return ret;
+}
+
 /* search_method random: IOPS's random.sample(executions, k) over the
  * numbered executions (every script of a combination counts), k = n_samples
  * or max(1, int(n * percentage)); the executions keep their numbers. Drops
@@ -682,16 +808,32 @@ int pd_bench_matrix_build(const pd_bench_config *cfg, const char *run_dir, pd_be
             }
         }
     }
+    bool *exh = calloc(cfg->nvars ? cfg->nvars : 1, sizeof *exh);
+    if (!exh) {
+        pd_str_append(errors, "out of memory building the execution matrix\n");
+        return -1;
+    }
+    long nexh = exhaustive_flags(cfg, exh, errors);
+    if (nexh < 0) {
+        free(exh);
+        return -1;
+    }
     combo_list combos = {0};
     int rc = 0;
     if (conditional) {
         rc = expand_conditional(cfg, run_dir, &combos, errors);
         if (rc == 0)
             combos.n = dedupe(cfg, combos.items, combos.n);
-    } else { /* itertools.product in config order: the last variable varies fastest */
+    } else { /* itertools.product in config order: the last variable varies fastest (exhaustive_vars
+              * after all the others) */
         size_t *idx = calloc(cfg->nvars ? cfg->nvars : 1, sizeof *idx);
+        size_t *ord = calloc(cfg->nvars ? cfg->nvars : 1, sizeof *ord), nord = 0;
+        for (int pass = 0; ord && pass < 2; pass++)
+            for (size_t i = 0; i < cfg->nvars; i++)
+                if (exh[i] == (pass == 1))
+                    ord[nord++] = i;
         combos.items = calloc(total ? total : 1, sizeof *combos.items);
-        rc = idx && combos.items ? 0 : -1;
+        rc = idx && ord && combos.items ? 0 : -1;
         for (size_t k = 0; k < total && rc == 0; k++) {
             pd_val *values = calloc(cfg->nvars ? cfg->nvars : 1, sizeof *values);
             if (!values) {
@@ -701,7 +843,8 @@ int pd_bench_matrix_build(const pd_bench_config *cfg, const char *run_dir, pd_be
             for (size_t i = 0; i < cfg->nvars; i++)
                 values[i] = cfg->vars[i].expr.text ? pd_val_none() : pd_val_copy(&cfg->vars[i].values[idx[i]]);
             combos.items[combos.n++] = values;
-            for (size_t i = cfg->nvars; i-- > 0;) {
+            for (size_t o = nord; o-- > 0;) {
+                size_t i = ord[o];
                 if (cfg->vars[i].expr.text)
                     continue;
                 if (++idx[i] < cfg->vars[i].nvalues)
@@ -710,6 +853,7 @@ int pd_bench_matrix_build(const pd_bench_config *cfg, const char *run_dir, pd_be
             }
         }
         free(idx);
+        free(ord);
         if (rc)
             pd_str_append(errors, "out of memory building the execution matrix\n");
     }
@@ -759,7 +903,9 @@ int pd_bench_matrix_build(const pd_bench_config *cfg, const char *run_dir, pd_be
         pd_pyrandom_seed(&rng, cfg->random.seed);
         size_t *picked = malloc(m->nexecs * sizeof *picked);
         long npicked = -1;
-        if (picked && cfg->search == PD_SEARCH_RANDOM) {
+        if (picked && cfg->search == PD_SEARCH_RANDOM && nexh > 0) {
+            npicked = sample_points(cfg, exh, &rng, m, picked, warnings);
+        } else if (picked && cfg->search == PD_SEARCH_RANDOM) {
             npicked = sample_execs(cfg, &rng, m, picked, warnings);
         } else if (picked) {
             for (size_t i = 0; i < m->nexecs; i++)
@@ -772,6 +918,7 @@ int pd_bench_matrix_build(const pd_bench_config *cfg, const char *run_dir, pd_be
         }
         free(picked);
     }
+    free(exh);
     if (rc)
         pd_bench_matrix_free(m);
     return rc;

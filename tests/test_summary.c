@@ -356,6 +356,40 @@ static void test_io_200mib_example(void **state)
     rm_rf(dir);
 }
 
+/* Lustre and GPFS rows (paddiser-probe's further sources): their bytes in
+ * their own columns after the NFS ones, written only when such rows exist,
+ * and in the totals as always. */
+static void test_io_lustre_gpfs_columns(void **state)
+{
+    (void)state;
+    char *dir = make_tmpdir();
+    const char *p = put(dir, "__iops_io_trace_n1_1.csv",
+                        IO_HDR "10.0,n1,block,sda,/a,1.0,1048576,0,1,0\n"
+                               "10.0,n1,lustre,lfs1-ffff,/lfs,1.0,2097152,3145728,2,3\n"
+                               "10.0,n1,gpfs,fs1,/gpfs,1.0,4194304,1048576,4,1\n");
+    pd_summary_kvs kv = {0};
+    assert_int_equal(pd_summary_io_metrics(&p, 1, &kv), 0);
+    static const char *const keys[] = {
+        "io_read_gb",          "io_write_gb",          "io_disk_read_gb",
+        "io_disk_write_gb",    "io_nfs_read_gb",       "io_nfs_write_gb",
+        "io_lustre_read_gb",   "io_lustre_write_gb",   "io_gpfs_read_gb",
+        "io_gpfs_write_gb",    "io_read_mbs_avg",      "io_write_mbs_avg",
+        "io_read_mbs_peak_per_node", "io_write_mbs_peak_per_node", "io_read_iops_avg",
+        "io_write_iops_avg",   "io_nodes_traced",      "io_samples_collected",
+        "io_trace_duration_s", "io_read_active_s",     "io_read_mbs_active",
+        "io_write_active_s",   "io_write_mbs_active"};
+    expect_keys(&kv, keys, PD_ARRAY_LEN(keys));
+    expect_kv(&kv, "io_read_gb", "0.007");        /* 1+2+4 = 7 MiB */
+    expect_kv(&kv, "io_disk_read_gb", "0.001");
+    expect_kv(&kv, "io_lustre_read_gb", "0.002"); /* 2/1024 = 0.00195 */
+    expect_kv(&kv, "io_lustre_write_gb", "0.003");
+    expect_kv(&kv, "io_gpfs_read_gb", "0.004");
+    expect_kv(&kv, "io_gpfs_write_gb", "0.001");
+    expect_kv(&kv, "io_nfs_read_gb", "0.000");
+    pd_summary_kvs_free(&kv);
+    rm_rf(dir);
+}
+
 static void test_io_node_instants(void **state)
 {
     (void)state;
@@ -825,6 +859,7 @@ int main(void)
         cmocka_unit_test(test_trace_records_rfc4180),
         cmocka_unit_test(test_io_200mib_example),
         cmocka_unit_test(test_io_node_instants),
+        cmocka_unit_test(test_io_lustre_gpfs_columns),
         cmocka_unit_test(test_py_float),
         cmocka_unit_test(test_params),
         cmocka_unit_test(test_summary_write),

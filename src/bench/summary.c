@@ -677,6 +677,11 @@ int pd_summary_io_metrics(const char *const *paths, size_t n, pd_summary_kvs *ou
     double *host_dur = NULL;
     size_t ninst = 0, inst_cap = 0;
     double rb = 0, wb = 0, ro = 0, wo = 0, disk_rb = 0, disk_wb = 0, nfs_rb = 0, nfs_wb = 0;
+    /* Lustre and GPFS, the sources the spec leaves to plug in later: their
+     * columns are written only when a trace has their rows, so the
+     * spec's column set stays as it is everywhere else */
+    double lustre_rb = 0, lustre_wb = 0, gpfs_rb = 0, gpfs_wb = 0;
+    bool have_lustre = false, have_gpfs = false;
     int rc = -1;
 
     for (size_t f = 0; f < n; f++) {
@@ -720,6 +725,14 @@ int pd_summary_io_metrics(const char *const *paths, size_t n, pd_summary_kvs *ou
             } else if (strcmp(src, "nfs") == 0) {
                 nfs_rb += v[I_RB];
                 nfs_wb += v[I_WB];
+            } else if (strcmp(src, "lustre") == 0) {
+                lustre_rb += v[I_RB];
+                lustre_wb += v[I_WB];
+                have_lustre = true;
+            } else if (strcmp(src, "gpfs") == 0) {
+                gpfs_rb += v[I_RB];
+                gpfs_wb += v[I_WB];
+                have_gpfs = true;
             }
             continue;
         oom:
@@ -752,6 +765,14 @@ int pd_summary_io_metrics(const char *const *paths, size_t n, pd_summary_kvs *ou
         put_gb(out, "io_disk_write_gb", disk_wb / BYTES_PER_GIB);
         put_gb(out, "io_nfs_read_gb", nfs_rb / BYTES_PER_GIB);
         put_gb(out, "io_nfs_write_gb", nfs_wb / BYTES_PER_GIB);
+        if (have_lustre) {
+            put_gb(out, "io_lustre_read_gb", lustre_rb / BYTES_PER_GIB);
+            put_gb(out, "io_lustre_write_gb", lustre_wb / BYTES_PER_GIB);
+        }
+        if (have_gpfs) {
+            put_gb(out, "io_gpfs_read_gb", gpfs_rb / BYTES_PER_GIB);
+            put_gb(out, "io_gpfs_write_gb", gpfs_wb / BYTES_PER_GIB);
+        }
         put_2dp(out, "io_read_mbs_avg", rb / BYTES_PER_MIB / duration);
         put_2dp(out, "io_write_mbs_avg", wb / BYTES_PER_MIB / duration);
         put_2dp(out, "io_read_mbs_peak_per_node", peak_r);
@@ -1042,6 +1063,8 @@ static const char *const GPU_EACH_SUFFIXES[] = {"_avg_utilization_pct", "_avg_po
 static const char *const IO_KEYS[] = {
     "io_read_gb",           "io_write_gb",          "io_disk_read_gb",
     "io_disk_write_gb",     "io_nfs_read_gb",       "io_nfs_write_gb",
+    "io_lustre_read_gb",    "io_lustre_write_gb",   "io_gpfs_read_gb",
+    "io_gpfs_write_gb",
     "io_read_mbs_avg",      "io_write_mbs_avg",     "io_read_mbs_peak_per_node",
     "io_write_mbs_peak_per_node", "io_read_iops_avg", "io_write_iops_avg",
     "io_nodes_traced",      "io_samples_collected", "io_trace_duration_s",

@@ -226,7 +226,7 @@ static void test_schema_errors_name_line_and_key(void **state)
     EXPECT_ERROR("    type: str\n    sweep", "    type: text\n    sweep", false,
                  "t.yaml:14: vars.label.type: must be int, float, str or bool, found 'text'");
     EXPECT_ERROR("  ntasks:\n    type: int\n", "  ntasks:\n    type: int\n    sweep: {mode: list, values: [1]}\n", false,
-                 "t.yaml:17: vars.ntasks: has both sweep and expr");
+                 "t.yaml:17: vars.ntasks: give only one of sweep, expr or adaptive");
     EXPECT_ERROR("  ppn:\n", "  repetition:\n", false, "t.yaml:10: vars.repetition: 'repetition' is a reserved name");
     EXPECT_ERROR("    violation_policy: skip", "    violation_policy: drop", false,
                  "t.yaml:28: constraints[0].violation_policy: must be skip, error or warn, found 'drop'");
@@ -557,8 +557,6 @@ static void test_iops_compat_errors_name_line_and_key(void **state)
                  "t.yaml:14: vars.ppn.default: 'many' is not an int (variable type is int)");
     EXPECT_ERROR(ppn_sweep, "    sweep: {mode: list, values: [2, '4']}\n    when: \"nodez > 1\"\n    default: 1\n", true,
                  "t.yaml:13: vars.ppn.when: unknown name 'nodez'");
-    EXPECT_ERROR(label_sweep, "    adaptive: {initial: 1, factor: 2, stop_when: \"x\"}\n", false,
-                 "t.yaml:15: vars.label: adaptive variables (search_method: adaptive) are not supported");
     EXPECT_ERROR("    type: str\n    sweep", "    type: list\n    sweep", false,
                  "t.yaml:14: vars.label.type: type list is for derived variables");
     EXPECT_ERROR("    type: int\n    expr: \"1024 // ntasks\"\n", "    type: list\n    expr: \"1024 // ntasks\"\n", true,
@@ -570,9 +568,8 @@ static void test_iops_compat_errors_name_line_and_key(void **state)
                  "t.yaml:7: benchmark.random_config.percentage: must be a fraction in (0, 1]");
     EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  search_method: random\n  random_config: {percentage: 0.5, n_samples: 2}\n",
                  false, "t.yaml:7: benchmark.random_config: give n_samples or percentage, not both");
-    EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  search_method: adaptive\n", false,
-                 "t.yaml:6: benchmark.search_method: only 'exhaustive', 'random' and 'bayesian' are supported, "
-                 "found 'adaptive' (adaptive search is not implemented");
+    EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  search_method: grid\n", false,
+                 "t.yaml:6: benchmark.search_method: must be one of exhaustive, random, bayesian, adaptive, found 'grid'");
     EXPECT_ERROR("output:\n", "  - name: job\n    script_template: \"echo\"\noutput:\n", false,
                  "t.yaml:44: scripts: two scripts are named 'job'");
     EXPECT_ERROR("output:\n", "  - name: other\n    script_template: \"echo\"\n    posts: {}\noutput:\n", false,
@@ -639,6 +636,69 @@ static const char *iops_study =
     "      - {name: conf, path: \"{{ execution_dir }}/b.conf\", template: \"{{ size }}\", mode: \"0640\"}\n"
     "    post: {script: \"echo post {{ execution_id }}\"}\n"
     "    parser: {file: out, metrics: [shared, m2]}\n";
+
+/* The part of good from parallel to ppn's sweep, and the same with
+ * search_method adaptive (line 6) and ppn adaptive (line 13) instead. */
+#define ADAPTIVE_FROM                                                                                                  \
+    "  parallel: 3\nvars:\n  nodes:\n    type: int\n    sweep: {mode: range, start: 1, end: 4, step: 1}\n  ppn:\n"     \
+    "    type: int\n    sweep: {mode: list, values: [2, '4']}\n"
+#define ADAPTIVE_TO(search, block)                                                                                     \
+    "  parallel: 3\n" search "vars:\n  nodes:\n    type: int\n    sweep: {mode: range, start: 1, end: 4, step: 1}\n"  \
+    "  ppn:\n    type: int\n    adaptive: " block "\n"
+#define EXPECT_ADAPTIVE_ERROR(block, want)                                                                             \
+    EXPECT_ERROR(ADAPTIVE_FROM, ADAPTIVE_TO("  search_method: adaptive\n", block), false, want)
+
+/* vars.X.adaptive and search_method adaptive are validated as IOPS 3.5.8's
+ * loader does; a valid one is still refused (no planner yet). */
+static void test_adaptive_config_errors(void **state)
+{
+    (void)state;
+    EXPECT_ADAPTIVE_ERROR("{initial: 1, factor: 2, stop_when: \"bw > 1\"}",
+                          "t.yaml:6: benchmark.search_method: the adaptive planner is not implemented");
+    EXPECT_ERROR(ADAPTIVE_FROM, ADAPTIVE_TO("", "{initial: 1, factor: 2, stop_when: \"bw > 1\"}"), false,
+                 "t.yaml:10: vars: 'ppn' is an adaptive variable: paddiser bench does not run adaptive variables yet");
+    EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  search_method: adaptive\n", false,
+                 "t.yaml:6: benchmark.search_method: search_method adaptive needs a variable with an 'adaptive' block");
+    EXPECT_ADAPTIVE_ERROR("{factor: 2, stop_when: \"bw > 1\"}", "t.yaml:13: vars.ppn.adaptive: 'initial' is required");
+    EXPECT_ADAPTIVE_ERROR("{initial: 1, factor: 2}", "t.yaml:13: vars.ppn.adaptive: 'stop_when' is required");
+    EXPECT_ADAPTIVE_ERROR("{initial: 1, stop_when: \"bw > 1\"}",
+                          "t.yaml:13: vars.ppn.adaptive: exactly one of 'factor', 'increment' or 'step_expr' must be set");
+    EXPECT_ADAPTIVE_ERROR("{initial: 1, factor: 2, increment: 1, stop_when: \"bw > 1\"}",
+                          "t.yaml:13: vars.ppn.adaptive: exactly one of 'factor', 'increment' or 'step_expr'");
+    EXPECT_ADAPTIVE_ERROR("{initial: 1, factor: 0, stop_when: \"bw > 1\"}",
+                          "t.yaml:13: vars.ppn.adaptive.factor: must not be 0");
+    EXPECT_ADAPTIVE_ERROR("{initial: 1, factor: 0.5, stop_when: \"bw > 1\"}",
+                          "t.yaml:13: vars.ppn.adaptive.factor: must be > 1 for ascending direction, found 0.5");
+    EXPECT_ADAPTIVE_ERROR("{initial: 64, factor: 2, direction: descending, stop_when: \"bw > 1\"}",
+                          "t.yaml:13: vars.ppn.adaptive.factor: must be < 1 for descending direction, found 2");
+    EXPECT_ADAPTIVE_ERROR("{initial: 1, increment: -1, stop_when: \"bw > 1\"}",
+                          "t.yaml:13: vars.ppn.adaptive.increment: must be > 0 for ascending direction, found -1");
+    EXPECT_ADAPTIVE_ERROR("{initial: 9, increment: 1, direction: descending, stop_when: \"bw > 1\"}",
+                          "t.yaml:13: vars.ppn.adaptive.increment: must be < 0 for descending direction, found 1");
+    EXPECT_ADAPTIVE_ERROR("{initial: 1, increment: 1, direction: up, stop_when: \"bw > 1\"}",
+                          "t.yaml:13: vars.ppn.adaptive.direction: must be 'ascending' or 'descending', found 'up'");
+    EXPECT_ADAPTIVE_ERROR("{initial: 1, increment: 1, max_iterations: 0, stop_when: \"bw > 1\"}",
+                          "t.yaml:13: vars.ppn.adaptive.max_iterations: must be at least 1, found 0");
+    EXPECT_ADAPTIVE_ERROR("{initial: 1, increment: two, stop_when: \"bw > 1\"}",
+                          "t.yaml:13: vars.ppn.adaptive.increment: must be a number, found 'two'");
+    EXPECT_ADAPTIVE_ERROR("{initial: one, increment: 1, stop_when: \"bw > 1\"}",
+                          "t.yaml:13: vars.ppn.adaptive.initial: 'one' is not an int (variable type is int)");
+    EXPECT_ADAPTIVE_ERROR("{initial: 1, increment: 1, stop_when: \"bw > 1\", steps: 3}",
+                          "t.yaml:13: vars.ppn.adaptive.steps: unknown key");
+    EXPECT_ADAPTIVE_ERROR("{initial: 1, step_expr: \"\", stop_when: \"bw > 1\"}",
+                          "t.yaml:13: vars.ppn.adaptive.step_expr: must not be empty");
+    EXPECT_ERROR("    type: str\n    sweep: {mode: list, values: [x]}\n",
+                 "    type: str\n    adaptive: {initial: x, increment: 1, stop_when: \"bw > 1\"}\n", false,
+                 "t.yaml:15: vars.label.adaptive: variable type must be int or float when using 'increment', found 'str'");
+    EXPECT_ERROR("    type: int\n    sweep: {mode: list, values: [2, '4']}\n",
+                 "    type: int\n    sweep: {mode: list, values: [2]}\n    adaptive: {initial: 1, increment: 1, "
+                 "stop_when: \"bw > 1\"}\n", false, "t.yaml:11: vars.ppn: give only one of sweep, expr or adaptive");
+    EXPECT_ERROR(ADAPTIVE_FROM,
+                 ADAPTIVE_TO("  search_method: adaptive\n  slurm_options: {allocation: {mode: single}}\n",
+                             "{initial: 1, increment: 1, stop_when: \"bw > 1\"}"),
+                 false, "t.yaml:7: benchmark.search_method: allocation.mode 'single' is incompatible with search_method "
+                 "'adaptive'");
+}
 
 static void test_conditional_random_multi_script(void **state)
 {
@@ -740,6 +800,7 @@ int main(void)
         cmocka_unit_test(test_slurm_helpers),
         cmocka_unit_test(test_iops_compat_errors_name_line_and_key),
         cmocka_unit_test(test_conditional_random_multi_script),
+        cmocka_unit_test(test_adaptive_config_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,7 @@
 #include "common/util.h"
 
 typedef enum { PD_VT_INT, PD_VT_FLOAT, PD_VT_STR, PD_VT_BOOL, PD_VT_LIST } pd_var_type;
-typedef enum { PD_SEARCH_EXHAUSTIVE, PD_SEARCH_RANDOM, PD_SEARCH_BAYESIAN } pd_search_method;
+typedef enum { PD_SEARCH_EXHAUSTIVE, PD_SEARCH_RANDOM, PD_SEARCH_BAYESIAN, PD_SEARCH_ADAPTIVE } pd_search_method;
 typedef enum { PD_EXEC_LOCAL, PD_EXEC_SLURM } pd_executor_kind;
 typedef enum { PD_POLICY_SKIP, PD_POLICY_ERROR, PD_POLICY_WARN } pd_violation_policy;
 typedef enum { PD_SINK_CSV, PD_SINK_SQLITE } pd_sink_type;
@@ -25,6 +25,21 @@ typedef struct {
     char *key;    /* key path, e.g. "vars.block.expr" */
 } pd_cfg_text;
 
+/* vars.X.adaptive (IOPS 3.5.8's AdaptiveConfig): a value probed from
+ * `initial` stepping by factor, increment or step_expr until stop_when
+ * holds. */
+typedef struct {
+    bool set;
+    int line;
+    pd_val initial;        /* cast to the variable's type */
+    bool has_factor, has_increment;
+    double factor, increment;
+    pd_cfg_text step_expr; /* text NULL unless given */
+    pd_cfg_text stop_when;
+    long max_iterations;   /* 0: no limit */
+    bool descending;
+} pd_bench_adaptive;
+
 typedef struct {
     char *name;
     pd_var_type type;
@@ -34,6 +49,7 @@ typedef struct {
     pd_cfg_text expr; /* derived variables: expr.text != NULL */
     pd_cfg_text when; /* conditional swept variables: when.text != NULL */
     pd_val when_default; /* the value when `when` is false (cast to type) */
+    pd_bench_adaptive adaptive; /* adaptive variables: adaptive.set */
 } pd_bench_var;
 
 typedef struct {
@@ -110,6 +126,7 @@ typedef struct {
     double estimated_time_s; /* benchmark.estimated_time_seconds; 0: not set */
     char *machine;          /* the machines: entry merged in (pd_bench_config_load_machine), or NULL */
     pd_search_method search;
+    int search_line;        /* config line of benchmark.search_method, 0 if not given */
     struct {
         long n_samples;      /* 0: use percentage */
         double percentage;   /* 0 < p <= 1 */

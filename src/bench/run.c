@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "bench/cache.h"
+#include "bench/dryrun_json.h"
 #include "bench/iops_meta.h"
 #include "bench/bayes_plan.h"
 #include "bench/metrics.h"
@@ -941,6 +942,13 @@ plan_more:; /* a bayesian search's next point comes back here */
         pd_bench_cache_setup(run, opt->use_cache, opt->cache_only, opt->dry_run) != 0)
         goto out;
 
+    if (opt->dry_run && opt->json) { /* one document on stdout; the cache and budget notes go to stderr */
+        pd_bench_cache_preview(run, opt->cache_only, stderr);
+        pd_bench_budget_dry_run(run, opt->time_estimates, opt->ntime_estimates, stderr);
+        if (pd_bench_dry_run_json(run, stdout) == 0)
+            status = 0;
+        goto out;
+    }
     if (opt->dry_run) {
         printf("%s: %zu executions x %d repetitions = %zu runs (executor %s, parallel %d)\nrun directory: %s\n",
                cfg->name, run->matrix.nexecs, cfg->repetitions, run->ntasks, run->executor_name, cfg->parallel,

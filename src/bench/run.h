@@ -55,6 +55,7 @@ typedef struct {
     bool resume;
     const char *resume_dir; /* NULL: latest run_NNN in workdir */
     bool dry_run;
+    bool json;             /* --json (with --dry-run): the listing as JSON on stdout */
     bool quiet;
     pd_bench_control ctl; /* --fail-fast, --max-fail, --log-file, ... (control.h) */
     const char *machine;     /* --machine (or IOPS_MACHINE): machines: entry to merge */

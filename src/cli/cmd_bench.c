@@ -29,6 +29,8 @@ static void usage(FILE *out)
             "  --executor local|slurm override benchmark.executor\n"
             "  --parallel N           override benchmark.parallel (1 to 4096)\n"
             "  --dry-run              check the study and list its executions; run nothing\n"
+            "  --json                 with --dry-run: the listing as one JSON object on\n"
+            "                         stdout (notes on stderr)\n"
             "  --fail-fast            start no more repetitions after the first failure\n"
             "                         (those running finish; --resume runs the rest)\n"
             "  --max-fail N           the same after N failed repetitions\n"
@@ -112,6 +114,7 @@ int cmd_bench(int argc, char **argv)
         OPT_EXECUTOR,
         OPT_PARALLEL,
         OPT_DRY_RUN,
+        OPT_JSON,
         OPT_SUMMARIZE,
         OPT_FAIL_FAST,
         OPT_MAX_FAIL,
@@ -126,6 +129,7 @@ int cmd_bench(int argc, char **argv)
         {"executor", required_argument, NULL, OPT_EXECUTOR},
         {"parallel", required_argument, NULL, OPT_PARALLEL},
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+        {"json", no_argument, NULL, OPT_JSON},
         {"summarize", required_argument, NULL, OPT_SUMMARIZE},
         {"fail-fast", no_argument, NULL, OPT_FAIL_FAST},
         {"max-fail", required_argument, NULL, OPT_MAX_FAIL},
@@ -201,6 +205,9 @@ int cmd_bench(int argc, char **argv)
         case OPT_DRY_RUN:
             opt.dry_run = true;
             break;
+        case OPT_JSON:
+            opt.json = true;
+            break;
         case OPT_FAIL_FAST:
             fail_fast = true;
             break;
@@ -258,6 +265,8 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, CMD ": --resume and --dry-run cannot be combined\n");
         return 2;
     }
+    if (opt.json && !opt.dry_run)
+        return pd_opt_error(CMD, "--json goes with --dry-run");
     if (nest && !opt.dry_run)
         return pd_opt_error(CMD, "--time-estimate goes with --dry-run");
     if (!opt.machine && getenv("IOPS_MACHINE") && *getenv("IOPS_MACHINE"))

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench/run.h"
 #include "bench/runlog.h"
@@ -49,6 +50,8 @@ static void usage(FILE *out)
             "  --time-estimate S[,S]  with --dry-run: core-hours for S seconds a repetition\n"
             "  --summarize RUN_DIR    recompute RUN_DIR's resource summary from its traces\n"
             "                         (alone: no CONFIG.yaml, no other option)\n"
+            "  --progress             elapsed time and ETA on each progress line (on\n"
+            "                         by default when stderr is a terminal)\n"
             "  -q, --quiet            no progress lines\n"
             "  -h, --help             this help\n"
             "\n"
@@ -115,6 +118,7 @@ int cmd_bench(int argc, char **argv)
         OPT_PARALLEL,
         OPT_DRY_RUN,
         OPT_JSON,
+        OPT_PROGRESS,
         OPT_SUMMARIZE,
         OPT_FAIL_FAST,
         OPT_MAX_FAIL,
@@ -144,6 +148,7 @@ int cmd_bench(int argc, char **argv)
         {"max-core-hours", required_argument, NULL, OPT_MAX_CORE_HOURS},
         {"time-estimate", required_argument, NULL, OPT_TIME_ESTIMATE},
         {"quiet", no_argument, NULL, 'q'},
+        {"progress", no_argument, NULL, OPT_PROGRESS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -236,6 +241,9 @@ int cmd_bench(int argc, char **argv)
         case 'q':
             opt.quiet = true;
             break;
+        case OPT_PROGRESS:
+            opt.progress = true;
+            break;
         case OPT_MACHINE:
         case OPT_RESOLVE:
         case OPT_USE_CACHE:
@@ -271,6 +279,8 @@ int cmd_bench(int argc, char **argv)
         return pd_opt_error(CMD, "--time-estimate goes with --dry-run");
     if (!opt.machine && getenv("IOPS_MACHINE") && *getenv("IOPS_MACHINE"))
         opt.machine = getenv("IOPS_MACHINE"); /* as IOPS: the option wins over the variable */
+    if (isatty(STDERR_FILENO)) /* a terminal sees the ETA, a log file stays as it was */
+        opt.progress = true;
     opt.time_estimates = estimates;
     opt.ntime_estimates = nest;
     return pd_bench_main(&opt);

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "bench/cache.h"
+#include "common/duration.h"
+#include "bench/dryrun_json.h"
 #include "bench/iops_meta.h"
 #include "bench/bayes_plan.h"
 #include "bench/metrics.h"
@@ -329,6 +331,24 @@ void pd_bench_task_started(pd_bench_run *run, pd_bench_task *t)
     pd_runlog_task_started(run, t);
 }
 
+/* " (elapsed 1m05s, ETA 3m20s)" for a progress line: the ETA takes the
+ * mean time a repetition finished in this invocation so far (with parallel
+ * N that is wall time over finished ones, so it already counts overlap). */
+static void progress_suffix(const pd_bench_run *run, char *buf, size_t len)
+{
+    double el = pd_monotonic() - run->progress_t0;
+    size_t done = run->done - run->progress_done0, total = run->ntasks - run->progress_done0;
+    char e[32], r[32];
+    pd_fmt_duration(e, sizeof e, el);
+    double eta = pd_eta_s(el, done, total);
+    if (eta < 0)
+        snprintf(buf, len, " (elapsed %s)", e);
+    else {
+        pd_fmt_duration(r, sizeof r, eta);
+        snprintf(buf, len, " (elapsed %s, ETA %s)", e, r);
+    }
+}
+
 void pd_bench_task_finished(pd_bench_run *run, pd_bench_task *t)
 {
     if (t->end <= 0)
@@ -343,24 +363,28 @@ void pd_bench_task_finished(pd_bench_run *run, pd_bench_task *t)
     pd_bench_budget_add(run, t, t->end - t->start, false); /* budget.h */
     run->done++;
     if (!run->quiet) {
+        char when[96] = "";
+        if (run->progress)
+            progress_suffix(run, when, sizeof when);
         const char *what = t->state == PD_TASK_SUCCEEDED   ? "done"
                            : t->state == PD_TASK_CANCELLED ? "cancelled"
                            : t->state == PD_TASK_TIMED_OUT ? "TIMED OUT"
                                                            : "FAILED";
         if (t->state == PD_TASK_TIMED_OUT && run->cfg.timeout_s > 0)
-            fprintf(stderr, "[%zu/%zu] exec_%04d rep %d %s (benchmark.timeout %g s, see %s/stderr)\n", run->done,
-                    run->ntasks, t->exec_id, t->repetition, what, run->cfg.timeout_s, t->dir);
+            fprintf(stderr, "[%zu/%zu] exec_%04d rep %d %s (benchmark.timeout %g s, see %s/stderr)%s\n", run->done,
+                    run->ntasks, t->exec_id, t->repetition, what, run->cfg.timeout_s, t->dir, when);
         else if (t->state == PD_TASK_TIMED_OUT) /* SLURM's own time limit */
-            fprintf(stderr, "[%zu/%zu] exec_%04d rep %d %s (time limit, see %s/stderr)\n", run->done, run->ntasks,
-                    t->exec_id, t->repetition, what, t->dir);
+            fprintf(stderr, "[%zu/%zu] exec_%04d rep %d %s (time limit, see %s/stderr)%s\n", run->done, run->ntasks,
+                    t->exec_id, t->repetition, what, t->dir, when);
         else if (t->state == PD_TASK_FAILED && t->error)
-            fprintf(stderr, "[%zu/%zu] exec_%04d rep %d %s (%s)\n", run->done, run->ntasks, t->exec_id, t->repetition,
-                    what, t->error);
+            fprintf(stderr, "[%zu/%zu] exec_%04d rep %d %s (%s)%s\n", run->done, run->ntasks, t->exec_id, t->repetition,
+                    what, t->error, when);
         else if (t->state == PD_TASK_FAILED && t->exit_code >= 0)
-            fprintf(stderr, "[%zu/%zu] exec_%04d rep %d %s (exit %d, see %s/stderr)\n", run->done, run->ntasks,
-                    t->exec_id, t->repetition, what, t->exit_code, t->dir);
+            fprintf(stderr, "[%zu/%zu] exec_%04d rep %d %s (exit %d, see %s/stderr)%s\n", run->done, run->ntasks,
+                    t->exec_id, t->repetition, what, t->exit_code, t->dir, when);
         else
-            fprintf(stderr, "[%zu/%zu] exec_%04d rep %d %s\n", run->done, run->ntasks, t->exec_id, t->repetition, what);
+            fprintf(stderr, "[%zu/%zu] exec_%04d rep %d %s%s\n", run->done, run->ntasks, t->exec_id, t->repetition, what,
+                    when);
     }
     /* Keep results.csv current during long runs without rewriting it for
      * every repetition of a big study; the end of the run writes it anyway. */
@@ -787,6 +811,7 @@ int pd_bench_main(const pd_bench_options *opt)
         }
     }
     run->quiet = opt->quiet;
+    run->progress = opt->progress && !opt->quiet;
     run->ctl = opt->ctl;
     run->executor_name = cfg->executor == PD_EXEC_SLURM ? "slurm" : "local";
 
@@ -941,6 +966,13 @@ plan_more:; /* a bayesian search's next point comes back here */
         pd_bench_cache_setup(run, opt->use_cache, opt->cache_only, opt->dry_run) != 0)
         goto out;
 
+    if (opt->dry_run && opt->json) { /* one document on stdout; the cache and budget notes go to stderr */
+        pd_bench_cache_preview(run, opt->cache_only, stderr);
+        pd_bench_budget_dry_run(run, opt->time_estimates, opt->ntime_estimates, stderr);
+        if (pd_bench_dry_run_json(run, stdout) == 0)
+            status = 0;
+        goto out;
+    }
     if (opt->dry_run) {
         printf("%s: %zu executions x %d repetitions = %zu runs (executor %s, parallel %d)\nrun directory: %s\n",
                cfg->name, run->matrix.nexecs, cfg->repetitions, run->ntasks, run->executor_name, cfg->parallel,
@@ -1089,6 +1121,10 @@ prepare_more:
     }
     write_results(run);
 
+    if (first_task == 0) { /* the ETA's clock: skipped and cached repetitions took no time */
+        run->progress_t0 = pd_monotonic();
+        run->progress_done0 = run->done;
+    }
     /* Execute */
     int xrc = cfg->executor == PD_EXEC_SLURM ? pd_exec_slurm(run, cfg->parallel, cfg->poll_interval_s)
                                              : pd_exec_local(run, cfg->parallel);

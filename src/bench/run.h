@@ -55,7 +55,9 @@ typedef struct {
     bool resume;
     const char *resume_dir; /* NULL: latest run_NNN in workdir */
     bool dry_run;
+    bool json;             /* --json (with --dry-run): the listing as JSON on stdout */
     bool quiet;
+    bool progress;         /* --progress, or stderr a terminal: elapsed and ETA on the progress lines */
     pd_bench_control ctl; /* --fail-fast, --max-fail, --log-file, ... (control.h) */
     const char *machine;     /* --machine (or IOPS_MACHINE): machines: entry to merge */
     bool resolve;            /* --resolve: print the merged study and stop */
@@ -77,6 +79,9 @@ typedef struct pd_bench_run {
     size_t ntasks;
     size_t done;    /* finished (this invocation + skipped) */
     bool quiet;
+    bool progress;           /* elapsed and ETA on each [n/N] line */
+    double progress_t0;      /* pd_monotonic() when this invocation started running */
+    size_t progress_done0;   /* done then (skipped, cached): not counted in the ETA's mean */
     const char *executor_name;
     double results_written_at; /* monotonic time of the last results.csv write */
     size_t unsaved_status;     /* status files that could not be written */

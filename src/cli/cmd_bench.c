@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench/run.h"
 #include "bench/runlog.h"
@@ -29,6 +30,8 @@ static void usage(FILE *out)
             "  --executor local|slurm override benchmark.executor\n"
             "  --parallel N           override benchmark.parallel (1 to 4096)\n"
             "  --dry-run              check the study and list its executions; run nothing\n"
+            "  --json                 with --dry-run: the listing as one JSON object on\n"
+            "                         stdout (notes on stderr)\n"
             "  --fail-fast            start no more repetitions after the first failure\n"
             "                         (those running finish; --resume runs the rest)\n"
             "  --max-fail N           the same after N failed repetitions\n"
@@ -47,6 +50,8 @@ static void usage(FILE *out)
             "  --time-estimate S[,S]  with --dry-run: core-hours for S seconds a repetition\n"
             "  --summarize RUN_DIR    recompute RUN_DIR's resource summary from its traces\n"
             "                         (alone: no CONFIG.yaml, no other option)\n"
+            "  --progress             elapsed time and ETA on each progress line (on\n"
+            "                         by default when stderr is a terminal)\n"
             "  -q, --quiet            no progress lines\n"
             "  -h, --help             this help\n"
             "\n"
@@ -112,6 +117,8 @@ int cmd_bench(int argc, char **argv)
         OPT_EXECUTOR,
         OPT_PARALLEL,
         OPT_DRY_RUN,
+        OPT_JSON,
+        OPT_PROGRESS,
         OPT_SUMMARIZE,
         OPT_FAIL_FAST,
         OPT_MAX_FAIL,
@@ -126,6 +133,7 @@ int cmd_bench(int argc, char **argv)
         {"executor", required_argument, NULL, OPT_EXECUTOR},
         {"parallel", required_argument, NULL, OPT_PARALLEL},
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+        {"json", no_argument, NULL, OPT_JSON},
         {"summarize", required_argument, NULL, OPT_SUMMARIZE},
         {"fail-fast", no_argument, NULL, OPT_FAIL_FAST},
         {"max-fail", required_argument, NULL, OPT_MAX_FAIL},
@@ -140,6 +148,7 @@ int cmd_bench(int argc, char **argv)
         {"max-core-hours", required_argument, NULL, OPT_MAX_CORE_HOURS},
         {"time-estimate", required_argument, NULL, OPT_TIME_ESTIMATE},
         {"quiet", no_argument, NULL, 'q'},
+        {"progress", no_argument, NULL, OPT_PROGRESS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -201,6 +210,9 @@ int cmd_bench(int argc, char **argv)
         case OPT_DRY_RUN:
             opt.dry_run = true;
             break;
+        case OPT_JSON:
+            opt.json = true;
+            break;
         case OPT_FAIL_FAST:
             fail_fast = true;
             break;
@@ -228,6 +240,9 @@ int cmd_bench(int argc, char **argv)
             break;
         case 'q':
             opt.quiet = true;
+            break;
+        case OPT_PROGRESS:
+            opt.progress = true;
             break;
         case OPT_MACHINE:
         case OPT_RESOLVE:
@@ -258,10 +273,14 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, CMD ": --resume and --dry-run cannot be combined\n");
         return 2;
     }
+    if (opt.json && !opt.dry_run)
+        return pd_opt_error(CMD, "--json goes with --dry-run");
     if (nest && !opt.dry_run)
         return pd_opt_error(CMD, "--time-estimate goes with --dry-run");
     if (!opt.machine && getenv("IOPS_MACHINE") && *getenv("IOPS_MACHINE"))
         opt.machine = getenv("IOPS_MACHINE"); /* as IOPS: the option wins over the variable */
+    if (isatty(STDERR_FILENO)) /* a terminal sees the ETA, a log file stays as it was */
+        opt.progress = true;
     opt.time_estimates = estimates;
     opt.ntime_estimates = nest;
     return pd_bench_main(&opt);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/duration.h"
 #include "common/util.h"
 #include "sim/baselines.h"
 #include "sim/policies.h"
@@ -324,25 +325,16 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* "12.3 s" under a minute, "2m05s" above. */
-static void fmt_duration(char *buf, size_t len, double s)
-{
-    if (s < 60)
-        snprintf(buf, len, "%.1f s", s);
-    else
-        snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
-}
-
 /* One progress line per profile step: the full study is minutes of silence
  * otherwise. The ETA assumes the remaining steps cost the mean so far. */
 static void progress(int done, int total, double t0, int r, const char *wl, const char *input)
 {
     double el = now_s() - t0;
     char e[32], eta[48] = "";
-    fmt_duration(e, sizeof e, el);
+    pd_fmt_duration(e, sizeof e, el);
     if (done > 0) {
         char rest[32];
-        fmt_duration(rest, sizeof rest, el / done * (total - done));
+        pd_fmt_duration(rest, sizeof rest, el / done * (total - done));
         snprintf(eta, sizeof eta, ", ETA %s", rest);
     }
     if (wl)

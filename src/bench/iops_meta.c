@@ -207,7 +207,8 @@ static int write_json(const pd_bench_run *run, const char *name, json_t *o)
     return rc;
 }
 
-/* The values __iops_params.json holds (bool as "True"/"False", as there). */
+/* The values __iops_params.json holds (a bool as JSON true/false, as IOPS's
+ * json.dump of its params writes it). */
 static json_t *params_object(const pd_bench_config *cfg, const pd_val *values)
 {
     pd_str s = {0};
@@ -218,13 +219,7 @@ static json_t *params_object(const pd_bench_config *cfg, const pd_val *values)
         pd_val_append_json(&s, &name);
         pd_val_free(&name);
         pd_str_append(&s, ": ");
-        if (values[i].kind == PD_VAL_BOOL) {
-            pd_val b = pd_val_str(values[i].b ? "True" : "False");
-            pd_val_append_json(&s, &b);
-            pd_val_free(&b);
-        } else {
-            pd_val_append_json(&s, &values[i]);
-        }
+        pd_val_append_json(&s, &values[i]);
     }
     pd_str_append(&s, "}");
     json_error_t e;

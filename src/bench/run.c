@@ -416,7 +416,10 @@ static void probe_binary(char *buf, size_t len)
         snprintf(buf, len, "paddiser-probe"); /* too long a path: let PATH find it */
 }
 
-static int write_params(const pd_bench_run *run, const pd_bench_exec *ex, const char *dir, bool verify)
+/* __iops_params.json's text. A bool is JSON true/false, as IOPS writes it;
+ * run directories from before wrote "True"/"False" (legacy_bools), which
+ * --resume still accepts as the same variables. */
+static void params_text(pd_str *out, const pd_bench_run *run, const pd_bench_exec *ex, bool legacy_bools)
 {
     pd_str s = {0};
     pd_str_append(&s, "{");
@@ -427,7 +430,7 @@ static int write_params(const pd_bench_run *run, const pd_bench_exec *ex, const 
         pd_val_free(&name);
         pd_str_append(&s, ": ");
         const pd_val *v = &ex->values[i];
-        if (v->kind == PD_VAL_BOOL) { /* CSV and params agree on True/False */
+        if (v->kind == PD_VAL_BOOL && legacy_bools) {
             pd_val b = pd_val_str(v->b ? "True" : "False");
             pd_val_append_json(&s, &b);
             pd_val_free(&b);
@@ -436,18 +439,29 @@ static int write_params(const pd_bench_run *run, const pd_bench_exec *ex, const 
         }
     }
     pd_str_append(&s, "}\n");
+    *out = s;
+}
+
+static int write_params(const pd_bench_run *run, const pd_bench_exec *ex, const char *dir, bool verify)
+{
+    pd_str s = {0};
+    params_text(&s, run, ex, false);
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/__iops_params.json", dir);
     int rc = 0;
     if (verify) {
         char *old = pd_read_file(path, NULL);
-        if (old && s.data && strcmp(old, s.data) != 0) {
+        pd_str legacy = {0};
+        if (old && s.data && strcmp(old, s.data) != 0)
+            params_text(&legacy, run, ex, true);
+        if (old && s.data && strcmp(old, s.data) != 0 && !(legacy.data && !strcmp(old, legacy.data))) {
             fprintf(stderr,
                     "paddiser bench: cannot resume: exec_%04d's variables changed since the run started\n"
                     "  was: %s  now: %s",
                     ex->id, old, s.data);
             rc = -1;
         }
+        pd_str_free(&legacy);
         if (old) {
             free(old);
             pd_str_free(&s);

@@ -24,6 +24,7 @@
 #include "bench/proc.h"
 #include "bench/runctl.h"
 #include "bench/runlog.h"
+#include "bench/status_rollup.h"
 #include "bench/sink_sqlite.h"
 #include "bench/summary.h"
 #include "common/csv.h"
@@ -44,6 +45,7 @@ int pd_bench_write_status(const pd_bench_task *t, const pd_bench_run *run)
      * reads back as the same double */
     json_t *o = pd_iops_status_object(t, run);
     char *text = o ? json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
+    pd_status_rollup_record(run->rollup, t->exec_id, t->repetition, o); /* as IOPS mirrors every status write */
     json_decref(o);
     if (!text) {
         errno = ENOMEM;
@@ -603,6 +605,8 @@ static void free_script_files(pd_bench_run *run)
 
 static void free_run(pd_bench_run *run)
 {
+    pd_status_rollup_free(run->rollup);
+    run->rollup = NULL;
     free_script_files(run);
     for (size_t i = 0; i < run->ntasks; i++) {
         pd_bench_task *t = &run->tasks[i];
@@ -1024,6 +1028,8 @@ plan_more:; /* a bayesian search's next point comes back here */
                      access(cfgcopy, F_OK) == 0;
     if ((!opt->resume || !have_copy) && copy_config(run) != 0)
         fprintf(stderr, "paddiser bench: warning: cannot copy the config into %s\n", run->run_dir);
+    if (!run->rollup)
+        run->rollup = pd_status_rollup_open(run->run_dir, cfg->name, cfg->repetitions);
 prepare_more:
     for (size_t e = first_exec; e < run->matrix.nexecs; e++) {
         char dir[PATH_MAX];
@@ -1126,6 +1132,17 @@ prepare_more:
     int lost = write_results(run) != 0;
     lost |= (cfg->sink_type == PD_SINK_SQLITE ? pd_bench_sink_sqlite(run, sink) : write_sink(run, sink)) != 0;
     lost |= run->unsaved_status > 0;
+    /* the roll-up, complete: with the repetitions an earlier invocation ran */
+    for (size_t k = 0; k < run->ntasks && run->rollup; k++) {
+        char path[PATH_MAX + 32];
+        if (!run->tasks[k].dir)
+            continue;
+        snprintf(path, sizeof path, "%s/__iops_status.json", run->tasks[k].dir);
+        pd_status_rollup_add_file(run->rollup, run->tasks[k].exec_id, run->tasks[k].repetition, path);
+    }
+    if (run->rollup && pd_status_rollup_close(run->rollup) != 0) /* best effort, as in IOPS */
+        fprintf(stderr, "paddiser bench: warning: cannot write %s/" PD_STATUS_ROLLUP_FILE ": %s\n", run->run_dir,
+                strerror(errno));
     if (pd_iops_write_run_metadata(run, started, pd_now()) != 0) {
         fprintf(stderr, "paddiser bench: cannot write %s/" PD_IOPS_RUN_METADATA_FILE ": %s\n", run->run_dir,
                 strerror(errno));

@@ -88,6 +88,7 @@ typedef struct pd_bench_run {
     pd_bench_budget budget;    /* max_core_hours (budget.h) */
     struct pd_bench_cache *cache; /* benchmark.cache_file, open (cache.h), or NULL */
     bool use_cache;            /* read it (--use-cache / --cache-only), not only write it */
+    struct pd_status_rollup *rollup; /* __iops_status_rollup.json (status_rollup.h), or NULL */
 } pd_bench_run;
 
 /* Runs a study end to end. Returns the exit status: 0 all succeeded,

@@ -425,9 +425,10 @@ static void params_text(pd_str *out, const pd_bench_run *run, const pd_bench_exe
 {
     pd_str s = {0};
     pd_str_append(&s, "{");
-    for (size_t i = 0; i < run->cfg.nvars; i++) {
+    for (size_t k = 0; k < run->cfg.nvars; k++) { /* in IOPS's order */
+        size_t i = pd_bench_var_at(run, k);
         pd_val name = pd_val_str(run->cfg.vars[i].name);
-        pd_str_append(&s, i ? ", " : "");
+        pd_str_append(&s, k ? ", " : "");
         pd_val_append_json(&s, &name);
         pd_val_free(&name);
         pd_str_append(&s, ": ");

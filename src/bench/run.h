@@ -91,6 +91,13 @@ typedef struct pd_bench_run {
     struct pd_status_rollup *rollup; /* __iops_status_rollup.json (status_rollup.h), or NULL */
 } pd_bench_run;
 
+/* The k-th variable (a cfg index) in the order IOPS lists them in its files
+ * (pd_bench_matrix.var_order). */
+static inline size_t pd_bench_var_at(const pd_bench_run *run, size_t k)
+{
+    return run->matrix.var_order ? run->matrix.var_order[k] : k;
+}
+
 /* Runs a study end to end. Returns the exit status: 0 all succeeded,
  * 1 some repetitions failed, 2 configuration/usage error, 130 (SIGINT) or
  * 143 (SIGTERM) interrupted. */

@@ -15,22 +15,40 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 cd "$T"
 
-# Same execution numbers with the same variables, in both directions.
-# paddiser writes a bool variable as "True"/"False" in __iops_params.json
-# (as in its results.csv); IOPS writes JSON true/false.
+# Same execution numbers with the same variables, in both directions, with
+# the same JSON types: a bool variable is JSON true/false in
+# __iops_params.json and in the index's params, as IOPS writes it (a Python
+# bool is not equal to "True", and type() tells 1 from True), and the
+# variables in IOPS's order (for conditional.yaml its expansion order: codec,
+# chunk_kb, level, long_mode, then the derived label), there and in
+# __iops_results.csv's vars.* columns.
 cat >params.py <<'PY'
 import glob, json, os, sys
+def typed(d):  # the order too: IOPS's expansion order with conditional variables
+    return [(k, type(v).__name__, v) for k, v in d.items()]
 def load(root):
     out = {}
     for f in glob.glob(os.path.join(root, "**", "exec_*", "__iops_params.json"), recursive=True):
-        d = json.load(open(f))
-        out[os.path.basename(os.path.dirname(f))] = {k: str(v) if isinstance(v, bool) else v for k, v in d.items()}
+        out[os.path.basename(os.path.dirname(f))] = typed(json.load(open(f)))
     return out
+def index(root):
+    d = json.load(open(os.path.join(root, "__iops_index.json")))
+    return {e: typed(x["params"]) for e, x in d["executions"].items()}
 iops, pd = load(sys.argv[1]), load(sys.argv[2])
 bad = [e for e in sorted(set(iops) | set(pd)) if iops.get(e) != pd.get(e)]
 for e in bad:
     print("%s: IOPS %s, paddiser %s" % (e, iops.get(e), pd.get(e)))
-sys.exit(1 if bad else 0)
+iops, pd = index(sys.argv[1]), index(sys.argv[2])
+ibad = [e for e in sorted(set(iops) | set(pd)) if iops.get(e) != pd.get(e)]
+for e in ibad:
+    print("index %s: IOPS %s, paddiser %s" % (e, iops.get(e), pd.get(e)))
+# IOPS's flattened results: the vars.* columns in the same order
+def vars_columns(path):
+    return [c for c in open(path).readline().strip().split(",") if c.startswith("vars.")]
+cols = vars_columns(os.path.join(sys.argv[1], "results.csv")), vars_columns(os.path.join(sys.argv[2], "__iops_results.csv"))
+if cols[0] != cols[1]:
+    print("__iops_results.csv: IOPS %s, paddiser %s" % cols)
+sys.exit(1 if bad or ibad or cols[0] != cols[1] else 0)
 PY
 
 # The studies' parser_script (IOPS needs one) is left out: paddiser's own

@@ -39,6 +39,22 @@ rm fail.flag
 "$PD" bench s.yaml --resume -q >/dev/null 2>res.log || { cat res.log; fail "resume failed"; }
 grep -q '^exec_0001,1,1,1$' $R/results.csv || fail "exec_0001's metric was read again: $(cat $R/results.csv)"
 grep -q '^exec_0002,1,2,2$' $R/results.csv || fail "exec_0002 after the resume: $(cat $R/results.csv)"
+# __iops_status_rollup.json after the resume: complete, and every
+# repetition as its status file holds it, the one the first invocation ran
+# too (IOPS's find trusts a complete roll-up instead of the files)
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$R" <<'PY' || fail "status roll-up after the resume: $(cat $R/__iops_status_rollup.json)"
+import json, os, sys
+r = sys.argv[1]
+d = json.load(open(os.path.join(r, "__iops_status_rollup.json")))
+assert d["complete"] is True and d["benchmark"] == "rm" and d["repetitions"] == 1, d
+assert sorted(d["executions"]) == ["exec_0001", "exec_0002"], d
+for e, x in d["executions"].items():
+    assert list(x["reps"]) == ["1"], x
+    assert x["reps"]["1"] == json.load(open(os.path.join(r, e, "repetition_001", "__iops_status.json"))), e
+    assert x["reps"]["1"]["status"] == "SUCCEEDED", x
+PY
+fi
 # a status file without metrics (an older run, paddiser's lower-case
 # status): still succeeded, parsed once more
 printf '{"status": "succeeded", "exit_code": 0, "start": 1, "end": 2, "duration_s": 1, "executor": "local", "job_id": null}\n' >$R/exec_0002/repetition_001/__iops_status.json

@@ -341,6 +341,50 @@ static void test_status_like_iops(void **state)
     pd_str_free(&r);
 }
 
+/* __iops_status_rollup.json as IOPS writes it (status_rollup.py): the same
+ * top-level fields and types, "complete": true after the run, and for every
+ * execution and repetition IOPS rolled up, exactly what that repetition's
+ * __iops_status.json holds (iops find reads the roll-up in its place). */
+static void test_status_rollup_like_iops(void **state)
+{
+    (void)state;
+    pd_str r = {0};
+    pd_str_printf(&r, "%s/run_001", fx());
+    json_t *want = load(r.data, "__iops_status_rollup.json"), *got = load(run_dir, "__iops_status_rollup.json");
+    same_keys(want, got, "__iops_status_rollup.json");
+    assert_true(json_equal(json_object_get(want, "benchmark"), json_object_get(got, "benchmark")));
+    assert_true(json_equal(json_object_get(want, "repetitions"), json_object_get(got, "repetitions")));
+    assert_true(json_is_true(json_object_get(got, "complete")));
+    json_t *wx = json_object_get(want, "executions"), *gx = json_object_get(got, "executions");
+    assert_int_equal(json_object_size(wx), json_object_size(gx));
+    const char *key;
+    json_t *we;
+    json_object_foreach(wx, key, we) {
+        json_t *wreps = json_object_get(we, "reps"), *greps = json_object_get(json_object_get(gx, key), "reps");
+        if (!greps)
+            fail_msg("roll-up: no %s.reps", key);
+        assert_int_equal(json_object_size(wreps), json_object_size(greps));
+        const char *rep;
+        json_t *ws;
+        json_object_foreach(wreps, rep, ws) {
+            json_t *gs = json_object_get(greps, rep);
+            if (!gs)
+                fail_msg("roll-up: no %s.reps.%s", key, rep);
+            same_keys(ws, gs, "roll-up status");
+            pd_str rel = {0};
+            pd_str_printf(&rel, "%s/repetition_%03d/__iops_status.json", key, atoi(rep));
+            json_t *file = load(run_dir, rel.data);
+            if (!json_equal(file, gs))
+                fail_msg("roll-up: %s.reps.%s is not %s", key, rep, rel.data);
+            json_decref(file);
+            pd_str_free(&rel);
+        }
+    }
+    json_decref(want);
+    json_decref(got);
+    pd_str_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest units[] = {
@@ -353,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_index_like_iops),
         cmocka_unit_test(test_run_metadata_like_iops),
         cmocka_unit_test(test_status_like_iops),
+        cmocka_unit_test(test_status_rollup_like_iops),
     };
     int failed = cmocka_run_group_tests_name("iops_meta units", units, NULL, NULL);
     failed += cmocka_run_group_tests_name("paddiser run vs IOPS 3.5.8's", against_iops, run_study, remove_study);

@@ -3,6 +3,7 @@
  * flight on Ctrl-C/SIGTERM (which are blocked and waited for, see proc.h). */
 #include "bench/proc.h"
 #include "bench/run.h"
+#include "bench/status_rollup.h"
 
 int pd_exec_run(pd_bench_run *run, int parallel, const pd_executor *ex)
 {
@@ -32,6 +33,7 @@ int pd_exec_run(pd_bench_run *run, int parallel, const pd_executor *ex)
         /* --fail-fast/--max-fail or the budget: what runs finishes, nothing more starts */
         if (running == 0 && (next >= run->ntasks || run->stop_starting || run->budget.stopped))
             return 0;
+        pd_status_rollup_flush_due(run->rollup); /* the executors wake at least every second */
         ex->collect(run, &running, ex->ctx);
     }
 }

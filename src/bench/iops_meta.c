@@ -207,24 +207,21 @@ static int write_json(const pd_bench_run *run, const char *name, json_t *o)
     return rc;
 }
 
-/* The values __iops_params.json holds (bool as "True"/"False", as there). */
-static json_t *params_object(const pd_bench_config *cfg, const pd_val *values)
+/* The values __iops_params.json holds (a bool as JSON true/false, as IOPS's
+ * json.dump of its params writes it). */
+static json_t *params_object(const pd_bench_run *run, const pd_val *values)
 {
+    const pd_bench_config *cfg = &run->cfg;
     pd_str s = {0};
     pd_str_append(&s, "{");
-    for (size_t i = 0; i < cfg->nvars; i++) {
+    for (size_t k = 0; k < cfg->nvars; k++) {
+        size_t i = pd_bench_var_at(run, k);
         pd_val name = pd_val_str(cfg->vars[i].name);
-        pd_str_append(&s, i ? ", " : "");
+        pd_str_append(&s, k ? ", " : "");
         pd_val_append_json(&s, &name);
         pd_val_free(&name);
         pd_str_append(&s, ": ");
-        if (values[i].kind == PD_VAL_BOOL) {
-            pd_val b = pd_val_str(values[i].b ? "True" : "False");
-            pd_val_append_json(&s, &b);
-            pd_val_free(&b);
-        } else {
-            pd_val_append_json(&s, &values[i]);
-        }
+        pd_val_append_json(&s, &values[i]);
     }
     pd_str_append(&s, "}");
     json_error_t e;
@@ -246,7 +243,7 @@ int pd_iops_write_index(const pd_bench_run *run, char *const *commands)
         snprintf(key, sizeof key, "exec_%04d", ex->id);
         json_t *x = json_object();
         json_object_set_new(x, "path", json_string(key)); /* relative to the run directory, no runs/ level */
-        json_object_set_new(x, "params", params_object(cfg, ex->values));
+        json_object_set_new(x, "params", params_object(run, ex->values));
         json_object_set_new(x, "command", json_string(commands && commands[e] ? commands[e] : ""));
         json_object_set_new(execs, key, x);
     }
@@ -360,9 +357,9 @@ int pd_iops_write_results(const pd_bench_run *run)
     pd_str s = {0};
     for (size_t i = 0; i < PD_ARRAY_LEN(head); i++)
         pd_str_printf(&s, "%s%s", i ? "," : "", head[i]);
-    for (size_t i = 0; i < cfg->nvars; i++) {
+    for (size_t k = 0; k < cfg->nvars; k++) {
         pd_str f = {0};
-        pd_str_printf(&f, "vars.%s", cfg->vars[i].name);
+        pd_str_printf(&f, "vars.%s", cfg->vars[pd_bench_var_at(run, k)].name);
         pd_str_append(&s, ",");
         pd_csv_put_field(&s, f.data ? f.data : "");
         pd_str_free(&f);
@@ -387,9 +384,9 @@ int pd_iops_write_results(const pd_bench_run *run)
         pd_csv_put_field(&s, run->run_dir);
         pd_str_append(&s, ",");
         pd_csv_put_field(&s, t->dir ? t->dir : "");
-        for (size_t i = 0; i < cfg->nvars; i++) {
+        for (size_t k = 0; k < cfg->nvars; k++) {
             pd_str v = {0};
-            pd_val_append(&v, &t->values[i]);
+            pd_val_append(&v, &t->values[pd_bench_var_at(run, k)]);
             pd_str_append(&s, ",");
             pd_csv_put_field(&s, v.data ? v.data : "");
             pd_str_free(&v);

@@ -26,6 +26,7 @@
 #include "bench/proc.h"
 #include "bench/runctl.h"
 #include "bench/runlog.h"
+#include "bench/status_rollup.h"
 #include "bench/sink_sqlite.h"
 #include "bench/summary.h"
 #include "common/csv.h"
@@ -46,6 +47,7 @@ int pd_bench_write_status(const pd_bench_task *t, const pd_bench_run *run)
      * reads back as the same double */
     json_t *o = pd_iops_status_object(t, run);
     char *text = o ? json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
+    pd_status_rollup_record(run->rollup, t->exec_id, t->repetition, o); /* as IOPS mirrors every status write */
     json_decref(o);
     if (!text) {
         errno = ENOMEM;
@@ -440,18 +442,22 @@ static void probe_binary(char *buf, size_t len)
         snprintf(buf, len, "paddiser-probe"); /* too long a path: let PATH find it */
 }
 
-static int write_params(const pd_bench_run *run, const pd_bench_exec *ex, const char *dir, bool verify)
+/* __iops_params.json's text. A bool is JSON true/false, as IOPS writes it;
+ * run directories from before wrote "True"/"False" (legacy_bools), which
+ * --resume still accepts as the same variables. */
+static void params_text(pd_str *out, const pd_bench_run *run, const pd_bench_exec *ex, bool legacy_bools)
 {
     pd_str s = {0};
     pd_str_append(&s, "{");
-    for (size_t i = 0; i < run->cfg.nvars; i++) {
+    for (size_t k = 0; k < run->cfg.nvars; k++) { /* in IOPS's order */
+        size_t i = pd_bench_var_at(run, k);
         pd_val name = pd_val_str(run->cfg.vars[i].name);
-        pd_str_append(&s, i ? ", " : "");
+        pd_str_append(&s, k ? ", " : "");
         pd_val_append_json(&s, &name);
         pd_val_free(&name);
         pd_str_append(&s, ": ");
         const pd_val *v = &ex->values[i];
-        if (v->kind == PD_VAL_BOOL) { /* CSV and params agree on True/False */
+        if (v->kind == PD_VAL_BOOL && legacy_bools) {
             pd_val b = pd_val_str(v->b ? "True" : "False");
             pd_val_append_json(&s, &b);
             pd_val_free(&b);
@@ -460,18 +466,29 @@ static int write_params(const pd_bench_run *run, const pd_bench_exec *ex, const 
         }
     }
     pd_str_append(&s, "}\n");
+    *out = s;
+}
+
+static int write_params(const pd_bench_run *run, const pd_bench_exec *ex, const char *dir, bool verify)
+{
+    pd_str s = {0};
+    params_text(&s, run, ex, false);
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/__iops_params.json", dir);
     int rc = 0;
     if (verify) {
         char *old = pd_read_file(path, NULL);
-        if (old && s.data && strcmp(old, s.data) != 0) {
+        pd_str legacy = {0};
+        if (old && s.data && strcmp(old, s.data) != 0)
+            params_text(&legacy, run, ex, true);
+        if (old && s.data && strcmp(old, s.data) != 0 && !(legacy.data && !strcmp(old, legacy.data))) {
             fprintf(stderr,
                     "paddiser bench: cannot resume: exec_%04d's variables changed since the run started\n"
                     "  was: %s  now: %s",
                     ex->id, old, s.data);
             rc = -1;
         }
+        pd_str_free(&legacy);
         if (old) {
             free(old);
             pd_str_free(&s);
@@ -613,6 +630,8 @@ static void free_script_files(pd_bench_run *run)
 
 static void free_run(pd_bench_run *run)
 {
+    pd_status_rollup_free(run->rollup);
+    run->rollup = NULL;
     free_script_files(run);
     for (size_t i = 0; i < run->ntasks; i++) {
         pd_bench_task *t = &run->tasks[i];
@@ -1042,6 +1061,8 @@ plan_more:; /* a bayesian search's next point comes back here */
                      access(cfgcopy, F_OK) == 0;
     if ((!opt->resume || !have_copy) && copy_config(run) != 0)
         fprintf(stderr, "paddiser bench: warning: cannot copy the config into %s\n", run->run_dir);
+    if (!run->rollup)
+        run->rollup = pd_status_rollup_open(run->run_dir, cfg->name, cfg->repetitions);
 prepare_more:
     for (size_t e = first_exec; e < run->matrix.nexecs; e++) {
         char dir[PATH_MAX];
@@ -1148,6 +1169,17 @@ prepare_more:
     int lost = write_results(run) != 0;
     lost |= (cfg->sink_type == PD_SINK_SQLITE ? pd_bench_sink_sqlite(run, sink) : write_sink(run, sink)) != 0;
     lost |= run->unsaved_status > 0;
+    /* the roll-up, complete: with the repetitions an earlier invocation ran */
+    for (size_t k = 0; k < run->ntasks && run->rollup; k++) {
+        char path[PATH_MAX + 32];
+        if (!run->tasks[k].dir)
+            continue;
+        snprintf(path, sizeof path, "%s/__iops_status.json", run->tasks[k].dir);
+        pd_status_rollup_add_file(run->rollup, run->tasks[k].exec_id, run->tasks[k].repetition, path);
+    }
+    if (run->rollup && pd_status_rollup_close(run->rollup) != 0) /* best effort, as in IOPS */
+        fprintf(stderr, "paddiser bench: warning: cannot write %s/" PD_STATUS_ROLLUP_FILE ": %s\n", run->run_dir,
+                strerror(errno));
     if (pd_iops_write_run_metadata(run, started, pd_now()) != 0) {
         fprintf(stderr, "paddiser bench: cannot write %s/" PD_IOPS_RUN_METADATA_FILE ": %s\n", run->run_dir,
                 strerror(errno));

@@ -93,7 +93,15 @@ typedef struct pd_bench_run {
     pd_bench_budget budget;    /* max_core_hours (budget.h) */
     struct pd_bench_cache *cache; /* benchmark.cache_file, open (cache.h), or NULL */
     bool use_cache;            /* read it (--use-cache / --cache-only), not only write it */
+    struct pd_status_rollup *rollup; /* __iops_status_rollup.json (status_rollup.h), or NULL */
 } pd_bench_run;
+
+/* The k-th variable (a cfg index) in the order IOPS lists them in its files
+ * (pd_bench_matrix.var_order). */
+static inline size_t pd_bench_var_at(const pd_bench_run *run, size_t k)
+{
+    return run->matrix.var_order ? run->matrix.var_order[k] : k;
+}
 
 /* Runs a study end to end. Returns the exit status: 0 all succeeded,
  * 1 some repetitions failed, 2 configuration/usage error, 130 (SIGINT) or

@@ -919,6 +919,17 @@ int pd_bench_matrix_build(const pd_bench_config *cfg, const char *run_dir, pd_be
         free(picked);
     }
     free(exh);
+    if (rc == 0 && !(m->var_order = calloc(cfg->nvars ? cfg->nvars : 1, sizeof *m->var_order))) {
+        pd_str_append(errors, "out of memory building the execution matrix\n");
+        rc = -1;
+    }
+    if (rc == 0) {
+        long nswept = conditional ? when_order(cfg, m->var_order) : -1;
+        size_t k = nswept > 0 ? (size_t)nswept : 0;
+        for (size_t i = 0; i < cfg->nvars; i++) /* the derived ones after (or every one, in config order) */
+            if (nswept < 0 || cfg->vars[i].expr.text)
+                m->var_order[k++] = i;
+    }
     if (rc)
         pd_bench_matrix_free(m);
     return rc;
@@ -930,6 +941,7 @@ void pd_bench_matrix_free(pd_bench_matrix *m)
         free_values(m->execs[i].values, m->nvars);
     free(m->execs);
     free(m->order);
+    free(m->var_order);
     *m = (pd_bench_matrix){0};
 }
 

@@ -35,6 +35,11 @@ typedef struct {
      * benchmark.random_seed: nexecs * repetitions of them */
     pd_bench_attempt *order;
     size_t norder;
+    /* the order IOPS lists variables in its files (__iops_params.json, the
+     * index, its results): cfg indices, nvars of them. Config order, but for
+     * a study with conditional variables IOPS's expansion order of the swept
+     * ones (its Kahn sort) followed by the derived ones. */
+    size_t *var_order;
 } pd_bench_matrix;
 
 /* Builds the matrix. run_dir is the directory the run will use (it need not

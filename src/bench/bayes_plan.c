@@ -6,15 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void free_values(pd_val *values, size_t n)
-{
-    if (!values)
-        return;
-    for (size_t i = 0; i < n; i++)
-        pd_val_free(&values[i]);
-    free(values);
-}
-
 static char *val_key(const pd_val *v)
 {
     pd_str s = {0};
@@ -235,7 +226,7 @@ long pd_bench_bayes_next(pd_bench_bayes_plan *b, const pd_bench_config *cfg, pd_
 void pd_bench_bayes_free(pd_bench_bayes_plan *b, size_t nvars)
 {
     for (size_t c = 0; b->cands && c < b->ncands; c++)
-        free_values(b->cands[c].values, nvars);
+        pd_vals_free(b->cands[c].values, nvars);
     free(b->cands);
     free(b->point_of);
     free(b->x);

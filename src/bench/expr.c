@@ -57,6 +57,15 @@ void pd_val_free(pd_val *v)
     *v = pd_val_none();
 }
 
+void pd_vals_free(pd_val *values, size_t n)
+{
+    if (!values)
+        return;
+    for (size_t i = 0; i < n; i++)
+        pd_val_free(&values[i]);
+    free(values);
+}
+
 bool pd_val_truthy(const pd_val *v)
 {
     switch (v->kind) {

@@ -71,6 +71,8 @@ pd_val pd_val_none(void);
 pd_val pd_val_str(const char *s); /* copies s; kind NONE on allocation failure */
 pd_val pd_val_copy(const pd_val *v);
 void pd_val_free(pd_val *v);
+/* Frees n values and the array that holds them (NULL: nothing). */
+void pd_vals_free(pd_val *values, size_t n);
 bool pd_val_truthy(const pd_val *v);
 /* Appends Python's str(v) (floats as repr: 2.0, 0.1, 1e+16). */
 void pd_val_append(pd_str *out, const pd_val *v);

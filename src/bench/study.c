@@ -280,15 +280,6 @@ static int derive(const pd_bench_config *cfg, const char *run_dir, int exec_id, 
     return 0;
 }
 
-static void free_values(pd_val *values, size_t n)
-{
-    if (!values)
-        return;
-    for (size_t i = 0; i < n; i++)
-        pd_val_free(&values[i]);
-    free(values);
-}
-
 static void describe(pd_str *out, const pd_bench_config *cfg, const pd_val *values)
 {
     for (size_t i = 0; i < cfg->nvars; i++) {
@@ -459,21 +450,21 @@ static int expand_conditional(const pd_bench_config *cfg, const char *run_dir, c
             for (size_t x = 0; x < (on ? v->nvalues : 1) && rc == 0; x++) {
                 pd_val *c = combo_with(cfg, cur.items[k], var, on ? &v->values[x] : &v->when_default);
                 if (!c || !combo_push(&next, c)) {
-                    free_values(c, cfg->nvars);
+                    pd_vals_free(c, cfg->nvars);
                     pd_str_append(errors, "out of memory building the execution matrix\n");
                     rc = -1;
                 }
             }
         }
         for (size_t k = 0; k < cur.n; k++)
-            free_values(cur.items[k], cfg->nvars);
+            pd_vals_free(cur.items[k], cfg->nvars);
         free(cur.items);
         cur = next;
     }
     free(order);
     if (rc) {
         for (size_t k = 0; k < cur.n; k++)
-            free_values(cur.items[k], cfg->nvars);
+            pd_vals_free(cur.items[k], cfg->nvars);
         free(cur.items);
         return -1;
     }
@@ -526,7 +517,7 @@ static size_t dedupe(const pd_bench_config *cfg, pd_val **combos, size_t n)
     size_t kept = 0;
     for (size_t k = 0; k < n; k++) {
         if (drop[k])
-            free_values(combos[k], cfg->nvars);
+            pd_vals_free(combos[k], cfg->nvars);
         else
             combos[kept++] = combos[k];
     }
@@ -690,7 +681,7 @@ static long sample_points(const pd_bench_config *cfg, const bool *exh, pd_pyrand
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
         if (!keep[point[i]]) {
-            free_values(m->execs[i].values, m->nvars);
+            pd_vals_free(m->execs[i].values, m->nvars);
             continue;
         }
         point[kept] = point[i];
@@ -745,7 +736,7 @@ static long sample_execs(const pd_bench_config *cfg, pd_pyrandom *rng, pd_bench_
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
         if (newpos[i] == SIZE_MAX) {
-            free_values(m->execs[i].values, m->nvars);
+            pd_vals_free(m->execs[i].values, m->nvars);
             continue;
         }
         newpos[i] = kept;
@@ -887,12 +878,12 @@ int pd_bench_matrix_build(const pd_bench_config *cfg, const char *run_dir, pd_be
                 m->execs[m->nexecs].script = sc;
                 m->nexecs++;
             } else {
-                free_values(values, cfg->nvars);
+                pd_vals_free(values, cfg->nvars);
             }
         }
     }
     for (size_t k = 0; k < combos.n; k++)
-        free_values(combos.items[k], cfg->nvars);
+        pd_vals_free(combos.items[k], cfg->nvars);
     free(combos.items);
     if (rc == 0 && m->nexecs == 0) {
         pd_str_printf(errors, "%s: constraints: every combination was filtered out; nothing to run\n", cfg->path);
@@ -938,7 +929,7 @@ int pd_bench_matrix_build(const pd_bench_config *cfg, const char *run_dir, pd_be
 void pd_bench_matrix_free(pd_bench_matrix *m)
 {
     for (size_t i = 0; i < m->nexecs; i++)
-        free_values(m->execs[i].values, m->nvars);
+        pd_vals_free(m->execs[i].values, m->nvars);
     free(m->execs);
     free(m->order);
     free(m->var_order);
@@ -1143,7 +1134,7 @@ fail:
 
 void pd_bench_rendered_free(pd_bench_rendered *r, size_t nvars)
 {
-    free_values(r->values, nvars);
+    pd_vals_free(r->values, nvars);
     free(r->command);
     free(r->script);
     free(r->parser_file);

@@ -82,7 +82,8 @@ study minimize "$F + e" 5 '  exhaustive_vars: ["e"]' '  e: {type: int, sweep: {m
 R=$(run exh.yaml)
 n=$(ls -d "$R"/exec_* | wc -l)
 [ "$n" -eq 10 ] || fail "exhaustive_vars: $n executions, want 10 (5 points x 2)"
-command -v python3 >/dev/null 2>&1 && python3 - "$R" <<'PY' || fail "exhaustive_vars: executions of a point"
+if command -v python3 >/dev/null 2>&1; then
+python3 - "$R" <<'PY' || fail "exhaustive_vars: executions of a point"
 import json, sys
 run = sys.argv[1]
 p = [json.load(open("%s/exec_%04d/__iops_params.json" % (run, i))) for i in range(1, 11)]
@@ -92,6 +93,7 @@ for k in range(0, 10, 2):
     assert (a["e"], b["e"]) == (1, 2), (a, b)
 assert len({(x["a"], x["b"]) for x in p}) == 5
 PY
+fi
 
 # n_iterations >= the 90 points: the whole study runs (fallback_to_exhaustive)
 study minimize "$F" 90 "" "" | sed 's/repetitions: 2/repetitions: 1/' >all.yaml

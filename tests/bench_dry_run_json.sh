@@ -3,6 +3,8 @@
 # with the same study, counts and executions as the text listing; the notes
 # (cache, core-hours) go to stderr; --json without --dry-run is refused.
 set -eu
+# the checks parse the JSON with python3 (the fresh root's minimal system has none)
+command -v python3 >/dev/null 2>&1 || { echo "bench_dry_run_json: SKIP (no python3)"; exit 0; }
 BUILD=${BUILD:-build}
 PD=$(cd "$BUILD" && pwd)/paddiser
 T=$(mktemp -d /tmp/pd-bench-dryjson.XXXXXX)

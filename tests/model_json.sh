@@ -4,6 +4,8 @@
 # counts, options, every accuracy to the digits the text prints), and the
 # same model file either way.
 set -eu
+# the checks parse the JSON with python3 (the fresh root's minimal system has none)
+command -v python3 >/dev/null 2>&1 || { echo "model_json: SKIP (no python3)"; exit 0; }
 P=${BUILD:-build}/paddiser
 T=$(mktemp -d /tmp/pd-model-json.XXXXXX)
 trap 'rm -rf "$T"' EXIT

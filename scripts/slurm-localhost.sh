@@ -105,8 +105,32 @@ start() {
 # kills the PID in file $1 only if the file is not a link and the process
 # is $2 (munged writes its own PID file, as the munge user)
 
+# This cluster's job steps (slurmstepd with its SLURM_CONF) and what they
+# run: a step whose cancelled job slurmd had not reported ended when it
+# stopped stays behind, ignoring SIGTERM with no slurmd to talk to
+# (check-slurm's Ctrl-C test left one), and so does a job still running.
+# Only processes of this cluster, found by their environment.
+stop_steps() {
+    for e in /proc/[0-9]*/environ; do
+        p=${e#/proc/}
+        p=${p%/environ}
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = slurmstepd ] || continue
+        tr '\0' '\n' <"$e" 2>/dev/null | grep -qxF "SLURM_CONF=$CONF" || continue
+        kill_tree "$p"
+    done
+}
+
+# PID and its descendants (the job's script and what it runs), children first
+kill_tree() {
+    for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+        kill_tree "$c"
+    done
+    kill -KILL "$1" 2>/dev/null || true
+}
+
 stop() {
     stop_pidfile "$D/slurmd.pid" slurmd
+    stop_steps
     stop_pidfile "$D/slurmctld.pid" slurmctld
     stop_pidfile "$D/munge/munged.pid" munged
     log "stopped"

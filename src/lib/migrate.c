@@ -904,6 +904,30 @@ static int hot_first_guard(task_pred *p, int n, size_t budget_pages, const page_
     return rc == 0 ? 0 : -1;
 }
 
+/* The trust in the tasks' predicted gain (rt_gain_trust): a learned m at
+ * its fit's uncertainty, the prior at the prior's, a given m whole. NaN
+ * out of memory. */
+static double tasks_gain_trust(const task_pred *p, int n)
+{
+    double *m = malloc((size_t)(n ? n : 1) * 2 * sizeof *m);
+    if (!m)
+        return NAN;
+    for (int i = 0; i < n; i++) {
+        m[i] = p[i].task->pred_mem_bound;
+        m[n + i] = p[i].task->pred_mem_sd;
+    }
+    double trust = rt_gain_trust(m, m + n, n);
+    free(m);
+    return trust;
+}
+
+/* The gain-versus-cost rule's verdict: the gain beats the noise floor and,
+ * over the horizon, the cost of the moves. */
+static int rule_pays(double gain, double min_gain_s, int horizon, double cost_s)
+{
+    return gain > min_gain_s && gain * horizon > cost_s;
+}
+
 /* The gain-versus-cost rule: the plan (pages planned, sorted) is applied
  * only if its predicted makespan beats the current placement's (pages
  * placed, sorted) by more than the noise floor (PADDISER_MIN_GAIN of the
@@ -936,20 +960,9 @@ static int keep_placement(task_pred *p, int n, const page_list *placed_now, cons
     }
     d.min_gain_s = rt_min_gain_share() * d.current_s;
     d.cost_s = (double)moves * rt_migrate_seconds_per_page();
-    /* counted at what the tasks' m surely gives (rt_gain_trust): a learned
-     * m at its fit's uncertainty, the prior at the prior's, a given m whole */
-    double *m = malloc((size_t)(n ? n : 1) * 2 * sizeof *m);
-    double trust = 1.0;
-    if (m) {
-        for (int i = 0; i < n; i++) {
-            m[i] = p[i].task->pred_mem_bound;
-            m[n + i] = p[i].task->pred_mem_sd;
-        }
-        trust = rt_gain_trust(m, m + n, n);
-        free(m);
-    }
-    double gain = (d.current_s - d.planned_s) * trust;
-    d.kept = !(gain > d.min_gain_s && gain * d.horizon > d.cost_s);
+    double trust = tasks_gain_trust(p, n);
+    double gain = (d.current_s - d.planned_s) * (isnan(trust) ? 1.0 : trust);
+    d.kept = !rule_pays(gain, d.min_gain_s, d.horizon, d.cost_s);
     rt.last_decision = d;
     return d.kept;
 }
@@ -1045,15 +1058,10 @@ static int memo_reuse(task_pred *p, int n, const size_t *bytes, size_t budget, i
          * errs towards deciding afresh) */
         double more = (cur - rt.makespan) - (memo.d.current_s - memo.plan_ms);
         double raw = memo.d.current_s - memo.d.planned_s + (more > 0 ? more : 0);
-        double *m = malloc((size_t)n * 2 * sizeof *m);
-        if (!m)
+        double trust = tasks_gain_trust(p, n);
+        if (isnan(trust))
             return 0;
-        for (int i = 0; i < n; i++) {
-            m[i] = p[i].task->pred_mem_bound;
-            m[n + i] = p[i].task->pred_mem_sd;
-        }
-        double gain = raw * rt_gain_trust(m, m + n, n);
-        free(m);
+        double gain = raw * trust;
         d.horizon = rt_plan_horizon();
         d.current_s = cur;
         d.min_gain_s = floor * cur;
@@ -1062,7 +1070,7 @@ static int memo_reuse(task_pred *p, int n, const size_t *bytes, size_t budget, i
         double fewer = (double)(shift / RT_PAGE), cost = 0;
         if ((double)d.pages > fewer)
             cost = d.cost_s * ((double)d.pages - fewer) / (double)d.pages;
-        if (gain > d.min_gain_s && gain * d.horizon > cost)
+        if (rule_pays(gain, d.min_gain_s, d.horizon, cost))
             return 0;
     }
     for (int i = 0; memo.kept && i < n; i++) {

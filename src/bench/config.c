@@ -181,6 +181,26 @@ static char *get_str(ctx *c, const yaml_node_t *n, const char *key)
     return pd_strdup(s);
 }
 
+/* A list of variable names (benchmark.exhaustive_vars, cache_exclude_vars):
+ * the names read (*count of them; entries that are not strings reported and
+ * left out), NULL when v is not a list (reported) or out of memory. */
+static char **get_names(ctx *c, const yaml_node_t *v, const char *key, size_t *count)
+{
+    *count = 0;
+    if (v->type != YAML_SEQUENCE_NODE) {
+        err_at(c, node_line(v), key, "must be a list of variable names, found %s", type_desc(v));
+        return NULL;
+    }
+    size_t nv = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+    char **names = calloc(nv ? nv : 1, sizeof *names);
+    for (size_t i = 0; i < nv && names; i++) {
+        char *name = get_str(c, node(c, v->data.sequence.items.start[i]), key);
+        if (name)
+            names[(*count)++] = name;
+    }
+    return names;
+}
+
 static bool get_bool(ctx *c, const yaml_node_t *n, const char *key, bool *out)
 {
     const char *s = scalar(n);
@@ -686,33 +706,10 @@ static void parse_cache_and_budget(ctx *c, const yaml_node_t *n, pd_bench_config
     }
     if ((v = map_get(c, n, "exhaustive_vars")) && !is_null(v)) {
         cfg->exhaustive_line = node_line(v);
-        if (v->type != YAML_SEQUENCE_NODE) {
-            err_at(c, node_line(v), "benchmark.exhaustive_vars", "must be a list of variable names, found %s",
-                   type_desc(v));
-        } else {
-            size_t nv = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
-            cfg->exhaustive_vars = calloc(nv ? nv : 1, sizeof *cfg->exhaustive_vars);
-            for (size_t i = 0; i < nv && cfg->exhaustive_vars; i++) {
-                char *name = get_str(c, node(c, v->data.sequence.items.start[i]), "benchmark.exhaustive_vars");
-                if (name)
-                    cfg->exhaustive_vars[cfg->nexhaustive_vars++] = name;
-            }
-        }
+        cfg->exhaustive_vars = get_names(c, v, "benchmark.exhaustive_vars", &cfg->nexhaustive_vars);
     }
-    if ((v = map_get(c, n, "cache_exclude_vars")) && !is_null(v)) {
-        if (v->type != YAML_SEQUENCE_NODE) {
-            err_at(c, node_line(v), "benchmark.cache_exclude_vars", "must be a list of variable names, found %s",
-                   type_desc(v));
-        } else {
-            size_t nv = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
-            cfg->cache_exclude_vars = calloc(nv ? nv : 1, sizeof *cfg->cache_exclude_vars);
-            for (size_t i = 0; i < nv && cfg->cache_exclude_vars; i++) {
-                char *name = get_str(c, node(c, v->data.sequence.items.start[i]), "benchmark.cache_exclude_vars");
-                if (name)
-                    cfg->cache_exclude_vars[cfg->ncache_exclude_vars++] = name;
-            }
-        }
-    }
+    if ((v = map_get(c, n, "cache_exclude_vars")) && !is_null(v))
+        cfg->cache_exclude_vars = get_names(c, v, "benchmark.cache_exclude_vars", &cfg->ncache_exclude_vars);
     double d;
     if ((v = map_get(c, n, "max_core_hours")) && !is_null(v) && get_double(c, v, "benchmark.max_core_hours", &d)) {
         if (d <= 0)

@@ -1,7 +1,7 @@
-/* rt_sort_runs (src/lib/run_sort.c), the sync point's sort of page lists
- * made of ascending runs: the same order as qsort on every shape of input
- * (sorted, reversed, a few long runs, many short ones, duplicates), and
- * stable, which qsort need not be. */
+/* rt_sort_runs and rt_sort_by_address (src/lib/run_sort.c), the sync
+ * point's sorts of page lists: the same order as qsort on every shape of
+ * input (sorted, reversed, a few long runs, many short ones, duplicates,
+ * page addresses far apart), and stable, which qsort need not be. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +13,7 @@
 #include "lib/run_sort.h"
 
 typedef struct {
-    uint64_t key;
+    uintptr_t key; /* first: rt_sort_by_address sorts by it */
     size_t pos; /* where it was before sorting */
 } item;
 
@@ -34,7 +34,7 @@ static int cmp_key_pos(const void *a, const void *b)
 
 /* Sorts v by key with rt_sort_runs and checks it against qsort by (key,
  * original position): equal keys stay in their order. */
-static void check(item *v, size_t n)
+static void check_with(item *v, size_t n, int radix)
 {
     for (size_t i = 0; i < n; i++)
         v[i].pos = i;
@@ -42,12 +42,25 @@ static void check(item *v, size_t n)
     assert_non_null(want);
     memcpy(want, v, n * sizeof *v);
     qsort(want, n, sizeof *want, cmp_key_pos);
-    rt_sort_runs(v, n, sizeof *v, cmp_key);
+    if (radix)
+        rt_sort_by_address(v, n, sizeof *v, cmp_key);
+    else
+        rt_sort_runs(v, n, sizeof *v, cmp_key);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(v[i].key, want[i].key);
         assert_int_equal(v[i].pos, want[i].pos);
     }
     free(want);
+}
+
+static void check(item *v, size_t n)
+{
+    item *copy = malloc((n ? n : 1) * sizeof *copy);
+    assert_non_null(copy);
+    memcpy(copy, v, n * sizeof *v);
+    check_with(v, n, 0);
+    check_with(copy, n, 1);
+    free(copy);
 }
 
 static void test_shapes(void **state)
@@ -75,15 +88,20 @@ static void test_shapes(void **state)
     for (int round = 0; round < 50; round++) {
         size_t n = (size_t)(rand() % N);
         for (size_t i = 0; i < n; i++)
-            v[i].key = (uint64_t)(rand() % 64); /* many duplicates */
+            v[i].key = (uintptr_t)(rand() % 64); /* many duplicates */
         check(v, n);
         size_t i = 0;
         while (i < n) { /* random ascending runs */
             size_t len = 1 + (size_t)(rand() % 300);
-            uint64_t base = (uint64_t)(rand() % 100000);
+            uintptr_t base = (uintptr_t)(rand() % 100000);
             for (size_t k = 0; k < len && i < n; k++, i++)
-                v[i].key = base + k * (uint64_t)(rand() % 3);
+                v[i].key = base + k * (uintptr_t)(rand() % 3);
         }
+        check(v, n);
+        /* pages of mappings far apart (heap, mmap'd arrays, stacks), in
+         * random order: keys that differ in many bits, radix's most passes */
+        for (size_t j = 0; j < n; j++)
+            v[j].key = ((uintptr_t)(rand() % 4) << 44) + ((uintptr_t)(rand() % 100000) << 12);
         check(v, n);
     }
     free(v);

@@ -58,16 +58,37 @@ static size_t lower_bound(const page_list *l, uintptr_t p)
     return lo;
 }
 
-static int in_sorted(const page_list *l, uintptr_t p)
+/* Whether a sorted page list holds pages asked about mostly in ascending
+ * order (a region's pages, an address-ordered list): each question moves
+ * the cursor forward, so n questions cost O(n + the list's length from the
+ * start) instead of n binary searches, which were most of a sync point
+ * after an input change. A question below the last one searches again
+ * (the unknown placement lists objects in registration order). */
+typedef struct {
+    const page_list *l;
+    size_t i;
+    uintptr_t last;
+} page_cursor;
+
+static page_cursor cursor_at(const page_list *l, uintptr_t from)
 {
-    size_t i = lower_bound(l, p);
-    return i < l->n && (uintptr_t)l->v[i] == p;
+    return (page_cursor){l, lower_bound(l, from), from};
+}
+
+static int cursor_has(page_cursor *c, uintptr_t p)
+{
+    if (p < c->last)
+        c->i = lower_bound(c->l, p);
+    c->last = p;
+    while (c->i < c->l->n && (uintptr_t)c->l->v[c->i] < p)
+        c->i++;
+    return c->i < c->l->n && (uintptr_t)c->l->v[c->i] == p;
 }
 
 /* Sorts a page list and drops its duplicates. */
 static void sort_unique(page_list *l)
 {
-    rt_sort_runs(l->v, l->n, sizeof *l->v, cmp_page);
+    rt_sort_by_address(l->v, l->n, sizeof *l->v, cmp_page);
     size_t k = 0;
     for (size_t i = 0; i < l->n; i++)
         if (k == 0 || l->v[k - 1] != l->v[i])
@@ -306,13 +327,15 @@ static int take_regions(const room_region *rr, size_t m, double floor, const pag
                         page_list *extra)
 {
     int rc = 0;
-    for (size_t i = 0; i < m && room && rc == 0 && rr[i].benefit > floor; i++)
+    for (size_t i = 0; i < m && room && rc == 0 && rr[i].benefit > floor; i++) {
+        page_cursor in_skip = cursor_at(skip, rr[i].lo);
         for (uintptr_t pg = rr[i].lo; pg < rr[i].hi && room && rc == 0; pg += RT_PAGE) {
-            if (in_sorted(skip, pg))
+            if (cursor_has(&in_skip, pg))
                 continue;
             rc = page_push(extra, pg);
             room -= rc == 0;
         }
+    }
     if (rc == 0) /* regions of different objects' strata can overlap at a page: once */
         sort_unique(extra);
     return rc;
@@ -424,9 +447,11 @@ static int fill_room_by_units(const task_pred *p, int n, size_t room, plan_list 
             else
                 u[k++] = u[i];
         }
-        for (size_t i = 0; i < k; i++)
+        for (size_t i = 0; i < k; i++) {
+            page_cursor in_fast = cursor_at(fast, u[i].unit);
             for (uintptr_t pg = u[i].unit; pg < u[i].unit + RT_THP_UNIT; pg += RT_PAGE)
-                u[i].cost += covered_by_object(pg) && !in_sorted(fast, pg);
+                u[i].cost += covered_by_object(pg) && !cursor_has(&in_fast, pg);
+        }
         size_t j = 0;
         for (size_t i = 0; i < k; i++)
             if (u[i].cost)
@@ -441,8 +466,9 @@ static int fill_room_by_units(const task_pred *p, int n, size_t room, plan_list 
         if (u[i].cost > room || !(u[i].benefit / (double)u[i].cost > move))
             continue;
         room -= u[i].cost;
+        page_cursor in_fast = cursor_at(fast, u[i].unit);
         for (uintptr_t pg = u[i].unit; pg < u[i].unit + RT_THP_UNIT && rc == 0; pg += RT_PAGE)
-            if (covered_by_object(pg) && !in_sorted(fast, pg))
+            if (covered_by_object(pg) && !cursor_has(&in_fast, pg))
                 rc = page_push(&extra, pg);
     }
     free(u);
@@ -803,11 +829,14 @@ static double share_under(const task_pred *tp, const page_list *fast, size_t tot
 /* Sorts a selection by page and keeps each page once, at its best rank. */
 static void plan_unique(plan_list *sel)
 {
-    rt_sort_runs(sel->v, sel->n, sizeof *sel->v, cmp_plan_page);
+    rt_sort_by_address(sel->v, sel->n, sizeof *sel->v, cmp_plan_page);
     size_t k = 0;
-    for (size_t i = 0; i < sel->n; i++)
+    for (size_t i = 0; i < sel->n; i++) {
         if (k == 0 || sel->v[k - 1].page != sel->v[i].page)
             sel->v[k++] = sel->v[i];
+        else if (sel->v[i].rank < sel->v[k - 1].rank)
+            sel->v[k - 1].rank = sel->v[i].rank;
+    }
     sel->n = k;
 }
 
@@ -818,9 +847,10 @@ static int keep_placed(const page_list *covered, size_t room, plan_list *sel, pa
 {
     page_list keep = {0};
     int rc = 0;
+    page_cursor in_fast = cursor_at(fast, 0);
     for (size_t i = 0; i < covered->n && room && rc == 0; i++) {
         uintptr_t pg = (uintptr_t)covered->v[i];
-        if (in_sorted(fast, pg))
+        if (cursor_has(&in_fast, pg))
             continue;
         if ((rc = plan_push(sel, pg)) == 0 && (rc = page_push(&keep, pg)) == 0)
             sel->v[sel->n - 1].rank = 2.0;
@@ -891,7 +921,7 @@ static int hot_first_guard(task_pred *p, int n, size_t budget_pages, const page_
         won = rt.last_decision.hot_first_s < (1.0 - rt_min_gain_share()) * rt.last_decision.model_s;
     }
     if (won) {
-        rt_sort_runs(hsel.v, hsel.n, sizeof *hsel.v, cmp_plan_page);
+        rt_sort_by_address(hsel.v, hsel.n, sizeof *hsel.v, cmp_plan_page);
         free(sel->v);
         free(fast->v);
         *sel = hsel;
@@ -1139,8 +1169,9 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
     int hot_first = 0;
     if (rc == PD_OK && (hot_first = hot_first_guard(p, n, budget / RT_PAGE, &covered, &sel, &fast)) < 0)
         rc = PD_ENOMEM;
+    page_cursor in_fast = cursor_at(&fast, 0); /* covered: in address order when the placement is known */
     for (size_t i = 0; i < covered.n && rc == PD_OK; i++)
-        if (!in_sorted(&fast, (uintptr_t)covered.v[i]) && page_push(&dropped, (uintptr_t)covered.v[i]) != 0)
+        if (!cursor_has(&in_fast, (uintptr_t)covered.v[i]) && page_push(&dropped, (uintptr_t)covered.v[i]) != 0)
             rc = PD_ENOMEM;
     /* New pages hottest first: only these are ranked, usually few or none. */
     plan_list fresh = {0};

@@ -11,4 +11,10 @@
  * when the merge buffer cannot be allocated. */
 void rt_sort_runs(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
+/* Sorts n elements of `size` bytes by the address (uintptr_t) each one
+ * starts with, stably, by radix: what cmp would order first by that
+ * address. cmp serves only when the buffer cannot be allocated (then
+ * rt_sort_runs, as stable). O(n) per pass, a few passes. */
+void rt_sort_by_address(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
 #endif

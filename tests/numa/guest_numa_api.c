@@ -520,8 +520,13 @@ int main(void)
     munmap(buf, len);
     check_keep();
     check_realloc();
-    check_demotion();
+    /* First touch before the demotion run: that run fills node 0 until it
+     * spills, and for a while after its filler is freed node 0 may still
+     * turn away new pages (boosted watermarks, reclaim in flight), which
+     * broke first touch's premise (all 4096 pages on node 0: 3584 were) in
+     * one of two runs of make check-numa. */
     check_first_touch();
+    check_demotion();
     printf("guest_numa_api: %s (%d failed checks)\n", failures ? "FAIL" : "ok", failures);
     return failures ? 1 : 0;
 }

@@ -249,7 +249,7 @@ benchmark:
     allocation: {mode: single, allocation_script: "#SBATCH -N 1"}
 vars:
   x: {type: int, sweep: {mode: list, values: [1, 2, 3]}}
-command: {template: "sleep 30"}
+command: {template: "sleep ${STUB_SLEEP:-30}"}
 scripts:
   - name: s
     script_template: "{{ command.template }}\n"
@@ -275,6 +275,16 @@ grep -q -- "-r $job --custom" jobs/mystat.log || fail "single Ctrl-C: status tem
 for b in sbatch squeue scancel; do
     [ ! -e "jobs/$b.log" ] || fail "single Ctrl-C: built-in $b called: $(cat "jobs/$b.log")"
 done
+# --resume: a new allocation runs the three again (the cancelled one and the
+# two never started), the old one's id is asked about once
+rc=0; STUB_SLEEP=0 "$PD" bench single_int.yaml --resume -q >/dev/null 2>res.log || rc=$?
+[ "$rc" -eq 0 ] || { cat res.log; fail "single --resume: exit $rc, want 0"; }
+[ "$(wc -l <jobs/mysub.log)" -eq 2 ] || fail "single --resume: one more submission expected"
+job2=$(cat jobs/next)
+[ "$(grep -l "\"job_id\": \"$job2\"" "$R"/exec_000*/repetition_001/__iops_status.json | wc -l)" -eq 3 ] &&
+    [ "$(grep -l '"status": "SUCCEEDED"' "$R"/exec_000*/repetition_001/__iops_status.json | wc -l)" -eq 3 ] ||
+    fail "single --resume: the three should have succeeded in allocation $job2"
+[ "$(grep -c -- "-r $job --custom" jobs/mystat.log)" -ge 1 ] || fail "single --resume: old allocation not asked about"
 
 # 4. an allocation that ends early (cancelled by someone else while its first
 # repetition ran): that one ends CANCELLED with it, the others FAILED
@@ -300,7 +310,7 @@ grep -q "the SLURM allocation ended before it ran" end.log || fail "allocation e
 # 4b. --fail-fast: the stop file the kickoff script checks before each
 # repetition; the one it is running when paddiser notices finishes (it may
 # already be the next one), nothing more starts, the rest stay PENDING
-sed -e 's/wd_single_end/wd_single_ff/' -e 's/sleep 30/sleep 0.3; exit 3/' \
+sed -e 's/wd_single_end/wd_single_ff/' -e 's/sleep ${STUB_SLEEP:-30}/sleep 0.3; exit 3/' \
     -e 's/values: \[1, 2, 3\]/values: [1, 2, 3, 4, 5]/' single_end.yaml >single_ff.yaml
 rc=0; "$PD" bench single_ff.yaml -q --fail-fast >/dev/null 2>ff.log || rc=$?
 [ "$rc" -eq 1 ] || { cat ff.log; fail "--fail-fast: exit $rc, want 1"; }

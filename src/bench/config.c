@@ -1,6 +1,7 @@
 /* IOPS YAML schema -> pd_bench_config, via libyaml's document API (node
  * marks give the line numbers every error message carries). */
 #include "bench/config.h"
+#include "bench/slurm.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -801,6 +802,87 @@ static void parse_bayesian_config(ctx *c, const yaml_node_t *n, pd_bench_config 
         get_bool(c, v, "benchmark.bayesian_config.fallback_to_exhaustive", &cfg->bayes.fallback_to_exhaustive);
 }
 
+/* slurm_options.commands: IOPS 3.5.8's templates (submit, status, info,
+ * cancel; "{job_id}" replaced), split as shlex.split splits them (slurm.h),
+ * so a quote left open is an error here rather than at the first poll. */
+static void parse_slurm_commands(ctx *c, const yaml_node_t *v, const char *sk_path, pd_bench_config *cfg)
+{
+    if (is_null(v))
+        return;
+    char *path = keypath(sk_path, "commands");
+    if (want_mapping(c, v, path)) {
+        static const char *known[] = {"submit", "status", "info", "cancel", NULL};
+        check_keys(c, v, path, known, NULL);
+        char **dest[] = {&cfg->slurm.submit, &cfg->slurm.status, &cfg->slurm.info, &cfg->slurm.cancel};
+        for (size_t i = 0; i < PD_ARRAY_LEN(dest); i++) {
+            const yaml_node_t *cv = map_get(c, v, known[i]);
+            char *key = keypath(path, known[i]);
+            char *text = cv ? get_str(c, cv, key) : NULL;
+            char err[128];
+            char **words = text ? pd_slurm_words(text, "0", err, sizeof err) : NULL;
+            if (text && !words) {
+                err_at(c, node_line(cv), key, "%s in '%s'", err, text);
+                free(text);
+            } else if (text) {
+                free(*dest[i]);
+                *dest[i] = text;
+            }
+            pd_free_argv(words);
+            free(key);
+        }
+    }
+    free(path);
+}
+
+/* slurm_options.allocation (IOPS 3.5.8's AllocationConfig and its checks):
+ * mode per-test (default) or single; single needs an allocation_script with
+ * an #SBATCH line and the slurm executor, and refuses bayesian and adaptive
+ * search (every repetition is planned before the allocation starts). */
+static void parse_slurm_allocation(ctx *c, const yaml_node_t *bench, const yaml_node_t *al, const char *sk_path,
+                                   pd_bench_config *cfg)
+{
+    if (is_null(al))
+        return;
+    char *path = keypath(sk_path, "allocation");
+    if (!want_mapping(c, al, path)) {
+        free(path);
+        return;
+    }
+    static const char *known[] = {"mode", "allocation_script", "test_timeout", NULL};
+    check_keys(c, al, path, known, NULL);
+    char *mk = keypath(path, "mode"), *sk = keypath(path, "allocation_script"), *tk = keypath(path, "test_timeout");
+    const yaml_node_t *v = map_get(c, al, "mode");
+    const char *mode = v ? scalar(v) : "per-test";
+    if (!mode || (strcmp(mode, "single") && strcmp(mode, "per-test")))
+        err_at(c, node_line(v), mk, "must be 'single' or 'per-test', found '%s'", mode ? mode : type_desc(v));
+    else
+        cfg->slurm.single = !strcmp(mode, "single");
+    if ((v = map_get(c, al, "allocation_script")) && !is_null(v)) {
+        free(cfg->slurm.allocation_script);
+        cfg->slurm.allocation_script = get_str(c, v, sk);
+    }
+    get_seconds(c, map_get(c, al, "test_timeout"), tk, &cfg->slurm.test_timeout_s);
+    if (cfg->slurm.single) {
+        int line = node_line(map_get(c, al, "mode"));
+        const char *script = cfg->slurm.allocation_script;
+        if (map_get(c, bench, "executor") && cfg->executor != PD_EXEC_SLURM)
+            err_at(c, line, mk, "'single' requires executor 'slurm'");
+        if (!script || !script[strspn(script, " \t\r\n")])
+            err_at(c, line, sk, "required when mode is 'single'");
+        else if (!strstr(script, "#SBATCH"))
+            err_at(c, line, sk, "must contain at least one #SBATCH directive");
+        if (cfg->search == PD_SEARCH_BAYESIAN || cfg->search == PD_SEARCH_ADAPTIVE)
+            err_at(c, line, "benchmark.search_method",
+                   "allocation.mode 'single' is incompatible with search_method '%s' (it plans every test up "
+                   "front, leaving no feedback loop); use mode 'per-test'",
+                   cfg->search == PD_SEARCH_BAYESIAN ? "bayesian" : "adaptive");
+    }
+    free(mk);
+    free(sk);
+    free(tk);
+    free(path);
+}
+
 static void parse_benchmark(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
 {
     if (!n) {
@@ -902,15 +984,10 @@ static void parse_benchmark(ctx *c, const yaml_node_t *n, pd_bench_config *cfg)
         sk_path = "benchmark.executor_options";
     }
     if (!is_null(v) && want_mapping(c, v, sk_path)) {
-        static const char *sk[] = {"poll_interval", "command_timeout", NULL};
-        static const char *si[] = {"commands", "allocation", NULL};
-        check_keys(c, v, sk_path, sk, si);
-        const yaml_node_t *al = map_get(c, v, "allocation");
-        const char *mode = al && al->type == YAML_MAPPING_NODE ? scalar(map_get(c, al, "mode")) : NULL;
-        if (cfg->search == PD_SEARCH_ADAPTIVE && mode && !strcmp(mode, "single"))
-            err_at(c, node_line(al), "benchmark.search_method",
-                   "allocation.mode 'single' is incompatible with search_method 'adaptive' (it plans every test "
-                   "up front); use mode 'per-test'");
+        static const char *sk[] = {"poll_interval", "command_timeout", "commands", "allocation", NULL};
+        check_keys(c, v, sk_path, sk, NULL);
+        parse_slurm_commands(c, map_get(c, v, "commands"), sk_path, cfg);
+        parse_slurm_allocation(c, n, map_get(c, v, "allocation"), sk_path, cfg);
         const yaml_node_t *pi = map_get(c, v, "poll_interval");
         char *pk = keypath(sk_path, "poll_interval"), *ck = keypath(sk_path, "command_timeout");
         double d;
@@ -2034,6 +2111,11 @@ void pd_bench_config_free(pd_bench_config *cfg)
     text_free(&cfg->sink_path);
     free(cfg->sink_table);
     free(cfg->cache_file);
+    free(cfg->slurm.submit);
+    free(cfg->slurm.status);
+    free(cfg->slurm.info);
+    free(cfg->slurm.cancel);
+    free(cfg->slurm.allocation_script);
     for (size_t i = 0; i < cfg->ncache_exclude_vars; i++)
         free(cfg->cache_exclude_vars[i]);
     for (size_t i = 0; i < cfg->nexhaustive_vars; i++)

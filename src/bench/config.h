@@ -87,6 +87,13 @@ typedef struct {
     double poll_interval_s; /* benchmark.slurm_options.poll_interval (default 1) */
     double timeout_s;       /* benchmark.timeout: bound of a script, its post script, its parser (0: none) */
     double slurm_command_timeout_s; /* benchmark.slurm_options.command_timeout: sbatch, squeue, ... (default 60) */
+    struct { /* benchmark.slurm_options.commands and .allocation (IOPS 3.5.8's keys; slurm.h) */
+        /* command templates, {job_id} replaced by the job's id; NULL: the built-in ones */
+        char *submit, *status, *info, *cancel;
+        bool single;             /* allocation.mode: single (one allocation runs every repetition) */
+        char *allocation_script; /* allocation.allocation_script: its #SBATCH lines and setup commands */
+        double test_timeout_s;   /* allocation.test_timeout; 0: not given */
+    } slurm;
     struct {
         bool cpu, gpu, io;
         double interval_s;

@@ -649,14 +649,12 @@ static const char *iops_study =
     EXPECT_ERROR(ADAPTIVE_FROM, ADAPTIVE_TO("  search_method: adaptive\n", block), false, want)
 
 /* vars.X.adaptive and search_method adaptive are validated as IOPS 3.5.8's
- * loader does; a valid one is still refused (no planner yet). */
+ * loader does (a valid one runs: tests/bench_adaptive.sh). */
 static void test_adaptive_config_errors(void **state)
 {
     (void)state;
-    EXPECT_ADAPTIVE_ERROR("{initial: 1, factor: 2, stop_when: \"bw > 1\"}",
-                          "t.yaml:6: benchmark.search_method: the adaptive planner is not implemented");
     EXPECT_ERROR(ADAPTIVE_FROM, ADAPTIVE_TO("", "{initial: 1, factor: 2, stop_when: \"bw > 1\"}"), false,
-                 "t.yaml:10: vars: 'ppn' is an adaptive variable: paddiser bench does not run adaptive variables yet");
+                 "t.yaml:10: vars: 'ppn' is an adaptive variable: set benchmark.search_method to 'adaptive'");
     EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  search_method: adaptive\n", false,
                  "t.yaml:6: benchmark.search_method: search_method adaptive needs a variable with an 'adaptive' block");
     EXPECT_ADAPTIVE_ERROR("{factor: 2, stop_when: \"bw > 1\"}", "t.yaml:13: vars.ppn.adaptive: 'initial' is required");

@@ -1743,12 +1743,14 @@ static void merge_mapping(ctx *c, int base_id, int over_id, const char *path)
     }
 }
 
-/* search_method adaptive needs an adaptive variable; the planner that
- * probes one is not implemented yet, so a config that passes IOPS's checks
- * is still refused, after every other error was said. */
-static void check_adaptive(ctx *c, const pd_bench_config *cfg)
+/* search_method adaptive needs an adaptive variable, and an adaptive
+ * variable needs search_method adaptive (IOPS 3.5.8's loader). A valid
+ * adaptive variable gets its initial value as its one value: the matrix of
+ * the other swept variables is built with it (one probe per combination,
+ * adaptive_plan.h), and the probes step it from there. */
+static void check_adaptive(ctx *c, pd_bench_config *cfg)
 {
-    const pd_bench_var *first = NULL;
+    pd_bench_var *first = NULL;
     for (size_t i = 0; i < cfg->nvars && !first; i++)
         if (cfg->vars[i].adaptive.set)
             first = &cfg->vars[i];
@@ -1757,16 +1759,18 @@ static void check_adaptive(ctx *c, const pd_bench_config *cfg)
                "search_method adaptive needs a variable with an 'adaptive' block");
         return;
     }
-    if (c->nerrors || (cfg->search != PD_SEARCH_ADAPTIVE && !first))
+    if (c->nerrors || !first)
         return;
-    if (cfg->search == PD_SEARCH_ADAPTIVE)
-        err_at(c, cfg->search_line, "benchmark.search_method",
-               "the adaptive planner is not implemented by paddiser bench yet (the config is valid for IOPS "
-               "3.5.8); sweep the values instead");
-    else
+    if (cfg->search != PD_SEARCH_ADAPTIVE) {
         err_at(c, first->line, "vars",
-               "'%s' is an adaptive variable: paddiser bench does not run adaptive variables yet; sweep the "
-               "values instead", first->name);
+               "'%s' is an adaptive variable: set benchmark.search_method to 'adaptive' to use adaptive variables",
+               first->name);
+        return;
+    }
+    if (!first->values && (first->values = calloc(1, sizeof *first->values))) {
+        first->values[0] = pd_val_copy(&first->adaptive.initial);
+        first->nvalues = 1;
+    }
 }
 
 /* sweep, expr and adaptive exclude each other: the one the override gives

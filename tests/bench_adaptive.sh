@@ -5,7 +5,8 @@
 # with the same commands, stopping where IOPS stops and for the same
 # reason (adaptive_results in __iops_run_metadata.json). Also: --parallel
 # finds the same, --resume is refused, --dry-run lists the probes' first
-# values. Needs python3 (the comparisons); skipped without it.
+# values, Ctrl-C stops the search. Needs python3 (the comparisons); skipped
+# without it.
 set -eu
 BUILD=${BUILD:-build}
 PD=$(cd "$BUILD" && pwd)/paddiser
@@ -107,5 +108,16 @@ grep -q 'resume of an adaptive search is not supported; start a new run' res.err
 "$PD" bench --dry-run --workdir "$T/wd_dry" adaptive.yaml >dry.out 2>dry.err || { cat dry.err; fail "--dry-run"; }
 grep -q '^exec_0004: nodes=5 size=1$' dry.out || { cat dry.out; fail "--dry-run: probes"; }
 [ ! -e wd_dry/run_001 ] || fail "--dry-run made a run directory"
+
+# Ctrl-C (the script at size 4 sends SIGINT to paddiser, its parent): the
+# run stops with 130, says it cannot be resumed, and plans nothing more
+sed 's|^      echo "t=|      if [ {{ size }} -eq 4 ]; then kill -INT $PPID; sleep 1; fi\n      echo "t=|' \
+    adaptive_step.yaml >int.yaml
+grep -q 'kill -INT' int.yaml || fail "int.yaml"
+rc=0
+"$PD" bench --workdir "$T/wd_int" int.yaml >int.out 2>int.err || rc=$?
+[ "$rc" -eq 130 ] || { cat int.err; fail "interrupted: exit $rc, expected 130"; }
+grep -q 'an adaptive search cannot be resumed: start a new run' int.err || { cat int.err; fail "interrupted: message"; }
+[ "$(wc -l <wd_int/run_001/order.txt)" -eq 2 ] || fail "interrupted: planned on"
 
 echo "bench_adaptive: OK"

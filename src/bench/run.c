@@ -1140,9 +1140,13 @@ prepare_more:
     for (size_t k = first_task; k < run->ntasks; k++) {
         pd_bench_task *t = &run->tasks[k];
         if (pd_proc_poll_interrupt()) {
-            fprintf(stderr, "paddiser bench: interrupted while preparing %s, before any repetition started; "
-                            "resume with: paddiser bench %s --resume %s\n",
-                    run->run_dir, opt->config_path, run->run_dir);
+            if (adaptive)
+                fprintf(stderr, "paddiser bench: interrupted while preparing %s; an adaptive search cannot be "
+                                "resumed: start a new run\n", run->run_dir);
+            else
+                fprintf(stderr, "paddiser bench: interrupted while preparing %s, before any repetition started; "
+                                "resume with: paddiser bench %s --resume %s\n",
+                        run->run_dir, opt->config_path, run->run_dir);
             status = pd_proc_interrupt_status();
             goto out;
         }
@@ -1289,6 +1293,14 @@ prepare_more:
         failed += pd_task_failed(st);
         timed_out += st == PD_TASK_TIMED_OUT;
         cancelled += (st == PD_TASK_CANCELLED || st == PD_TASK_PENDING) && !run->tasks[k].not_in_cache;
+    }
+    if (xrc != 0 && adaptive) {
+        fprintf(stderr,
+                "paddiser bench: interrupted: %zu succeeded, %zu failed, %zu cancelled or not started\n"
+                "paddiser bench: an adaptive search cannot be resumed: start a new run\n",
+                ok, failed, cancelled);
+        status = xrc;
+        goto out;
     }
     if (xrc != 0) {
         fprintf(stderr,

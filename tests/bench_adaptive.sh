@@ -4,9 +4,9 @@
 # same probed values under the same execution numbers, in the same order,
 # with the same commands, stopping where IOPS stops and for the same
 # reason (adaptive_results in __iops_run_metadata.json). Also: --parallel
-# finds the same, --resume is refused, --dry-run lists the probes' first
-# values, Ctrl-C stops the search. Needs python3 (the comparisons); skipped
-# without it.
+# and --use-cache find the same, --resume is refused, --dry-run lists the
+# probes' first values, Ctrl-C stops the search. Needs python3 (the
+# comparisons); skipped without it.
 set -eu
 BUILD=${BUILD:-build}
 PD=$(cd "$BUILD" && pwd)/paddiser
@@ -96,6 +96,17 @@ rc=0
 "$PD" bench -q --parallel 4 --workdir "$T/wd_par" adaptive.yaml >par.out 2>par.err || rc=$?
 [ "$rc" -eq 1 ] || { cat par.err; fail "--parallel 4: exit $rc"; }
 python3 compare.py --unordered "$FX/adaptive/run_001" wd_par/run_001 || fail "--parallel 4: not what IOPS found"
+
+# benchmark.cache_file and --use-cache: the probes are told the cached
+# results and step as before; only the repetition that failed runs again
+sed 's|^  executor: local|  executor: local\n  cache_file: "./c.db"|' adaptive.yaml >cached.yaml
+rc=0
+"$PD" bench -q --workdir "$T/wd_cache" cached.yaml >cache1.out 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || { cat cache1.out; fail "cache_file: exit $rc"; }
+"$PD" bench --use-cache --workdir "$T/wd_cache" cached.yaml >cache2.out 2>cache2.err || true
+grep -q '^cache: 27 of 28 repetitions taken from' cache2.out || { cat cache2.out cache2.err; fail "--use-cache"; }
+[ "$(wc -l <wd_cache/run_002/order.txt)" -eq 1 ] || fail "--use-cache: ran more than the failed repetition"
+python3 compare.py --unordered "$FX/adaptive/run_001" wd_cache/run_002 || fail "--use-cache: not what IOPS found"
 
 # --resume: refused, as for a bayesian search, and nothing is run
 rc=0

@@ -393,13 +393,6 @@ static json_t *value_json(const pd_val *v)
     return j ? j : json_null();
 }
 
-/* IOPS reports a probe that never ran to its end as in_progress; one whose
- * step_expr failed never finishes there (it raised), reported as such. */
-static const char *stop_reason(const pd_adapt_probe *pr)
-{
-    return pd_adapt_stop_name(pr->stop);
-}
-
 json_t *pd_bench_adapt_results(const pd_bench_adapt *a, const pd_bench_config *cfg)
 {
     json_t *probes = json_object(), *o = json_object();
@@ -410,7 +403,7 @@ json_t *pd_bench_adapt_results(const pd_bench_adapt *a, const pd_bench_config *c
         json_object_set_new(r, "found_value", value_json(&pr->found));
         json_object_set_new(r, "failed_value", value_json(&pr->failed));
         json_object_set_new(r, "iterations", json_integer(pd_adapt_iterations(&a->plan, p)));
-        json_object_set_new(r, "stop_reason", json_string(stop_reason(pr)));
+        json_object_set_new(r, "stop_reason", json_string(pd_adapt_stop_name(pr->stop)));
         json_object_set_new(probes, label ? label : "?", r);
         free(label);
     }
@@ -431,7 +424,8 @@ void pd_bench_adapt_print(const pd_bench_adapt *a, const pd_bench_config *cfg, F
             pd_str_append(&s, ", failed=");
             pd_val_append(&s, &pr->failed);
         }
-        pd_str_printf(&s, ", iterations=%ld, stop_reason=%s\n", pd_adapt_iterations(&a->plan, p), stop_reason(pr));
+        pd_str_printf(&s, ", iterations=%ld, stop_reason=%s\n", pd_adapt_iterations(&a->plan, p),
+                      pd_adapt_stop_name(pr->stop));
         fputs(s.data ? s.data : "", out);
         pd_str_free(&s);
         free(label);

@@ -944,7 +944,7 @@ int pd_bench_main(const pd_bench_options *opt)
             fprintf(stderr, "paddiser bench: out of memory\n");
             goto out;
         }
-        /* IOPS runs at most one repetition per probe at a time when parallel */
+        /* IOPS caps parallel at the number of probes (max_parallel) */
         adapt_want = (size_t)(cfg->parallel > 0 ? cfg->parallel : 1);
         if (adapt_want > adapt.plan.nprobes)
             adapt_want = adapt.plan.nprobes ? adapt.plan.nprobes : 1;

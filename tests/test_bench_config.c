@@ -655,6 +655,8 @@ static void test_adaptive_config_errors(void **state)
     (void)state;
     EXPECT_ERROR(ADAPTIVE_FROM, ADAPTIVE_TO("", "{initial: 1, factor: 2, stop_when: \"bw > 1\"}"), false,
                  "t.yaml:10: vars: 'ppn' is an adaptive variable: set benchmark.search_method to 'adaptive'");
+    EXPECT_ERROR("output:\n", "  - name: other\n    script_template: \"echo\"\n    parser: {file: x, metrics: [status]}\noutput:\n",
+                 false, "scripts[1].parser.metrics: metric 'status' conflicts with a built-in stop_when variable");
     EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  search_method: adaptive\n", false,
                  "t.yaml:6: benchmark.search_method: search_method adaptive needs a variable with an 'adaptive' block");
     EXPECT_ADAPTIVE_ERROR("{factor: 2, stop_when: \"bw > 1\"}", "t.yaml:13: vars.ppn.adaptive: 'initial' is required");

@@ -1327,8 +1327,19 @@ static void parse_parser(ctx *c, const yaml_node_t *n, const char *skey, pd_benc
             bool dup = false;
             for (size_t k = 0; k < sc->nmetrics; k++)
                 dup = dup || !strcmp(sc->metrics[k], name);
+            /* names stop_when sees (adaptive_plan.c): IOPS 3.5.8 refuses them for any study */
+            static const char *stop_when_names[] = {"exit_code", "status", "metrics", "execution_time", "previous",
+                                                    "iteration"};
+            bool builtin = false;
+            for (size_t k = 0; k < PD_ARRAY_LEN(stop_when_names); k++)
+                builtin = builtin || !strcmp(stop_when_names[k], name);
             if (dup)
                 err_at(c, node_line(it), mk, "duplicate metric '%s'", name);
+            else if (builtin)
+                err_at(c, node_line(it), mk,
+                       "metric '%s' conflicts with a built-in stop_when variable (reserved: exit_code, "
+                       "execution_time, iteration, metrics, previous, status)",
+                       name);
             else
                 sc->metrics[sc->nmetrics++] = pd_strdup(name);
         }

@@ -1759,18 +1759,54 @@ static void merge_mapping(ctx *c, int base_id, int over_id, const char *path)
  * adaptive variable gets its initial value as its one value: the matrix of
  * the other swept variables is built with it (one probe per combination,
  * adaptive_plan.h), and the probes step it from there. */
+/* Whether text has name as a whole word (IOPS: re.search(r'\bname\b')). */
+static bool has_word(const char *text, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = text ? strstr(text, name) : NULL; p; p = strstr(p + 1, name)) {
+        bool before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
+        bool after = isalnum((unsigned char)p[n]) || p[n] == '_';
+        if (!before && !after)
+            return true;
+    }
+    return false;
+}
+
 static void check_adaptive(ctx *c, pd_bench_config *cfg)
 {
     pd_bench_var *first = NULL;
-    for (size_t i = 0; i < cfg->nvars && !first; i++)
-        if (cfg->vars[i].adaptive.set)
-            first = &cfg->vars[i];
+    for (size_t i = 0; i < cfg->nvars; i++) {
+        pd_bench_var *v = &cfg->vars[i];
+        if (!v->adaptive.set)
+            continue;
+        if (first) /* IOPS: one variable probes one dimension */
+            err_at(c, v->line, "vars", "only one adaptive variable is supported per study: '%s' and '%s' are",
+                   first->name, v->name);
+        else
+            first = v;
+    }
     if (cfg->search == PD_SEARCH_ADAPTIVE && !first) {
         err_at(c, cfg->search_line, "benchmark.search_method",
                "search_method adaptive needs a variable with an 'adaptive' block");
         return;
     }
-    if (c->nerrors || !first)
+    if (!first)
+        return;
+    for (size_t k = 0; k < cfg->nexhaustive_vars; k++)
+        if (!strcmp(cfg->exhaustive_vars[k], first->name))
+            err_at(c, cfg->exhaustive_line, "benchmark.exhaustive_vars",
+                   "adaptive variable '%s' cannot be listed in exhaustive_vars", first->name);
+    for (size_t k = 0; k < cfg->ncache_exclude_vars; k++)
+        if (!strcmp(cfg->cache_exclude_vars[k], first->name))
+            err_at(c, first->line, "benchmark.cache_exclude_vars",
+                   "adaptive variable '%s' cannot be listed in cache_exclude_vars", first->name);
+    for (size_t i = 0; i < cfg->nvars; i++) /* `when` is evaluated on the matrix, before any probed value */
+        if (cfg->vars[i].when.text && has_word(cfg->vars[i].when.text, first->name))
+            err_at(c, cfg->vars[i].when.line, cfg->vars[i].when.key,
+                   "names adaptive variable '%s', which has no value when conditions are evaluated; use only "
+                   "swept variables in 'when'",
+                   first->name);
+    if (c->nerrors)
         return;
     if (cfg->search != PD_SEARCH_ADAPTIVE) {
         err_at(c, first->line, "vars",

@@ -68,7 +68,7 @@ PY
 # The studies' parser_script (IOPS needs one) is left out: paddiser's own
 # NAME=VALUE parser reads the same files, without starting a Python per run.
 # adaptive exits 1 (one repetition failed: exit 3 is what stops nodes=2).
-for s in adaptive:1 adaptive_step:0; do
+for s in adaptive:1 adaptive_step:0 adaptive_float:0; do
     want=${s#*:} s=${s%:*}
     sed '/parser_script: |/,/return {/d' "$FX/$s.yaml" >"$s.yaml"
     rc=0
@@ -86,6 +86,8 @@ grep -qx '  nodes=3: found=8, iterations=5, stop_reason=max_iterations' adaptive
 grep -qx '  nodes=5: found=4, iterations=4, stop_reason=constraint_violation' adaptive.err || fail "nodes=5 line"
 grep -qx '  (no swept vars): found=14, failed=45, iterations=4, stop_reason=condition_met' adaptive_step.err ||
     fail "(no swept vars) line"
+grep -qx '  frac=0.5,zone=b: found=2.0, failed=1.0, iterations=4, stop_reason=condition_met' adaptive_float.err ||
+    fail "frac=0.5,zone=b line"
 # results.csv: every run that succeeded (27 of 28), with the probed size
 [ "$(($(wc -l <wd_adaptive/run_001/results.csv) - 1))" -eq 27 ] || fail "results.csv rows"
 grep -q '^exec_0014,2,3,8,' wd_adaptive/run_001/results.csv || fail "results.csv: exec_0014 rep 2 (nodes 3, size 8)"

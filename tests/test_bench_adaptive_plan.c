@@ -169,6 +169,42 @@ static void test_eval_error_and_violation(void **state)
     pd_adapt_free(&p);
 }
 
+/* stop_when is Python: "is None" / "is not None" as IOPS's examples write
+ * it (execution_time is None when unknown, exit_code too). */
+static void test_stop_when_is_not_none(void **state)
+{
+    (void)state;
+    pd_bench_var v = make_var(PD_VT_FLOAT, pd_val_float(8), "execution_time is not None and previous < 2");
+    v.adaptive.has_factor = true;
+    v.adaptive.factor = 0.5;
+    pd_adapt_plan p;
+    int rep;
+    assert_int_equal(pd_adapt_init(&p, &v, 1, 1), 0);
+    double seen[5];
+    int n = 0;
+    while (pd_adapt_next(&p, &rep) == 0 && n < 5) {
+        seen[n++] = p.probes[0].current.f;
+        report(&p, 0, 1, 0);
+    }
+    assert_int_equal(n, 4);
+    assert_true(seen[3] == 1.0);
+    assert_true(p.probes[0].found.f == 2.0 && p.probes[0].failed.f == 1.0);
+    pd_adapt_free(&p);
+
+    /* exit_code None (no exit code known) and a status: not stopped */
+    v = make_var(PD_VT_INT, pd_val_int(1), "exit_code is not None and exit_code != 0 or status is None");
+    v.adaptive.has_increment = true;
+    v.adaptive.increment = 1;
+    v.adaptive.max_iterations = 1;
+    assert_int_equal(pd_adapt_init(&p, &v, 1, 1), 0);
+    assert_int_equal(pd_adapt_next(&p, &rep), 0);
+    pd_adapt_result r = {.exit_code = -1, .no_exit_code = true, .status = "SUCCEEDED", .execution_time = -1};
+    char err[200];
+    assert_int_equal(pd_adapt_report(&p, 0, &r, err, sizeof err), 0);
+    assert_int_equal(p.probes[0].stop, PD_ADAPT_MAX_ITERATIONS);
+    pd_adapt_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -177,6 +213,7 @@ int main(void)
         cmocka_unit_test(test_increment_float_max_iterations),
         cmocka_unit_test(test_step_expr_and_metrics_dict),
         cmocka_unit_test(test_eval_error_and_violation),
+        cmocka_unit_test(test_stop_when_is_not_none),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1059,7 +1059,7 @@ static void parse_adaptive(ctx *c, const yaml_node_t *a, const char *vkey, pd_be
             err_at(c, node_line(in), k, "must be a scalar, found %s", type_desc(in));
         else if (type_ok && pd_val_cast(&raw, var->type, &ad->initial, e, sizeof e) != 0)
             err_at(c, node_line(in), k, "%s (variable type is %s)", e, pd_var_type_name(var->type));
-        pd_val_free(&raw);
+        ad->initial_as_written = raw; /* taken */
         free(k);
     }
     if (!sw || is_null(sw))
@@ -2053,6 +2053,7 @@ void pd_bench_config_free(pd_bench_config *cfg)
         text_free(&cfg->vars[i].when);
         pd_val_free(&cfg->vars[i].when_default);
         pd_val_free(&cfg->vars[i].adaptive.initial);
+        pd_val_free(&cfg->vars[i].adaptive.initial_as_written);
         text_free(&cfg->vars[i].adaptive.step_expr);
         text_free(&cfg->vars[i].adaptive.stop_when);
     }

@@ -271,7 +271,7 @@ static json_t *number_json(double x)
 static json_t *adaptive_object(const pd_bench_adaptive *ad)
 {
     json_t *a = json_object();
-    json_object_set_new(a, "initial", val_json(&ad->initial));
+    json_object_set_new(a, "initial", val_json(&ad->initial_as_written));
     json_object_set_new(a, "stop_when", json_string(ad->stop_when.text ? ad->stop_when.text : ""));
     json_object_set_new(a, "direction", json_string(ad->descending ? "descending" : "ascending"));
     if (ad->has_factor)

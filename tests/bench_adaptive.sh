@@ -5,8 +5,9 @@
 # with the same commands, stopping where IOPS stops and for the same
 # reason (adaptive_results in __iops_run_metadata.json). Also: --parallel
 # and --use-cache find the same, --resume is refused, --dry-run lists the
-# probes' first values, Ctrl-C stops the search. Needs python3 (the
-# comparisons); skipped without it.
+# probes' first values, Ctrl-C stops the search, the SLURM executor (stub
+# commands) probes the same. Needs python3 (the comparisons); skipped
+# without it.
 set -eu
 BUILD=${BUILD:-build}
 PD=$(cd "$BUILD" && pwd)/paddiser
@@ -132,5 +133,46 @@ rc=0
 [ "$rc" -eq 130 ] || { cat int.err; fail "interrupted: exit $rc, expected 130"; }
 grep -q 'an adaptive search cannot be resumed: start a new run' int.err || { cat int.err; fail "interrupted: message"; }
 [ "$(wc -l <wd_int/run_001/order.txt)" -eq 2 ] || fail "interrupted: planned on"
+
+# The SLURM executor (stub sbatch/squeue/sacct on PATH, as in
+# bench_slurm_stub.sh): the same probes in the same order, exit 3 read from
+# the job's accounting
+mkdir -p stub/bin stub/jobs
+export STUB_JOBS="$T/stub/jobs"
+cat >stub/bin/sbatch <<'SH'
+#!/bin/sh
+n=$(($(cat "$STUB_JOBS/next" 2>/dev/null || echo 100) + 1)); echo $n >"$STUB_JOBS/next"
+for a in "$@"; do
+    case "$a" in
+        --chdir=*) dir=${a#--chdir=};; --output=*) out=${a#--output=};; --error=*) err=${a#--error=};;
+        --*) ;; *) script=$a;;
+    esac
+done
+setsid sh -c 'touch "$STUB_JOBS/$2.started"; cd "$1" && SLURM_JOB_ID=$2 bash "$3" >"$4" 2>"$5"; echo $? >"$STUB_JOBS/$2.rc"' \
+    job "$dir" "$n" "$script" "$out" "$err" </dev/null >/dev/null 2>&1 &
+until [ -e "$STUB_JOBS/$n.started" ]; do sleep 0.01; done
+echo "$n;cluster"
+SH
+cat >stub/bin/squeue <<'SH'
+#!/bin/sh
+ids=$(echo "$*" | sed 's/.*-j //' | tr ',' ' ')
+for i in $ids; do [ -e "$STUB_JOBS/$i.rc" ] || echo "$i RUNNING"; done
+SH
+cat >stub/bin/sacct <<'SH'
+#!/bin/sh
+id=$(echo "$*" | sed 's/.*-j //')
+rc=$(cat "$STUB_JOBS/$id.rc")
+if [ "$rc" -eq 0 ]; then echo "$id|COMPLETED|0:0"; else echo "$id|FAILED|$rc:0"; fi
+SH
+printf '#!/bin/sh\nexit 0\n' >stub/bin/scancel
+chmod +x stub/bin/*
+sed 's|^  executor: local|  executor: slurm\n  slurm_options: {poll_interval: 0.05}|' adaptive.yaml >slurm.yaml
+rc=0
+PATH="$T/stub/bin:$PATH" "$PD" bench -q --workdir "$T/wd_slurm" slurm.yaml >slurm.out 2>slurm.err || rc=$?
+[ "$rc" -eq 1 ] || { cat slurm.err; fail "slurm: exit $rc, expected 1"; }
+cmp -s "$FX/adaptive/run_001/order.txt" wd_slurm/run_001/order.txt ||
+    { diff "$FX/adaptive/run_001/order.txt" wd_slurm/run_001/order.txt || true; fail "slurm: the probe order is not IOPS's"; }
+python3 compare.py --unordered "$FX/adaptive/run_001" wd_slurm/run_001 || fail "slurm: not what IOPS found"
+grep -q '"job_id": "1' wd_slurm/run_001/exec_0010/repetition_002/__iops_status.json || fail "slurm: no job id"
 
 echo "bench_adaptive: OK"

@@ -19,7 +19,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 cd "$T"
 
 # IOPS's run (argv[1]) and paddiser's (argv[2]): the index's executions
-# (number, typed params, command), each execution's __iops_params.json,
+# (number, typed params, command) and total_expected (IOPS's running
+# estimate), each execution's __iops_params.json,
 # and from the run metadata adaptive_results, the variables, search_method
 # and test_count. With --unordered, only adaptive_results and the set of
 # probed values (a parallel run numbers them as they come).
@@ -56,6 +57,10 @@ else:
     for e in sorted(set(pi) | set(pp)):
         if pi.get(e) != pp.get(e):
             bad.append("%s/__iops_params.json: IOPS %s, paddiser %s" % (e, pi.get(e), pp.get(e)))
+    ti = json.load(open(os.path.join(iops_dir, "__iops_index.json")))["total_expected"]
+    tp = json.load(open(os.path.join(pd_dir, "__iops_index.json")))["total_expected"]
+    if ti != tp:
+        bad.append("index total_expected: IOPS %s, paddiser %s" % (ti, tp))
     for k in ("search_method", "test_count"):
         if mi["benchmark"][k] != mp["benchmark"][k]:
             bad.append("benchmark.%s: IOPS %s, paddiser %s" % (k, mi["benchmark"][k], mp["benchmark"][k]))

@@ -241,7 +241,26 @@ int pd_bench_adapt_init(pd_bench_adapt *a, const pd_bench_config *cfg, pd_bench_
     a->exec_of = calloc(n ? n : 1, sizeof *a->exec_of);
     if (!a->exec_of || pd_adapt_init(&a->plan, &cfg->vars[a->var], n, cfg->repetitions) != 0)
         return -1;
+    long max = cfg->vars[a->var].adaptive.max_iterations;
+    a->estimate = n * (size_t)(max > 0 ? max : 20) * (size_t)a->plan.repetitions;
     return 0;
+}
+
+/* IOPS's _update_progress_estimate, run when a probe finishes on a result:
+ * a finished probe's repetitions, and for the others those done plus
+ * max_iterations' worth (10 more values without one). */
+static void update_estimate(pd_bench_adapt *a)
+{
+    long max = a->plan.var->adaptive.max_iterations;
+    size_t total = 0, reps = (size_t)a->plan.repetitions;
+    for (size_t p = 0; p < a->plan.nprobes; p++) {
+        const pd_adapt_probe *pr = &a->plan.probes[p];
+        if (pd_adapt_finished(&a->plan, p))
+            total += (size_t)(pr->iteration + 1) * reps;
+        else
+            total += (size_t)pr->iteration * reps + (size_t)(max > 0 ? max - pr->iteration : 10) * reps;
+    }
+    a->estimate = total;
 }
 
 /* Room for one more of each (doubling). */
@@ -290,6 +309,7 @@ long pd_bench_adapt_next(pd_bench_adapt *a, const pd_bench_config *cfg, const ch
                 continue;
             }
             m->execs[m->nexecs] = (pd_bench_exec){.id = id, .values = values, .script = 0};
+            a->index_total = a->estimate; /* IOPS writes its index when a value's first repetition is handed out */
             a->probe_of[m->nexecs] = (size_t)i;
             a->exec_of[i] = m->nexecs++;
         }
@@ -340,7 +360,11 @@ int pd_bench_adapt_tell(pd_bench_adapt *a, const pd_bench_config *cfg, const pd_
                              .execution_time = t->start > 0 && t->end >= t->start ? t->end - t->start : -1};
         char err[300];
         size_t i = a->probe_of[t->exec_idx];
-        if (pd_adapt_report(&a->plan, i, &r, err, sizeof err) != 0) {
+        bool was_finished = pd_adapt_finished(&a->plan, i);
+        int step_rc = pd_adapt_report(&a->plan, i, &r, err, sizeof err);
+        if (!was_finished && pd_adapt_finished(&a->plan, i))
+            update_estimate(a);
+        if (step_rc != 0) {
             pd_str_printf(errors, "%s:%d: %s: %s (the probe of exec_%04d stops there)\n", cfg->path,
                           cfg->vars[a->var].adaptive.step_expr.line, cfg->vars[a->var].adaptive.step_expr.key
                               ? cfg->vars[a->var].adaptive.step_expr.key : "step_expr",

@@ -95,6 +95,8 @@ typedef struct {
     size_t *exec_of;      /* per probe: the matrix execution of its current value */
     size_t cap_execs, cap_order;
     int next_id;          /* IOPS's execution ids: one per value handed out, a skipped one's too */
+    size_t estimate;      /* IOPS's running estimate of the repetitions the search takes */
+    size_t index_total;   /* the estimate when the last new value was handed out (its index's total_expected) */
 } pd_bench_adapt;
 
 /* Takes m's executions of the first script (IOPS probes each combination

@@ -235,7 +235,8 @@ int pd_iops_write_index(const pd_bench_run *run, char *const *commands)
     const pd_bench_config *cfg = &run->cfg;
     json_t *o = json_object(), *execs = json_object();
     json_object_set_new(o, "benchmark", json_string(cfg->name ? cfg->name : ""));
-    json_object_set_new(o, "total_expected", json_integer((json_int_t)run->ntasks));
+    size_t expected = run->total_expected ? run->total_expected : run->ntasks; /* an adaptive search's estimate */
+    json_object_set_new(o, "total_expected", json_integer((json_int_t)expected));
     json_object_set_new(o, "repetitions", json_integer(cfg->repetitions));
     for (size_t e = 0; e < run->matrix.nexecs; e++) {
         const pd_bench_exec *ex = &run->matrix.execs[e];

@@ -948,7 +948,9 @@ int pd_bench_main(const pd_bench_options *opt)
         adapt_want = (size_t)(cfg->parallel > 0 ? cfg->parallel : 1);
         if (adapt_want > adapt.plan.nprobes)
             adapt_want = adapt.plan.nprobes ? adapt.plan.nprobes : 1;
-        if (pd_bench_adapt_next(&adapt, cfg, run->run_dir, &run->matrix, adapt_want, &errors, &warnings) < 0) {
+        long first_added = pd_bench_adapt_next(&adapt, cfg, run->run_dir, &run->matrix, adapt_want, &errors, &warnings);
+        run->total_expected = adapt.index_total;
+        if (first_added < 0) {
             print_lines("paddiser bench: warning: ", warnings.data);
             print_lines("", errors.data);
             fprintf(stderr, "paddiser bench: %s: cannot plan the adaptive probes; nothing was run\n", opt->config_path);
@@ -1257,6 +1259,7 @@ prepare_more:
             first_task = norder;
             first_exec = nexecs;
             run->ntasks = run->matrix.norder;
+            run->total_expected = adapt.index_total;
             goto plan_more;
         }
     }

@@ -407,16 +407,6 @@ static char *probe_label(const pd_bench_adapt *a, const pd_bench_config *cfg, si
     return pd_str_take(&s);
 }
 
-static json_t *value_json(const pd_val *v)
-{
-    pd_str s = {0};
-    pd_val_append_json(&s, v);
-    json_error_t e;
-    json_t *j = s.data && v->kind != PD_VAL_NONE ? json_loads(s.data, JSON_DECODE_ANY, &e) : NULL;
-    pd_str_free(&s);
-    return j ? j : json_null();
-}
-
 json_t *pd_bench_adapt_results(const pd_bench_adapt *a, const pd_bench_config *cfg)
 {
     json_t *probes = json_object(), *o = json_object();
@@ -424,8 +414,8 @@ json_t *pd_bench_adapt_results(const pd_bench_adapt *a, const pd_bench_config *c
         const pd_adapt_probe *pr = &a->plan.probes[p];
         char *label = probe_label(a, cfg, p);
         json_t *r = json_object();
-        json_object_set_new(r, "found_value", value_json(&pr->found));
-        json_object_set_new(r, "failed_value", value_json(&pr->failed));
+        json_object_set_new(r, "found_value", pd_iops_val_json(&pr->found));
+        json_object_set_new(r, "failed_value", pd_iops_val_json(&pr->failed));
         json_object_set_new(r, "iterations", json_integer(pd_adapt_iterations(&a->plan, p)));
         json_object_set_new(r, "stop_reason", json_string(pd_adapt_stop_name(pr->stop)));
         json_object_set_new(probes, label ? label : "?", r);

@@ -252,7 +252,7 @@ int pd_iops_write_index(const pd_bench_run *run, char *const *commands)
     return write_json(run, PD_IOPS_INDEX_FILE, o);
 }
 
-static json_t *val_json(const pd_val *v)
+json_t *pd_iops_val_json(const pd_val *v)
 {
     pd_str s = {0};
     pd_val_append_json(&s, v);
@@ -272,7 +272,7 @@ static json_t *number_json(double x)
 static json_t *adaptive_object(const pd_bench_adaptive *ad)
 {
     json_t *a = json_object();
-    json_object_set_new(a, "initial", val_json(&ad->initial_as_written));
+    json_object_set_new(a, "initial", pd_iops_val_json(&ad->initial_as_written));
     json_object_set_new(a, "stop_when", json_string(ad->stop_when.text ? ad->stop_when.text : ""));
     json_object_set_new(a, "direction", json_string(ad->descending ? "descending" : "ascending"));
     if (ad->has_factor)
@@ -301,7 +301,7 @@ static json_t *variables_object(const pd_bench_config *cfg)
             json_t *sw = json_object(), *vals = json_array();
             json_object_set_new(sw, "mode", json_string("list"));
             for (size_t k = 0; k < v->nvalues; k++)
-                json_array_append_new(vals, val_json(&v->values[k]));
+                json_array_append_new(vals, pd_iops_val_json(&v->values[k]));
             json_object_set_new(sw, "values", vals);
             json_object_set_new(o, "sweep", sw);
         }
@@ -309,7 +309,7 @@ static json_t *variables_object(const pd_bench_config *cfg)
             json_object_set_new(o, "expr", json_string(v->expr.text));
         if (v->when.text) {
             json_object_set_new(o, "when", json_string(v->when.text));
-            json_object_set_new(o, "default", val_json(&v->when_default));
+            json_object_set_new(o, "default", pd_iops_val_json(&v->when_default));
         }
         json_object_set_new(vars, v->name, o);
     }

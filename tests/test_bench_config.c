@@ -649,14 +649,31 @@ static const char *iops_study =
     EXPECT_ERROR(ADAPTIVE_FROM, ADAPTIVE_TO("  search_method: adaptive\n", block), false, want)
 
 /* vars.X.adaptive and search_method adaptive are validated as IOPS 3.5.8's
- * loader does; a valid one is still refused (no planner yet). */
+ * loader does (a valid one runs: tests/bench_adaptive.sh). */
 static void test_adaptive_config_errors(void **state)
 {
     (void)state;
-    EXPECT_ADAPTIVE_ERROR("{initial: 1, factor: 2, stop_when: \"bw > 1\"}",
-                          "t.yaml:6: benchmark.search_method: the adaptive planner is not implemented");
     EXPECT_ERROR(ADAPTIVE_FROM, ADAPTIVE_TO("", "{initial: 1, factor: 2, stop_when: \"bw > 1\"}"), false,
-                 "t.yaml:10: vars: 'ppn' is an adaptive variable: paddiser bench does not run adaptive variables yet");
+                 "t.yaml:10: vars: 'ppn' is an adaptive variable: set benchmark.search_method to 'adaptive'");
+    EXPECT_ERROR("output:\n", "  - name: other\n    script_template: \"echo\"\n    parser: {file: x, metrics: [status]}\noutput:\n",
+                 false, "scripts[1].parser.metrics: metric 'status' conflicts with a built-in stop_when variable");
+    EXPECT_ERROR(ADAPTIVE_FROM,
+                 ADAPTIVE_TO("  search_method: adaptive\n  exhaustive_vars: [ppn]\n",
+                             "{initial: 1, factor: 2, stop_when: \"bw > 1\"}"),
+                 false, "benchmark.exhaustive_vars: adaptive variable 'ppn' cannot be listed in exhaustive_vars");
+    EXPECT_ERROR(ADAPTIVE_FROM,
+                 ADAPTIVE_TO("  search_method: adaptive\n  cache_exclude_vars: [ppn]\n",
+                             "{initial: 1, factor: 2, stop_when: \"bw > 1\"}"),
+                 false, "benchmark.cache_exclude_vars: adaptive variable 'ppn' cannot be listed in cache_exclude_vars");
+    EXPECT_ERROR(ADAPTIVE_FROM,
+                 ADAPTIVE_TO("  search_method: adaptive\n", "{initial: 1, factor: 2, stop_when: \"bw > 1\"}\n"
+                             "  io:\n    type: int\n    adaptive: {initial: 2, increment: 1, stop_when: \"bw > 1\"}"),
+                 false, "vars: only one adaptive variable is supported per study: 'ppn' and 'io' are");
+    EXPECT_ERROR(ADAPTIVE_FROM,
+                 ADAPTIVE_TO("  search_method: adaptive\n", "{initial: 1, factor: 2, stop_when: \"bw > 1\"}\n"
+                             "  io:\n    type: int\n    sweep: {mode: list, values: [1]}\n    when: \"ppn > 2\"\n"
+                             "    default: 0"),
+                 false, "names adaptive variable 'ppn', which has no value when conditions are evaluated");
     EXPECT_ERROR("  parallel: 3\n", "  parallel: 3\n  search_method: adaptive\n", false,
                  "t.yaml:6: benchmark.search_method: search_method adaptive needs a variable with an 'adaptive' block");
     EXPECT_ADAPTIVE_ERROR("{factor: 2, stop_when: \"bw > 1\"}", "t.yaml:13: vars.ppn.adaptive: 'initial' is required");

@@ -1136,7 +1136,7 @@ static void parse_adaptive(ctx *c, const yaml_node_t *a, const char *vkey, pd_be
             err_at(c, node_line(in), k, "must be a scalar, found %s", type_desc(in));
         else if (type_ok && pd_val_cast(&raw, var->type, &ad->initial, e, sizeof e) != 0)
             err_at(c, node_line(in), k, "%s (variable type is %s)", e, pd_var_type_name(var->type));
-        pd_val_free(&raw);
+        ad->initial_as_written = raw; /* taken */
         free(k);
     }
     if (!sw || is_null(sw))
@@ -1404,8 +1404,19 @@ static void parse_parser(ctx *c, const yaml_node_t *n, const char *skey, pd_benc
             bool dup = false;
             for (size_t k = 0; k < sc->nmetrics; k++)
                 dup = dup || !strcmp(sc->metrics[k], name);
+            /* names stop_when sees (adaptive_plan.c): IOPS 3.5.8 refuses them for any study */
+            static const char *stop_when_names[] = {"exit_code", "status", "metrics", "execution_time", "previous",
+                                                    "iteration"};
+            bool builtin = false;
+            for (size_t k = 0; k < PD_ARRAY_LEN(stop_when_names); k++)
+                builtin = builtin || !strcmp(stop_when_names[k], name);
             if (dup)
                 err_at(c, node_line(it), mk, "duplicate metric '%s'", name);
+            else if (builtin)
+                err_at(c, node_line(it), mk,
+                       "metric '%s' conflicts with a built-in stop_when variable (reserved: exit_code, "
+                       "execution_time, iteration, metrics, previous, status)",
+                       name);
             else
                 sc->metrics[sc->nmetrics++] = pd_strdup(name);
         }
@@ -1820,30 +1831,70 @@ static void merge_mapping(ctx *c, int base_id, int over_id, const char *path)
     }
 }
 
-/* search_method adaptive needs an adaptive variable; the planner that
- * probes one is not implemented yet, so a config that passes IOPS's checks
- * is still refused, after every other error was said. */
-static void check_adaptive(ctx *c, const pd_bench_config *cfg)
+/* search_method adaptive needs an adaptive variable, and an adaptive
+ * variable needs search_method adaptive (IOPS 3.5.8's loader). A valid
+ * adaptive variable gets its initial value as its one value: the matrix of
+ * the other swept variables is built with it (one probe per combination,
+ * adaptive_plan.h), and the probes step it from there. */
+/* Whether text has name as a whole word (IOPS: re.search(r'\bname\b')). */
+static bool has_word(const char *text, const char *name)
 {
-    const pd_bench_var *first = NULL;
-    for (size_t i = 0; i < cfg->nvars && !first; i++)
-        if (cfg->vars[i].adaptive.set)
-            first = &cfg->vars[i];
+    size_t n = strlen(name);
+    for (const char *p = text ? strstr(text, name) : NULL; p; p = strstr(p + 1, name)) {
+        bool before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
+        bool after = isalnum((unsigned char)p[n]) || p[n] == '_';
+        if (!before && !after)
+            return true;
+    }
+    return false;
+}
+
+static void check_adaptive(ctx *c, pd_bench_config *cfg)
+{
+    pd_bench_var *first = NULL;
+    for (size_t i = 0; i < cfg->nvars; i++) {
+        pd_bench_var *v = &cfg->vars[i];
+        if (!v->adaptive.set)
+            continue;
+        if (first) /* IOPS: one variable probes one dimension */
+            err_at(c, v->line, "vars", "only one adaptive variable is supported per study: '%s' and '%s' are",
+                   first->name, v->name);
+        else
+            first = v;
+    }
     if (cfg->search == PD_SEARCH_ADAPTIVE && !first) {
         err_at(c, cfg->search_line, "benchmark.search_method",
                "search_method adaptive needs a variable with an 'adaptive' block");
         return;
     }
-    if (c->nerrors || (cfg->search != PD_SEARCH_ADAPTIVE && !first))
+    if (!first)
         return;
-    if (cfg->search == PD_SEARCH_ADAPTIVE)
-        err_at(c, cfg->search_line, "benchmark.search_method",
-               "the adaptive planner is not implemented by paddiser bench yet (the config is valid for IOPS "
-               "3.5.8); sweep the values instead");
-    else
+    for (size_t k = 0; k < cfg->nexhaustive_vars; k++)
+        if (!strcmp(cfg->exhaustive_vars[k], first->name))
+            err_at(c, cfg->exhaustive_line, "benchmark.exhaustive_vars",
+                   "adaptive variable '%s' cannot be listed in exhaustive_vars", first->name);
+    for (size_t k = 0; k < cfg->ncache_exclude_vars; k++)
+        if (!strcmp(cfg->cache_exclude_vars[k], first->name))
+            err_at(c, first->line, "benchmark.cache_exclude_vars",
+                   "adaptive variable '%s' cannot be listed in cache_exclude_vars", first->name);
+    for (size_t i = 0; i < cfg->nvars; i++) /* `when` is evaluated on the matrix, before any probed value */
+        if (cfg->vars[i].when.text && has_word(cfg->vars[i].when.text, first->name))
+            err_at(c, cfg->vars[i].when.line, cfg->vars[i].when.key,
+                   "names adaptive variable '%s', which has no value when conditions are evaluated; use only "
+                   "swept variables in 'when'",
+                   first->name);
+    if (c->nerrors)
+        return;
+    if (cfg->search != PD_SEARCH_ADAPTIVE) {
         err_at(c, first->line, "vars",
-               "'%s' is an adaptive variable: paddiser bench does not run adaptive variables yet; sweep the "
-               "values instead", first->name);
+               "'%s' is an adaptive variable: set benchmark.search_method to 'adaptive' to use adaptive variables",
+               first->name);
+        return;
+    }
+    if (!first->values && (first->values = calloc(1, sizeof *first->values))) {
+        first->values[0] = pd_val_copy(&first->adaptive.initial);
+        first->nvalues = 1;
+    }
 }
 
 /* sweep, expr and adaptive exclude each other: the one the override gives
@@ -2079,6 +2130,7 @@ void pd_bench_config_free(pd_bench_config *cfg)
         text_free(&cfg->vars[i].when);
         pd_val_free(&cfg->vars[i].when_default);
         pd_val_free(&cfg->vars[i].adaptive.initial);
+        pd_val_free(&cfg->vars[i].adaptive.initial_as_written);
         text_free(&cfg->vars[i].adaptive.step_expr);
         text_free(&cfg->vars[i].adaptive.stop_when);
     }

@@ -32,6 +32,7 @@ typedef struct {
     bool set;
     int line;
     pd_val initial;        /* cast to the variable's type */
+    pd_val initial_as_written; /* the YAML scalar (IOPS's run metadata records it so: 8, not 8.0) */
     bool has_factor, has_increment;
     double factor, increment;
     pd_cfg_text step_expr; /* text NULL unless given */

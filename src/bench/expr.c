@@ -2552,6 +2552,10 @@ static int postfix_loop(parser *p, bool live, pd_val *out, bool ops, bool filter
                 return unexpected(p, "a test name after 'is'");
             char tname[32];
             snprintf(tname, sizeof tname, "%s", p->text.data);
+            /* Python's "x is None" / "is True" / "is False" (IOPS's stop_when is Python): the same identity
+             * as Jinja2's none, true and false tests */
+            if (p->python && (!strcmp(tname, "None") || !strcmp(tname, "True") || !strcmp(tname, "False")))
+                tname[0] = (char)(tname[0] - 'A' + 'a');
             if (lex(p))
                 return -1;
             pd_val arg = pd_val_none();

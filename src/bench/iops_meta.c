@@ -235,7 +235,8 @@ int pd_iops_write_index(const pd_bench_run *run, char *const *commands)
     const pd_bench_config *cfg = &run->cfg;
     json_t *o = json_object(), *execs = json_object();
     json_object_set_new(o, "benchmark", json_string(cfg->name ? cfg->name : ""));
-    json_object_set_new(o, "total_expected", json_integer((json_int_t)run->ntasks));
+    size_t expected = run->total_expected ? run->total_expected : run->ntasks; /* an adaptive search's estimate */
+    json_object_set_new(o, "total_expected", json_integer((json_int_t)expected));
     json_object_set_new(o, "repetitions", json_integer(cfg->repetitions));
     for (size_t e = 0; e < run->matrix.nexecs; e++) {
         const pd_bench_exec *ex = &run->matrix.execs[e];
@@ -251,7 +252,7 @@ int pd_iops_write_index(const pd_bench_run *run, char *const *commands)
     return write_json(run, PD_IOPS_INDEX_FILE, o);
 }
 
-static json_t *val_json(const pd_val *v)
+json_t *pd_iops_val_json(const pd_val *v)
 {
     pd_str s = {0};
     pd_val_append_json(&s, v);
@@ -261,22 +262,46 @@ static json_t *val_json(const pd_val *v)
     return j ? j : json_null();
 }
 
+/* A factor or increment as the YAML gave it, as far as a double tells: 2 or 0.5. */
+static json_t *number_json(double x)
+{
+    return x == (double)(json_int_t)x ? json_integer((json_int_t)x) : json_real(x);
+}
+
+/* vars.X.adaptive as IOPS records it (its "adaptive": true replaced by it). */
+static json_t *adaptive_object(const pd_bench_adaptive *ad)
+{
+    json_t *a = json_object();
+    json_object_set_new(a, "initial", pd_iops_val_json(&ad->initial_as_written));
+    json_object_set_new(a, "stop_when", json_string(ad->stop_when.text ? ad->stop_when.text : ""));
+    json_object_set_new(a, "direction", json_string(ad->descending ? "descending" : "ascending"));
+    if (ad->has_factor)
+        json_object_set_new(a, "factor", number_json(ad->factor));
+    if (ad->has_increment)
+        json_object_set_new(a, "increment", number_json(ad->increment));
+    if (ad->step_expr.text)
+        json_object_set_new(a, "step_expr", json_string(ad->step_expr.text));
+    if (ad->max_iterations > 0)
+        json_object_set_new(a, "max_iterations", json_integer(ad->max_iterations));
+    return a;
+}
+
 static json_t *variables_object(const pd_bench_config *cfg)
 {
     json_t *vars = json_object();
     for (size_t i = 0; i < cfg->nvars; i++) {
         const pd_bench_var *v = &cfg->vars[i];
         json_t *o = json_object();
-        bool swept = v->values != NULL;
+        bool swept = v->values != NULL && !v->adaptive.set; /* an adaptive one holds its initial value */
         json_object_set_new(o, "type", json_string(pd_var_type_name(v->type)));
         json_object_set_new(o, "swept", json_boolean(swept));
-        json_object_set_new(o, "adaptive", json_false());
+        json_object_set_new(o, "adaptive", v->adaptive.set ? adaptive_object(&v->adaptive) : json_false());
         if (swept) {
             /* a range is kept as its values: the config keeps no more */
             json_t *sw = json_object(), *vals = json_array();
             json_object_set_new(sw, "mode", json_string("list"));
             for (size_t k = 0; k < v->nvalues; k++)
-                json_array_append_new(vals, val_json(&v->values[k]));
+                json_array_append_new(vals, pd_iops_val_json(&v->values[k]));
             json_object_set_new(sw, "values", vals);
             json_object_set_new(o, "sweep", sw);
         }
@@ -284,7 +309,7 @@ static json_t *variables_object(const pd_bench_config *cfg)
             json_object_set_new(o, "expr", json_string(v->expr.text));
         if (v->when.text) {
             json_object_set_new(o, "when", json_string(v->when.text));
-            json_object_set_new(o, "default", val_json(&v->when_default));
+            json_object_set_new(o, "default", pd_iops_val_json(&v->when_default));
         }
         json_object_set_new(vars, v->name, o);
     }
@@ -306,7 +331,9 @@ int pd_iops_write_run_metadata(const pd_bench_run *run, double start, double end
     json_object_set_new(b, "timestamp", iso_time(start));
     json_object_set_new(b, "test_count", json_integer((json_int_t)run->ntasks));
     json_object_set_new(b, "report_vars", json_null());
-    json_object_set_new(b, "search_method", json_string(cfg->search == PD_SEARCH_RANDOM ? "random" : "exhaustive"));
+    json_object_set_new(b, "search_method", json_string(cfg->search == PD_SEARCH_RANDOM     ? "random"
+                                                           : cfg->search == PD_SEARCH_ADAPTIVE ? "adaptive"
+                                                                                               : "exhaustive"));
     json_object_set_new(b, "bayesian_config", json_null());
     json_object_set_new(b, "cores_expr", cfg->cores_expr.text ? json_string(cfg->cores_expr.text) : json_null());
     json_object_set_new(b, "max_core_hours", run->budget.max > 0 ? json_real(run->budget.max) : json_null());
@@ -345,6 +372,8 @@ int pd_iops_write_run_metadata(const pd_bench_run *run, double start, double end
     json_object_set_new(cmd, "labels", labels);
     json_object_set_new(o, "command", cmd);
     json_object_set_new(o, "reporting", json_null());
+    if (run->adaptive_results) /* at the end of an adaptive search, as IOPS adds it */
+        json_object_set_new(o, "adaptive_results", json_deep_copy(run->adaptive_results));
     return write_json(run, PD_IOPS_RUN_METADATA_FILE, o);
 }
 

@@ -40,6 +40,8 @@ json_t *pd_iops_status_object(const pd_bench_task *t, const pd_bench_run *run);
  * null or a value it does not know (free the result). */
 json_t *pd_iops_metric_json(const char *text);
 char *pd_iops_metric_text(const json_t *v);
+/* A variable's value as JSON (None: null), as IOPS writes values. */
+json_t *pd_iops_val_json(const pd_val *v);
 
 /* run_dir/__iops_index.json: benchmark, total_expected, repetitions and
  * every execution's path, params and command (commands[e] is the command of

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench/adaptive_plan.h"
 #include "bench/cache.h"
 #include "common/duration.h"
 #include "bench/dryrun_json.h"
@@ -648,6 +649,7 @@ static void free_run(pd_bench_run *run)
         free(t->metrics);
     }
     free(run->tasks);
+    json_decref(run->adaptive_results);
     free(run->python_parser);
     for (size_t i = 0; run->extra_python_parsers && i < run->cfg.nextra_scripts; i++)
         free(run->extra_python_parsers[i]);
@@ -767,6 +769,38 @@ static double point_objective(const pd_bench_run *run, size_t first)
     return best;
 }
 
+/* An adaptive search's tasks and executions grow as its probes step: room
+ * for ntasks tasks and nexecs executions, the new entries zeroed. 0, or -1
+ * when out of memory. */
+static int adaptive_room(pd_bench_run *run, pd_bench_rendered **rendered, char ***commands, size_t *cap_tasks,
+                         size_t *cap_execs)
+{
+    size_t nt = run->matrix.norder, ne = run->matrix.nexecs;
+    if (nt > *cap_tasks) {
+        size_t n = nt * 2;
+        pd_bench_task *t = realloc(run->tasks, n * sizeof *t);
+        if (t)
+            run->tasks = t;
+        pd_bench_rendered *r = t ? realloc(*rendered, n * sizeof *r) : NULL;
+        if (!r)
+            return -1;
+        *rendered = r;
+        memset(&run->tasks[*cap_tasks], 0, (n - *cap_tasks) * sizeof *t);
+        memset(&r[*cap_tasks], 0, (n - *cap_tasks) * sizeof *r);
+        *cap_tasks = n;
+    }
+    if (ne > *cap_execs) {
+        size_t n = ne * 2;
+        char **c = realloc(*commands, n * sizeof *c);
+        if (!c)
+            return -1;
+        *commands = c;
+        memset(&c[*cap_execs], 0, (n - *cap_execs) * sizeof *c);
+        *cap_execs = n;
+    }
+    return 0;
+}
+
 int pd_bench_main(const pd_bench_options *opt)
 {
     pd_bench_run run_s = {0}, *run = &run_s;
@@ -782,6 +816,11 @@ int pd_bench_main(const pd_bench_options *opt)
      * pass below renders, prepares and runs from first_task on */
     pd_bench_bayes_plan bayes = {0};
     bool bayesian = false;
+    /* search_method adaptive: the probes' repetitions are planned as the
+     * previous ones' results are in (adaptive_plan.h), like a bayesian point */
+    pd_bench_adapt adapt = {0};
+    bool adaptive = false, adapt_failed = false;
+    size_t adapt_want = 1, cap_tasks = 0, cap_execs = 0;
     size_t first_task = 0, first_exec = 0, skipped = 0;
     bool meta_lost = false;
 
@@ -895,13 +934,39 @@ int pd_bench_main(const pd_bench_options *opt)
             goto out;
         }
     }
+    if (cfg->search == PD_SEARCH_ADAPTIVE && !opt->dry_run) { /* the dry run lists each probe's first value */
+        if (opt->resume) {
+            fprintf(stderr, "paddiser bench: --resume of an adaptive search is not supported; start a new run\n");
+            goto out;
+        }
+        adaptive = true;
+        if (pd_bench_adapt_init(&adapt, cfg, &run->matrix) != 0) {
+            fprintf(stderr, "paddiser bench: out of memory\n");
+            goto out;
+        }
+        /* IOPS caps parallel at the number of probes (max_parallel) */
+        adapt_want = (size_t)(cfg->parallel > 0 ? cfg->parallel : 1);
+        if (adapt_want > adapt.plan.nprobes)
+            adapt_want = adapt.plan.nprobes ? adapt.plan.nprobes : 1;
+        long first_added = pd_bench_adapt_next(&adapt, cfg, run->run_dir, &run->matrix, adapt_want, &errors, &warnings);
+        run->total_expected = adapt.index_total;
+        if (first_added < 0) {
+            print_lines("paddiser bench: warning: ", warnings.data);
+            print_lines("", errors.data);
+            fprintf(stderr, "paddiser bench: %s: cannot plan the adaptive probes; nothing was run\n", opt->config_path);
+            goto out;
+        }
+    }
     print_lines("paddiser bench: warning: ", warnings.data);
+    pd_str_clear(&warnings);
     char probe_bin[PATH_MAX];
     probe_binary(probe_bin, sizeof probe_bin);
-    run->ntasks = run->matrix.nexecs * (size_t)cfg->repetitions;
-    /* room for every task a bayesian search may add */
+    run->ntasks = adaptive ? run->matrix.norder : run->matrix.nexecs * (size_t)cfg->repetitions;
+    /* room for every task a bayesian search may add (an adaptive one grows) */
     size_t max_execs = bayesian ? bayes.ncands : run->matrix.nexecs;
-    size_t max_tasks = max_execs * (size_t)cfg->repetitions;
+    size_t max_tasks = adaptive ? run->matrix.norder : max_execs * (size_t)cfg->repetitions;
+    cap_tasks = max_tasks ? max_tasks : 1;
+    cap_execs = max_execs ? max_execs : 1;
     run->tasks = calloc(max_tasks ? max_tasks : 1, sizeof *run->tasks);
     /* --dry-run keeps nothing of a rendered repetition: it only checks */
     rendered = calloc(max_tasks && !opt->dry_run ? max_tasks : 1, sizeof *rendered);
@@ -919,7 +984,7 @@ int pd_bench_main(const pd_bench_options *opt)
         fprintf(stderr, "paddiser bench: out of memory\n");
         goto out;
     }
-plan_more:; /* a bayesian search's next point comes back here */
+plan_more:; /* a bayesian search's next point, an adaptive one's next probes come back here */
     int render_errors = 0;
     size_t skipped_before = skipped;
     /* tasks in the order IOPS runs them (pd_bench_matrix.order) */
@@ -969,7 +1034,8 @@ plan_more:; /* a bayesian search's next point comes back here */
         }
     if (first_task > 0 && render_errors) {
         print_lines("", errors.data);
-        fprintf(stderr, "paddiser bench: %s: cannot render the next point of the bayesian search\n", opt->config_path);
+        fprintf(stderr, "paddiser bench: %s: cannot render the next %s\n", opt->config_path,
+                adaptive ? "value of the adaptive probes" : "point of the bayesian search");
         goto out;
     }
     if (first_task > 0) /* what follows up to prepare_more was done in the first pass */
@@ -1076,9 +1142,13 @@ prepare_more:
     for (size_t k = first_task; k < run->ntasks; k++) {
         pd_bench_task *t = &run->tasks[k];
         if (pd_proc_poll_interrupt()) {
-            fprintf(stderr, "paddiser bench: interrupted while preparing %s, before any repetition started; "
-                            "resume with: paddiser bench %s --resume %s\n",
-                    run->run_dir, opt->config_path, run->run_dir);
+            if (adaptive)
+                fprintf(stderr, "paddiser bench: interrupted while preparing %s; an adaptive search cannot be "
+                                "resumed: start a new run\n", run->run_dir);
+            else
+                fprintf(stderr, "paddiser bench: interrupted while preparing %s, before any repetition started; "
+                                "resume with: paddiser bench %s --resume %s\n",
+                        run->run_dir, opt->config_path, run->run_dir);
             status = pd_proc_interrupt_status();
             goto out;
         }
@@ -1136,6 +1206,11 @@ prepare_more:
         if (opt->resume)
             fprintf(stderr, "paddiser bench: resuming %s: %zu of %zu repetitions already succeeded\n", run->run_dir,
                     skipped, run->ntasks);
+        else if (adaptive)
+            fprintf(stderr, "paddiser bench: %s: adaptive search of '%s': %zu probes x %d repetitions (%s, parallel %d) "
+                            "in %s\n",
+                    cfg->name, cfg->vars[adapt.var].name, adapt.plan.nprobes, cfg->repetitions, run->executor_name,
+                    cfg->parallel, run->run_dir);
         else
             fprintf(stderr, "paddiser bench: %s: %zu executions x %d repetitions (%s, parallel %d) in %s\n", cfg->name,
                     run->matrix.nexecs, cfg->repetitions, run->executor_name, cfg->parallel, run->run_dir);
@@ -1165,6 +1240,34 @@ prepare_more:
             goto plan_more;
         }
     }
+    if (adaptive && xrc == 0 && !run->stop_starting && !run->budget.stopped) { /* results, then the next probes */
+        size_t norder = run->matrix.norder, nexecs = run->matrix.nexecs;
+        long added = -1;
+        if (pd_bench_adapt_tell(&adapt, cfg, run->tasks, first_task, run->ntasks, &errors) == 0)
+            added = pd_bench_adapt_next(&adapt, cfg, run->run_dir, &run->matrix, adapt_want, &errors, &warnings);
+        print_lines("paddiser bench: warning: ", warnings.data);
+        pd_str_clear(&warnings);
+        if (added < 0) { /* IOPS's run ends on the exception: so does this one, with what it has */
+            print_lines("paddiser bench: ", errors.data);
+            pd_str_clear(&errors);
+            adapt_failed = true;
+        } else if (added > 0) {
+            if (adaptive_room(run, &rendered, &commands, &cap_tasks, &cap_execs) != 0) {
+                fprintf(stderr, "paddiser bench: out of memory\n");
+                goto out;
+            }
+            first_task = norder;
+            first_exec = nexecs;
+            run->ntasks = run->matrix.norder;
+            run->total_expected = adapt.index_total;
+            goto plan_more;
+        }
+    }
+    if (adaptive && xrc == 0) { /* what IOPS logs and keeps in its run metadata */
+        run->adaptive_results = pd_bench_adapt_results(&adapt, cfg);
+        if (!opt->quiet)
+            pd_bench_adapt_print(&adapt, cfg, stderr);
+    }
     /* results not saved: the run did not succeed, whatever the scripts did */
     int lost = write_results(run) != 0;
     lost |= (cfg->sink_type == PD_SINK_SQLITE ? pd_bench_sink_sqlite(run, sink) : write_sink(run, sink)) != 0;
@@ -1193,6 +1296,14 @@ prepare_more:
         failed += pd_task_failed(st);
         timed_out += st == PD_TASK_TIMED_OUT;
         cancelled += (st == PD_TASK_CANCELLED || st == PD_TASK_PENDING) && !run->tasks[k].not_in_cache;
+    }
+    if (xrc != 0 && adaptive) {
+        fprintf(stderr,
+                "paddiser bench: interrupted: %zu succeeded, %zu failed, %zu cancelled or not started\n"
+                "paddiser bench: an adaptive search cannot be resumed: start a new run\n",
+                ok, failed, cancelled);
+        status = xrc;
+        goto out;
     }
     if (xrc != 0) {
         fprintf(stderr,
@@ -1236,7 +1347,7 @@ prepare_more:
     printf("summary: %s\n", src == 1 ? summary : src == 0 ? "(no resource samples, none written)" : "(not written)");
     printf("report: %s\n", rrc == 0 ? report : "(not written)");
     fflush(stdout);
-    status = failed || cancelled ? 1 : 0;
+    status = failed || cancelled || adapt_failed ? 1 : 0;
     if (lost) {
         fprintf(stderr, "paddiser bench: the results were not all saved (see above%s): exit 1\n",
                 run->unsaved_status ? "; a repetition whose status file was not written runs again on --resume" : "");
@@ -1265,6 +1376,7 @@ out:
     pd_str_free(&resolved);
     pd_bench_cache_close(run->cache);
     pd_bench_bayes_free(&bayes, cfg_nvars);
+    pd_bench_adapt_free(&adapt, cfg_nvars);
     free_run(run);
     pd_str_free(&errors);
     pd_str_free(&warnings);

@@ -94,6 +94,8 @@ typedef struct pd_bench_run {
     struct pd_bench_cache *cache; /* benchmark.cache_file, open (cache.h), or NULL */
     bool use_cache;            /* read it (--use-cache / --cache-only), not only write it */
     struct pd_status_rollup *rollup; /* __iops_status_rollup.json (status_rollup.h), or NULL */
+    struct json_t *adaptive_results; /* search_method adaptive, at the end: IOPS's adaptive_results (owned) */
+    size_t total_expected;           /* the index's total_expected when not ntasks (adaptive: IOPS's estimate) */
 } pd_bench_run;
 
 /* The k-th variable (a cfg index) in the order IOPS lists them in its files

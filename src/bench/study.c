@@ -539,14 +539,26 @@ static bool constraint_is_late(const pd_bench_config *cfg, const pd_bench_constr
     return false;
 }
 
-/* Applies the constraints of one phase (late or not) to values. Returns 1
+/* A constraint naming the adaptive variable is not checked on the matrix
+ * (it holds the initial value there) but on each probed value, as IOPS
+ * defers it to the probe. */
+static bool constraint_is_adaptive(const pd_bench_config *cfg, const pd_bench_constraint *con)
+{
+    for (size_t i = 0; i < cfg->nvars; i++)
+        if (cfg->vars[i].adaptive.set && mentions(con->rule.text, cfg->vars[i].name))
+            return true;
+    return false;
+}
+
+/* Applies the constraints of one phase (late or not) to values; probe: a
+ * probed adaptive value (else those naming it wait for the probe). Returns 1
  * to keep, 0 to skip, -1 on an error (reported). */
-static int check_constraints(const pd_bench_config *cfg, const char *run_dir, int id, bool late,
+static int check_constraints(const pd_bench_config *cfg, const char *run_dir, int id, bool late, bool probe,
                              const pd_val *values, pd_str *errors, pd_str *warnings)
 {
     for (size_t c = 0; c < cfg->nconstraints; c++) {
         const pd_bench_constraint *con = &cfg->constraints[c];
-        if (constraint_is_late(cfg, con) != late)
+        if (constraint_is_late(cfg, con) != late || (!probe && constraint_is_adaptive(cfg, con)))
             continue;
         scope s;
         scope_init(&s, cfg, run_dir, id, 1, values, cfg->nvars);
@@ -855,7 +867,7 @@ int pd_bench_matrix_build(const pd_bench_config *cfg, const char *run_dir, pd_be
     }
     int id = 0;
     for (size_t k = 0; k < combos.n && rc == 0; k++) {
-        int early = check_constraints(cfg, run_dir, 0, false, combos.items[k], errors, warnings);
+        int early = check_constraints(cfg, run_dir, 0, false, false, combos.items[k], errors, warnings);
         if (early < 0)
             rc = -1;
         for (size_t sc = 0; sc < nscripts && early > 0 && rc == 0; sc++) {
@@ -869,7 +881,7 @@ int pd_bench_matrix_build(const pd_bench_config *cfg, const char *run_dir, pd_be
             id++;
             int keep = derive(cfg, run_dir, id, 1, values, errors) != 0
                            ? -1
-                           : check_constraints(cfg, run_dir, id, true, values, errors, warnings);
+                           : check_constraints(cfg, run_dir, id, true, false, values, errors, warnings);
             if (keep < 0)
                 rc = -1;
             if (keep > 0) {
@@ -924,6 +936,17 @@ int pd_bench_matrix_build(const pd_bench_config *cfg, const char *run_dir, pd_be
     if (rc)
         pd_bench_matrix_free(m);
     return rc;
+}
+
+int pd_bench_probe_values(const pd_bench_config *cfg, const char *run_dir, int id, pd_val *values, pd_str *errors,
+                          pd_str *warnings)
+{
+    int keep = check_constraints(cfg, run_dir, id, false, true, values, errors, warnings);
+    if (keep > 0)
+        keep = derive(cfg, run_dir, id, 1, values, errors) != 0
+                   ? -1
+                   : check_constraints(cfg, run_dir, id, true, true, values, errors, warnings);
+    return keep;
 }
 
 void pd_bench_matrix_free(pd_bench_matrix *m)

@@ -48,6 +48,13 @@ int pd_bench_matrix_build(const pd_bench_config *cfg, const char *run_dir, pd_be
                           pd_str *warnings);
 void pd_bench_matrix_free(pd_bench_matrix *m);
 
+/* search_method adaptive: values (an execution's, its adaptive variable set
+ * to the probed value) get their derived variables again and meet every
+ * constraint, those naming the adaptive variable included. 1 to run, 0 when
+ * a constraint skips it, -1 on an error (in errors). */
+int pd_bench_probe_values(const pd_bench_config *cfg, const char *run_dir, int id, pd_val *values, pd_str *errors,
+                          pd_str *warnings);
+
 /* One repetition, ready to run. */
 typedef struct {
     pd_val *values;    /* variables as seen by this repetition */

@@ -48,7 +48,7 @@ static void ts_chart(pd_page *pg, const pd_rep_tsset *set, double t_end, const c
                    .xlabel = "time since first sample [s]", .ylabel = ylabel, .width = 400,
                    .y_zero = true, .y_top = y_top, .series = ser, .nseries = set->n,
                    .x_fixed = true, .x_from = 0, .x_to = t_end};
-    pd_page_fig_open(pg);
+    pd_page_ts_fig_open(pg, set, title, c.xlabel, ylabel, y_top);
     pd_svg_xy_chart(pg->out, &c);
     pd_str cap = {0};
     pd_str_append(&cap, caption);
@@ -162,6 +162,10 @@ void pd_page_section_traces(pd_page *pg)
     pd_str *o = pg->out;
     pd_str_append(o, "<section id=\"pd-timeseries\"><h2>Resource time series</h2>\n");
     pd_page_note(pg, "", "Per execution, from the first repetition that has trace files.");
+    /* the charts go to their own buffer: the note on using them comes first,
+     * and only when there are charts */
+    pd_str charts = {0};
+    pg->out = &charts;
     size_t ne = pg->run.nexecs + 1;
     bool *none = calloc(ne, sizeof *none), *capped = calloc(ne, sizeof *capped);
     trace_gaps gaps = {.short_run = calloc(ne, sizeof(bool)), .no_gpu = calloc(ne, sizeof(bool)),
@@ -189,6 +193,19 @@ void pd_page_section_traces(pd_page *pg)
             nnone++;
         }
     }
+    pg->out = o;
+    if (shown && pd_page_live())
+        pd_page_note(pg, "", "With JavaScript on: drag across a chart to zoom, Shift+drag (or drag with the middle "
+                             "button) to pan, double-click to zoom back out; click a legend entry to hide or show "
+                             "its series.");
+    else if (shown)
+        pd_page_note(pg, "pd-missing", "Static charts: this paddiser was built without uPlot (%s), so there is no "
+                                       "zoom, pan or series toggling (docs/report.md).", pd_page_live_missing());
+    if (charts.oom)
+        o->oom = true;
+    else if (charts.len)
+        pd_str_appendn(o, charts.data, charts.len);
+    pd_str_free(&charts);
     if (pg->run.nexecs == 0)
         pd_page_note(pg, "pd-missing", "No exec_NNNN directories: no traces.");
     else if (shown == 0 && !ncapped && !gaps.nshort)

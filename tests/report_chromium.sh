@@ -313,11 +313,16 @@ for w in 1400 390; do
     size=$(wc -c <"$out/report-$w.png" | tr -d ' ')
     [ "$size" -gt 50000 ] || fail "screenshot at $w px is suspiciously small ($size bytes): blank page?"
 done
-# the time series of run_001 alone (the other sections hidden), both widths
-sed 's|</head>|<style>section:not(#pd-timeseries){display:none}</style></head>|' "$out/report.html" >"$out/ts.html"
-for w in 1400 390; do
-    framed "$out/ts.html" "$w" 1400 "$out/shot-ts-$w.html"
-    chrome --hide-scrollbars --window-size="$(( w < 500 ? 500 : w )),1400" --screenshot="$out/report-ts-$w.png" \
-        "file://$out/shot-ts-$w.html" >/dev/null 2>"$out/shot-ts-$w.log" || fail "time-series screenshot at $w px failed"
-done
-echo "report_chromium: ok ($charts charts rendered + $folded folded, $cells cells, $bars bars; layout clean:$summary; uPlot zoom/pan/toggle ok; sizes$sizes; screenshots $out/report-1400.png, $out/report-390.png, $out/report-ts-*.png)"
+# one section alone (the others hidden), both widths: run_001's time series
+# (uPlot) and the placement demo's per-task bars
+shot_section() { # NAME HTML SECTION_ID
+    sed "s|</head>|<style>section:not(#$3){display:none}</style></head>|" "$2" >"$out/$1-only.html"
+    for w in 1400 390; do
+        framed "$out/$1-only.html" "$w" 1400 "$out/shot-$1-$w.html"
+        chrome --hide-scrollbars --window-size="$(( w < 500 ? 500 : w )),1400" --screenshot="$out/report-$1-$w.png" \
+            "file://$out/shot-$1-$w.html" >/dev/null 2>"$out/shot-$1-$w.log" || fail "$1 screenshot at $w px failed"
+    done
+}
+shot_section ts "$out/report.html" pd-timeseries
+shot_section tasks "$out/placement.html" pd-tasks
+echo "report_chromium: ok ($charts charts rendered + $folded folded, $cells cells, $bars bars; layout clean:$summary; uPlot zoom/pan/toggle ok; sizes$sizes; screenshots $out/report-1400.png, $out/report-390.png, $out/report-ts-*.png, $out/report-tasks-*.png)"

@@ -57,7 +57,7 @@ count() { grep -o "$1" "$2" | wc -l | tr -d ' '; }
 
 "$BUILD/paddiser" report "$fixture" -o "$out/report.html" >/dev/null || fail "paddiser report failed"
 grep -q 'window.pdUplots' "$out/report.html" ||
-    fail "$BUILD/paddiser was built without uPlot: $(grep -o 'built without uPlot ([^)]*)' "$out/report.html" | head -1) (make retries the fetch; docs/report.md)"
+    fail "no uPlot in $BUILD/paddiser, the page says: $(grep -o 'this paddiser was built without uPlot ([^<]*' "$out/report.html" | head -1) (make all retries the fetch; docs/report.md, Interactive charts)"
 nts=$(count 'class="pd-chart pd-ts"' "$out/report.html")
 [ "$(count 'data-pd-ts=' "$out/report.html")" = "$nts" ] || fail "not every time-series figure carries its data"
 

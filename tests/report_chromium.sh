@@ -20,8 +20,9 @@
 #  7. the uPlot time series (issue #17 item 3), at both widths: every
 #     figure with data got a uPlot chart whose canvas has a size inside the
 #     viewport and whose static SVG is hidden; on the first chart a drag
-#     zooms, a Shift+drag pans, and clicking a legend entry hides and shows
-#     its series (synthetic mouse events, uPlot's own handlers);
+#     zooms, a Shift+drag pans, clicking a legend entry hides and shows its
+#     series, and a double-click goes back to the whole time axis, from 0
+#     (synthetic mouse events, uPlot's own handlers);
 #  8. the demo's placement study (examples/sim_study.yaml --machine demo,
 #     what `make demo` runs): per-task bars, clean layout, and the demo's
 #     reports (it and membw_demo) under 1 MB.
@@ -170,7 +171,7 @@ cat >"$out/live.js" <<'PROBE_JS'
   set("svgshown", [].filter.call(document.querySelectorAll("figure.pd-live > svg.pd-chart"),
     function (e) { return e.checkVisibility(); }).length);
   if (!plots.length) { set("steps", "none"); return; }
-  var u = plots[0], steps = [], x0 = u.scales.x.min, x1 = u.scales.x.max, w;
+  var u = plots[0], steps = [], x0 = u.scales.x.min, x1 = u.scales.x.max, w, a0 = x0, a1 = x1;
   function mouse(type, fx, shift) {
     var r = u.over.getBoundingClientRect();
     var ev = new MouseEvent(type, { bubbles: true, cancelable: true, view: window, button: 0, buttons: 1,
@@ -195,6 +196,10 @@ cat >"$out/live.js" <<'PROBE_JS'
     row().querySelector("th").click();
   }).then(function () {
     steps.push(u.series[1].show === true && !row().classList.contains("u-off") ? "show" : "noshow");
+    u.over.dispatchEvent(new MouseEvent("dblclick", { bubbles: true, cancelable: true, view: window }));
+  }).then(function () {
+    /* back to the whole repetition, whose axis starts at 0 as the SVG's */
+    steps.push(u.scales.x.min === a0 && u.scales.x.max === a1 && a0 === 0 ? "reset" : "noreset[" + u.scales.x.min + "," + u.scales.x.max + "]");
     set("steps", steps.join(","));
   }).catch(function (e) { set("steps", "error " + e); });
 })();
@@ -298,7 +303,7 @@ for name in report membw three placement $extra; do
         [ "$live_canvas" = "$live_figs" ] || fail "$name at $w px: $live_canvas of $live_figs uPlot canvases rendered inside the viewport"
         [ "$live_svgshown" = 0 ] || fail "$name at $w px: $live_svgshown static SVGs still shown beside their uPlot chart"
         if [ "$live_figs" -gt 0 ]; then
-            [ "$live_steps" = "zoom,pan,hide,show" ] || fail "$name at $w px: uPlot interaction: '$live_steps' (want zoom,pan,hide,show)"
+            [ "$live_steps" = "zoom,pan,hide,show,reset" ] || fail "$name at $w px: uPlot interaction: '$live_steps' (want zoom,pan,hide,show,reset)"
         fi
         summary="$summary $name@${w}px:${checked}charts,${live_plots}uplot"
     done

@@ -26,6 +26,8 @@ static const char live_css[] =
     ".pd-uplot .u-inline tr{margin-right:10px}";
 
 /* Builds the charts. Palette as svg.c's, so colours match the static SVG.
+ * The x range is widened to [0, the repetition's end] only when uPlot asks
+ * for the data's own extent (first draw, double-click reset), not on zoom. 
  * window.pdUplots keeps the instances (check-report drives them). */
 static const char live_js[] =
     "(function(){\n"
@@ -55,7 +57,8 @@ static const char live_js[] =
     " fig.insertBefore(box,fig.firstChild);\n"
     " var top=d.ytop;\n"
     " var u=new uPlot({title:d.title,width:w,height:Math.round(w*0.62),\n"
-    "  scales:{x:{time:false},y:{range:function(u,lo,hi){var h=Math.max(top>0?top:0,hi>0?hi*1.05:1);"
+    "  scales:{x:{time:false,range:function(u,lo,hi){var x=u.data[0];"
+    "return lo===x[0]&&hi===x[x.length-1]?[0,Math.max(d.x1,hi)]:[lo,hi];}},y:{range:function(u,lo,hi){var h=Math.max(top>0?top:0,hi>0?hi*1.05:1);"
     "return [Math.min(0,lo),h];}}},\n"
     "  axes:[{label:d.xlabel,size:36,labelSize:18,font:F,labelFont:L},{label:d.ylabel,labelSize:18,font:F,labelFont:L}],\n"
     "  cursor:{drag:{x:true,y:false}},\n"
@@ -103,8 +106,8 @@ const char *pd_page_live_missing(void) { return pd_uplot_missing; }
 
 static json_t *num_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
-void pd_page_ts_fig_open(pd_page *pg, const pd_rep_tsset *set, const char *title, const char *xlabel,
-                         const char *ylabel, double y_top)
+void pd_page_ts_fig_open(pd_page *pg, const pd_rep_tsset *set, double t_end, const char *title,
+                         const char *xlabel, const char *ylabel, double y_top)
 {
     if (!pd_uplot_embedded) {
         pd_page_fig_open(pg);
@@ -115,6 +118,8 @@ void pd_page_ts_fig_open(pd_page *pg, const pd_rep_tsset *set, const char *title
     json_object_set_new(d, "xlabel", json_string(xlabel));
     json_object_set_new(d, "ylabel", json_string(ylabel));
     json_object_set_new(d, "ytop", json_real(y_top));
+    /* the repetition's time axis, shared by its charts as in the SVG */
+    json_object_set_new(d, "x1", json_real(t_end));
     for (size_t s = 0; s < set->n; s++) {
         const pd_rep_ts *ts = &set->s[s];
         if (ts->n < 2)

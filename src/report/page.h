@@ -53,9 +53,10 @@ void pd_page_live_scripts(pd_page *pg);
 bool pd_page_live(void);
 const char *pd_page_live_missing(void);
 /* Opens the figure of a time-series chart of set, carrying its series as
- * JSON for the script (a plain figure without uPlot). */
-void pd_page_ts_fig_open(pd_page *pg, const pd_rep_tsset *set, const char *title, const char *xlabel,
-                         const char *ylabel, double y_top);
+ * JSON for the script (a plain figure without uPlot); its x axis starts at 0
+ * and reaches t_end at least, as the SVG's. */
+void pd_page_ts_fig_open(pd_page *pg, const pd_rep_tsset *set, double t_end, const char *title,
+                         const char *xlabel, const char *ylabel, double y_top);
 
 void pd_page_section_summary(pd_page *pg);
 void pd_page_section_plots(pd_page *pg);

@@ -49,7 +49,7 @@ static void ts_chart(pd_page *pg, const pd_rep_tsset *set, double t_end, const c
                    .xlabel = "time since first sample [s]", .ylabel = ylabel, .width = 400,
                    .y_zero = true, .y_top = y_top, .series = ser, .nseries = set->n,
                    .x_fixed = true, .x_from = 0, .x_to = t_end};
-    pd_page_ts_fig_open(pg, set, title, c.xlabel, live_ylabel ? live_ylabel : ylabel, y_top);
+    pd_page_ts_fig_open(pg, set, t_end, title, c.xlabel, live_ylabel ? live_ylabel : ylabel, y_top);
     pd_svg_xy_chart(pg->out, &c);
     pd_str cap = {0};
     pd_str_append(&cap, caption);

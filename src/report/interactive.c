@@ -27,7 +27,7 @@ static const char live_css[] =
 
 /* Builds the charts. Palette as svg.c's, so colours match the static SVG.
  * The x range is widened to [0, the repetition's end] only when uPlot asks
- * for the data's own extent (first draw, double-click reset), not on zoom. 
+ * for the data's own extent (first draw, double-click reset), not on zoom.
  * window.pdUplots keeps the instances (check-report drives them). */
 static const char live_js[] =
     "(function(){\n"

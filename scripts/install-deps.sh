@@ -45,6 +45,7 @@ pkg_command() {
         sqlite3) echo sqlite3 ;;
         python3) echo python3 ;;
         git) echo git ;;
+        npm) echo npm ;;
         make) echo make ;;
         *) echo "" ;;
     esac

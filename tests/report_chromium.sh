@@ -16,7 +16,17 @@
 #     text boxes of a chart overlap, no axis of non-negative data goes below
 #     zero (nor shows a negative tick), no chart is drawn without data; the
 #     probe first proves it sees each fault on a planted page;
-#  6. screenshots of both widths (kept in $BUILD/report-check/).
+#  6. screenshots of both widths (kept in $BUILD/report-check/);
+#  7. the uPlot time series (issue #17 item 3), at both widths: every
+#     figure with data got a uPlot chart whose canvas has a size inside the
+#     viewport and whose static SVG is hidden; on the first chart a drag
+#     zooms, a Shift+drag pans, clicking a legend entry hides and shows its
+#     series, and a double-click goes back to the whole time axis, from 0
+#     (synthetic mouse events, uPlot's own handlers);
+#  8. the demo's placement study (examples/sim_study.yaml --machine demo,
+#     what `make demo` runs): per-task bars, clean layout, and the demo's
+#     reports (it and membw_demo) under 1 MB.
+# A build without uPlot (registry unreachable, UPLOT=off) fails here.
 # Element counts and boxes, not pixels. Needs ~30 s.
 set -eu
 BUILD=${BUILD:-build}
@@ -32,6 +42,7 @@ out=$BUILD/report-check
 rm -rf "$out"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+sizes=""
 profiles=$(mktemp -d)
 trap 'rm -rf "$profiles"' EXIT
 fail() { echo "report_chromium: $*" >&2; exit 1; }
@@ -46,6 +57,10 @@ console_lines() { grep -E ':CONSOLE[(:]' "$1" || true; }
 count() { grep -o "$1" "$2" | wc -l | tr -d ' '; }
 
 "$BUILD/paddiser" report "$fixture" -o "$out/report.html" >/dev/null || fail "paddiser report failed"
+grep -q 'window.pdUplots' "$out/report.html" ||
+    fail "no uPlot in $BUILD/paddiser, the page says: $(grep -o 'this paddiser was built without uPlot ([^<]*' "$out/report.html" | head -1) (make all retries the fetch; docs/report.md, Interactive charts)"
+nts=$(count 'class="pd-chart pd-ts"' "$out/report.html")
+[ "$(count 'data-pd-ts=' "$out/report.html")" = "$nts" ] || fail "not every time-series figure carries its data"
 
 # 1. the console check catches errors on this Chromium
 cat >"$out/control.html" <<'EOF'
@@ -74,15 +89,17 @@ done
 
 # 4. rendered sizes, measured by a probe script on a copy (checkVisibility:
 #    content of a closed <details> is laid out but not rendered)
-probe='<script>(function(){function n(s,w,h){return [].filter.call(document.querySelectorAll(s),function(e){if(!e.checkVisibility())return false;var r=e.getBoundingClientRect();return r.width>=w?r.height>=h:false;}).length;}var b=document.body;b.setAttribute("data-pd-charts",n("svg.pd-chart",150,100));b.setAttribute("data-pd-cells",n("rect.pd-cell",5,5));b.setAttribute("data-pd-bars",n("rect.pd-bar",2,1));b.setAttribute("data-pd-folded",document.querySelectorAll("details:not([open]) svg.pd-chart").length);})();</script>'
+probe='<script>(function(){function n(s,w,h){return [].filter.call(document.querySelectorAll(s),function(e){if(!e.checkVisibility())return false;var r=e.getBoundingClientRect();return r.width>=w?r.height>=h:false;}).length;}var b=document.body;b.setAttribute("data-pd-charts",n("svg.pd-chart",150,100));b.setAttribute("data-pd-canvas",n("div.pd-uplot canvas",150,90));b.setAttribute("data-pd-cells",n("rect.pd-cell",5,5));b.setAttribute("data-pd-bars",n("rect.pd-bar",2,1));b.setAttribute("data-pd-folded",document.querySelectorAll("details:not([open]) svg.pd-chart").length);})();</script>'
 sed "s|</body>|$probe</body>|" "$out/report.html" >"$out/probe.html"
 chrome --dump-dom "file://$out/probe.html" >"$out/probe.dom" 2>"$out/probe.log" || fail "chromium failed on the probe page"
 attr() { grep -o "$1=\"[0-9]*\"" "$out/probe.dom" | head -1 | grep -o '[0-9][0-9]*'; }
-charts=$(attr data-pd-charts); cells=$(attr data-pd-cells); bars=$(attr data-pd-bars); folded=$(attr data-pd-folded)
+charts=$(attr data-pd-charts); canvas=$(attr data-pd-canvas); cells=$(attr data-pd-cells); bars=$(attr data-pd-bars); folded=$(attr data-pd-folded)
 [ -n "$charts" ] || fail "probe script did not run (see $out/probe.log)"
 # the folded "more resource metrics" charts are not laid out until opened
 [ "$folded" = 32 ] || fail "expected 32 folded charts, got $folded"
-[ "$charts" = $((118 - folded)) ] || fail "rendered charts: $charts, expected $((118 - folded))"
+# the time series are uPlot canvases; their static SVGs are hidden
+[ "$charts" = $((118 - folded - nts)) ] || fail "rendered charts: $charts, expected $((118 - folded - nts))"
+[ "$canvas" = "$nts" ] || fail "rendered uPlot canvases: $canvas, expected $nts"
 [ "$cells" = 70 ] || fail "rendered heatmap cells: $cells, expected 70"
 [ "$bars" = 24 ] || fail "rendered bars: $bars, expected 24"
 
@@ -138,6 +155,55 @@ cat >"$out/layout.js" <<'PROBE_JS'
   });
 })();
 PROBE_JS
+# the uPlot charts: counts, then zoom, pan and legend toggling on the first
+cat >"$out/live.js" <<'PROBE_JS'
+(function () {
+  var sink = window.parent !== window ? window.parent.document.body : document.body;
+  var plots = window.pdUplots || [], vw = document.documentElement.clientWidth;
+  function set(k, v) { sink.setAttribute("data-pd-live-" + k, v); }
+  set("plots", plots.length);
+  set("figs", document.querySelectorAll("figure[data-pd-ts]").length);
+  set("canvas", [].filter.call(document.querySelectorAll("div.pd-uplot canvas"), function (c) {
+    if (!c.checkVisibility()) return false;
+    var r = c.getBoundingClientRect();
+    return r.width >= 150 && r.height >= 90 && r.left >= -0.5 && r.right <= vw + 0.5;
+  }).length);
+  set("svgshown", [].filter.call(document.querySelectorAll("figure.pd-live > svg.pd-chart"),
+    function (e) { return e.checkVisibility(); }).length);
+  if (!plots.length) { set("steps", "none"); return; }
+  var u = plots[0], steps = [], x0 = u.scales.x.min, x1 = u.scales.x.max, w, a0 = x0, a1 = x1;
+  function mouse(type, fx, shift) {
+    var r = u.over.getBoundingClientRect();
+    var ev = new MouseEvent(type, { bubbles: true, cancelable: true, view: window, button: 0, buttons: 1,
+      clientX: r.left + fx * r.width, clientY: r.top + r.height / 2, shiftKey: !!shift, movementX: 1, movementY: 1 });
+    (type === "mouseup" ? document : u.over).dispatchEvent(ev);
+  }
+  function row() { return u.root.querySelectorAll(".u-legend tr.u-series")[1]; }
+  /* uPlot commits in a microtask: each check waits for it */
+  Promise.resolve().then(function () {
+    mouse("mousedown", 0.2); mouse("mousemove", 0.4); mouse("mousemove", 0.6); mouse("mouseup", 0.6);
+  }).then(function () {
+    w = u.scales.x.max - u.scales.x.min;
+    steps.push(w < 0.6 * (x1 - x0) && u.scales.x.min > x0 ? "zoom" : "nozoom[" + u.scales.x.min + "," + u.scales.x.max + "]");
+    x0 = u.scales.x.min;
+    mouse("mousedown", 0.6, true); mouse("mousemove", 0.4, true); mouse("mouseup", 0.4, true);
+  }).then(function () {
+    var w2 = u.scales.x.max - u.scales.x.min;
+    steps.push(u.scales.x.min > x0 && Math.abs(w2 - w) <= 1e-9 * Math.max(1, w) ? "pan" : "nopan[" + u.scales.x.min + "," + w2 + "]");
+    row().querySelector("th").click();
+  }).then(function () {
+    steps.push(u.series[1].show === false && row().classList.contains("u-off") ? "hide" : "nohide");
+    row().querySelector("th").click();
+  }).then(function () {
+    steps.push(u.series[1].show === true && !row().classList.contains("u-off") ? "show" : "noshow");
+    u.over.dispatchEvent(new MouseEvent("dblclick", { bubbles: true, cancelable: true, view: window }));
+  }).then(function () {
+    /* back to the whole repetition, whose axis starts at 0 as the SVG's */
+    steps.push(u.scales.x.min === a0 && u.scales.x.max === a1 && a0 === 0 ? "reset" : "noreset[" + u.scales.x.min + "," + u.scales.x.max + "]");
+    set("steps", steps.join(","));
+  }).catch(function (e) { set("steps", "error " + e); });
+})();
+PROBE_JS
 # framed HTML WIDTH HEIGHT OUT [probe]: a wrapper page holding HTML (with the
 # probe appended when asked) in a WIDTH x HEIGHT frame. Headless Chromium
 # lays a window out at least 500 px wide, so narrower widths are a frame's
@@ -147,7 +213,7 @@ framed() {
       printf '<style>body{margin:0;background:#d8d8d8}iframe{border:0;display:block;background:#fff}</style>'
       printf '</head><body><iframe width="%s" height="%s" srcdoc="' "$2" "$3"
       { grep -v -e '^</body>$' -e '^</html>$' "$1"
-        if [ "${5:-}" = probe ]; then printf '<script>'; cat "$out/layout.js"; printf '</script>\n'; fi
+        if [ "${5:-}" = probe ]; then printf '<script>'; cat "$out/layout.js" "$out/live.js"; printf '</script>\n'; fi
         printf '</body>\n</html>\n'; } | sed -e 's/&/\&amp;/g' -e 's/"/\&quot;/g'
       printf '"></iframe></body></html>\n'; } >"$4"
 }
@@ -165,6 +231,9 @@ layout() {
         eval "got_$k=\$n; first_$k=\$first"
     done
     checked=$(grep -o 'data-pd-checked="[0-9]*"' "$dom" | grep -o '[0-9][0-9]*')
+    for k in plots figs canvas svgshown steps; do
+        eval "live_$k=\$(grep -o 'data-pd-live-$k=\"[^\"]*\"' \"\$dom\" | sed 's/^[^\"]*\"//; s/\"\$//')"
+    done
 }
 
 # the probe sees each fault on a planted page (else a pass means nothing)
@@ -200,6 +269,17 @@ mv "$out/three.csv" "$three/results.csv"
 "$BUILD/paddiser" report "$three" -o "$out/three.html" >/dev/null || fail "paddiser report of three_vars failed"
 [ "$(count 'class="pd-chart pd-parcoords"' "$out/three.html")" = 1 ] || fail "three_vars: no parallel coordinates"
 
+# 8. the demo's placement study and the demo's sizes (under 1 MB each)
+PADDISER_BIN=$(cd "$BUILD" && pwd)/paddiser "$BUILD/paddiser" bench "$TESTS_DIR/../examples/sim_study.yaml" \
+    --machine demo --workdir "$out/placement" -q >"$out/placement.log" 2>&1 || fail "the demo's placement study failed (see $out/placement.log)"
+cp "$out/placement/run_001/report.html" "$out/placement.html"
+[ "$(count 'class="pd-chart pd-bars"' "$out/placement.html")" = 96 ] || fail "placement demo: expected 96 per-task bar charts (16 executions x 6 policies)"
+for f in membw placement; do
+    size=$(wc -c <"$out/$f.html" | tr -d ' ')
+    [ "$size" -lt 1000000 ] || fail "$f report is $size bytes, over 1 MB"
+    sizes="$sizes $f:${size}B"
+done
+
 # REPORT_EXTRA_RUNS="DIR ...": more run directories to lay out (by hand,
 # e.g. a run of examples/sim_study.yaml)
 extra=""
@@ -211,14 +291,21 @@ for d in ${REPORT_EXTRA_RUNS:-}; do
 done
 
 summary=""
-for name in report membw three $extra; do
+[ "$(count 'data-pd-ts=' "$out/membw.html")" -gt 0 ] || fail "membw_demo has no time series for uPlot"
+for name in report membw three placement $extra; do
     for w in 1400 390; do
         layout "$name" "$out/$name.html" "$w"
         [ "$got_overflow" = 0 ] || fail "$name at $w px: $got_overflow elements past the viewport, first: $first_overflow"
         [ "$got_overlap" = 0 ] || fail "$name at $w px: $got_overlap overlapping text pairs, first: $first_overlap"
         [ "$got_negaxis" = 0 ] || fail "$name at $w px: $got_negaxis charts of non-negative data with an axis below 0, first: $first_negaxis"
         [ "$got_empty" = 0 ] || fail "$name at $w px: $got_empty charts without data, first: $first_empty"
-        summary="$summary $name@${w}px:${checked}charts"
+        [ "$live_plots" = "$live_figs" ] || fail "$name at $w px: $live_plots uPlot charts for $live_figs time-series figures"
+        [ "$live_canvas" = "$live_figs" ] || fail "$name at $w px: $live_canvas of $live_figs uPlot canvases rendered inside the viewport"
+        [ "$live_svgshown" = 0 ] || fail "$name at $w px: $live_svgshown static SVGs still shown beside their uPlot chart"
+        if [ "$live_figs" -gt 0 ]; then
+            [ "$live_steps" = "zoom,pan,hide,show,reset" ] || fail "$name at $w px: uPlot interaction: '$live_steps' (want zoom,pan,hide,show,reset)"
+        fi
+        summary="$summary $name@${w}px:${checked}charts,${live_plots}uplot"
     done
 done
 
@@ -231,4 +318,16 @@ for w in 1400 390; do
     size=$(wc -c <"$out/report-$w.png" | tr -d ' ')
     [ "$size" -gt 50000 ] || fail "screenshot at $w px is suspiciously small ($size bytes): blank page?"
 done
-echo "report_chromium: ok ($charts charts rendered + $folded folded, $cells cells, $bars bars; layout clean:$summary; screenshots $out/report-1400.png, $out/report-390.png)"
+# one section alone (the others hidden), both widths: run_001's time series
+# (uPlot) and the placement demo's per-task bars
+shot_section() { # NAME HTML SECTION_ID
+    sed "s|</head>|<style>section:not(#$3){display:none}</style></head>|" "$2" >"$out/$1-only.html"
+    for w in 1400 390; do
+        framed "$out/$1-only.html" "$w" 1400 "$out/shot-$1-$w.html"
+        chrome --hide-scrollbars --window-size="$(( w < 500 ? 500 : w )),1400" --screenshot="$out/report-$1-$w.png" \
+            "file://$out/shot-$1-$w.html" >/dev/null 2>"$out/shot-$1-$w.log" || fail "$1 screenshot at $w px failed"
+    done
+}
+shot_section ts "$out/report.html" pd-timeseries
+shot_section tasks "$out/placement.html" pd-tasks
+echo "report_chromium: ok ($charts charts rendered + $folded folded, $cells cells, $bars bars; layout clean:$summary; uPlot zoom/pan/toggle ok; sizes$sizes; screenshots $out/report-1400.png, $out/report-390.png, $out/report-ts-*.png, $out/report-tasks-*.png)"

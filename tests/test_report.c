@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "report/data.h"
 #include "report/report.h"
 #include "report/svg.h"
+#include "report/uplot_assets.h"
 
 static char fixture[512];
 
@@ -104,11 +106,12 @@ static void test_fixture_element_counts(void **state)
     /* Summary: one box plot per varying results.csv metric (time_s, bandwidth_mbs) */
     assert_int_equal(count(html, "class=\"pd-chart pd-box\""), 2);
     assert_int_equal(count(html, "class=\"pd-chart "), 62 + 8 + 43 + 3 + 2);
-    /* every chart has a title element, and the page has no script or fetch */
+    /* every chart has a title element; the only script is the inlined
+     * uPlot (when this build has it), and nothing is fetched */
     assert_int_equal(count(html, "<title>"), 1 + count(html, "<svg") + count(html, "<circle") +
                                                  count(html, "<rect class=\"pd-cell") +
                                                  count(html, "<rect class=\"pd-bar"));
-    assert_null(strstr(html, "<script"));
+    assert_int_equal(count(html, "<script"), pd_uplot_embedded ? 1 : 0);
     assert_null(strstr(html, "src=\""));
     assert_int_equal(count(html, "href=\"#pd-"), 7); /* Summary first */
     /* series of the per-variable plots and the multi-host trace */
@@ -207,7 +210,8 @@ static void test_hostile_names_escaped(void **state)
     char *html = report_of(run.data, tmp);
     assert_null(strstr(html, "<b>"));
     assert_null(strstr(html, "<i>"));
-    assert_null(strstr(html, "<script"));
+    assert_null(strstr(html, "<script>_s"));
+    assert_int_equal(count(html, "<script"), pd_uplot_embedded ? 1 : 0);
     assert_null(strstr(html, "<h&>"));
     assert_null(strstr(html, "<p>,"));
     assert_null(strstr(html, "<t>"));
@@ -218,6 +222,9 @@ static void test_hostile_names_escaped(void **state)
     assert_non_null(strstr(html, "&#39;q&#39;"));
     assert_non_null(strstr(html, "data-series=\"&lt;h&amp;&gt;\""));
     assert_non_null(strstr(html, "data-policy=\"&lt;p&gt;\""));
+    /* the host's name in the time series' JSON: JSON-quoted, then escaped */
+    if (pd_uplot_embedded)
+        assert_non_null(strstr(html, "{&quot;name&quot;:&quot;&lt;h&amp;&gt;&quot;,&quot;t&quot;:[0.0,1.0]"));
     /* 2 swept vars x 1 metric, 1 heatmap of 2x2, CPU+memory series, 1 policy */
     assert_int_equal(count(html, "class=\"pd-chart pd-line\""), 2);
     assert_int_equal(count(html, "class=\"pd-cell\""), 4);
@@ -276,8 +283,71 @@ static void test_summary_and_traces_missing(void **state)
     assert_non_null(strstr(html, "No trace files in any repetition"));
     assert_non_null(strstr(html, "Cannot use exec_0002/repetition_001/paddiser_tasks.csv: no time_s column"));
     assert_int_equal(count(html, "class=\"pd-chart"), 0);
+    assert_null(strstr(html, "<script")); /* no time series: no uPlot */
     free(html);
     pd_str_free(&run);
+    rm_rf(tmp);
+    free(tmp);
+}
+
+/* The time-series figures carry their series as JSON for uPlot (issue #17
+ * item 3): one per pd-ts chart, with the points the SVG draws; the uPlot
+ * script and CSS are inlined once, and a page without time series has
+ * neither. Without uPlot in this build, the page says why instead. */
+static void test_live_time_series(void **state)
+{
+    (void)state;
+    char *tmp = make_tmpdir();
+    char *html = report_of(fixture_dir(), tmp);
+    size_t nts = count(html, "class=\"pd-chart pd-ts\"");
+    assert_int_equal(nts, 43);
+    if (!pd_uplot_embedded) {
+        assert_int_equal(count(html, "data-pd-ts="), 0);
+        assert_non_null(strstr(html, "this paddiser was built without uPlot"));
+        assert_null(strstr(html, "<script"));
+        goto done;
+    }
+    assert_int_equal(count(html, "<figure class=\"pd-ts-fig\" data-pd-ts=\""), nts);
+    assert_int_equal(count(html, "<script>//<![CDATA["), 1);
+    assert_int_equal(count(html, "/*<![CDATA[*/"), 1);
+    assert_int_equal(count(html, "window.pdUplots"), 1);
+    assert_non_null(strstr(html, "Copyright (c) 2022 Leon Sorokin")); /* uPlot's MIT notice */
+    assert_non_null(strstr(html, "drag across a chart to zoom"));
+    /* the first figure's JSON: exec_0001's CPU chart, one host, t and y alike */
+    const char *a = strstr(html, "data-pd-ts=\"") + strlen("data-pd-ts=\"");
+    const char *e = strchr(a, '"');
+    pd_str raw = {0};
+    for (const char *p = a; p < e; p++) {
+        static const struct {
+            const char *ent;
+            char c;
+        } ents[] = {{"&quot;", '"'}, {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&#39;", '\''}};
+        bool done = false;
+        for (size_t k = 0; k < PD_ARRAY_LEN(ents) && !done; k++)
+            if (!strncmp(p, ents[k].ent, strlen(ents[k].ent))) {
+                pd_str_appendn(&raw, &ents[k].c, 1);
+                p += strlen(ents[k].ent) - 1;
+                done = true;
+            }
+        if (!done)
+            pd_str_appendn(&raw, p, 1);
+    }
+    json_error_t jerr;
+    json_t *d = json_loads(raw.data, 0, &jerr);
+    if (!d)
+        fail_msg("data-pd-ts is not JSON: %s", jerr.text);
+    assert_string_equal(json_string_value(json_object_get(d, "title")), "CPU utilisation");
+    json_t *ser = json_object_get(d, "series");
+    assert_int_equal(json_array_size(ser), 1);
+    json_t *s0 = json_array_get(ser, 0);
+    assert_string_equal(json_string_value(json_object_get(s0, "name")), "node01");
+    size_t nt = json_array_size(json_object_get(s0, "t"));
+    assert_true(nt >= 2);
+    assert_int_equal(json_array_size(json_object_get(s0, "y")), nt);
+    json_decref(d);
+    pd_str_free(&raw);
+done:
+    free(html);
     rm_rf(tmp);
     free(tmp);
 }
@@ -749,6 +819,7 @@ int main(void)
         cmocka_unit_test(test_hostile_names_escaped),
         cmocka_unit_test(test_empty_run_dir),
         cmocka_unit_test(test_summary_and_traces_missing),
+        cmocka_unit_test(test_live_time_series),
         cmocka_unit_test(test_no_params_infers_vars),
         cmocka_unit_test(test_three_vars_and_log_axis),
         cmocka_unit_test(test_write_errors),

@@ -1,7 +1,7 @@
 /* Internal to the report module: the page being assembled and its sections.
  * report.c owns the skeleton; summary.c the first screen (best results,
  * variable impact); plots.c the per-variable plots and heatmaps; traces.c the
- * trace time series and per-task bars. */
+ * trace time series and per-task bars; interactive.c the uPlot charts. */
 #ifndef PD_REPORT_PAGE_H
 #define PD_REPORT_PAGE_H
 
@@ -29,6 +29,7 @@ typedef struct {
     pd_rep_table results, summary;
     bool have_results, have_summary;
     char results_err[512], summary_err[512];
+    size_t n_live; /* time-series figures that carry data for uPlot */
 } pd_page;
 
 /* <p class="pd-note CLS">text</p>, text formatted then HTML-escaped. */
@@ -43,6 +44,19 @@ void pd_page_exec_vars(pd_page *pg, const pd_rep_exec *ex);
  * the derived ones (derived_of[v] >= 0: v follows that variable; sized
  * t->nvars). Returns the count written to swept (sized t->nvars). */
 size_t pd_page_swept_vars(const pd_rep_table *t, size_t *swept, long *derived_of);
+
+/* Interactive time series (interactive.c): uPlot's CSS for <head> and its
+ * script for the end of <body> (nothing when built without uPlot); whether
+ * uPlot is in this build, and why not (empty when it is). */
+void pd_page_live_head(pd_page *pg);
+void pd_page_live_scripts(pd_page *pg);
+bool pd_page_live(void);
+const char *pd_page_live_missing(void);
+/* Opens the figure of a time-series chart of set, carrying its series as
+ * JSON for the script (a plain figure without uPlot); its x axis starts at 0
+ * and reaches t_end at least, as the SVG's. */
+void pd_page_ts_fig_open(pd_page *pg, const pd_rep_tsset *set, double t_end, const char *title,
+                         const char *xlabel, const char *ylabel, double y_top);
 
 void pd_page_section_summary(pd_page *pg);
 void pd_page_section_plots(pd_page *pg);

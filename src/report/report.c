@@ -1,6 +1,7 @@
 /* Page assembly: skeleton, inline CSS, overview; sections come from plots.c
- * and traces.c. The page is polyglot XHTML with inline SVG, no script and
- * no external resource, and the same run directory gives the same bytes. */
+ * and traces.c. The page is polyglot XHTML with inline SVG and no external
+ * resource; its only script is the inlined uPlot (interactive.c), and the
+ * same run directory gives the same bytes. */
 #include "report/report.h"
 
 #include <errno.h>
@@ -221,24 +222,39 @@ done:
 
 static void build_page(pd_page *pg)
 {
-    pd_str *o = pg->out;
+    pd_str *o = pg->out, body = {0};
     char namebuf[256];
     const char *name = base_name(pg->run_dir, namebuf, sizeof namebuf);
-    pd_str_append(o, "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
-                     "<meta charset=\"utf-8\"/>\n"
-                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<link rel=\"icon\" href=\"data:,\"/>\n<title>paddiser report: ");
-    pd_html_escape(o, name);
-    pd_str_printf(o, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>paddiser report: ", css);
-    pd_html_escape(o, name);
-    pd_str_append(o, "</h1>\n<nav><a href=\"#pd-summary\">Summary</a><a href=\"#pd-overview\">Overview</a><a href=\"#pd-results\">Results</a>"
-                     "<a href=\"#pd-resources\">Resources</a><a href=\"#pd-heatmaps\">Heatmaps</a>"
-                     "<a href=\"#pd-timeseries\">Time series</a><a href=\"#pd-tasks\">Per-task times</a></nav>\n");
+    /* the body first: uPlot goes in only when it drew a time series */
+    pg->out = &body;
+    pd_str_append(&body, "<body>\n<h1>paddiser report: ");
+    pd_html_escape(&body, name);
+    pd_str_append(&body, "</h1>\n<nav><a href=\"#pd-summary\">Summary</a><a href=\"#pd-overview\">Overview</a><a href=\"#pd-results\">Results</a>"
+                         "<a href=\"#pd-resources\">Resources</a><a href=\"#pd-heatmaps\">Heatmaps</a>"
+                         "<a href=\"#pd-timeseries\">Time series</a><a href=\"#pd-tasks\">Per-task times</a></nav>\n");
     pd_page_section_summary(pg);
     section_overview(pg);
     pd_page_section_plots(pg);
     pd_page_section_heatmaps(pg);
     pd_page_section_traces(pg);
     pd_page_section_tasks(pg);
+    pg->out = o;
+
+    pd_str_append(o, "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
+                     "<meta charset=\"utf-8\"/>\n"
+                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<link rel=\"icon\" href=\"data:,\"/>\n<title>paddiser report: ");
+    pd_html_escape(o, name);
+    pd_str_printf(o, "</title>\n<style>%s</style>\n", css);
+    if (pg->n_live)
+        pd_page_live_head(pg);
+    pd_str_append(o, "</head>\n");
+    if (body.oom || !body.data)
+        o->oom = true;
+    else
+        pd_str_appendn(o, body.data, body.len);
+    pd_str_free(&body);
+    if (pg->n_live)
+        pd_page_live_scripts(pg);
     pd_str_append(o, "</body>\n</html>\n");
 }
 

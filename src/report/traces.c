@@ -33,7 +33,8 @@ static void exec_heading(pd_page *pg, const pd_rep_exec *ex, const char *rep)
 /* One time-series chart of a set (its series downsampled as they were
  * loaded, see exec_traces). */
 static void ts_chart(pd_page *pg, const pd_rep_tsset *set, double t_end, const char *metric,
-                     const char *title, const char *ylabel, double y_top, const char *caption)
+                     const char *title, const char *ylabel, const char *live_ylabel, double y_top,
+                     const char *caption)
 {
     pd_svg_series *ser = calloc(set->n ? set->n : 1, sizeof *ser);
     if (!ser)
@@ -48,7 +49,7 @@ static void ts_chart(pd_page *pg, const pd_rep_tsset *set, double t_end, const c
                    .xlabel = "time since first sample [s]", .ylabel = ylabel, .width = 400,
                    .y_zero = true, .y_top = y_top, .series = ser, .nseries = set->n,
                    .x_fixed = true, .x_from = 0, .x_to = t_end};
-    pd_page_fig_open(pg);
+    pd_page_ts_fig_open(pg, set, t_end, title, c.xlabel, live_ylabel ? live_ylabel : ylabel, y_top);
     pd_svg_xy_chart(pg->out, &c);
     pd_str cap = {0};
     pd_str_append(&cap, caption);
@@ -77,17 +78,18 @@ static bool exec_traces(pd_page *pg, const pd_rep_exec *ex, const char *rep, con
     pd_rep_traces_load_reduced(rep_dir, PD_PAGE_TS_BUCKETS, &tr);
     static const struct {
         const char *metric, *title, *ylabel;
+        const char *live_ylabel; /* shorter, for uPlot's fixed label room (NULL: ylabel) */
         double y_top;
         const char *caption;
     } charts[] = {
-        {"cpu_total_pct", "CPU utilisation", "user + system [%]", 100,
+        {"cpu_total_pct", "CPU utilisation", "user + system [%]", NULL, 100,
          "Mean over the cores of each host (one line per host)."},
-        {"mem_used_gb", "Memory used", "mem_total \xE2\x88\x92 mem_available [GiB]", 0,
+        {"mem_used_gb", "Memory used", "mem_total \xE2\x88\x92 mem_available [GiB]", "used [GiB]", 0,
          "Per host, from the CPU/memory trace."},
-        {"gpu_utilization_pct", "GPU utilisation", "utilization.gpu [%]", 100,
+        {"gpu_utilization_pct", "GPU utilisation", "utilization.gpu [%]", NULL, 100,
          "One line per GPU; rows with [N/A] fields are dropped."},
-        {"gpu_power_w", "GPU power", "power draw [W]", 0, "One line per GPU; the area under each line is its energy."},
-        {"io_mbs", "I/O throughput", "throughput [MiB/s]", 0,
+        {"gpu_power_w", "GPU power", "power draw [W]", NULL, 0, "One line per GPU; the area under each line is its energy."},
+        {"io_mbs", "I/O throughput", "throughput [MiB/s]", NULL, 0,
          "Per source and direction: bytes of the interval / interval_s, devices of a source summed."},
     };
     const pd_rep_tsset *sets[] = {&tr.cpu, &tr.mem, &tr.gpu_util, &tr.gpu_power, &tr.io};
@@ -117,7 +119,7 @@ static bool exec_traces(pd_page *pg, const pd_rep_exec *ex, const char *rep, con
         for (size_t k = 0; k < PD_ARRAY_LEN(sets); k++)
             if (drawable[k])
                 ts_chart(pg, sets[k], t_end, charts[k].metric, charts[k].title, charts[k].ylabel,
-                         charts[k].y_top, charts[k].caption);
+                         charts[k].live_ylabel, charts[k].y_top, charts[k].caption);
         pd_str_append(pg->out, "</div>\n");
     }
     if (tr.ncpu_files && !tr.cpu.n)
@@ -162,6 +164,10 @@ void pd_page_section_traces(pd_page *pg)
     pd_str *o = pg->out;
     pd_str_append(o, "<section id=\"pd-timeseries\"><h2>Resource time series</h2>\n");
     pd_page_note(pg, "", "Per execution, from the first repetition that has trace files.");
+    /* the charts go to their own buffer: the note on using them comes first,
+     * and only when there are charts */
+    pd_str charts = {0};
+    pg->out = &charts;
     size_t ne = pg->run.nexecs + 1;
     bool *none = calloc(ne, sizeof *none), *capped = calloc(ne, sizeof *capped);
     trace_gaps gaps = {.short_run = calloc(ne, sizeof(bool)), .no_gpu = calloc(ne, sizeof(bool)),
@@ -189,6 +195,19 @@ void pd_page_section_traces(pd_page *pg)
             nnone++;
         }
     }
+    pg->out = o;
+    if (shown && pd_page_live())
+        pd_page_note(pg, "", "With JavaScript on: drag across a chart to zoom, Shift+drag (or drag with the middle "
+                             "button) to pan, double-click to zoom back out; click a legend entry to hide or show "
+                             "its series.");
+    else if (shown)
+        pd_page_note(pg, "pd-missing", "Static charts: this paddiser was built without uPlot (%s), so there is no "
+                                       "zoom, pan or series toggling (docs/report.md).", pd_page_live_missing());
+    if (charts.oom)
+        o->oom = true;
+    else if (charts.len)
+        pd_str_appendn(o, charts.data, charts.len);
+    pd_str_free(&charts);
     if (pg->run.nexecs == 0)
         pd_page_note(pg, "pd-missing", "No exec_NNNN directories: no traces.");
     else if (shown == 0 && !ncapped && !gaps.nshort)

@@ -111,7 +111,9 @@ study '"def parse(f): import json; return {\"v\": json.load(open(f))[\"v\"] * 10
 "$PD" bench inline.yaml -q >/dev/null 2>err || { cat err; fail "the inline parser_script was refused"; }
 grep -q 'def parse(f): import json' wd_p/run_001/__iops_parser.py || fail "the one line is not the parser"
 if command -v python3 >/dev/null 2>&1; then
-    grep -q '^exec_0002,1,2,20$' wd_p/run_001/results.csv || fail "the inline parser did not run: $(cat wd_p/run_001/results.csv)"
+    # results.csv's default layout: ...,execution_id,repetition,...,vars.x,metadata.*,metrics.v
+    grep -q '^p,,2,1,1,.*,2,SUCCEEDED,0,20$' wd_p/run_001/results.csv ||
+        fail "the inline parser did not run: $(cat wd_p/run_001/results.csv)"
 fi
 study ./missing_parser.py >path.yaml
 rc=0; "$PD" bench --dry-run path.yaml >/dev/null 2>err || rc=$?
@@ -122,6 +124,8 @@ study my_parser.py >file.yaml
 "$PD" bench --dry-run file.yaml >/dev/null 2>err || { cat err; fail "parser_script by file name"; }
 
 # 5. the IOPS files are never written through a link planted in their place
+# (__iops_results.csv: only beside a short results.csv; with the default
+# layout a resume removes the name, and never writes through it)
 R=wd_p/run_001
 for f in __iops_index.json __iops_run_metadata.json __iops_results.csv; do
     echo untouched >"victim_$f"
@@ -130,7 +134,17 @@ done
 "$PD" bench inline.yaml --resume -q >/dev/null 2>err || { cat err; fail "resume with planted links"; }
 for f in __iops_index.json __iops_run_metadata.json __iops_results.csv; do
     [ "$(cat "victim_$f")" = untouched ] || fail "$f: written through the planted link"
+done
+for f in __iops_index.json __iops_run_metadata.json; do
     [ -f "$R/$f" ] && [ ! -L "$R/$f" ] || fail "$f: still a link"
 done
+[ ! -e "$R/__iops_results.csv" ] && [ ! -L "$R/__iops_results.csv" ] || fail "a stale __iops_results.csv was kept"
+# and with the short layout, __iops_results.csv is written (not through a link)
+"$PD" bench inline.yaml --results-layout short -q >/dev/null 2>err || { cat err; fail "short layout run"; }
+R=wd_p/run_002
+ln -sf "$T/victim___iops_results.csv" "$R/__iops_results.csv"
+"$PD" bench inline.yaml --resume -q >/dev/null 2>err || { cat err; fail "resume of the short layout run"; }
+[ "$(cat victim___iops_results.csv)" = untouched ] || fail "__iops_results.csv: written through the planted link"
+[ -f "$R/__iops_results.csv" ] && [ ! -L "$R/__iops_results.csv" ] || fail "__iops_results.csv: still a link"
 grep -q '"exec_0002"' $R/__iops_index.json || fail "the index was not rewritten"
 echo "bench_iops_meta: ok"

@@ -75,8 +75,9 @@ int pd_rep_table_var(const pd_rep_table *t, const char *name);
 
 /* Column names after execution_id,repetition that two headers share as a
  * common prefix: the variables when no params file names them. When
- * path_a has IOPS's flattened layout, its vars.NAME columns' names. */
-size_t pd_rep_common_prefix_vars(const char *path_a, const char *path_b, char ***vars);
+ * path_a has IOPS's flattened layout, its vars.NAME columns' names, and
+ * *flat (may be NULL) is set true. */
+size_t pd_rep_common_prefix_vars(const char *path_a, const char *path_b, char ***vars, bool *flat);
 
 /* Distinct values of variable v in table order; sorted numerically when all
  * are numbers (*numeric set). Returns count; free with pd_rep_names_free. */

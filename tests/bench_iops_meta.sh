@@ -6,7 +6,9 @@
 # 2. a directory that holds no run is an error naming it, non-zero;
 # 3. IOPS's deprecated keys are accepted with IOPS's own warning texts;
 # 4. a one-line inline parser_script is code, a path-like one a file;
-# 5. the files for IOPS are not written through planted links.
+# 5. the files for IOPS are not written through planted links;
+# 6. results.csv: the flattened layout by default, --results-layout short
+#    (with __iops_results.csv beside it), a resume keeping the layout.
 # The schema of the files paddiser writes for IOPS's find and report is
 # checked by tests/test_bench_iops_meta.c; IOPS's own tools run on a
 # paddiser run in `make check-iops-interop IOPS_SRC=DIR`.
@@ -146,5 +148,16 @@ ln -sf "$T/victim___iops_results.csv" "$R/__iops_results.csv"
 "$PD" bench inline.yaml --resume -q >/dev/null 2>err || { cat err; fail "resume of the short layout run"; }
 [ "$(cat victim___iops_results.csv)" = untouched ] || fail "__iops_results.csv: written through the planted link"
 [ -f "$R/__iops_results.csv" ] && [ ! -L "$R/__iops_results.csv" ] || fail "__iops_results.csv: still a link"
+# the resume kept the short layout (read from the header); the option rewrites it
+head -1 $R/results.csv | grep -qx 'execution_id,repetition,x,v' || fail "short layout not kept: $(head -1 $R/results.csv)"
+grep -q '"path": "__iops_results.csv"' $R/__iops_run_metadata.json || fail "output.path of a short-layout run"
+grep -q '^p,,2,1,1,.*,2,SUCCEEDED,0,20$' $R/__iops_results.csv || fail "__iops_results.csv: $(cat $R/__iops_results.csv)"
+"$PD" bench inline.yaml --resume --results-layout iops -q >/dev/null 2>err || { cat err; fail "resume into the iops layout"; }
+head -1 $R/results.csv | grep -q '^benchmark.name,benchmark.description,execution.execution_id,' ||
+    fail "not rewritten in the iops layout: $(head -1 $R/results.csv)"
+[ ! -e $R/__iops_results.csv ] || fail "__iops_results.csv kept beside a flattened results.csv"
+grep -q '"path": "results.csv"' $R/__iops_run_metadata.json || fail "output.path of an iops-layout run"
+rc=0; "$PD" bench inline.yaml --results-layout wide -q >/dev/null 2>err || rc=$?
+[ "$rc" -eq 2 ] && grep -q "results-layout must be iops or short, not 'wide'" err || fail "bad layout: exit $rc, $(cat err)"
 grep -q '"exec_0002"' $R/__iops_index.json || fail "the index was not rewritten"
 echo "bench_iops_meta: ok"

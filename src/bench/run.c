@@ -161,26 +161,26 @@ static int write_results(const pd_bench_run *run)
 }
 
 /* The layout of the run directory's results.csv, from its header
- * (execution.execution_id: IOPS's; execution_id: short), UNSET when there
- * is none or it is neither. */
+ * (execution.execution_id: IOPS's; execution_id first: short), UNSET when
+ * there is none or it is neither. Read only from a regular file, not
+ * through a link (a FIFO planted there must not block the resume). */
 static pd_results_layout existing_layout(const char *run_dir)
 {
-    char path[PATH_MAX];
+    char path[PATH_MAX], head[4096];
     if (pd_path_join(path, sizeof path, run_dir, "results.csv") != 0)
         return PD_RESULTS_UNSET;
-    FILE *f = fopen(path, "re");
-    char line[4096];
-    pd_results_layout l = PD_RESULTS_UNSET;
-    if (f && fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\r\n")] = '\0';
-        if (!strncmp(line, "execution_id,", 13))
-            l = PD_RESULTS_SHORT;
-        else if (strstr(line, "execution.execution_id"))
-            l = PD_RESULTS_IOPS;
-    }
-    if (f)
-        fclose(f);
-    return l;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    ssize_t n = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, head, sizeof head - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return PD_RESULTS_UNSET;
+    head[n] = '\0';
+    head[strcspn(head, "\r\n")] = '\0';
+    if (!strncmp(head, "execution_id,", 13))
+        return PD_RESULTS_SHORT;
+    return strstr(head, "execution.execution_id") ? PD_RESULTS_IOPS : PD_RESULTS_UNSET;
 }
 
 /* Creates the directory a file is to go in (a failure shows when the file

@@ -157,6 +157,13 @@ head -1 $R/results.csv | grep -q '^benchmark.name,benchmark.description,executio
     fail "not rewritten in the iops layout: $(head -1 $R/results.csv)"
 [ ! -e $R/__iops_results.csv ] || fail "__iops_results.csv kept beside a flattened results.csv"
 grep -q '"path": "results.csv"' $R/__iops_run_metadata.json || fail "output.path of an iops-layout run"
+# command.labels are IOPS's labels.* columns, between vars.* and metadata.*
+sed 's/^command: {template: \(.*\)}$/command: {template: \1, labels: {team: "io, hpc", tier: fast}}/' inline.yaml >labels.yaml
+grep -q 'labels: {team' labels.yaml || fail "labels.yaml not made"
+"$PD" bench labels.yaml -q >/dev/null 2>err || { cat err; fail "labels run"; }
+L=$(ls -d wd_p/run_* | tail -1)/results.csv
+head -1 $L | grep -q ',vars.x,labels.team,labels.tier,metadata.executor_status,' || fail "labels header: $(head -1 $L)"
+grep -q ',2,"io, hpc",fast,SUCCEEDED,0,20$' $L || fail "labels row: $(cat $L)"
 rc=0; "$PD" bench inline.yaml --results-layout wide -q >/dev/null 2>err || rc=$?
 [ "$rc" -eq 2 ] && grep -q "results-layout must be iops or short, not 'wide'" err || fail "bad layout: exit $rc, $(cat err)"
 grep -q '"exec_0002"' $R/__iops_index.json || fail "the index was not rewritten"

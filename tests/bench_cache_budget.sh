@@ -42,13 +42,13 @@ rows() { sqlite3 cache/c.db "SELECT count(*) FROM cached_executions"; }
 
 # ---- 1. the cache
 study "1, 2, 3" >c.yaml
-"$PD" bench c.yaml -q >o1 2>e1 || { cat e1; fail "first run"; }
+"$PD" bench --results-layout short c.yaml -q >o1 2>e1 || { cat e1; fail "first run"; }
 [ "$(ran)" -eq 6 ] || fail "first run: $(ran) scripts ran, want 6"
 [ "$(rows)" -eq 6 ] || fail "cache rows after the first run: $(rows)"
 [ "$(sqlite3 cache/c.db "SELECT params_json, metrics_json FROM cached_executions WHERE repetition = 2 AND params_json = '{\"x\": 1}'")" = '{"x": 1}|{"v":10}' ] ||
     fail "cache row: $(sqlite3 cache/c.db 'SELECT * FROM cached_executions LIMIT 1')"
 grep -q '"cached": false' wd/run_001/exec_0001/repetition_001/__iops_status.json || fail "run 1 status not cached=false"
-"$PD" bench c.yaml --use-cache >o2 2>e2 || { cat e2; fail "--use-cache run"; }
+"$PD" bench --results-layout short c.yaml --use-cache >o2 2>e2 || { cat e2; fail "--use-cache run"; }
 [ "$(ran)" -eq 6 ] || fail "--use-cache ran $(($(ran) - 6)) scripts, want none (out differs per run: excluded)"
 grep -q '^exec_0003 rep 2 from the cache$' e2 && [ "$(grep -c 'from the cache$' e2)" -eq 6 ] || fail "progress: $(cat e2)"
 grep -q '"cached": true' wd/run_002/exec_0003/repetition_002/__iops_status.json || fail "cached status: $(cat wd/run_002/exec_0003/repetition_002/__iops_status.json)"
@@ -83,7 +83,7 @@ sqlite3 cache/c.db "INSERT INTO cached_executions (param_hash, params_json, repe
   ('465012b441544c087ea7d92bb6fecb0e', '{\"x\": 6}', 1, '{}', '{}', '2026-01-01T00:00:00')"
 study "5, 6" | sed 's/cache_exclude_vars: \[out\]/cache_exclude_vars: [out]\n  repetitions: 1/; s/  repetitions: 2//' >iops.yaml
 before=$(ran)
-"$PD" bench iops.yaml -q --use-cache >oi 2>ei || { cat ei; fail "IOPS-written entries"; }
+"$PD" bench --results-layout short iops.yaml -q --use-cache >oi 2>ei || { cat ei; fail "IOPS-written entries"; }
 [ "$(ran)" -eq $((before + 1)) ] || fail "IOPS-written entries: ran $(($(ran) - before)), want 1 (x=6 lacks v)"
 grep -q '^exec_0001,1,5,.*,4242$' wd/run_*/results.csv || fail "IOPS-written metric not taken: $(cat oi)"
 

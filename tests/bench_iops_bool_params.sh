@@ -25,7 +25,7 @@ scripts:
     parser: {file: m.txt, metrics: [{name: v}]}
 YAML
 R=wd/run_001
-"$PD" bench s.yaml -q >/dev/null 2>run.log || { cat run.log; fail "paddiser bench"; }
+"$PD" bench --results-layout short s.yaml -q >/dev/null 2>run.log || { cat run.log; fail "paddiser bench"; }
 [ "$(cat $R/exec_0001/__iops_params.json)" = '{"flag": true}' ] ||
     fail "exec_0001 params: $(cat $R/exec_0001/__iops_params.json)"
 [ "$(cat $R/exec_0002/__iops_params.json)" = '{"flag": false}' ] ||

@@ -35,7 +35,7 @@ grep -q 'benchmark.probes.versions: not supported by paddiser bench; ignored' gp
     fail "gpu_probes: versions should be accepted with a warning"
 
 # 2. runs: templating ({% for %}, command.env, list variables, filters)
-"$PD" bench -q --workdir wd_t "$FX/templating.yaml" >t.out 2>t.err || { cat t.err; fail "templating run"; }
+"$PD" bench --results-layout short -q --workdir wd_t "$FX/templating.yaml" >t.out 2>t.err || { cat t.err; fail "templating run"; }
 R=wd_t/run_001
 S=$R/exec_0002/repetition_002
 cat >want.sh <<WANT
@@ -58,13 +58,13 @@ grep -q '^threads=3 tag=TEMPLATING kind=demo$' "$S/sim/out_2.txt" || fail "templ
     fail "templating: results $(cat $R/results.csv)"
 
 # conditional variables
-"$PD" bench -q --workdir wd_c "$FX/conditional.yaml" >c.out 2>c.err || { cat c.err; fail "conditional run"; }
+"$PD" bench --results-layout short -q --workdir wd_c "$FX/conditional.yaml" >c.out 2>c.err || { cat c.err; fail "conditional run"; }
 [ "$(wc -l <wd_c/run_001/results.csv)" -eq 11 ] || fail "conditional: $(cat wd_c/run_001/results.csv)"
 # IOPS 3.5.8 numbers this combination 6 (tests/fixtures/bench/iops_order/conditional)
 grep -q '^exec_0006,1,zstd,9,True,64,zstd-9-long,20$' wd_c/run_001/results.csv || fail "conditional: $(cat wd_c/run_001/results.csv)"
 
 # two scripts: one execution each per combination, metrics side by side, post script
-"$PD" bench -q --workdir wd_m "$FX/multi_script.yaml" >m.out 2>m.err || { cat m.err; fail "multi_script run"; }
+"$PD" bench --results-layout short -q --workdir wd_m "$FX/multi_script.yaml" >m.out 2>m.err || { cat m.err; fail "multi_script run"; }
 R=wd_m/run_001
 [ "$(head -1 $R/results.csv)" = "execution_id,repetition,size_mb,file,write_mb,read_mb" ] || fail "multi: header"
 grep -q "^exec_0003,1,4,$T/$R/exec_0003/repetition_001/data.bin,4,\$" $R/results.csv || fail "multi: $(cat $R/results.csv)"
@@ -79,7 +79,7 @@ if command -v python3 >/dev/null 2>&1; then
 fi
 
 # inputs
-"$PD" bench -q --workdir wd_i "$FX/inputs.yaml" >i.out 2>i.err || { cat i.err; fail "inputs run"; }
+"$PD" bench --results-layout short -q --workdir wd_i "$FX/inputs.yaml" >i.out 2>i.err || { cat i.err; fail "inputs run"; }
 S=wd_i/run_001/exec_0002/repetition_001
 [ "$(cat $S/hosts)" = "$(printf 'node0\nnode1')" ] || fail "inputs: hosts $(cat $S/hosts)"
 [ "$(stat -c %a $S/hosts)" = 600 ] || fail "inputs: mode of hosts"

@@ -6,7 +6,9 @@
 # 2. a directory that holds no run is an error naming it, non-zero;
 # 3. IOPS's deprecated keys are accepted with IOPS's own warning texts;
 # 4. a one-line inline parser_script is code, a path-like one a file;
-# 5. the files for IOPS are not written through planted links.
+# 5. the files for IOPS are not written through planted links;
+# 6. results.csv: the flattened layout by default, --results-layout short
+#    (with __iops_results.csv beside it), a resume keeping the layout.
 # The schema of the files paddiser writes for IOPS's find and report is
 # checked by tests/test_bench_iops_meta.c; IOPS's own tools run on a
 # paddiser run in `make check-iops-interop IOPS_SRC=DIR`.
@@ -111,7 +113,9 @@ study '"def parse(f): import json; return {\"v\": json.load(open(f))[\"v\"] * 10
 "$PD" bench inline.yaml -q >/dev/null 2>err || { cat err; fail "the inline parser_script was refused"; }
 grep -q 'def parse(f): import json' wd_p/run_001/__iops_parser.py || fail "the one line is not the parser"
 if command -v python3 >/dev/null 2>&1; then
-    grep -q '^exec_0002,1,2,20$' wd_p/run_001/results.csv || fail "the inline parser did not run: $(cat wd_p/run_001/results.csv)"
+    # results.csv's default layout: ...,execution_id,repetition,...,vars.x,metadata.*,metrics.v
+    grep -q '^p,,2,1,1,.*,2,SUCCEEDED,0,20$' wd_p/run_001/results.csv ||
+        fail "the inline parser did not run: $(cat wd_p/run_001/results.csv)"
 fi
 study ./missing_parser.py >path.yaml
 rc=0; "$PD" bench --dry-run path.yaml >/dev/null 2>err || rc=$?
@@ -122,6 +126,8 @@ study my_parser.py >file.yaml
 "$PD" bench --dry-run file.yaml >/dev/null 2>err || { cat err; fail "parser_script by file name"; }
 
 # 5. the IOPS files are never written through a link planted in their place
+# (__iops_results.csv: only beside a short results.csv; with the default
+# layout a resume removes the name, and never writes through it)
 R=wd_p/run_001
 for f in __iops_index.json __iops_run_metadata.json __iops_results.csv; do
     echo untouched >"victim_$f"
@@ -130,7 +136,35 @@ done
 "$PD" bench inline.yaml --resume -q >/dev/null 2>err || { cat err; fail "resume with planted links"; }
 for f in __iops_index.json __iops_run_metadata.json __iops_results.csv; do
     [ "$(cat "victim_$f")" = untouched ] || fail "$f: written through the planted link"
+done
+for f in __iops_index.json __iops_run_metadata.json; do
     [ -f "$R/$f" ] && [ ! -L "$R/$f" ] || fail "$f: still a link"
 done
+[ ! -e "$R/__iops_results.csv" ] && [ ! -L "$R/__iops_results.csv" ] || fail "a stale __iops_results.csv was kept"
+# and with the short layout, __iops_results.csv is written (not through a link)
+"$PD" bench inline.yaml --results-layout short -q >/dev/null 2>err || { cat err; fail "short layout run"; }
+R=wd_p/run_002
+ln -sf "$T/victim___iops_results.csv" "$R/__iops_results.csv"
+"$PD" bench inline.yaml --resume -q >/dev/null 2>err || { cat err; fail "resume of the short layout run"; }
+[ "$(cat victim___iops_results.csv)" = untouched ] || fail "__iops_results.csv: written through the planted link"
+[ -f "$R/__iops_results.csv" ] && [ ! -L "$R/__iops_results.csv" ] || fail "__iops_results.csv: still a link"
+# the resume kept the short layout (read from the header); the option rewrites it
+head -1 $R/results.csv | grep -qx 'execution_id,repetition,x,v' || fail "short layout not kept: $(head -1 $R/results.csv)"
+grep -q '"path": "__iops_results.csv"' $R/__iops_run_metadata.json || fail "output.path of a short-layout run"
+grep -q '^p,,2,1,1,.*,2,SUCCEEDED,0,20$' $R/__iops_results.csv || fail "__iops_results.csv: $(cat $R/__iops_results.csv)"
+"$PD" bench inline.yaml --resume --results-layout iops -q >/dev/null 2>err || { cat err; fail "resume into the iops layout"; }
+head -1 $R/results.csv | grep -q '^benchmark.name,benchmark.description,execution.execution_id,' ||
+    fail "not rewritten in the iops layout: $(head -1 $R/results.csv)"
+[ ! -e $R/__iops_results.csv ] || fail "__iops_results.csv kept beside a flattened results.csv"
+grep -q '"path": "results.csv"' $R/__iops_run_metadata.json || fail "output.path of an iops-layout run"
+# command.labels are IOPS's labels.* columns, between vars.* and metadata.*
+sed 's/^command: {template: \(.*\)}$/command: {template: \1, labels: {team: "io, hpc", tier: fast}}/' inline.yaml >labels.yaml
+grep -q 'labels: {team' labels.yaml || fail "labels.yaml not made"
+"$PD" bench labels.yaml -q >/dev/null 2>err || { cat err; fail "labels run"; }
+L=$(ls -d wd_p/run_* | tail -1)/results.csv
+head -1 $L | grep -q ',vars.x,labels.team,labels.tier,metadata.executor_status,' || fail "labels header: $(head -1 $L)"
+grep -q ',2,"io, hpc",fast,SUCCEEDED,0,20$' $L || fail "labels row: $(cat $L)"
+rc=0; "$PD" bench inline.yaml --results-layout wide -q >/dev/null 2>err || rc=$?
+[ "$rc" -eq 2 ] && grep -q "results-layout must be iops or short, not 'wide'" err || fail "bad layout: exit $rc, $(cat err)"
 grep -q '"exec_0002"' $R/__iops_index.json || fail "the index was not rewritten"
 echo "bench_iops_meta: ok"

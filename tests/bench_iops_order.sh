@@ -21,7 +21,7 @@ cd "$T"
 # bool is not equal to "True", and type() tells 1 from True), and the
 # variables in IOPS's order (for conditional.yaml its expansion order: codec,
 # chunk_kb, level, long_mode, then the derived label), there and in
-# __iops_results.csv's vars.* columns.
+# results.csv's vars.* columns (IOPS's flattened layout, the default).
 cat >params.py <<'PY'
 import glob, json, os, sys
 def typed(d):  # the order too: IOPS's expansion order with conditional variables
@@ -45,9 +45,9 @@ for e in ibad:
 # IOPS's flattened results: the vars.* columns in the same order
 def vars_columns(path):
     return [c for c in open(path).readline().strip().split(",") if c.startswith("vars.")]
-cols = vars_columns(os.path.join(sys.argv[1], "results.csv")), vars_columns(os.path.join(sys.argv[2], "__iops_results.csv"))
+cols = vars_columns(os.path.join(sys.argv[1], "results.csv")), vars_columns(os.path.join(sys.argv[2], "results.csv"))
 if cols[0] != cols[1]:
-    print("__iops_results.csv: IOPS %s, paddiser %s" % cols)
+    print("results.csv: IOPS %s, paddiser %s" % cols)
 sys.exit(1 if bad or ibad or cols[0] != cols[1] else 0)
 PY
 

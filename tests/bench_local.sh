@@ -48,7 +48,7 @@ EOF
 cd "$T"
 
 # 1. a run with one failing execution: exit status 1, layout and files
-rc=0; "$PD" bench study.yaml -q >out.log 2>err.log || rc=$?
+rc=0; "$PD" bench --results-layout short study.yaml -q >out.log 2>err.log || rc=$?
 [ "$rc" -eq 1 ] || { cat err.log; fail "expected exit 1 (one execution fails), got $rc"; }
 R=wd/run_001
 [ -d "$R/exec_0005/repetition_002" ] || fail "layout: exec_0005/repetition_002 missing"
@@ -113,7 +113,7 @@ scripts:
     parser: {file: m.txt, metrics: [{name: v}]}
 EOF
 touch slow.flag
-"$PD" bench slow.yaml -q >/dev/null 2>int.log &
+"$PD" bench --results-layout short slow.yaml -q >/dev/null 2>int.log &
 pid=$!
 i=0
 # wait until the script itself has started (its first line ran), not only its status
@@ -167,7 +167,7 @@ scripts:
         def parse(path):
             return {"elapsed": float(open(path).read().split()[1]) * 2}
 EOF
-    "$PD" bench py.yaml -q >/dev/null 2>py.log || { cat py.log; fail "python parser run"; }
+    "$PD" bench --results-layout short py.yaml -q >/dev/null 2>py.log || { cat py.log; fail "python parser run"; }
     grep -q '^exec_0001,1,4,9.0$' wd3/run_001/results.csv || fail "python parser metrics: $(cat wd3/run_001/results.csv)"
 fi
 echo "bench_local: ok"

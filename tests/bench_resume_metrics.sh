@@ -28,7 +28,7 @@ scripts:
 EOF
 R=wd/run_001
 touch fail.flag
-rc=0; "$PD" bench s.yaml -q >/dev/null 2>run.log || rc=$?
+rc=0; "$PD" bench --results-layout short s.yaml -q >/dev/null 2>run.log || rc=$?
 [ "$rc" -eq 1 ] || { cat run.log; fail "the run with a failing repetition should exit 1, got $rc"; }
 # typed as IOPS records metrics: a number, not a string
 grep -q '"v": 1$' $R/exec_0001/repetition_001/__iops_status.json ||

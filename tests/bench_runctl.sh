@@ -136,7 +136,7 @@ scripts:
       file: "{{ execution_dir }}/out.txt"
       metrics: [{name: score}]
 EOF
-rc=0; "$PD" bench envpath.yaml -q >out.log 2>err.log || rc=$?
+rc=0; "$PD" bench --results-layout short envpath.yaml -q >out.log 2>err.log || rc=$?
 [ "$rc" -eq 0 ] || fail "command.env PATH: exit $rc: $(cat err.log)"
 grep -q "^exec_0001,1,1,7$" wdpath/run_001/results.csv || fail "command.env PATH: $(cat wdpath/run_001/results.csv)"
 rc=0; "$PD" bench missing.yaml -q --no-program-check >out.log 2>err.log || rc=$?

@@ -164,7 +164,7 @@ scripts:
     parser: {file: m.txt, metrics: [{name: v}]}
 EOF
 touch slow.flag
-"$PD" bench kill9.yaml -q >/dev/null 2>err.log &
+"$PD" bench --results-layout short kill9.yaml -q >/dev/null 2>err.log &
 pid=$!
 wait_for orphan.pid "exec_0002"
 kill -9 $pid

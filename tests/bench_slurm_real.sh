@@ -24,7 +24,7 @@ fail() { echo "check-slurm: FAIL: $*" >&2; exit 1; }
 export SLURM_CONF=$D/etc/slurm.conf
 
 # 1. the example study, every repetition a SLURM job
-"$PD" bench "$STUDY" --executor slurm --parallel 4 --workdir "$W/membw"
+"$PD" bench --results-layout short "$STUDY" --executor slurm --parallel 4 --workdir "$W/membw"
 R=$W/membw/run_001
 n=$(tail -n +2 "$R/results.csv" | wc -l)
 [ "$n" -eq 12 ] || fail "expected 12 result rows, got $n"

@@ -89,7 +89,7 @@ scripts:
     parser: {file: out.txt, metrics: [{name: xv}, {name: job}]}
 EOF
 cd "$T"
-rc=0; "$PD" bench study.yaml -q >out.log 2>err.log || rc=$?
+rc=0; "$PD" bench --results-layout short study.yaml -q >out.log 2>err.log || rc=$?
 [ "$rc" -eq 1 ] || { cat err.log; fail "expected exit 1 (exec_0002 fails), got $rc"; }
 R=$T/wd/run_001
 grep -qx -- "--parsable --job-name=sj_exec_0001_r1 --chdir=$R/exec_0001/repetition_001 --output=$R/exec_0001/repetition_001/stdout --error=$R/exec_0001/repetition_001/stderr $R/exec_0001/repetition_001/run_sj.sh" jobs/sbatch.log ||

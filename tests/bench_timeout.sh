@@ -37,7 +37,7 @@ scripts:
     parser: {file: m.txt, metrics: [{name: v}]}
 EOF
 start=$(date +%s)
-rc=0; "$PD" bench script.yaml >out.log 2>err.log || rc=$?
+rc=0; "$PD" bench --results-layout short script.yaml >out.log 2>err.log || rc=$?
 [ "$rc" -eq 1 ] || { cat err.log; fail "script timeout: exit $rc, want 1"; }
 [ $(($(date +%s) - start)) -lt 20 ] || fail "script timeout: the run took $(($(date +%s) - start)) s"
 R=wd_script/run_001

@@ -44,7 +44,7 @@ scripts:
       metrics: [{name: score}]
 EOF
 cd "$T/my study"
-"$PD" bench study.yaml >"$T/out" 2>"$T/err" || { cat "$T/err" >&2; fail "bench exited $?"; }
+"$PD" bench --results-layout short study.yaml >"$T/out" 2>"$T/err" || { cat "$T/err" >&2; fail "bench exited $?"; }
 RUN="$T/my study/w d'q \$x/run_001"
 [ -d "$RUN" ] || fail "no run directory $RUN"
 grep -q '2/2 repetitions succeeded' "$T/out" || fail "not all repetitions succeeded: $(cat "$T/out")"

@@ -385,6 +385,85 @@ static void test_status_rollup_like_iops(void **state)
     pd_str_free(&r);
 }
 
+/* The part of a path after the run directory (".../run_001/"), without
+ * IOPS's runs/ level: exec_NNNN/repetition_NNN. */
+static const char *in_run(const char *path)
+{
+    const char *p = path ? strstr(path, "/run_001/") : NULL;
+    if (!p)
+        return path ? path : "";
+    p += strlen("/run_001/");
+    return strncmp(p, "runs/", 5) ? p : p + 5;
+}
+
+/* results.csv, by default, in the layout IOPS 3.5.8 wrote for the same
+ * study: IOPS's header, in IOPS's order, less the metadata columns about
+ * IOPS's own run that paddiser does not record (jobid, times, stdout and
+ * stderr paths, sysinfo.*); and IOPS's rows, value for value, the paths
+ * compared inside the run directory (IOPS keeps the executions under
+ * runs/, paddiser in the run directory itself). */
+static void test_results_csv_like_iops(void **state)
+{
+    (void)state;
+    pd_str a = {0}, b = {0};
+    pd_str_printf(&a, "%s/run_001/results.csv", fx());
+    pd_str_printf(&b, "%s/results.csv", run_dir);
+    char err[256];
+    pd_csv *want = pd_csv_load(a.data, err, sizeof err), *got = pd_csv_load(b.data, err, sizeof err);
+    assert_non_null(want);
+    assert_non_null(got);
+    size_t g = 0;
+    for (size_t c = 0; c < want->header.nfields; c++) {
+        const char *col = want->header.fields[c];
+        if (pd_csv_col(got, col) < 0) {
+            if (strncmp(col, "metadata.", 9) || !strcmp(col, "metadata.executor_status") ||
+                !strcmp(col, "metadata.returncode"))
+                fail_msg("results.csv: no column %s (IOPS 3.5.8 writes it)", col);
+            continue;
+        }
+        if (g >= got->header.nfields || strcmp(got->header.fields[g], col))
+            fail_msg("results.csv: column %zu is %s, IOPS's order has %s there", g,
+                     g < got->header.nfields ? got->header.fields[g] : "(none)", col);
+        g++;
+    }
+    assert_int_equal(g, got->header.nfields); /* no column IOPS does not write */
+    assert_int_equal(want->nrows, got->nrows);
+    int w_id = pd_csv_col(want, "execution.execution_id"), w_rep = pd_csv_col(want, "execution.repetition");
+    int g_id = pd_csv_col(got, "execution.execution_id"), g_rep = pd_csv_col(got, "execution.repetition");
+    for (size_t r = 0; r < want->nrows; r++) {
+        size_t m = 0;
+        while (m < got->nrows && (strcmp(pd_csv_get(got, m, g_id), pd_csv_get(want, r, w_id)) ||
+                                  strcmp(pd_csv_get(got, m, g_rep), pd_csv_get(want, r, w_rep))))
+            m++;
+        if (m == got->nrows)
+            fail_msg("results.csv: no row for IOPS's execution %s repetition %s", pd_csv_get(want, r, w_id),
+                     pd_csv_get(want, r, w_rep));
+        for (size_t c = 0; c < got->header.nfields; c++) {
+            const char *col = got->header.fields[c];
+            const char *wv = pd_csv_get(want, r, pd_csv_col(want, col)), *gv = pd_csv_get(got, m, (int)c);
+            assert_non_null(wv);
+            assert_non_null(gv);
+            if (!strcmp(col, "execution.workdir")) { /* the run directory */
+                assert_non_null(strstr(wv, "/run_001"));
+                assert_string_equal(strrchr(gv, '/'), strrchr(wv, '/'));
+            } else if (!strcmp(col, "execution.execution_dir")) {
+                assert_string_equal(in_run(gv), in_run(wv));
+            } else if (strcmp(gv, wv)) {
+                fail_msg("results.csv: exec %s rep %s: %s is '%s', IOPS wrote '%s'", pd_csv_get(want, r, w_id),
+                         pd_csv_get(want, r, w_rep), col, gv, wv);
+            }
+        }
+    }
+    /* the run metadata points IOPS's report at it */
+    json_t *meta = load(run_dir, "__iops_run_metadata.json");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(meta, "output"), "path")), "results.csv");
+    json_decref(meta);
+    pd_csv_free(want);
+    pd_csv_free(got);
+    pd_str_free(&a);
+    pd_str_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest units[] = {
@@ -398,6 +477,7 @@ int main(void)
         cmocka_unit_test(test_run_metadata_like_iops),
         cmocka_unit_test(test_status_like_iops),
         cmocka_unit_test(test_status_rollup_like_iops),
+        cmocka_unit_test(test_results_csv_like_iops),
     };
     int failed = cmocka_run_group_tests_name("iops_meta units", units, NULL, NULL);
     failed += cmocka_run_group_tests_name("paddiser run vs IOPS 3.5.8's", against_iops, run_study, remove_study);

@@ -375,6 +375,30 @@ static void test_no_params_infers_vars(void **state)
     free(tmp);
 }
 
+/* The same without params files, results.csv in IOPS's flattened layout
+ * (paddiser's default): its vars.* columns are the variables. */
+static void test_no_params_flattened_results(void **state)
+{
+    (void)state;
+    char *tmp = make_tmpdir();
+    put(tmp, "run/results.csv",
+        "benchmark.name,execution.execution_id,execution.repetition,vars.n,metadata.executor_status,metrics.t_s\n"
+        "b,1,1,1,SUCCEEDED,1\nb,1,2,1,SUCCEEDED,1.5\nb,2,1,2,SUCCEEDED,2\n");
+    put(tmp, "run/__iops_resource_summary.csv",
+        "execution_id,repetition,n,cpu_avg_pct,mem_peak_gb\nexec_0001,1,1,50,1\nexec_0001,2,1,55,1\n"
+        "exec_0002,1,2,70,2\n");
+    pd_str run = {0};
+    pd_str_printf(&run, "%s/run", tmp);
+    char *html = report_of(run.data, tmp);
+    assert_non_null(strstr(html, "results.csv&#39;s vars.* columns"));
+    /* t_s, cpu_avg_pct and mem_peak_gb against n, as with the short layout */
+    assert_int_equal(count(html, "class=\"pd-chart pd-line\""), 3);
+    free(html);
+    pd_str_free(&run);
+    rm_rf(tmp);
+    free(tmp);
+}
+
 static void test_three_vars_and_log_axis(void **state)
 {
     (void)state;
@@ -821,6 +845,7 @@ int main(void)
         cmocka_unit_test(test_summary_and_traces_missing),
         cmocka_unit_test(test_live_time_series),
         cmocka_unit_test(test_no_params_infers_vars),
+        cmocka_unit_test(test_no_params_flattened_results),
         cmocka_unit_test(test_three_vars_and_log_axis),
         cmocka_unit_test(test_write_errors),
         cmocka_unit_test(test_huge_trace_downsampled),

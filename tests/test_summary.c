@@ -676,36 +676,43 @@ static void test_summary_gpu_column_order(void **state)
 
 /* A derived variable that depends on the repetition: the summary shows each
  * repetition's value, read from the results table __iops_run_metadata.json
- * names (IOPS's flattened layout), for the variables it marks derived. */
+ * names (IOPS's flattened layout, or results.csv's short one), for the
+ * variables it marks derived. */
 static void test_summary_derived_per_repetition(void **state)
 {
     (void)state;
-    char *dir = make_tmpdir();
-    put(dir, "exec_0001/__iops_params.json", "{\"threads\": 1, \"seed\": 101}");
-    for (int r = 1; r <= 3; r++) {
-        char rel[128];
-        snprintf(rel, sizeof rel, "exec_0001/repetition_%03d/__iops_trace_h_1.csv", r);
-        put(dir, rel, CPU_HDR "1.0,h,0,10.0,0.0,90.0,1048576,524288\n");
+    for (int short_layout = 0; short_layout < 2; short_layout++) {
+        char *dir = make_tmpdir();
+        put(dir, "exec_0001/__iops_params.json", "{\"threads\": 1, \"seed\": 101}");
+        for (int r = 1; r <= 3; r++) {
+            char rel[128];
+            snprintf(rel, sizeof rel, "exec_0001/repetition_%03d/__iops_trace_h_1.csv", r);
+            put(dir, rel, CPU_HDR "1.0,h,0,10.0,0.0,90.0,1048576,524288\n");
+        }
+        put(dir, "__iops_run_metadata.json",
+            "{\"variables\": {\"threads\": {\"type\": \"int\", \"swept\": true},"
+            " \"seed\": {\"type\": \"int\", \"swept\": false, \"expr\": \"threads * 100 + repetition\"}},"
+            " \"output\": {\"type\": \"csv\", \"path\": \"res.csv\"}}");
+        /* repetition 3 failed: not in the results, the params value stays; the
+         * swept variable's cell in the table is not used */
+        if (short_layout)
+            put(dir, "res.csv", "execution_id,repetition,threads,seed\nexec_0001,2,9,102\nexec_0001,1,9,101\n");
+        else
+            put(dir, "res.csv", "execution.execution_id,execution.repetition,vars.threads,vars.seed\n"
+                                "1,2,9,102\n1,1,9,101\n");
+        char err[256], path[PATH_MAX];
+        assert_int_equal(pd_summary_write(dir, err, sizeof err), 1);
+        snprintf(path, sizeof path, "%s/__iops_resource_summary.csv", dir);
+        char *text = pd_read_file(path, NULL);
+        assert_non_null(text);
+        assert_non_null(
+            strstr(text, "execution_id,repetition,threads,seed,nodes_traced,samples_collected,mem_peak_gb,"));
+        assert_non_null(strstr(text, "\nexec_0001,1,1,101,1,1,"));
+        assert_non_null(strstr(text, "\nexec_0001,2,1,102,1,1,"));
+        assert_non_null(strstr(text, "\nexec_0001,3,1,101,1,1,"));
+        free(text);
+        rm_rf(dir);
     }
-    put(dir, "__iops_run_metadata.json",
-        "{\"variables\": {\"threads\": {\"type\": \"int\", \"swept\": true},"
-        " \"seed\": {\"type\": \"int\", \"swept\": false, \"expr\": \"threads * 100 + repetition\"}},"
-        " \"output\": {\"type\": \"csv\", \"path\": \"res.csv\"}}");
-    /* repetition 3 failed: not in the results, the params value stays; the
-     * swept variable's cell in the table is not used */
-    put(dir, "res.csv", "execution.execution_id,execution.repetition,vars.threads,vars.seed\n"
-                        "1,2,9,102\n1,1,9,101\n");
-    char err[256], path[PATH_MAX];
-    assert_int_equal(pd_summary_write(dir, err, sizeof err), 1);
-    snprintf(path, sizeof path, "%s/__iops_resource_summary.csv", dir);
-    char *text = pd_read_file(path, NULL);
-    assert_non_null(text);
-    assert_non_null(strstr(text, "execution_id,repetition,threads,seed,nodes_traced,samples_collected,mem_peak_gb,"));
-    assert_non_null(strstr(text, "\nexec_0001,1,1,101,1,1,"));
-    assert_non_null(strstr(text, "\nexec_0001,2,1,102,1,1,"));
-    assert_non_null(strstr(text, "\nexec_0001,3,1,101,1,1,"));
-    free(text);
-    rm_rf(dir);
 }
 
 static void test_summary_nothing_to_do(void **state)

@@ -362,7 +362,7 @@ int pd_iops_write_run_metadata(const pd_bench_run *run, double start, double end
     json_object_set_new(o, "metrics", metrics);
     json_t *out = json_object();
     json_object_set_new(out, "type", json_string("csv"));
-    json_object_set_new(out, "path", json_string(PD_IOPS_RESULTS_FILE));
+    json_object_set_new(out, "path", json_string(pd_iops_results_file(run->results_layout)));
     json_object_set_new(out, "table", json_null());
     json_object_set_new(o, "output", out);
     json_t *cmd = json_object(), *labels = json_object();
@@ -377,66 +377,67 @@ int pd_iops_write_run_metadata(const pd_bench_run *run, double start, double end
     return write_json(run, PD_IOPS_RUN_METADATA_FILE, o);
 }
 
-int pd_iops_write_results(const pd_bench_run *run)
+/* A column name with its namespace (vars.NAME, metrics.NAME, ...) */
+static void put_column(pd_str *s, const char *ns, const char *name)
+{
+    pd_str f = {0};
+    pd_str_printf(&f, "%s.%s", ns, name);
+    pd_str_append(s, ",");
+    pd_csv_put_field(s, f.data ? f.data : "");
+    pd_str_free(&f);
+}
+
+void pd_iops_results_header(const pd_bench_run *run, pd_str *s)
 {
     const pd_bench_config *cfg = &run->cfg;
     static const char *const head[] = {"benchmark.name",     "benchmark.description",  "execution.execution_id",
                                        "execution.repetition", "execution.repetitions", "execution.workdir",
                                        "execution.execution_dir"};
-    pd_str s = {0};
     for (size_t i = 0; i < PD_ARRAY_LEN(head); i++)
-        pd_str_printf(&s, "%s%s", i ? "," : "", head[i]);
+        pd_str_printf(s, "%s%s", i ? "," : "", head[i]);
+    for (size_t k = 0; k < cfg->nvars; k++)
+        put_column(s, "vars", cfg->vars[pd_bench_var_at(run, k)].name);
+    for (size_t i = 0; i < cfg->nlabels; i++)
+        put_column(s, "labels", cfg->label_names[i]);
+    pd_str_append(s, ",metadata.executor_status,metadata.returncode");
+    for (size_t i = 0; i < cfg->nmetrics; i++)
+        put_column(s, "metrics", cfg->metrics[i]);
+    pd_str_append(s, "\n");
+}
+
+void pd_iops_results_row(const pd_bench_run *run, const pd_bench_task *t, pd_str *s)
+{
+    const pd_bench_config *cfg = &run->cfg;
+    pd_csv_put_field(s, cfg->name ? cfg->name : "");
+    pd_str_append(s, ",");
+    pd_csv_put_field(s, cfg->description ? cfg->description : "");
+    pd_str_printf(s, ",%d,%d,%d,", t->exec_id, t->repetition, cfg->repetitions);
+    pd_csv_put_field(s, run->run_dir);
+    pd_str_append(s, ",");
+    pd_csv_put_field(s, t->dir ? t->dir : "");
     for (size_t k = 0; k < cfg->nvars; k++) {
-        pd_str f = {0};
-        pd_str_printf(&f, "vars.%s", cfg->vars[pd_bench_var_at(run, k)].name);
-        pd_str_append(&s, ",");
-        pd_csv_put_field(&s, f.data ? f.data : "");
-        pd_str_free(&f);
-    }
-    pd_str_append(&s, ",metadata.executor_status,metadata.returncode");
-    for (size_t i = 0; i < cfg->nmetrics; i++) {
-        pd_str f = {0};
-        pd_str_printf(&f, "metrics.%s", cfg->metrics[i]);
-        pd_str_append(&s, ",");
-        pd_csv_put_field(&s, f.data ? f.data : "");
-        pd_str_free(&f);
-    }
-    pd_str_append(&s, "\n");
-    for (size_t k = 0; k < run->ntasks; k++) {
-        const pd_bench_task *t = &run->tasks[k];
-        if (t->state != PD_TASK_SUCCEEDED || !t->values)
-            continue;
-        pd_csv_put_field(&s, cfg->name ? cfg->name : "");
-        pd_str_append(&s, ",");
-        pd_csv_put_field(&s, cfg->description ? cfg->description : "");
-        pd_str_printf(&s, ",%d,%d,%d,", t->exec_id, t->repetition, cfg->repetitions);
-        pd_csv_put_field(&s, run->run_dir);
-        pd_str_append(&s, ",");
-        pd_csv_put_field(&s, t->dir ? t->dir : "");
-        for (size_t k = 0; k < cfg->nvars; k++) {
-            pd_str v = {0};
+        pd_str v = {0};
+        if (t->values)
             pd_val_append(&v, &t->values[pd_bench_var_at(run, k)]);
-            pd_str_append(&s, ",");
-            pd_csv_put_field(&s, v.data ? v.data : "");
-            pd_str_free(&v);
-        }
-        pd_str_printf(&s, ",SUCCEEDED,%d", t->exit_code >= 0 ? t->exit_code : 0);
-        for (size_t i = 0; i < cfg->nmetrics; i++) {
-            pd_str_append(&s, ",");
-            pd_csv_put_field(&s, t->metrics && t->metrics[i] ? t->metrics[i] : "");
-        }
-        pd_str_append(&s, "\n");
+        pd_str_append(s, ",");
+        pd_csv_put_field(s, v.data ? v.data : "");
+        pd_str_free(&v);
     }
-    char path[PATH_MAX];
-    int rc = -1;
-    if (!s.data || s.oom)
-        errno = ENOMEM;
-    else if (pd_path_join(path, sizeof path, run->run_dir, PD_IOPS_RESULTS_FILE) != 0)
-        errno = ENAMETOOLONG;
-    else
-        rc = pd_write_file_atomic(path, s.data, s.len);
-    pd_str_free(&s);
-    return rc;
+    for (size_t i = 0; i < cfg->nlabels; i++) {
+        pd_str_append(s, ",");
+        pd_csv_put_field(s, cfg->label_values[i] ? cfg->label_values[i] : "");
+    }
+    pd_str_printf(s, ",%s,%d", pd_iops_status_name(t->state), t->exit_code >= 0 ? t->exit_code : 0);
+    for (size_t i = 0; i < cfg->nmetrics; i++) {
+        pd_str_append(s, ",");
+        pd_csv_put_field(s, t->metrics && t->metrics[i] ? t->metrics[i] : "");
+    }
+    pd_str_append(s, "\n");
+}
+
+const char *pd_iops_results_file(pd_results_layout layout)
+{
+    return layout == PD_RESULTS_SHORT ? PD_IOPS_RESULTS_FILE : "results.csv";
 }
 
 /* ------------------------------------------------------------ reading */

@@ -50,10 +50,20 @@ int pd_iops_write_index(const pd_bench_run *run, char *const *commands);
 /* run_dir/__iops_run_metadata.json, for `iops report` and `iops find`'s
  * header: start and end are the run's wall-clock times (end 0: unknown). */
 int pd_iops_write_run_metadata(const pd_bench_run *run, double start, double end);
-/* run_dir/__iops_results.csv: results.csv's rows in IOPS's flattened
- * layout (benchmark.*, execution.*, vars.*, metadata.*, metrics.*), the file
- * the run metadata points `iops report` at. */
-int pd_iops_write_results(const pd_bench_run *run);
+/* IOPS's flattened results layout, the rows IOPS 3.5.8's CSV sink writes
+ * (iops/results/writer.py): benchmark.name, benchmark.description,
+ * execution.{execution_id,repetition,repetitions,workdir,execution_dir},
+ * vars.* (IOPS's variable order), labels.* (command.labels),
+ * metadata.executor_status, metadata.returncode, metrics.*. The header
+ * line, and a repetition's row (run.c writes the succeeded ones to
+ * results.csv, or to __iops_results.csv beside a short results.csv). */
+void pd_iops_results_header(const pd_bench_run *run, pd_str *out);
+void pd_iops_results_row(const pd_bench_run *run, const pd_bench_task *t, pd_str *out);
+/* The run directory's file that holds the flattened rows, which
+ * __iops_run_metadata.json names for `iops report` and --summarize:
+ * results.csv itself, or __iops_results.csv when results.csv has the short
+ * layout. */
+const char *pd_iops_results_file(pd_results_layout layout);
 
 /* Where a run directory keeps its exec_NNNN directories: run_dir itself
  * (paddiser's layout) or run_dir/runs (IOPS's). Returns true and the path

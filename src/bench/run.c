@@ -78,33 +78,43 @@ static int line_in(const char *text, const char *key)
     return 0;
 }
 
-/* The header and every succeeded repetition's row; with skip, only the rows
- * whose "exec_NNNN,R" key is not a line of skip (rows already appended).
- * keys (may be NULL) gets the key of each row written, one a line. */
-static void results_rows(const pd_bench_run *run, const char *skip, pd_str *out, pd_str *keys)
+/* The header and every succeeded repetition's row in the given layout
+ * (run.h); with skip, only the rows whose "exec_NNNN,R" key is not a line
+ * of skip (rows already appended). keys (may be NULL) gets the key of each
+ * row written, one a line. The flattened rows are iops_meta.c's. */
+static void results_rows(const pd_bench_run *run, pd_results_layout layout, const char *skip, pd_str *out,
+                         pd_str *keys)
 {
     const pd_bench_config *cfg = &run->cfg;
-    pd_str_append(out, "execution_id,repetition");
-    for (size_t i = 0; i < cfg->nvars; i++) {
-        pd_str_append(out, ",");
-        pd_csv_put_field(out, cfg->vars[i].name);
+    if (layout == PD_RESULTS_SHORT) {
+        pd_str_append(out, "execution_id,repetition");
+        for (size_t i = 0; i < cfg->nvars; i++) {
+            pd_str_append(out, ",");
+            pd_csv_put_field(out, cfg->vars[i].name);
+        }
+        for (size_t i = 0; i < cfg->nmetrics; i++) {
+            pd_str_append(out, ",");
+            pd_csv_put_field(out, cfg->metrics[i]);
+        }
+        pd_str_append(out, "\n");
+    } else {
+        pd_iops_results_header(run, out);
     }
-    for (size_t i = 0; i < cfg->nmetrics; i++) {
-        pd_str_append(out, ",");
-        pd_csv_put_field(out, cfg->metrics[i]);
-    }
-    pd_str_append(out, "\n");
     for (size_t k = 0; k < run->ntasks; k++) {
         const pd_bench_task *t = &run->tasks[k];
-        if (t->state != PD_TASK_SUCCEEDED)
+        if (t->state != PD_TASK_SUCCEEDED || !t->values)
             continue;
         char key[64];
         snprintf(key, sizeof key, "exec_%04d,%d", t->exec_id, t->repetition);
         if (skip && line_in(skip, key))
             continue;
-        pd_str_append(out, key);
         if (keys)
             pd_str_printf(keys, "%s\n", key);
+        if (layout != PD_RESULTS_SHORT) {
+            pd_iops_results_row(run, t, out);
+            continue;
+        }
+        pd_str_append(out, key);
         for (size_t i = 0; i < cfg->nvars; i++) {
             pd_str v = {0};
             pd_val_append(&v, &t->values[i]);
@@ -120,31 +130,58 @@ static void results_rows(const pd_bench_run *run, const char *skip, pd_str *out,
     }
 }
 
-static void results_text(const pd_bench_run *run, pd_str *out)
-{
-    results_rows(run, NULL, out, NULL);
-}
-
-/* 0, or -1 after saying why on stderr. */
-static int write_results(const pd_bench_run *run)
+/* One of the run directory's results files in a layout; 0, or -1 after
+ * saying why on stderr. */
+static int write_results_file(const pd_bench_run *run, const char *name, pd_results_layout layout)
 {
     pd_str s = {0};
-    results_text(run, &s);
-    char path[PATH_MAX + 16];
-    snprintf(path, sizeof path, "%s/results.csv", run->run_dir);
+    results_rows(run, layout, NULL, &s, NULL);
+    char path[PATH_MAX];
     int rc = 0;
-    if (!s.data || pd_write_file_atomic(path, s.data, s.len) != 0) {
-        fprintf(stderr, "paddiser bench: cannot write %s: %s\n", path, strerror(errno));
+    if (!s.data || s.oom)
+        errno = ENOMEM;
+    if (!s.data || s.oom || pd_path_join(path, sizeof path, run->run_dir, name) != 0 ||
+        pd_write_file_atomic(path, s.data, s.len) != 0) {
+        fprintf(stderr, "paddiser bench: cannot write %s/%s: %s\n", run->run_dir, name, strerror(errno));
         rc = -1;
     }
     pd_str_free(&s);
-    /* the same rows in IOPS's layout, for `iops report` (iops_meta.h) */
-    if (pd_iops_write_results(run) != 0) {
-        fprintf(stderr, "paddiser bench: cannot write %s/" PD_IOPS_RESULTS_FILE ": %s\n", run->run_dir,
-                strerror(errno));
-        rc = -1;
-    }
     return rc;
+}
+
+/* results.csv in the run's layout; beside a short one, the same rows in
+ * IOPS's layout in __iops_results.csv, which the run metadata then names
+ * for `iops report` (iops_meta.h). 0, or -1 after saying why. */
+static int write_results(const pd_bench_run *run)
+{
+    int rc = write_results_file(run, "results.csv", run->results_layout);
+    if (run->results_layout == PD_RESULTS_SHORT &&
+        write_results_file(run, PD_IOPS_RESULTS_FILE, PD_RESULTS_IOPS) != 0)
+        rc = -1;
+    return rc;
+}
+
+/* The layout of the run directory's results.csv, from its header
+ * (execution.execution_id: IOPS's; execution_id first: short), UNSET when
+ * there is none or it is neither. Read only from a regular file, not
+ * through a link (a FIFO planted there must not block the resume). */
+static pd_results_layout existing_layout(const char *run_dir)
+{
+    char path[PATH_MAX], head[4096];
+    if (pd_path_join(path, sizeof path, run_dir, "results.csv") != 0)
+        return PD_RESULTS_UNSET;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    ssize_t n = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, head, sizeof head - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return PD_RESULTS_UNSET;
+    head[n] = '\0';
+    head[strcspn(head, "\r\n")] = '\0';
+    if (!strncmp(head, "execution_id,", 13))
+        return PD_RESULTS_SHORT;
+    return strstr(head, "execution.execution_id") ? PD_RESULTS_IOPS : PD_RESULTS_UNSET;
 }
 
 /* Creates the directory a file is to go in (a failure shows when the file
@@ -181,7 +218,7 @@ static int write_sink(const pd_bench_run *run, const char *sink)
     char *done = old ? pd_read_file(ledger, NULL) : NULL;
     pd_str s = {0}, keys = {0};
     int rc = -1;
-    results_rows(run, done, &s, &keys); /* only the rows this run has not appended yet */
+    results_rows(run, run->results_layout, done, &s, &keys); /* only the rows this run has not appended yet */
     if (!s.data)
         goto out; /* out of memory */
     const char *nl = strchr(s.data, '\n');
@@ -190,7 +227,7 @@ static int write_sink(const pd_bench_run *run, const char *sink)
     if (!append && done) { /* written whole: every row */
         pd_str_free(&s);
         pd_str_free(&keys);
-        results_rows(run, NULL, &s, &keys);
+        results_rows(run, run->results_layout, NULL, &s, &keys);
         if (!s.data)
             goto out;
     }
@@ -914,6 +951,18 @@ int pd_bench_main(const pd_bench_options *opt)
 
     if (!opt->dry_run && (lock_fd = lock_run_dir(run->run_dir)) < 0)
         goto out;
+    /* results.csv's layout: the option's; a resumed run keeps its file's */
+    run->results_layout = opt->results_layout;
+    if (run->results_layout == PD_RESULTS_UNSET && opt->resume)
+        run->results_layout = existing_layout(run->run_dir);
+    if (run->results_layout == PD_RESULTS_UNSET)
+        run->results_layout = PD_RESULTS_IOPS;
+    if (opt->resume && run->results_layout == PD_RESULTS_IOPS) {
+        /* the short layout's companion, stale once results.csv has the rows */
+        char stale[PATH_MAX];
+        if (pd_path_join(stale, sizeof stale, run->run_dir, PD_IOPS_RESULTS_FILE) == 0)
+            unlink(stale);
+    }
 
     /* Plan: matrix, every repetition's script, the sink path */
     if (pd_bench_matrix_build(cfg, run->run_dir, &run->matrix, &errors, &warnings) != 0) {

@@ -23,6 +23,13 @@ typedef enum {
     PD_TASK_TIMED_OUT
 } pd_task_state;
 
+/* results.csv's columns (docs/bench.md, "results.csv"): IOPS's flattened
+ * layout (benchmark.*, execution.*, vars.*, labels.*, metadata.*,
+ * metrics.*; the default), or the short one (execution_id as exec_NNNN,
+ * repetition, the variables, the metrics). UNSET: the option was not
+ * given (a resumed run keeps its results.csv's layout; a new run: IOPS). */
+typedef enum { PD_RESULTS_UNSET, PD_RESULTS_IOPS, PD_RESULTS_SHORT } pd_results_layout;
+
 typedef struct pd_bench_task {
     size_t exec_idx; /* index into the matrix */
     int exec_id;
@@ -66,6 +73,7 @@ typedef struct {
     double max_core_hours;   /* --max-core-hours (0: benchmark.max_core_hours) */
     double *time_estimates;  /* --time-estimate seconds (dry run), or NULL */
     size_t ntime_estimates;
+    pd_results_layout results_layout; /* --results-layout */
 } pd_bench_options;
 
 typedef struct pd_bench_run {
@@ -84,6 +92,7 @@ typedef struct pd_bench_run {
     size_t progress_done0;   /* done then (skipped, cached): not counted in the ETA's mean */
     const char *executor_name;
     double results_written_at; /* monotonic time of the last results.csv write */
+    pd_results_layout results_layout; /* results.csv's (never UNSET once the run is set up) */
     size_t unsaved_status;     /* status files that could not be written */
     pd_bench_control ctl;      /* run control (runctl.h) and the log's options (runlog.h) */
     size_t failed_now;         /* repetitions that failed in this invocation */

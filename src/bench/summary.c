@@ -1393,7 +1393,8 @@ static rep_job *find_job(rep_job *jobs, size_t njobs, const numbered *execs, lon
  * `repetition`) and its summary shows that repetition's value, while
  * __iops_params.json holds repetition 1's. The per-repetition values are in
  * the run's results table in IOPS's flattened layout (execution.execution_id,
- * execution.repetition, vars.NAME), which __iops_run_metadata.json names
+ * execution.repetition, vars.NAME; paddiser's short layout is read too),
+ * which __iops_run_metadata.json names
  * (output.path, relative to the run directory); the derived variables are
  * the ones its `variables` give an expr. Both IOPS and paddiser run
  * directories have them. Without them (no metadata, no table, a repetition
@@ -1428,14 +1429,20 @@ static int read_rep_vars(const char *run_dir, rep_job *jobs, size_t njobs, const
     if (!(csv = pd_csv_load(path, cerr, sizeof cerr)))
         goto out;
     int cid = pd_csv_col(csv, "execution.execution_id"), crep = pd_csv_col(csv, "execution.repetition");
+    /* or paddiser's short layout: execution_id as exec_NNNN, the variables by name */
+    bool short_layout = cid < 0 && (cid = pd_csv_col(csv, "execution_id")) >= 0;
+    if (short_layout)
+        crep = pd_csv_col(csv, "repetition");
     int cols[PD_ARRAY_LEN(derived)];
     for (size_t d = 0; d < nderived; d++) {
         char col[512];
-        snprintf(col, sizeof col, "vars.%s", derived[d]);
+        snprintf(col, sizeof col, "%s%s", short_layout ? "" : "vars.", derived[d]);
         cols[d] = pd_csv_col(csv, col);
     }
     for (size_t r = 0; cid >= 0 && crep >= 0 && r < csv->nrows; r++) {
         const char *id = pd_csv_get(csv, r, cid), *rep = pd_csv_get(csv, r, crep);
+        if (short_layout && id && !strncmp(id, "exec_", 5))
+            id += 5;
         char *e1, *e2;
         long num = id ? strtol(id, &e1, 10) : 0, rnum = rep ? strtol(rep, &e2, 10) : 0;
         if (!id || !rep || *e1 || *e2 || e1 == id || e2 == rep)

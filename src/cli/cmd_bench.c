@@ -38,6 +38,10 @@ static void usage(FILE *out)
             "  --fail-on-missing-metric  a repetition whose parser did not give every\n"
             "                         metric of its script fails (default: a warning)\n"
             "  --no-program-check     do not check that the command's program exists\n"
+            "  --results-layout iops|short  results.csv's columns: IOPS's flattened\n"
+            "                         benchmark.*, execution.*, vars.*, ..., metrics.*\n"
+            "                         (default; a resumed run keeps its file's), or\n"
+            "                         execution_id,repetition,VARS,METRICS\n"
             "  --log-file PATH        the run's log (default: RUN_DIR/paddiser.log)\n"
             "  --log-level LEVEL      DEBUG, INFO (default), WARNING or ERROR\n"
             "  --machine NAME         merge the study's machines.NAME overrides (default:\n"
@@ -125,7 +129,8 @@ int cmd_bench(int argc, char **argv)
         OPT_MISSING_METRIC,
         OPT_NO_PROGRAM_CHECK,
         OPT_LOG_FILE,
-        OPT_LOG_LEVEL
+        OPT_LOG_LEVEL,
+        OPT_RESULTS_LAYOUT
     };
     static const struct option longopts[] = {
         {"resume", optional_argument, NULL, OPT_RESUME},
@@ -141,6 +146,7 @@ int cmd_bench(int argc, char **argv)
         {"no-program-check", no_argument, NULL, OPT_NO_PROGRAM_CHECK},
         {"log-file", required_argument, NULL, OPT_LOG_FILE},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+        {"results-layout", required_argument, NULL, OPT_RESULTS_LAYOUT},
         {"machine", required_argument, NULL, OPT_MACHINE},
         {"resolve", no_argument, NULL, OPT_RESOLVE},
         {"use-cache", no_argument, NULL, OPT_USE_CACHE},
@@ -237,6 +243,14 @@ int cmd_bench(int argc, char **argv)
                 return pd_opt_error(CMD, "--log-level must be DEBUG, INFO, WARNING, ERROR or CRITICAL, not '%s'",
                                     optarg);
             opt.ctl.log_level_set = true;
+            break;
+        case OPT_RESULTS_LAYOUT:
+            if (!strcmp(optarg, "iops"))
+                opt.results_layout = PD_RESULTS_IOPS;
+            else if (!strcmp(optarg, "short"))
+                opt.results_layout = PD_RESULTS_SHORT;
+            else
+                return pd_opt_error(CMD, "--results-layout must be iops or short, not '%s'", optarg);
             break;
         case 'q':
             opt.quiet = true;

@@ -432,14 +432,23 @@ int pd_rep_table_var(const pd_rep_table *t, const char *name)
     return -1;
 }
 
-size_t pd_rep_common_prefix_vars(const char *path_a, const char *path_b, char ***vars)
+size_t pd_rep_common_prefix_vars(const char *path_a, const char *path_b, char ***vars, bool *flat)
 {
     *vars = NULL;
+    if (flat)
+        *flat = false;
     char err[256];
     pd_csv *a = pd_csv_load(path_a, err, sizeof err);
     pd_csv *b = a ? pd_csv_load(path_b, err, sizeof err) : NULL;
     size_t n = 0, cap = 0;
-    if (a && b && a->header.nfields > 2 && b->header.nfields > 2 &&
+    if (a && pd_csv_col(a, "execution.execution_id") >= 0) {
+        /* IOPS's flattened layout names its variables: vars.NAME */
+        if (flat)
+            *flat = true;
+        for (size_t c = 0; c < a->header.nfields; c++)
+            if (!strncmp(a->header.fields[c], "vars.", 5) && !push_name(vars, &n, &cap, a->header.fields[c] + 5))
+                break;
+    } else if (a && b && a->header.nfields > 2 && b->header.nfields > 2 &&
         !strcmp(a->header.fields[0], "execution_id") && !strcmp(b->header.fields[0], "execution_id")) {
         for (size_t c = 2; c < a->header.nfields && c < b->header.nfields; c++) {
             if (strcmp(a->header.fields[c], b->header.fields[c]) != 0)

@@ -46,7 +46,8 @@ typedef struct {
 void pd_rep_run_load(const char *run_dir, pd_rep_run *run);
 void pd_rep_run_free(pd_rep_run *run);
 
-/* A results.csv-shaped table: execution_id,repetition,<vars>,<metrics>.
+/* A results.csv-shaped table: execution_id,repetition,<vars>,<metrics>
+ * (IOPS's flattened layout is read as that: pd_iops_results_to_short).
  * Metric columns are those holding numbers only (empty cells allowed, at least
  * one number); other non-variable columns are listed in skipped. */
 typedef struct {
@@ -73,8 +74,10 @@ int pd_rep_table_metric(const pd_rep_table *t, const char *name);
 int pd_rep_table_var(const pd_rep_table *t, const char *name);
 
 /* Column names after execution_id,repetition that two headers share as a
- * common prefix: the variables when no params file names them. */
-size_t pd_rep_common_prefix_vars(const char *path_a, const char *path_b, char ***vars);
+ * common prefix: the variables when no params file names them. When
+ * path_a has IOPS's flattened layout, its vars.NAME columns' names, and
+ * *flat (may be NULL) is set true. */
+size_t pd_rep_common_prefix_vars(const char *path_a, const char *path_b, char ***vars, bool *flat);
 
 /* Distinct values of variable v in table order; sorted numerically when all
  * are numbers (*numeric set). Returns count; free with pd_rep_names_free. */

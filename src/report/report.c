@@ -121,8 +121,11 @@ static void load_tables(pd_page *pg)
         pg->vars_origin = "__iops_params.json";
     } else if (rp.data && sp.data) {
         /* no params files: both tables start with the same variable columns */
-        pg->nvars = pd_rep_common_prefix_vars(rp.data, sp.data, &pg->vars);
-        pg->vars_origin = pg->nvars ? "the columns results.csv and the summary share" : NULL;
+        bool flat;
+        pg->nvars = pd_rep_common_prefix_vars(rp.data, sp.data, &pg->vars, &flat);
+        pg->vars_origin = !pg->nvars ? NULL
+                          : flat     ? "results.csv's vars.* columns"
+                                     : "the columns results.csv and the summary share";
     }
     if (rp.data)
         pg->have_results = pd_rep_table_load(rp.data, pg->vars, pg->nvars, &pg->results,

@@ -78,7 +78,7 @@ for s in adaptive:1 adaptive_step:0 adaptive_float:0; do
     want=${s#*:} s=${s%:*}
     sed '/parser_script: |/,/return {/d' "$FX/$s.yaml" >"$s.yaml"
     rc=0
-    "$PD" bench --parallel 1 --workdir "$T/wd_$s" "$s.yaml" >"$s.out" 2>"$s.err" || rc=$?
+    "$PD" bench --results-layout short --parallel 1 --workdir "$T/wd_$s" "$s.yaml" >"$s.out" 2>"$s.err" || rc=$?
     [ "$rc" -eq "$want" ] || { cat "$s.err"; fail "$s: exit $rc, expected $want"; }
     R=wd_$s/run_001
     cmp -s "$FX/$s/run_001/order.txt" "$R/order.txt" ||

@@ -105,7 +105,7 @@ scripts:
       [ {{ x }} -ne 3 ] || sleep 60
     parser: {file: out.txt, metrics: [{name: xv}, {name: step}, {name: job}, {name: setup}]}
 EOF2
-rc=0; "$PD" bench "$W/single.yaml" -q >"$W/single.out" 2>"$W/single.err" || rc=$?
+rc=0; "$PD" bench --results-layout short "$W/single.yaml" -q >"$W/single.out" 2>"$W/single.err" || rc=$?
 R=$W/single/run_001
 [ "$rc" -eq 1 ] || { cat "$W/single.err"; fail "single allocation: exit $rc, want 1 (x=3 times out)"; }
 job=$(sed -n 's/.*"job_id": "\(.*\)".*/\1/p' "$R/exec_0001/repetition_001/__iops_status.json")

@@ -133,7 +133,7 @@ scripts:
       [ {{ x }} -ne 2 ] || exit 4
     parser: {file: out.txt, metrics: [{name: xv}, {name: job}]}
 EOF
-rc=0; STUB_CLASSIC=1 STUB_NO_ACCOUNTING=1 "$PD" bench cmds.yaml -q >out.log 2>err.log || rc=$?
+rc=0; STUB_CLASSIC=1 STUB_NO_ACCOUNTING=1 "$PD" bench --results-layout short cmds.yaml -q >out.log 2>err.log || rc=$?
 [ "$rc" -eq 1 ] || { cat err.log; fail "custom commands: exit $rc, want 1 (exec_0002 fails)"; }
 R=$T/wd_cmds/run_001
 grep -qxF "[--account=acme corp][--parsable][--job-name=sj_exec_0001_r1][--chdir=$R/exec_0001/repetition_001][--output=$R/exec_0001/repetition_001/stdout][--error=$R/exec_0001/repetition_001/stderr][$R/exec_0001/repetition_001/run_sj.sh]" jobs/mysub.log ||
@@ -199,7 +199,7 @@ scripts:
       [ {{ x }} -ne 3 ] || [ {{ repetition }} -ne 2 ] || { sleep 30; echo not killed >>{{ workdir }}/late; }
     parser: {file: out.txt, metrics: [{name: xv}, {name: job}, {name: setup}]}
 EOF
-rc=0; "$PD" bench single.yaml >out.log 2>err.log || rc=$?
+rc=0; "$PD" bench --results-layout short single.yaml >out.log 2>err.log || rc=$?
 [ "$rc" -eq 1 ] || { cat err.log; fail "single: exit $rc, want 1"; }
 R=$T/wd_single/run_001
 [ "$(wc -l <jobs/sbatch.log)" -eq 1 ] || fail "single: $(wc -l <jobs/sbatch.log) submissions, want 1: $(cat jobs/sbatch.log)"

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -194,6 +195,29 @@ static void test_write_atomic_writes_through_fifos(void **state)
         assert_true(S_ISLNK(st.st_mode));
     }
     unlink(link);
+    unlink(fifo);
+    assert_int_equal(rmdir(dir), 0); /* no temporary left */
+}
+
+/* A FIFO nobody reads (one planted where a run writes results.csv): the
+ * write fails with ENXIO after the reader wait instead of blocking for
+ * ever, and the FIFO stays a FIFO. */
+static void test_write_atomic_fifo_without_reader_fails(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pd-atomic-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char fifo[256];
+    snprintf(fifo, sizeof fifo, "%s/results.csv", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    pd_set_fifo_reader_wait(50);
+    errno = 0;
+    assert_int_equal(pd_write_file_atomic(fifo, "a,b\n", 4), -1);
+    assert_int_equal(errno, ENXIO);
+    pd_set_fifo_reader_wait(10000);
+    struct stat st;
+    assert_int_equal(lstat(fifo, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
     unlink(fifo);
     assert_int_equal(rmdir(dir), 0); /* no temporary left */
 }
@@ -447,6 +471,7 @@ int main(void)
         cmocka_unit_test(test_parse_numbers),
         cmocka_unit_test(test_reader_complete_lines),
         cmocka_unit_test(test_write_atomic_writes_through_fifos),
+        cmocka_unit_test(test_write_atomic_fifo_without_reader_fails),
         cmocka_unit_test(test_write_atomic_ignores_planted_links),
         cmocka_unit_test(test_sysroot_override),
         cmocka_unit_test(test_str_and_trim),

@@ -159,6 +159,37 @@ static int write_all(int fd, const char *data, size_t len)
     return 0;
 }
 
+static unsigned fifo_wait_ms = 10000;
+
+void pd_set_fifo_reader_wait(unsigned ms) { fifo_wait_ms = ms; }
+
+/* A FIFO opened for writing waits for a reader; one that never comes (a
+ * FIFO planted where a run writes results.csv) hung the run at its end,
+ * deaf to SIGTERM. So the open does not block: it is tried every 10 ms
+ * until a reader is there (a pipeline's reader may start a moment after
+ * the writer) or the wait is over, then fails with ENXIO. Writes block as
+ * usual once it is open. */
+static int open_fifo_writer(const char *path)
+{
+    for (unsigned waited = 0;; waited += 10) {
+        int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd >= 0) {
+            int fl = fcntl(fd, F_GETFL);
+            if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+                int e = errno;
+                close(fd);
+                errno = e;
+                return -1;
+            }
+            return fd;
+        }
+        if (errno != ENXIO || waited >= fifo_wait_ms)
+            return -1;
+        struct timespec ten = {0, 10 * 1000 * 1000};
+        nanosleep(&ten, NULL);
+    }
+}
+
 int pd_write_file_atomic(const char *path, const char *data, size_t len)
 {
     /* A device, FIFO or socket (-o /dev/null, -o /dev/stdout, a pipe), or a
@@ -166,7 +197,7 @@ int pd_write_file_atomic(const char *path, const char *data, size_t len)
      * itself (as root, `-o /dev/null` left /dev/null a regular file). */
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-        int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        int fd = S_ISFIFO(st.st_mode) ? open_fifo_writer(path) : open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
             return -1;
         int rc = write_all(fd, data, len);

@@ -34,6 +34,9 @@ const char *pd_read_strerror(int err);
 /* Writes (truncating) or atomically replaces a file: 0 or -1 with errno. */
 int pd_write_file(const char *path, const char *data, size_t len);
 int pd_write_file_atomic(const char *path, const char *data, size_t len);
+/* How long pd_write_file_atomic waits for a FIFO's reader before it fails
+ * with ENXIO (default 10 s; tests shorten it). */
+void pd_set_fifo_reader_wait(unsigned ms);
 /* mkdir -p; 0 on success (existing dirs are fine). */
 int pd_mkdir_p(const char *path, unsigned mode);
 /* dir + "/" + name into out; returns 0, or -1 with errno = ENAMETOOLONG when

@@ -225,6 +225,39 @@ static void test_close_inputs_scale_linearly(void **state)
     assert_float_equal(plan_of(0).predicted_time, 0.030, 1e-9);
 }
 
+/* Each visit of an input (its instances until another input runs) starts
+ * with a slower instance, 1.5x the rest (cold caches and TLB, arrays just
+ * allocated): the runtime learns that factor from the visits it saw and
+ * predicts a visit's first instance with it, while the later instances are
+ * predicted from the visit's times with its first one divided by it. */
+static void test_visit_warmup_is_learned(void **state)
+{
+    (void)state;
+    const double a[] = {0.015, 0.010, 0.010, 0.010};
+    for (int i = 0; i < 4; i++)
+        instance(a[i]);
+    assert_float_equal(plan_of(0).predicted_time, 0.010, 1e-9); /* same visit: 15 ms counts as 10 */
+    /* B, twice the bytes: A's 10 ms scaled by Eq. 1 (x2), as a visit's first (x1.5) */
+    assert_int_equal(pd_object_update(0, buf, 4 * MB), PD_OK);
+    assert_float_equal(plan_of(0).predicted_time, 0.030, 1e-9);
+    const double b[] = {0.030, 0.020, 0.020, 0.020};
+    for (int i = 0; i < 4; i++)
+        instance(b[i]);
+    assert_float_equal(plan_of(0).predicted_time, 0.020, 1e-9);
+    /* A again, freed and allocated again: its own 10 ms, as a visit's first */
+    assert_int_equal(pd_object_update(0, buf + 4 * MB, 2 * MB), PD_OK);
+    pd_task_plan p = plan_of(0);
+    assert_int_equal(p.same_input, 1);
+    assert_float_equal(p.predicted_time, 0.015, 1e-9);
+    instance(0.015);
+    assert_float_equal(plan_of(0).predicted_time, 0.010, 1e-9);
+    /* PADDISER_VISIT_WARMUP=off: the times as they came (median of A's 15, 10, 10, 10, 15) */
+    setenv("PADDISER_VISIT_WARMUP", "off", 1);
+    assert_int_equal(pd_object_update(0, buf, 4 * MB), PD_OK);
+    assert_float_equal(plan_of(0).predicted_time, 0.020, 1e-9); /* B's median, no factor */
+    unsetenv("PADDISER_VISIT_WARMUP");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -233,6 +266,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_inputs_seen_before_use_their_own_history, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_input_growth_is_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_inputs_scale_linearly, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_visit_warmup_is_learned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stable_input_rests_on_more_instances_and_follows_a_shift, setup,
                                         teardown),
     };

@@ -391,6 +391,7 @@ static void remember_input(rt_task *t, const rt_instance *in)
     e->scale = task_input_bytes(t, 1);
     e->time[e->next] = in->time;
     e->r0[e->next] = in->r0;
+    e->first[e->next] = in->visit_first;
     e->next = (e->next + 1) % RT_INPUT_KEEP;
     if (e->n < RT_INPUT_KEEP)
         e->n++;
@@ -424,7 +425,10 @@ static int instance_perturbed(void)
 void rt_record_instance(rt_task *t)
 {
     double L, scale = task_scale(t, 1, NULL, &L);
-    rt_instance in = {rt_input_signature(1), t->last_time, t->last_r0, scale, instance_perturbed()};
+    rt_instance in = {rt_input_signature(1), t->last_time, t->last_r0, scale, instance_perturbed(), 0};
+    in.visit_first = !t->ran_before || t->prev_input != in.input;
+    t->prev_input = in.input;
+    t->ran_before = 1;
     if (!(in.time > 0) || !(in.r0 >= 0) || !(in.scale > 0) || !isfinite(in.time))
         return; /* nothing to learn from (a task that took no time) */
     /* Perturbed instances count only while the task has nothing better:
@@ -478,6 +482,64 @@ static int stable_window(double *v, int n)
     return k;
 }
 
+/* A visit: the instances a task runs of one input before it runs another.
+ * Its first instance is often slower than the rest (the input's pages,
+ * caches and TLB are cold, its arrays were just allocated; 1.3-1.5x on the
+ * phases example), and the same again on every later visit of an input.
+ * The factor is the median, over the task's recorded visits (at most the
+ * last RT_WARMUP_VISITS), of the first instance's DRAM-only time over the
+ * median of the visit's next instances (at least two). A visit whose first
+ * instance was not recorded (sampled while most are not) gives none; nor
+ * does the oldest recorded one, whose start the ring may have lost. 1
+ * without any. Predictions divide a visit's first out of the times they
+ * rest on and multiply a new visit's first back in (robust_dram_time). */
+#define RT_WARMUP_VISITS 8
+#define RT_WARMUP_MIN 0.5
+#define RT_WARMUP_MAX 3.0
+
+static double dram_time_of(const rt_instance *h, double sigma)
+{
+    return h->time / (sigma - (sigma - 1.0) * h->r0);
+}
+
+static double visit_warmup(const rt_task *t, double sigma)
+{
+    const char *off = getenv("PADDISER_VISIT_WARMUP"); /* off: no factor (bench comparisons) */
+    if (off && (!strcmp(off, "off") || !strcmp(off, "0")))
+        return 1.0;
+    double ratio[RT_WARMUP_VISITS];
+    int nr = 0;
+    /* newest first: i is a visit's first; its next ones are i-1, i-2, ... */
+    for (int i = 0; i < t->nhist && nr < RT_WARMUP_VISITS; i++) {
+        const rt_instance *f = recent(t, i);
+        if (!f->visit_first || f->perturbed)
+            continue;
+        int oldest = 1; /* no earlier visit start recorded below it */
+        for (int k = i + 1; k < t->nhist && oldest; k++)
+            oldest = !recent(t, k)->visit_first;
+        if (oldest && t->nhist == RT_HISTORY)
+            continue;
+        double v[RT_WINDOW];
+        int n = 0;
+        for (int k = i - 1; k >= 0 && n < RT_WINDOW; k--) {
+            const rt_instance *h = recent(t, k);
+            if (h->visit_first || h->input != f->input)
+                break;
+            if (!h->perturbed)
+                v[n++] = dram_time_of(h, sigma);
+        }
+        if (n < 2)
+            continue;
+        double rest = pd_median(v, (size_t)n);
+        if (rest > 0)
+            ratio[nr++] = dram_time_of(f, sigma) / rest;
+    }
+    if (nr == 0)
+        return 1.0;
+    double w = pd_median(ratio, (size_t)nr);
+    return w < RT_WARMUP_MIN ? RT_WARMUP_MIN : w > RT_WARMUP_MAX ? RT_WARMUP_MAX : w;
+}
+
 /* How a task's DRAM-only time grows with its input, read from the inputs
  * it ran: an input's time is rarely proportional to its size (caches and
  * TLB reach hold a small input's working set, a large one's not; fixed
@@ -513,7 +575,7 @@ static int by_log_s(const void *a, const void *b)
  * SCALE_EXP_MIN..MAX, 1 while their sizes span less than 25 %). NAN with
  * fewer than two inputs of different sizes: then the caller scales by Eq. 1
  * alone. *used: the instances it rests on. */
-static double new_input_dram_time(const rt_task *t, double size_next, double sigma, int *used)
+static double new_input_dram_time(const rt_task *t, double size_next, double sigma, double warmup, int *used)
 {
     input_point pt[RT_INPUTS];
     int np = 0;
@@ -524,7 +586,7 @@ static double new_input_dram_time(const rt_task *t, double size_next, double sig
         if (e->n == 0 || !(e->scale > 0))
             continue;
         for (int k = 0; k < e->n; k++)
-            v[k] = e->time[k] / (sigma - (sigma - 1.0) * e->r0[k]);
+            v[k] = e->time[k] / (sigma - (sigma - 1.0) * e->r0[k]) / (e->first[k] ? warmup : 1.0);
         double med = pd_median(v, (size_t)e->n);
         if (!(med > 0))
             continue;
@@ -585,26 +647,31 @@ static double new_input_dram_time(const rt_task *t, double size_next, double sig
 static double robust_dram_time(rt_task *t, double scale_next, double sigma)
 {
     uint64_t next = rt_input_signature(0);
+    /* a visit's first instances weigh as the rest would have; the next
+     * instance, if it starts a visit, as a first */
+    double warmup = visit_warmup(t, sigma);
+    double ahead = t->ran_before && t->prev_input == next ? 1.0 : warmup;
+    t->pred_warmup = ahead;
     double v[RT_WINDOW_MAX];
     int n = 0;
     for (int i = 0; i < t->nhist && n < RT_WINDOW_MAX; i++) {
         const rt_instance *h = recent(t, i);
         if (h->input == next)
-            v[n++] = h->time / (sigma - (sigma - 1.0) * h->r0);
+            v[n++] = dram_time_of(h, sigma) / (h->visit_first ? warmup : 1.0);
     }
     t->pred_same_input = n > 0;
     double unit = 1.0;
     if (n == 0) {
         int used;
-        double d = new_input_dram_time(t, task_input_bytes(t, 0), sigma, &used);
+        double d = new_input_dram_time(t, task_input_bytes(t, 0), sigma, warmup, &used);
         if (isfinite(d)) {
             t->pred_n = used;
             t->pred_cv = NAN; /* several inputs' times: no one spread */
-            return d;
+            return ahead * d;
         }
         for (int i = 0; i < t->nhist && n < RT_WINDOW; i++) {
             const rt_instance *h = recent(t, i);
-            v[n++] = h->time / (sigma - (sigma - 1.0) * h->r0) / h->scale;
+            v[n++] = dram_time_of(h, sigma) / (h->visit_first ? warmup : 1.0) / h->scale;
         }
         unit = scale_next;
     }
@@ -621,7 +688,7 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
             dev[i] = fabs(v[i] - med);
         t->pred_cv = 1.4826 * pd_median(dev, (size_t)n) / med; /* MAD, as a normal sigma */
     }
-    return unit * med;
+    return ahead * unit * med;
 }
 
 void rt_predict_times(task_pred *tp)

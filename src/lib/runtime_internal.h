@@ -64,6 +64,8 @@ typedef struct {
     double scale;   /* Eq. 1 scale of its input against the base input */
     int perturbed;  /* ran sampled while most instances are not (its time is the
                        page sampler's too): kept only until an unperturbed one */
+    int visit_first; /* the first instance after another input ran (predict.c,
+                        visit_warmup): a visit's first is often slower */
 } rt_instance;
 
 /* The recent instances of one input of a task, kept while it runs others:
@@ -75,6 +77,7 @@ typedef struct {
     uint64_t input;      /* rt_input_signature */
     double scale;        /* its size (predict.c task_input_bytes), as last recorded */
     double time[RT_INPUT_KEEP], r0[RT_INPUT_KEEP];
+    int first[RT_INPUT_KEEP]; /* rt_instance.visit_first */
     int n, next;         /* ring of its instances */
     unsigned long stamp; /* when it last ran (task's instance clock) */
 } rt_input_times;
@@ -125,6 +128,9 @@ typedef struct {
 
     rt_instance hist[RT_HISTORY]; /* ring, hist_next the oldest once full */
     int nhist, hist_next;
+    uint64_t prev_input;  /* rt_input_signature of the last instance it ran */
+    int ran_before;       /* ... which exists */
+    double pred_warmup;   /* visit warm-up factor the last prediction used (1: none) */
     rt_input_times inputs[RT_INPUTS]; /* per input, for new inputs' predictions */
     int ninputs;
     unsigned long input_clock;

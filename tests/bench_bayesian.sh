@@ -101,4 +101,15 @@ R=$(run all.yaml)
 n=$(ls -d "$R"/exec_* | wc -l)
 [ "$n" -eq 90 ] || fail "fallback_to_exhaustive: $n executions, want 90"
 grep -q "running all of them (fallback_to_exhaustive)" all.yaml.err || fail "fallback: no warning: $(cat all.yaml.err)"
+# Ctrl-C (the third run sends SIGINT to paddiser, its parent): exit 130,
+# and the message says a bayesian search cannot be resumed (--resume
+# refuses it) instead of printing a --resume command
+study minimize "$F" 12 "" "" |
+    sed 's|^      echo "{{ execution_id }} |      if [ {{ execution_id }} -eq 2 ] \&\& [ {{ repetition }} -eq 1 ]; then kill -INT $PPID; sleep 1; fi\n      echo "{{ execution_id }} |' >int.yaml
+grep -q 'kill -INT' int.yaml || fail "int.yaml"
+rc=0
+"$PD" bench -q --parallel 1 int.yaml >int.out 2>int.err || rc=$?
+[ "$rc" -eq 130 ] || { cat int.err; fail "interrupted: exit $rc, expected 130"; }
+grep -q 'a bayesian search cannot be resumed: start a new run' int.err || { cat int.err; fail "interrupted: message"; }
+! grep -q 'resume with' int.err || { cat int.err; fail "interrupted: a --resume hint"; }
 echo "bench_bayesian: OK"

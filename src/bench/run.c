@@ -1191,9 +1191,9 @@ prepare_more:
     for (size_t k = first_task; k < run->ntasks; k++) {
         pd_bench_task *t = &run->tasks[k];
         if (pd_proc_poll_interrupt()) {
-            if (adaptive)
-                fprintf(stderr, "paddiser bench: interrupted while preparing %s; an adaptive search cannot be "
-                                "resumed: start a new run\n", run->run_dir);
+            if (adaptive || bayesian)
+                fprintf(stderr, "paddiser bench: interrupted while preparing %s; %s search cannot be "
+                                "resumed: start a new run\n", run->run_dir, adaptive ? "an adaptive" : "a bayesian");
             else
                 fprintf(stderr, "paddiser bench: interrupted while preparing %s, before any repetition started; "
                                 "resume with: paddiser bench %s --resume %s\n",
@@ -1346,11 +1346,11 @@ prepare_more:
         timed_out += st == PD_TASK_TIMED_OUT;
         cancelled += (st == PD_TASK_CANCELLED || st == PD_TASK_PENDING) && !run->tasks[k].not_in_cache;
     }
-    if (xrc != 0 && adaptive) {
+    if (xrc != 0 && (adaptive || bayesian)) { /* --resume refuses both (above) */
         fprintf(stderr,
                 "paddiser bench: interrupted: %zu succeeded, %zu failed, %zu cancelled or not started\n"
-                "paddiser bench: an adaptive search cannot be resumed: start a new run\n",
-                ok, failed, cancelled);
+                "paddiser bench: %s search cannot be resumed: start a new run\n",
+                ok, failed, cancelled, adaptive ? "an adaptive" : "a bayesian");
         status = xrc;
         goto out;
     }

@@ -6,6 +6,36 @@ set -eu
 BUILD=${BUILD:-build}
 WORKDIR=${DEMO_WORKDIR:-$BUILD/demo}
 ${MAKE:-make} -s --no-print-directory "$BUILD/membw-triad" >/dev/null
+# csv_columns FILE NAME,NAME,...: those columns of a results.csv (quoted
+# fields allowed; either layout), each header without its "vars." or
+# "metrics." prefix. awk, not python3: a fresh Debian has no python3.
+csv_columns() {
+    awk -v want="$2" '
+    function fields(line, f,   n, i, c, q, cur) {
+        n = 0; cur = ""; q = 0
+        for (i = 1; i <= length(line); i++) {
+            c = substr(line, i, 1)
+            if (q) {
+                if (c == "\"" && substr(line, i + 1, 1) == "\"") { cur = cur c; i++ }
+                else if (c == "\"") q = 0
+                else cur = cur c
+            } else if (c == "\"") q = 1
+            else if (c == ",") { f[++n] = cur; cur = "" }
+            else cur = cur c
+        }
+        f[++n] = cur
+        return n
+    }
+    NR == 1 {
+        n = fields($0, h); m = split(want, w, ",")
+        for (j = 1; j <= m; j++) for (i = 1; i <= n; i++) if (h[i] == w[j]) at[j] = i
+        out = ""
+        for (j = 1; j <= m; j++) { name = w[j]; sub(/^[a-z]+\./, "", name); out = out (j > 1 ? "," : "") name }
+        print out; next
+    }
+    { fields($0, f); out = ""; for (j = 1; j <= m; j++) out = out (j > 1 ? "," : "") (at[j] ? f[at[j]] : ""); print out }
+    ' "$1"
+}
 export MEMBW_BIN="$(cd "$BUILD" && pwd)/membw-triad"
 echo "== paddiser bench examples/membw/membw.yaml (workdir $WORKDIR)"
 rc=0
@@ -14,7 +44,9 @@ run=$(ls -d "$WORKDIR"/run_[0-9]* 2>/dev/null | sort | tail -n 1)
 if [ -n "$run" ] && [ -f "$run/results.csv" ]; then
     echo
     echo "== $run/results.csv"
-    column -s, -t <"$run/results.csv" 2>/dev/null || cat "$run/results.csv"
+    csv_columns "$run/results.csv" \
+        execution.execution_id,execution.repetition,vars.size_mib,vars.threads,metrics.bandwidth_mbs,metrics.best_time_s |
+        { column -s, -t 2>/dev/null || cat; }
     echo
     echo "results: $run/results.csv"
     if [ -f "$run/__iops_resource_summary.csv" ]; then echo "summary: $run/__iops_resource_summary.csv"; else echo "summary: (none written)"; fi
@@ -32,8 +64,10 @@ prun=$(ls -d "$WORKDIR/placement"/run_[0-9]* 2>/dev/null | sort | tail -n 1)
 if [ -n "$prun" ] && [ -f "$prun/results.csv" ]; then
     # workload, planner, capacity and the chosen policy's makespan and gains
     # (sorted by workload, capacity, planner)
-    { head -n 1 "$prun/results.csv"; tail -n +2 "$prun/results.csv" | sort -t, -k3,3 -k5,5n -k4,4; } |
-        cut -d, -f3-5,7,10-12 | { column -s, -t 2>/dev/null || cat; }
+    csv_columns "$prun/results.csv" vars.workload,vars.policy,vars.capacity_pct,metrics.makespan_s,metrics.gain_vs_first_touch,metrics.gain_vs_hot_first,metrics.gain_vs_memory_mode >"$prun/.demo_table"
+    { head -n 1 "$prun/.demo_table"; tail -n +2 "$prun/.demo_table" | sort -t, -k1,1 -k3,3n -k2,2; } |
+        { column -s, -t 2>/dev/null || cat; }
+    rm -f "$prun/.demo_table"
     if [ -f "$prun/report.html" ]; then
         echo "placement report: $prun/report.html (per-task makespan bars of every policy, $(wc -c <"$prun/report.html" | tr -d ' ') bytes)"
     fi

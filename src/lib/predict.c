@@ -483,14 +483,15 @@ static int stable_window(double *v, int n)
 }
 
 /* A visit: the instances a task runs of one input before it runs another.
- * Its first instance is often slower than the rest (the input's pages,
- * caches and TLB are cold, its arrays were just allocated; 1.3-1.5x on the
- * phases example), and the same again on every later visit of an input.
- * The factor is the median, over the task's recorded visits (at most the
- * last RT_WARMUP_VISITS), of the first instance's DRAM-only time over the
- * median of the visit's next instances (at least two). A visit whose first
- * instance was not recorded (sampled while most are not) gives none; nor
- * does the oldest recorded one, whose start the ring may have lost. 1
+ * Its first instance can be slower than the rest (the input's pages,
+ * caches and TLB are cold, its arrays were just allocated), and so again on
+ * every later visit of an input: on the phases example 1.02x the next ones
+ * with --passes 3 (docs/runtime.md), more with shorter instances. The
+ * factor is the median, over the task's recorded visits (at most the last
+ * RT_WARMUP_VISITS), of the first instance's DRAM-only time over the median
+ * of the visit's next instances (at least two). A visit whose first
+ * instance was not recorded (sampled while most are not, or dropped as
+ * perturbed) gives none: its next instances are not marked as a first. 1
  * without any. Predictions divide a visit's first out of the times they
  * rest on and multiply a new visit's first back in (robust_dram_time). */
 #define RT_WARMUP_VISITS 8
@@ -513,11 +514,6 @@ static double visit_warmup(const rt_task *t, double sigma)
     for (int i = 0; i < t->nhist && nr < RT_WARMUP_VISITS; i++) {
         const rt_instance *f = recent(t, i);
         if (!f->visit_first || f->perturbed)
-            continue;
-        int oldest = 1; /* no earlier visit start recorded below it */
-        for (int k = i + 1; k < t->nhist && oldest; k++)
-            oldest = !recent(t, k)->visit_first;
-        if (oldest && t->nhist == RT_HISTORY)
             continue;
         double v[RT_WINDOW];
         int n = 0;
@@ -651,7 +647,6 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
      * instance, if it starts a visit, as a first */
     double warmup = visit_warmup(t, sigma);
     double ahead = t->ran_before && t->prev_input == next ? 1.0 : warmup;
-    t->pred_warmup = ahead;
     double v[RT_WINDOW_MAX];
     int n = 0;
     for (int i = 0; i < t->nhist && n < RT_WINDOW_MAX; i++) {

@@ -130,7 +130,6 @@ typedef struct {
     int nhist, hist_next;
     uint64_t prev_input;  /* rt_input_signature of the last instance it ran */
     int ran_before;       /* ... which exists */
-    double pred_warmup;   /* visit warm-up factor the last prediction used (1: none) */
     rt_input_times inputs[RT_INPUTS]; /* per input, for new inputs' predictions */
     int ninputs;
     unsigned long input_clock;

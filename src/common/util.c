@@ -167,8 +167,9 @@ void pd_set_fifo_reader_wait(unsigned ms) { fifo_wait_ms = ms; }
  * FIFO planted where a run writes results.csv) hung the run at its end,
  * deaf to SIGTERM. So the open does not block: it is tried every 10 ms
  * until a reader is there (a pipeline's reader may start a moment after
- * the writer) or the wait is over, then fails with ENXIO. Writes block as
- * usual once it is open. */
+ * the writer) or the wait is over, then fails with EPIPE, what writing to
+ * a pipe nobody reads gives ("Broken pipe" says more than open's ENXIO).
+ * Writes block as usual once it is open. */
 static int open_fifo_writer(const char *path)
 {
     for (unsigned waited = 0;; waited += 10) {
@@ -183,8 +184,12 @@ static int open_fifo_writer(const char *path)
             }
             return fd;
         }
-        if (errno != ENXIO || waited >= fifo_wait_ms)
+        if (errno != ENXIO)
             return -1;
+        if (waited >= fifo_wait_ms) {
+            errno = EPIPE;
+            return -1;
+        }
         struct timespec ten = {0, 10 * 1000 * 1000};
         nanosleep(&ten, NULL);
     }

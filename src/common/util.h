@@ -35,7 +35,7 @@ const char *pd_read_strerror(int err);
 int pd_write_file(const char *path, const char *data, size_t len);
 int pd_write_file_atomic(const char *path, const char *data, size_t len);
 /* How long pd_write_file_atomic waits for a FIFO's reader before it fails
- * with ENXIO (default 10 s; tests shorten it). */
+ * with EPIPE (default 10 s; tests shorten it). */
 void pd_set_fifo_reader_wait(unsigned ms);
 /* mkdir -p; 0 on success (existing dirs are fine). */
 int pd_mkdir_p(const char *path, unsigned mode);

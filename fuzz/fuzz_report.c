@@ -29,7 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             pd_rep_table_free(&t);
         }
         char **common;
-        (void)pd_rep_common_prefix_vars(path, path, &common);
+        bool flat;
+        (void)pd_rep_common_prefix_vars(path, path, &common, &flat);
         pd_rep_names_free(common);
     } else {
         const char *path = fuzz_write(0, "paddiser_tasks.csv", data + 1, size - 1);

@@ -15,7 +15,7 @@
 
 #include "common/util.h"
 #include "lib/page_sampler.h"
-#include "lib/run_sort.h"
+#include "lib/addr_sort.h"
 #include "lib/placement.h"
 #include "lib/runtime_internal.h"
 

@@ -1,7 +1,7 @@
-/* rt_sort_runs and rt_sort_by_address (src/lib/run_sort.c), the sync
- * point's sorts of page lists: the same order as qsort on every shape of
- * input (sorted, reversed, a few long runs, many short ones, duplicates,
- * page addresses far apart), and stable, which qsort need not be. */
+/* rt_sort_by_address (src/lib/addr_sort.c), the sync point's sort of page
+ * lists: the same order as qsort on every shape of input (sorted,
+ * reversed, a few long runs, many short ones, duplicates, page addresses
+ * far apart), and stable, which qsort need not be. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "lib/run_sort.h"
+#include "lib/addr_sort.h"
 
 typedef struct {
     uintptr_t key; /* first: rt_sort_by_address sorts by it */
@@ -32,9 +32,9 @@ static int cmp_key_pos(const void *a, const void *b)
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-/* Sorts v by key with rt_sort_runs and checks it against qsort by (key,
+/* Sorts v by key with rt_sort_by_address and checks it against qsort by (key,
  * original position): equal keys stay in their order. */
-static void check_with(item *v, size_t n, int radix)
+static void check(item *v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         v[i].pos = i;
@@ -42,25 +42,12 @@ static void check_with(item *v, size_t n, int radix)
     assert_non_null(want);
     memcpy(want, v, n * sizeof *v);
     qsort(want, n, sizeof *want, cmp_key_pos);
-    if (radix)
-        rt_sort_by_address(v, n, sizeof *v, cmp_key);
-    else
-        rt_sort_runs(v, n, sizeof *v, cmp_key);
+    rt_sort_by_address(v, n, sizeof *v, cmp_key);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(v[i].key, want[i].key);
         assert_int_equal(v[i].pos, want[i].pos);
     }
     free(want);
-}
-
-static void check(item *v, size_t n)
-{
-    item *copy = malloc((n ? n : 1) * sizeof *copy);
-    assert_non_null(copy);
-    memcpy(copy, v, n * sizeof *v);
-    check_with(v, n, 0);
-    check_with(copy, n, 1);
-    free(copy);
 }
 
 static void test_shapes(void **state)
@@ -110,5 +97,5 @@ static void test_shapes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_shapes)};
-    return cmocka_run_group_tests_name("run_sort", tests, NULL, NULL);
+    return cmocka_run_group_tests_name("addr_sort", tests, NULL, NULL);
 }

@@ -498,10 +498,13 @@ static int stable_window(double *v, int n)
 #define RT_WARMUP_MIN 0.5
 #define RT_WARMUP_MAX 3.0
 
-static double dram_time_of(const rt_instance *h, double sigma)
+/* An instance's time at DRAM share r0 brought to its DRAM-only time. */
+static double dram_only(double time, double r0, double sigma)
 {
-    return h->time / (sigma - (sigma - 1.0) * h->r0);
+    return time / (sigma - (sigma - 1.0) * r0);
 }
+
+static double dram_time_of(const rt_instance *h, double sigma) { return dram_only(h->time, h->r0, sigma); }
 
 static double visit_warmup(const rt_task *t, double sigma)
 {
@@ -582,7 +585,7 @@ static double new_input_dram_time(const rt_task *t, double size_next, double sig
         if (e->n == 0 || !(e->scale > 0))
             continue;
         for (int k = 0; k < e->n; k++)
-            v[k] = e->time[k] / (sigma - (sigma - 1.0) * e->r0[k]) / (e->first[k] ? warmup : 1.0);
+            v[k] = dram_only(e->time[k], e->r0[k], sigma) / (e->first[k] ? warmup : 1.0);
         double med = pd_median(v, (size_t)e->n);
         if (!(med > 0))
             continue;
@@ -701,7 +704,7 @@ void rt_predict_times(task_pred *tp)
     t->pred_mem_sd = mem_bound_given(t, &given) ? NAN : isfinite(t->pred_mem_se) ? t->pred_mem_se : MEM_BOUND_PRIOR_SD;
     double t_dram = robust_dram_time(t, scale, sigma);
     if (!isfinite(t_dram)) /* no usable instance yet: the base instance alone */
-        t_dram = scale * t->base_time / (sigma - (sigma - 1.0) * t->base_r0);
+        t_dram = scale * dram_only(t->base_time, t->base_r0, sigma);
     tp->t_dram = t_dram;
     tp->t_slow = sigma * t_dram;
 }

@@ -62,46 +62,27 @@ static bool script_sets_time(const char *path)
 char **pd_slurm_submit_argv(const pd_bench_run *run, const pd_bench_task *t)
 {
     /* slurm_options.commands.submit's words (default sbatch), then ours */
-    char err[128];
-    char **argv = pd_slurm_words(run->cfg.slurm.submit ? run->cfg.slurm.submit : PD_SLURM_DEFAULT_SUBMIT, NULL, err,
-                                 sizeof err);
+    char *args[7];
     size_t n = 0;
-    while (argv && argv[n])
-        n++;
-    char **grown = argv ? realloc(argv, (n + 8) * sizeof *argv) : NULL;
-    if (!grown) {
-        pd_free_argv(argv);
-        return NULL;
-    }
-    argv = grown;
-    size_t first = n;
     char name[128];
     snprintf(name, sizeof name, "%s_exec_%04d_r%d",
              t->script_idx < pd_bench_nscripts(&run->cfg) ? pd_bench_script_at(&run->cfg, t->script_idx)->name
                                                           : run->cfg.script.name,
              t->exec_id, t->repetition);
-    argv[n++] = pd_strdup("--parsable");
-    argv[n++] = fmt("--job-name=%s", name);
-    argv[n++] = fmt("--chdir=%s", t->dir);
-    argv[n++] = fmt("--output=%s/%s", t->dir, "stdout");
-    argv[n++] = fmt("--error=%s/%s", t->dir, "stderr");
+    args[n++] = pd_strdup("--parsable");
+    args[n++] = fmt("--job-name=%s", name);
+    args[n++] = fmt("--chdir=%s", t->dir);
+    args[n++] = fmt("--output=%s/%s", t->dir, "stdout");
+    args[n++] = fmt("--error=%s/%s", t->dir, "stderr");
     char *script = fmt("%s/%s", t->dir, pd_bench_task_script(run, t));
     if (run->cfg.timeout_s > 0 && script && !script_sets_time(script)) {
         /* SLURM's limit is in minutes: rounded up, it ends the job no sooner */
         long s = (long)ceil(run->cfg.timeout_s);
-        argv[n++] = fmt("--time=%ld:%02ld", s / 60, s % 60);
+        args[n++] = fmt("--time=%ld:%02ld", s / 60, s % 60);
     }
-    argv[n++] = script;
-    argv[n] = NULL;
-    for (size_t i = first; i < n; i++)
-        if (!argv[i]) {
-            for (size_t k = i + 1; k < n; k++)
-                free(argv[k]);
-            argv[i] = NULL;
-            pd_free_argv(argv);
-            return NULL;
-        }
-    return argv;
+    args[n++] = script;
+    char err[128];
+    return pd_slurm_submit_command(run, args, n, err, sizeof err);
 }
 
 pd_task_state pd_slurm_state(const char *state)
@@ -137,22 +118,12 @@ static int submit(pd_bench_run *run, pd_bench_task *t)
     char **argv = pd_slurm_submit_argv(run, t);
     if (!argv)
         return -1;
-    pd_str out = {0}, errout = {0};
-    char err[256] = "";
-    int st = pd_slurm_exec(run, argv, t->dir, &out, &errout, PD_SLURM_CALLER_SAYS_WHY, err, sizeof err);
-    pd_free_argv(argv);
-    char id[sizeof t->job_id];
-    int rc = 0;
-    if (st != 0 || !pd_slurm_parse_job_id(out.data, id, sizeof id)) {
-        fprintf(stderr, "paddiser bench: sbatch failed for exec_%04d rep %d: %s\n", t->exec_id, t->repetition,
-                st < 0 ? err : errout.data && *pd_trim(errout.data) ? errout.data : "no job id returned");
-        rc = -1;
-    } else {
-        snprintf(t->job_id, sizeof t->job_id, "%s", id);
-    }
-    pd_str_free(&out);
-    pd_str_free(&errout);
-    return rc;
+    char what[64], id[sizeof t->job_id];
+    snprintf(what, sizeof what, "exec_%04d rep %d", t->exec_id, t->repetition);
+    if (pd_slurm_submit(run, argv, t->dir, what, id, sizeof id) != 0)
+        return -1;
+    snprintf(t->job_id, sizeof t->job_id, "%s", id);
+    return 0;
 }
 
 /* Marks the tasks squeue no longer lists (or lists as finished) as done. */

@@ -30,6 +30,18 @@ enum {
 int pd_slurm_exec(const pd_bench_run *run, char *const argv[], const char *cwd, pd_str *out, pd_str *errout,
                   int flags, char *err, size_t errlen);
 
+/* The submit command: slurm_options.commands.submit's words (default
+ * sbatch), then args[0..nargs) (heap strings, taken over; a NULL among them
+ * is one that could not be made). A NULL-terminated heap argv, or NULL with
+ * err set (out of memory, or a template that does not split). */
+char **pd_slurm_submit_command(const pd_bench_run *run, char **args, size_t nargs, char *err, size_t errlen);
+
+/* Runs a submit command (argv, taken over) in cwd and reads the job id it
+ * prints into job: 0, or -1 said on stderr as "paddiser bench: CMD failed
+ * for WHAT: why". */
+int pd_slurm_submit(const pd_bench_run *run, char **argv, const char *cwd, const char *what, char *job,
+                    size_t joblen);
+
 /* The job id in a submit command's stdout: "N", "N;cluster" (--parsable),
  * "Submitted batch job N[ on cluster C]", or a last word of digits, as IOPS
  * reads it. False when there is none. */

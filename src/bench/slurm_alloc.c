@@ -274,36 +274,15 @@ static int submit(alloc *a)
         return -1;
     }
     free(text);
-    char err[256];
-    char **argv = pd_slurm_words(run->cfg.slurm.submit ? run->cfg.slurm.submit : PD_SLURM_DEFAULT_SUBMIT, NULL, err,
-                                 sizeof err);
-    size_t n = 0;
-    while (argv && argv[n])
-        n++;
-    char **grown = argv ? realloc(argv, (n + 3) * sizeof *argv) : NULL;
-    if (!grown) {
-        pd_free_argv(argv);
-        fprintf(stderr, "paddiser bench: out of memory\n");
+    char err[256], what[sizeof path + 32];
+    char *args[] = {pd_strdup("--parsable"), pd_strdup(path)};
+    char **argv = pd_slurm_submit_command(run, args, 2, err, sizeof err);
+    if (!argv) {
+        fprintf(stderr, "paddiser bench: cannot submit the single allocation (%s): %s\n", path, err);
         return -1;
     }
-    argv = grown;
-    argv[n] = pd_strdup("--parsable");
-    argv[n + 1] = pd_strdup(path);
-    argv[n + 2] = NULL;
-    pd_str out = {0}, errout = {0};
-    int st = argv[n] && argv[n + 1]
-                 ? pd_slurm_exec(run, argv, run->run_dir, &out, &errout, PD_SLURM_CALLER_SAYS_WHY, err, sizeof err)
-                 : PD_PROC_ERROR;
-    int rc = 0;
-    if (st != 0 || !pd_slurm_parse_job_id(out.data, a->job, sizeof a->job)) {
-        fprintf(stderr, "paddiser bench: %s failed for the single allocation (%s): %s\n", argv[0], path,
-                st < 0 ? err : errout.data && *pd_trim(errout.data) ? errout.data : "no job id returned");
-        rc = -1;
-    }
-    pd_free_argv(argv);
-    pd_str_free(&out);
-    pd_str_free(&errout);
-    return rc;
+    snprintf(what, sizeof what, "the single allocation (%s)", path);
+    return pd_slurm_submit(run, argv, run->run_dir, what, a->job, sizeof a->job);
 }
 
 int pd_exec_slurm_single(pd_bench_run *run, double poll_interval_s)

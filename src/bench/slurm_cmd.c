@@ -105,6 +105,48 @@ int pd_slurm_exec(const pd_bench_run *run, char *const argv[], const char *cwd, 
     return st;
 }
 
+char **pd_slurm_submit_command(const pd_bench_run *run, char **args, size_t nargs, char *err, size_t errlen)
+{
+    char **argv = pd_slurm_words(run->cfg.slurm.submit ? run->cfg.slurm.submit : PD_SLURM_DEFAULT_SUBMIT, NULL, err,
+                                 errlen);
+    size_t n = 0;
+    while (argv && argv[n])
+        n++;
+    char **grown = argv ? realloc(argv, (n + nargs + 1) * sizeof *argv) : NULL;
+    bool made = grown != NULL;
+    for (size_t i = 0; i < nargs; i++)
+        made &= args[i] != NULL;
+    if (!made) {
+        if (grown)
+            snprintf(err, errlen, "out of memory");
+        pd_free_argv(grown ? grown : argv);
+        for (size_t i = 0; i < nargs; i++)
+            free(args[i]);
+        return NULL;
+    }
+    memcpy(grown + n, args, nargs * sizeof *args);
+    grown[n + nargs] = NULL;
+    return grown;
+}
+
+int pd_slurm_submit(const pd_bench_run *run, char **argv, const char *cwd, const char *what, char *job,
+                    size_t joblen)
+{
+    pd_str out = {0}, errout = {0};
+    char err[256] = "";
+    int st = pd_slurm_exec(run, argv, cwd, &out, &errout, PD_SLURM_CALLER_SAYS_WHY, err, sizeof err);
+    int rc = 0;
+    if (st != 0 || !pd_slurm_parse_job_id(out.data, job, joblen)) {
+        fprintf(stderr, "paddiser bench: %s failed for %s: %s\n", argv[0], what,
+                st < 0 ? err : errout.data && *pd_trim(errout.data) ? errout.data : "no job id returned");
+        rc = -1;
+    }
+    pd_free_argv(argv);
+    pd_str_free(&out);
+    pd_str_free(&errout);
+    return rc;
+}
+
 static bool all_digits(const char *s, size_t n)
 {
     if (n == 0)

@@ -771,6 +771,14 @@ static int summary_and_report(void *arg)
     return rc;
 }
 
+/* A search that plans each point from the results before it cannot be
+ * resumed (--resume refuses it): its name for messages, NULL for the
+ * others. */
+static const char *unresumable_search(const pd_bench_config *cfg)
+{
+    return cfg->search == PD_SEARCH_BAYESIAN ? "a bayesian" : cfg->search == PD_SEARCH_ADAPTIVE ? "an adaptive" : NULL;
+}
+
 /* A bayesian point's objective from its tasks (tasks[first..ntasks)): the
  * objective_metric's mean over each execution's succeeded repetitions, the
  * best over its executions; NAN when none was measured. */
@@ -971,11 +979,12 @@ int pd_bench_main(const pd_bench_options *opt)
         fprintf(stderr, "paddiser bench: %s: configuration errors; nothing was run\n", opt->config_path);
         goto out;
     }
+    if (unresumable_search(cfg) && opt->resume && !opt->dry_run) {
+        fprintf(stderr, "paddiser bench: --resume of %s search is not supported; start a new run\n",
+                unresumable_search(cfg));
+        goto out;
+    }
     if (cfg->search == PD_SEARCH_BAYESIAN && !opt->dry_run) { /* the dry run lists every candidate */
-        if (opt->resume) {
-            fprintf(stderr, "paddiser bench: --resume of a bayesian search is not supported; start a new run\n");
-            goto out;
-        }
         int b = pd_bench_bayes_init(&bayes, cfg, &run->matrix, &warnings);
         bayesian = b == 1;
         if (b < 0 || (bayesian && pd_bench_bayes_next(&bayes, cfg, &run->matrix) < 0)) {
@@ -984,10 +993,6 @@ int pd_bench_main(const pd_bench_options *opt)
         }
     }
     if (cfg->search == PD_SEARCH_ADAPTIVE && !opt->dry_run) { /* the dry run lists each probe's first value */
-        if (opt->resume) {
-            fprintf(stderr, "paddiser bench: --resume of an adaptive search is not supported; start a new run\n");
-            goto out;
-        }
         adaptive = true;
         if (pd_bench_adapt_init(&adapt, cfg, &run->matrix) != 0) {
             fprintf(stderr, "paddiser bench: out of memory\n");
@@ -1191,9 +1196,9 @@ prepare_more:
     for (size_t k = first_task; k < run->ntasks; k++) {
         pd_bench_task *t = &run->tasks[k];
         if (pd_proc_poll_interrupt()) {
-            if (adaptive || bayesian)
+            if (unresumable_search(cfg))
                 fprintf(stderr, "paddiser bench: interrupted while preparing %s; %s search cannot be "
-                                "resumed: start a new run\n", run->run_dir, adaptive ? "an adaptive" : "a bayesian");
+                                "resumed: start a new run\n", run->run_dir, unresumable_search(cfg));
             else
                 fprintf(stderr, "paddiser bench: interrupted while preparing %s, before any repetition started; "
                                 "resume with: paddiser bench %s --resume %s\n",
@@ -1346,11 +1351,11 @@ prepare_more:
         timed_out += st == PD_TASK_TIMED_OUT;
         cancelled += (st == PD_TASK_CANCELLED || st == PD_TASK_PENDING) && !run->tasks[k].not_in_cache;
     }
-    if (xrc != 0 && (adaptive || bayesian)) { /* --resume refuses both (above) */
+    if (xrc != 0 && unresumable_search(cfg)) {
         fprintf(stderr,
                 "paddiser bench: interrupted: %zu succeeded, %zu failed, %zu cancelled or not started\n"
                 "paddiser bench: %s search cannot be resumed: start a new run\n",
-                ok, failed, cancelled, adaptive ? "an adaptive" : "a bayesian");
+                ok, failed, cancelled, unresumable_search(cfg));
         status = xrc;
         goto out;
     }

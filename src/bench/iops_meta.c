@@ -387,14 +387,15 @@ static void put_column(pd_str *s, const char *ns, const char *name)
     pd_str_free(&f);
 }
 
+const char *const pd_iops_results_head[PD_IOPS_RESULTS_NHEAD] = {
+    "benchmark.name",        "benchmark.description", "execution.execution_id", "execution.repetition",
+    "execution.repetitions", "execution.workdir",     "execution.execution_dir"};
+
 void pd_iops_results_header(const pd_bench_run *run, pd_str *s)
 {
     const pd_bench_config *cfg = &run->cfg;
-    static const char *const head[] = {"benchmark.name",     "benchmark.description",  "execution.execution_id",
-                                       "execution.repetition", "execution.repetitions", "execution.workdir",
-                                       "execution.execution_dir"};
-    for (size_t i = 0; i < PD_ARRAY_LEN(head); i++)
-        pd_str_printf(s, "%s%s", i ? "," : "", head[i]);
+    for (size_t i = 0; i < PD_IOPS_RESULTS_NHEAD; i++)
+        pd_str_printf(s, "%s%s", i ? "," : "", pd_iops_results_head[i]);
     for (size_t k = 0; k < cfg->nvars; k++)
         put_column(s, "vars", cfg->vars[pd_bench_var_at(run, k)].name);
     for (size_t i = 0; i < cfg->nlabels; i++)

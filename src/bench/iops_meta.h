@@ -50,6 +50,10 @@ int pd_iops_write_index(const pd_bench_run *run, char *const *commands);
 /* run_dir/__iops_run_metadata.json, for `iops report` and `iops find`'s
  * header: start and end are the run's wall-clock times (end 0: unknown). */
 int pd_iops_write_run_metadata(const pd_bench_run *run, double start, double end);
+/* IOPS's first results columns, before vars.*: benchmark.* and execution.*
+ * (the CSV's and the SQLite sink's). */
+#define PD_IOPS_RESULTS_NHEAD 7
+extern const char *const pd_iops_results_head[PD_IOPS_RESULTS_NHEAD];
 /* IOPS's flattened results layout, the rows IOPS 3.5.8's CSV sink writes
  * (iops/results/writer.py): benchmark.name, benchmark.description,
  * execution.{execution_id,repetition,repetitions,workdir,execution_dir},

@@ -28,16 +28,13 @@ typedef struct {
 
 static void columns_of(const pd_bench_config *cfg, columns *c)
 {
-    static const char *const head[] = {"benchmark.name",       "benchmark.description", "execution.execution_id",
-                                       "execution.repetition", "execution.repetitions", "execution.workdir",
-                                       "execution.execution_dir"};
-    size_t n = PD_ARRAY_LEN(head) + cfg->nvars + 2 + cfg->nmetrics;
+    size_t n = PD_IOPS_RESULTS_NHEAD + cfg->nvars + 2 + cfg->nmetrics;
     c->names = calloc(n, sizeof *c->names);
     c->n = 0;
     if (!c->names)
         return;
-    for (size_t i = 0; i < PD_ARRAY_LEN(head); i++)
-        c->names[c->n++] = pd_strdup(head[i]);
+    for (size_t i = 0; i < PD_IOPS_RESULTS_NHEAD; i++)
+        c->names[c->n++] = pd_strdup(pd_iops_results_head[i]);
     for (size_t i = 0; i < cfg->nvars; i++) {
         pd_str f = {0};
         pd_str_printf(&f, "vars.%s", cfg->vars[i].name);

@@ -439,9 +439,10 @@ size_t pd_rep_common_prefix_vars(const char *path_a, const char *path_b, char **
         *flat = false;
     char err[256];
     pd_csv *a = pd_csv_load(path_a, err, sizeof err);
-    pd_csv *b = a ? pd_csv_load(path_b, err, sizeof err) : NULL;
+    bool flattened = a && pd_csv_col(a, "execution.execution_id") >= 0;
+    pd_csv *b = a && !flattened ? pd_csv_load(path_b, err, sizeof err) : NULL; /* the short layout's prefix */
     size_t n = 0, cap = 0;
-    if (a && pd_csv_col(a, "execution.execution_id") >= 0) {
+    if (flattened) {
         /* IOPS's flattened layout names its variables: vars.NAME */
         if (flat)
             *flat = true;

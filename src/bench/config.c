@@ -2123,9 +2123,7 @@ void pd_bench_config_free(pd_bench_config *cfg)
     free(cfg->probes.io_paths);
     for (size_t i = 0; i < cfg->nvars; i++) {
         free(cfg->vars[i].name);
-        for (size_t k = 0; k < cfg->vars[i].nvalues; k++)
-            pd_val_free(&cfg->vars[i].values[k]);
-        free(cfg->vars[i].values);
+        pd_vals_free(cfg->vars[i].values, cfg->vars[i].nvalues);
         text_free(&cfg->vars[i].expr);
         text_free(&cfg->vars[i].when);
         pd_val_free(&cfg->vars[i].when_default);

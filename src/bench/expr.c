@@ -49,11 +49,8 @@ pd_val pd_val_copy(const pd_val *v)
 void pd_val_free(pd_val *v)
 {
     free(v->s);
-    if ((v->kind == PD_VAL_LIST || v->kind == PD_VAL_DICT) && v->items) {
-        for (size_t i = 0; i < v->n; i++)
-            pd_val_free(&v->items[i]);
-        free(v->items);
-    }
+    if (v->kind == PD_VAL_LIST || v->kind == PD_VAL_DICT)
+        pd_vals_free(v->items, v->n);
     *v = pd_val_none();
 }
 

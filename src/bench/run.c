@@ -673,10 +673,7 @@ static void free_run(pd_bench_run *run)
     free_script_files(run);
     for (size_t i = 0; i < run->ntasks; i++) {
         pd_bench_task *t = &run->tasks[i];
-        if (t->values)
-            for (size_t k = 0; k < run->cfg.nvars; k++)
-                pd_val_free(&t->values[k]);
-        free(t->values);
+        pd_vals_free(t->values, run->cfg.nvars);
         free(t->dir);
         free(t->parser_file);
         free(t->parser_context);

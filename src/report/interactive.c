@@ -25,15 +25,15 @@ static const char live_css[] =
     ".pd-uplot .u-legend .u-value{min-width:4em}"
     ".pd-uplot .u-inline tr{margin-right:10px}";
 
-/* Builds the charts. Palette as svg.c's, so colours match the static SVG.
+/* Builds the charts, in pdPal's colours (svg.c's palette, written before it
+ * by pd_page_live_scripts), so they match the static SVG.
  * The x range is widened to [0, the repetition's end] only when uPlot asks
  * for the data's own extent (first draw, double-click reset), not on zoom.
  * window.pdUplots keeps the instances (check-report drives them). */
 static const char live_js[] =
     "(function(){\n"
     "if(typeof uPlot!==\"function\")return;\n"
-    "var pal=[\"#4e79a7\",\"#f28e2b\",\"#e15759\",\"#76b7b2\",\"#59a14f\",\"#edc948\",\"#b07aa1\",\"#ff9da7\","
-    "\"#9c755f\",\"#bab0ac\"];\n"
+    "var pal=pdPal;\n"
     "var plots=window.pdUplots=[],F=\"11px sans-serif\",L=\"bold 11px sans-serif\";\n"
     "function fit(fig){var g=fig.parentNode.getBoundingClientRect().width-16;return Math.max(160,Math.min(400,"
     "Math.floor(g)));}\n"
@@ -95,7 +95,10 @@ void pd_page_live_scripts(pd_page *pg)
     pd_str_appendn(pg->out, (const char *)pd_uplot_license, pd_uplot_license_len);
     pd_str_append(pg->out, "*/\n");
     pd_str_appendn(pg->out, (const char *)pd_uplot_js, pd_uplot_js_len);
-    pd_str_append(pg->out, "\n");
+    pd_str_append(pg->out, "\nvar pdPal=[");
+    for (size_t i = 0; i < PD_SVG_NPALETTE; i++)
+        pd_str_printf(pg->out, "%s\"%s\"", i ? "," : "", pd_svg_palette[i]);
+    pd_str_append(pg->out, "];\n");
     pd_str_append(pg->out, live_js);
     pd_str_append(pg->out, "//]]>\n</script>\n");
 }

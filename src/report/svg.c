@@ -10,8 +10,8 @@
 #define DIGIT_W 7.0 /* digits are wider (0.636 em in DejaVu Sans) */
 #define MAX_TICKS 32
 
-static const char *const palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-                                      "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+const char *const pd_svg_palette[PD_SVG_NPALETTE] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                                     "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 
 void pd_html_escape(pd_str *out, const char *text)
 {
@@ -495,7 +495,7 @@ void pd_svg_xy_chart(pd_str *out, const pd_svg_xy *c)
 
     for (size_t s = 0; s < c->nseries; s++) {
         const pd_svg_series *se = &c->series[s];
-        const char *col = palette[s % PD_ARRAY_LEN(palette)];
+        const char *col = pd_svg_palette[s % PD_SVG_NPALETTE];
         pd_str_append(out, "<g class=\"pd-series\" data-series=\"");
         pd_html_escape(out, se->name ? se->name : "");
         pd_str_append(out, "\">");
@@ -564,7 +564,7 @@ void pd_svg_xy_chart(pd_str *out, const pd_svg_xy *c)
             double y = top + (double)items[s].series * 16;
             pd_str_printf(out,
                           "<rect class=\"pd-swatch\" x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>",
-                          items[s].x, y, palette[s % PD_ARRAY_LEN(palette)]);
+                          items[s].x, y, pd_svg_palette[s % PD_SVG_NPALETTE]);
             text_at(out, "pd-legend", items[s].x + 14, y + 9, "start", c->series[s].name, 28);
         }
     }

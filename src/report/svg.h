@@ -11,6 +11,10 @@
 
 #include "common/util.h"
 
+/* The series colours, in order (the static SVG's and the live charts'). */
+#define PD_SVG_NPALETTE 10
+extern const char *const pd_svg_palette[PD_SVG_NPALETTE];
+
 /* Appends text with & < > " ' escaped. */
 void pd_html_escape(pd_str *out, const char *text);
 

@@ -442,6 +442,7 @@ static void test_unregister_unprotects(void **state)
     assert_non_null(buf);
     memset(buf, 1, 2 * MB);
     setenv("PADDISER_SAMPLE_PERIOD_MS", "0", 1);
+    setenv("PADDISER_SAMPLE_SPELL_PCT", "0", 1); /* every sample armed, not a slice */
     init_none(1);
     int obj = pd_object_register("b", buf, 2 * MB, NULL);
     assert_true(obj >= 0);
@@ -462,6 +463,7 @@ static void test_unregister_unprotects(void **state)
     close(pfd[1]);
     assert_int_equal(pd_task_end(0), PD_OK);
     unsetenv("PADDISER_SAMPLE_PERIOD_MS");
+    unsetenv("PADDISER_SAMPLE_SPELL_PCT");
     assert_int_equal(pd_finalize(), PD_OK);
     free(buf);
 }

@@ -265,6 +265,11 @@ int main(void)
      * the gain-versus-cost rule (test_runtime_migrate_rule.c) applies every
      * plan that gains at all. */
     setenv("PADDISER_MIGRATE_BW", "1e15", 1);
+    /* Their instances take no real time (a fake clock times the tasks), so
+     * a spell's slice of the samples (PADDISER_SAMPLE_SPELL_PCT, which
+     * follows the real clock) would be the thinnest: every spell arms
+     * every sample, and the pages each task touched are all seen. */
+    setenv("PADDISER_SAMPLE_SPELL_PCT", "0", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_skewed_task_gets_more_dram, teardown),
         cmocka_unit_test_teardown(test_no_sampling_still_plans, teardown),

@@ -40,6 +40,9 @@ static void start(void)
      * be, and its time, taken as perturbed by the sampler, leaves the fit
      * (the slow-only point these tests learn m from) */
     setenv("PADDISER_SAMPLE_SHARE_PCT", "0", 1);
+    /* instances that take no real time: every spell arms every sample (the
+     * fake clock times the tasks; the slice would follow the real one) */
+    setenv("PADDISER_SAMPLE_SPELL_PCT", "0", 1);
     pd_perf_set_clock(fake_clock);
     buf = aligned_alloc(2 * MB, 16 * MB);
     assert_non_null(buf);
@@ -63,6 +66,7 @@ static int teardown(void **state)
     unsetenv("PADDISER_START_TIER");
     unsetenv("PADDISER_MEM_BOUND");
     unsetenv("PADDISER_SAMPLE_SHARE_PCT");
+    unsetenv("PADDISER_SAMPLE_SPELL_PCT");
     free(buf);
     buf = NULL;
     return 0;

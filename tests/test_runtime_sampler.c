@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -500,6 +501,101 @@ static void test_allowance_is_a_share_of_the_instance(void **state)
     munmap(buf, 2 * MB);
 }
 
+static void sum_counts(void *ctx, size_t sample, int slot, uint64_t count)
+{
+    (void)sample;
+    if (slot == 0) {
+        uint64_t *s = ctx;
+        s[0] += count;
+        s[1]++;
+    }
+}
+
+/* A spell the instance cannot afford whole arms a slice of 1 in k samples
+ * at a random offset, and each of their faults counts k: the summed count of
+ * a touch of every page is the samples' number, as with every sample armed.
+ * Offsets differ between spells, so other samples are seen. Once the
+ * elapsed time affords it, a later pass in the spell widens the slice (a
+ * new draw, the old slice unprotected first). */
+static void test_thinned_spells_count_unbiased(void **state)
+{
+    (void)state;
+    pd_sampler_stop();
+    pd_sampler_config cfg = {.seed = 7, .period_ms = 0, .min_per_object = 64, .spell_frac = 1e-9,
+                             .spell_floor_s = 1e-9, .share = -1};
+    assert_int_equal(pd_sampler_start(&cfg), 0);
+    unsigned char *buf = map_buf(2 * MB);
+    pd_sampler_range r = {buf, 2 * MB, 0};
+    assert_int_equal(pd_sampler_set_ranges(&r, 1), 0);
+    size_t n = pd_sampler_nsamples();
+    assert_int_equal(n, 64);
+    pd_sampler_set_thread_task(0);
+    int seen[64] = {0}, distinct = 0;
+    for (int spell = 0; spell < 16; spell++) {
+        assert_int_equal(pd_sampler_instance_begin(0), 1);
+        pd_sampler_arm();
+        touch_region(buf, 0, 2 * MB);
+        pd_sampler_disarm();
+        uint64_t s[2] = {0, 0};
+        pd_sampler_foreach(sum_counts, s);
+        assert_int_equal(s[0], 64); /* one fault, counted 64 times */
+        assert_int_equal(s[1], 1);
+        assert_float_equal(pd_sampler_count_weight(), 64.0, 1e-12);
+        for (size_t i = 0; i < n; i++)
+            if (pd_sampler_count(i, 0) && !seen[i]++)
+                distinct++;
+        pd_sampler_reset_counts();
+    }
+    assert_true(distinct > 4);
+    pd_sampler_stats st;
+    pd_sampler_get_stats(&st);
+    assert_int_equal(st.spells, 16);
+    assert_int_equal(st.spells_thinned, 16);
+    assert_int_equal(st.max_thinning, 64);
+
+    /* Affordable at once: every sample armed, each fault counts 1. */
+    pd_sampler_stop();
+    cfg.spell_frac = 1;
+    cfg.spell_floor_s = 10;
+    assert_int_equal(pd_sampler_start(&cfg), 0);
+    assert_int_equal(pd_sampler_set_ranges(&r, 1), 0);
+    assert_int_equal(pd_sampler_instance_begin(0), 1);
+    pd_sampler_arm();
+    touch_region(buf, 0, 2 * MB);
+    pd_sampler_disarm();
+    uint64_t s[2] = {0, 0};
+    pd_sampler_foreach(sum_counts, s);
+    assert_int_equal(s[0], 64);
+    assert_int_equal(s[1], 64);
+    assert_float_equal(pd_sampler_count_weight(), 1.0, 1e-12);
+    pd_sampler_reset_counts();
+
+    /* Widened within the spell: thin at its start (no time elapsed, a floor
+     * of nothing), whole after 200 ms at spell_frac 1. */
+    pd_sampler_stop();
+    cfg.spell_floor_s = 1e-9;
+    assert_int_equal(pd_sampler_start(&cfg), 0);
+    assert_int_equal(pd_sampler_set_ranges(&r, 1), 0);
+    assert_int_equal(pd_sampler_instance_begin(0), 1);
+    pd_sampler_arm();
+    touch_region(buf, 0, 2 * MB);
+    s[0] = s[1] = 0;
+    pd_sampler_foreach(sum_counts, s);
+    assert_int_equal(s[0], 64);
+    assert_true(s[1] < 64);
+    struct timespec ts = {0, 200000000L};
+    nanosleep(&ts, NULL);
+    pd_sampler_rearm();
+    touch_region(buf, 0, 2 * MB);
+    pd_sampler_disarm();
+    s[0] = s[1] = 0;
+    pd_sampler_foreach(sum_counts, s);
+    assert_int_equal(s[0], 128);
+    assert_int_equal(s[1], 64);
+    pd_sampler_reset_counts();
+    munmap(buf, 2 * MB);
+}
+
 /* The long-run share decides per instance: the first is sampled, then one
  * whose cost (one more like the last sampled one) would exceed the share of
  * all instances' time arms nothing (a touch counts nothing), unless forced;
@@ -626,6 +722,7 @@ int main(void)
         cmocka_unit_test_teardown(test_allowance_before_budget, teardown),
         cmocka_unit_test_teardown(test_allowance_is_a_share_of_the_instance, teardown),
         cmocka_unit_test_teardown(test_share_skips_whole_instances, teardown),
+        cmocka_unit_test_teardown(test_thinned_spells_count_unbiased, teardown),
         cmocka_unit_test_teardown(test_small_objects_get_every_page, teardown),
         cmocka_unit_test_teardown(test_dense_budget_shrinks_floor, teardown),
         cmocka_unit_test_teardown(test_frequency_ranks_pages_per_task, teardown),

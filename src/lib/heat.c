@@ -44,19 +44,21 @@ static int cmp_hot_place(const void *a, const void *b)
 }
 
 /* A region's count (intervals it was touched in) moved by more than its
- * sampling noise allows (2.5 sigma of a Poisson count). */
-static int heat_changed(uint64_t now, uint64_t before)
+ * sampling noise allows (2.5 sigma of a Poisson count). Counts of thinned
+ * spells are faults times their weight w (pd_sampler_count_weight): a
+ * Poisson count of faults scaled by w, whose variance is w times its value. */
+static int heat_changed(uint64_t now, uint64_t before, double w)
 {
     double d = (double)now - (double)before;
-    return d * d > 6.25 * ((double)now + (double)before + 1.0);
+    return d * d > 6.25 * w * ((double)now + (double)before + w);
 }
 
 /* A region in the earlier heat but not sampled now keeps that heat, faded
  * by the newest instance's weight w, unless it was too hot for a zero count
  * now to be noise. */
-static int keep_faded(rt_task *t, size_t *cap, rt_hot o, double w)
+static int keep_faded(rt_task *t, size_t *cap, rt_hot o, double w, double noise)
 {
-    if (heat_changed(0, o.count))
+    if (heat_changed(0, o.count, noise))
         return 0;
     o.touches *= 1 - w;
     o.accesses *= 1 - w;
@@ -66,7 +68,7 @@ static int keep_faded(rt_task *t, size_t *cap, rt_hot o, double w)
 
 /* t->hot (this instance's regions) blended with base, the heat of `prior`
  * earlier instances of the same input. */
-static int smooth(rt_task *t, size_t *cap, rt_hot *base, size_t nbase, int prior, int window)
+static int smooth(rt_task *t, size_t *cap, rt_hot *base, size_t nbase, int prior, int window, double noise)
 {
     if (!nbase || prior <= 0 || window <= 1)
         return 0;
@@ -78,7 +80,7 @@ static int smooth(rt_task *t, size_t *cap, rt_hot *base, size_t nbase, int prior
     for (size_t i = 0; i < nnew; i++) {
         rt_hot *h = &t->hot[i];
         while (j < nbase && cmp_hot_place(&base[j], h) < 0) {
-            if (keep_faded(t, cap, base[j++], w) != 0)
+            if (keep_faded(t, cap, base[j++], w, noise) != 0)
                 return -1;
             h = &t->hot[i]; /* the push may have moved the list */
         }
@@ -90,13 +92,13 @@ static int smooth(rt_task *t, size_t *cap, rt_hot *base, size_t nbase, int prior
             oc = base[j].count;
             j++;
         }
-        if (heat_changed(h->count, oc))
+        if (heat_changed(h->count, oc, noise))
             continue; /* this instance's heat alone */
         h->touches = w * h->touches + (1 - w) * ot;
         h->accesses = w * h->accesses + (1 - w) * oa;
     }
     for (; j < nbase; j++)
-        if (keep_faded(t, cap, base[j], w) != 0)
+        if (keep_faded(t, cap, base[j], w, noise) != 0)
             return -1;
     /* Per object: back to the total this instance measured. */
     if (t->nhot)
@@ -171,7 +173,7 @@ static int set_hot_acc(rt_task *t, const double *acc, size_t nacc)
     return 0;
 }
 
-int rt_heat_merge(rt_task *t, size_t *cap, rt_hot *old, size_t nold, uint64_t ran)
+int rt_heat_merge(rt_task *t, size_t *cap, rt_hot *old, size_t nold, uint64_t ran, double noise)
 {
     rt_hot *base = NULL;
     size_t nbase = 0;
@@ -188,7 +190,7 @@ int rt_heat_merge(rt_task *t, size_t *cap, rt_hot *old, size_t nold, uint64_t ra
         }
     }
     int window = heat_window();
-    int rc = smooth(t, cap, base, nbase, prior, window);
+    int rc = smooth(t, cap, base, nbase, prior, window, noise >= 1 ? noise : 1);
     free(base);
     t->hot_input = ran;
     t->hot_n = prior + 1 < window ? prior + 1 : window;

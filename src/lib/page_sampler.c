@@ -28,6 +28,8 @@ typedef struct {
     _Atomic uint64_t *hcount;
     _Atomic uint64_t *hwait;  /* summed ns from arming (or task start) to the fault */
     _Atomic uint64_t *armed_ns; /* per sample: when the last pass armed it */
+    _Atomic uint32_t *weight;   /* per sample: what one of its faults counts (the
+                                   slice factor of the spell that armed it) */
 } sample_table;
 
 static struct {
@@ -60,6 +62,24 @@ static struct {
     double last_cost;  /* the last sampled instance's cost */
     double last_wall;  /* the last instance's time */
     uint64_t instances, instances_sampled;
+    /* Thinned spells: a sampled instance's spell of activity arms only the
+     * samples i with (i + spell_off) % spell_k == 0, each fault counting
+     * spell_k (an unbiased count: every sample is in the slice with
+     * probability 1 / spell_k, the offset being random). */
+    double spell_frac;   /* < 0: no thinning */
+    int inst_thin;       /* this instance's spells may be thinned */
+    double last_whole;   /* the last sampled instance's cost, had it armed whole */
+    double spell_floor;
+    double inst_begin;   /* monotonic seconds: the instance's first task began */
+    unsigned spell_k, spell_off;
+    double sample_cost;  /* seconds an armed sample costs a spell (arming, faults, disarm) */
+    double spell_cost0;  /* the instance's cost when this spell began */
+    uint64_t spell_armed; /* samples this spell armed */
+    uint64_t spells, spells_thinned;
+    unsigned max_k;
+    uint64_t slice_rng;
+    _Atomic uint64_t weighted; /* faults, each counted with its weight */
+    uint64_t inst_weighted_base; /* S.weighted when the instance began */
     uint64_t inst_faults_base; /* S.faults when it began */
     _Atomic uintptr_t scratch; /* calibration page: the handler only restores it */
     uint64_t mprotect_calls; /* arming and disarming calls (under lock) */
@@ -109,7 +129,7 @@ static size_t key_hash(uint64_t key, size_t mask)
     return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & mask;
 }
 
-static void count_add(sample_table *t, size_t sample, int slot, uint64_t wait_ns)
+static void count_add(sample_table *t, size_t sample, int slot, uint64_t wait_ns, uint64_t weight)
 {
     uint64_t key = count_key(sample, slot);
     size_t mask = t->hcap - 1, i = key_hash(key, mask);
@@ -123,8 +143,8 @@ static void count_add(sample_table *t, size_t sample, int slot, uint64_t wait_ns
                 k = zero; /* someone claimed it: maybe for our key */
         }
         if (k == key) {
-            atomic_fetch_add_explicit(&t->hcount[i], 1, memory_order_relaxed);
-            atomic_fetch_add_explicit(&t->hwait[i], wait_ns, memory_order_relaxed);
+            atomic_fetch_add_explicit(&t->hcount[i], weight, memory_order_relaxed);
+            atomic_fetch_add_explicit(&t->hwait[i], wait_ns * weight, memory_order_relaxed);
             return;
         }
     }
@@ -166,7 +186,7 @@ int pd_sampler_record(uintptr_t addr, int slot)
     long idx = t ? find_region(t, addr) : -1;
     int counted = idx >= 0 && !t->disabled[idx];
     if (counted)
-        count_add(t, (size_t)idx, slot, 0);
+        count_add(t, (size_t)idx, slot, 0, 1);
     atomic_fetch_sub(&S.inflight, 1);
     return counted;
 }
@@ -221,8 +241,10 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
                 uint64_t now = mono_ns(), since = atomic_load_explicit(&t->armed_ns[idx], memory_order_relaxed);
                 if (thread_task_since > since)
                     since = thread_task_since;
-                count_add(t, (size_t)idx, thread_task, now > since ? now - since : 0);
+                uint32_t w = atomic_load_explicit(&t->weight[idx], memory_order_relaxed);
+                count_add(t, (size_t)idx, thread_task, now > since ? now - since : 0, w ? w : 1);
                 atomic_fetch_add_explicit(&S.faults, 1, memory_order_relaxed);
+                atomic_fetch_add_explicit(&S.weighted, w ? w : 1, memory_order_relaxed);
             }
             atomic_fetch_sub(&S.inflight, 1);
             errno = saved_errno;
@@ -248,6 +270,8 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 }
 
 /* ---- arming ------------------------------------------------------------------ */
+
+static uint64_t next_random(uint64_t *state);
 
 static void protect_sample(sample_table *t, size_t i)
 {
@@ -291,6 +315,8 @@ static int adjacent(const sample_table *t, size_t i)
 }
 
 static int handler_check_locked(void);
+static void slice_widen_locked(sample_table *t);
+static void disarm_spans_locked(sample_table *t);
 
 static void rearm_locked(void)
 {
@@ -298,11 +324,13 @@ static void rearm_locked(void)
     if (!t || !atomic_load(&S.armed) || S.no_protect || !S.inst_sampled || !handler_check_locked())
         return;
     double t0 = pd_monotonic();
+    slice_widen_locked(t);
     uint64_t now_ns = mono_ns();
     size_t run = 0, run_len = 0;
     for (size_t i = 0; i < t->n; i++) {
         unsigned char zero = 0;
-        if (t->disabled[i] || !atomic_compare_exchange_strong(&t->armed[i], &zero, 1)) {
+        if (t->disabled[i] || (i + S.spell_off) % S.spell_k != 0 ||
+            !atomic_compare_exchange_strong(&t->armed[i], &zero, 1)) {
             if (run_len)
                 protect_run(t, run, run + run_len);
             run_len = 0;
@@ -316,7 +344,9 @@ static void rearm_locked(void)
             run = i;
         run_len++;
         atomic_store_explicit(&t->armed_ns[i], now_ns, memory_order_relaxed);
+        atomic_store_explicit(&t->weight[i], S.spell_k, memory_order_relaxed);
         atomic_fetch_add_explicit(&S.rearms, 1, memory_order_relaxed);
+        S.spell_armed++;
     }
     if (run_len)
         protect_run(t, run, run + run_len);
@@ -339,8 +369,12 @@ static void disarm_locked(void)
 {
     atomic_store(&S.armed, 0);
     sample_table *t = atomic_load(&S.table);
-    if (!t)
-        return;
+    if (t)
+        disarm_spans_locked(t);
+}
+
+static void disarm_spans_locked(sample_table *t)
+{
     /* Its cost is the sampler's too: timed only when something is armed. */
     double t0 = 0;
     for (size_t i = 0; i < t->n;) {
@@ -466,11 +500,92 @@ static void rearm_if_due_locked(void)
     }
 }
 
+/* The sampling cost of the instance so far: its passes, and its faults at
+ * the calibrated cost. */
+static double inst_cost_locked(void)
+{
+    return S.inst_passes + (double)(atomic_load(&S.faults) - S.inst_faults_base) * S.fault_cost;
+}
+
+static size_t samples_enabled(const sample_table *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; t && i < t->n; i++)
+        n += !t->disabled[i];
+    return n;
+}
+
+#define PD_SPELL_K_MAX 64u
+
+/* The slice factor the instance affords now: the smallest power of two k
+ * (at most PD_SPELL_K_MAX) for which the cost so far plus a pass over 1 in
+ * k samples stays within spell_frac of the instance's elapsed time plus
+ * spell_floor. 1 without thinning. */
+static unsigned slice_factor_locked(const sample_table *t, double cost)
+{
+    unsigned k = 1;
+    if (S.spell_frac > 0 && S.inst_sampled && S.inst_thin && !S.no_protect && t) {
+        double room = S.spell_frac * (pd_monotonic() - S.inst_begin) + S.spell_floor - cost;
+        double full = (double)samples_enabled(t) * S.sample_cost;
+        while (k < PD_SPELL_K_MAX && full / k > room)
+            k *= 2;
+    }
+    return k;
+}
+
+/* A new spell of activity: the slice of the samples it arms. Whole spells
+ * cost the same whatever the instance's length (every sample armed, then
+ * faulted by every task: 4.7x a 61 ms instance of the phases example), so
+ * the slice is cut to what the instance's elapsed time affords: the cost
+ * so far plus this spell's (the samples it arms at the cost an armed sample
+ * had in the last measured spell) within spell_frac of the time since the
+ * instance's first task began, plus spell_floor. A slice of 1 in k (k a
+ * power of two, at most PD_SPELL_K_MAX) at a random offset: each fault
+ * counts k, so a sample's expected count is what arming it in every spell
+ * would give. */
+static void spell_begin_locked(void)
+{
+    sample_table *t = atomic_load(&S.table);
+    double cost = inst_cost_locked();
+    /* What the spell that ended cost per sample it armed (its faults and
+     * its disarm included); an instance's last spell is not measured. */
+    if (S.spell_armed > 0 && cost > S.spell_cost0)
+        S.sample_cost = (cost - S.spell_cost0) / (double)S.spell_armed;
+    S.spell_cost0 = cost;
+    S.spell_armed = 0;
+    S.spells++;
+    unsigned k = slice_factor_locked(t, cost);
+    S.spell_k = k;
+    S.spell_off = k > 1 ? (unsigned)(next_random(&S.slice_rng) % k) : 0;
+    if (k > 1)
+        S.spells_thinned++;
+    if (k > S.max_k)
+        S.max_k = k;
+}
+
+/* Within a spell, a later pass widens the slice as the elapsed time comes
+ * to afford it (a long spell would otherwise keep the thin slice its start
+ * could afford). The new slice is a new draw: everything armed is
+ * unprotected first (one call per object), so that no sample keeps being
+ * counted at the old slice's weight outside the new one. */
+static void slice_widen_locked(sample_table *t)
+{
+    if (S.spell_k <= 1)
+        return;
+    unsigned k = slice_factor_locked(t, inst_cost_locked());
+    if (k >= S.spell_k)
+        return;
+    disarm_spans_locked(t);
+    S.spell_k = k;
+    S.spell_off = k > 1 ? (unsigned)(next_random(&S.slice_rng) % k) : 0;
+}
+
 void pd_sampler_arm(void)
 {
     pthread_mutex_lock(&S.lock);
     if (S.running) {
         atomic_store(&S.armed, 1);
+        spell_begin_locked();
         rearm_locked();
         pthread_cond_signal(&S.wake);
     }
@@ -566,6 +681,7 @@ static void table_free(sample_table *t)
     free(t->hcount);
     free(t->hwait);
     free(t->armed_ns);
+    free(t->weight);
     free(t);
 }
 
@@ -687,7 +803,8 @@ static sample_table *table_build(const pd_sampler_range *r, size_t n, size_t *re
     t->hcount = calloc(t->hcap, sizeof *t->hcount);
     t->hwait = calloc(t->hcap, sizeof *t->hwait);
     t->armed_ns = calloc(m, sizeof *t->armed_ns);
-    if (!t->page || !t->object || !t->region || !t->region_len || !t->armed || !t->disabled || !t->hkey ||
+    t->weight = calloc(m, sizeof *t->weight);
+    if (!t->weight || !t->page || !t->object || !t->region || !t->region_len || !t->armed || !t->disabled || !t->hkey ||
         !t->hcount || !t->hwait || !t->armed_ns) {
         free(tmp);
         table_free(t);
@@ -781,12 +898,25 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     S.allowance = cfg && cfg->allowance_s < 0 ? 0 : cfg && cfg->allowance_s > 0 ? cfg->allowance_s : 0.02;
     S.allowance_frac = cfg && cfg->allowance_frac < 0 ? -1 : cfg && cfg->allowance_frac > 0 ? cfg->allowance_frac : 0.02;
     S.share = cfg && cfg->share < 0 ? -1 : cfg && cfg->share > 0 && cfg->share <= 1 ? cfg->share : 0.02;
+    S.spell_frac = cfg && cfg->spell_frac > 0 && cfg->spell_frac <= 1 ? cfg->spell_frac : -1;
+    S.spell_floor = cfg && cfg->spell_floor_s > 0 ? cfg->spell_floor_s : 0.001;
+    S.spell_k = 1;
+    S.spell_off = 0;
+    S.spell_cost0 = 0;
+    S.spell_armed = 0;
+    S.spells = S.spells_thinned = 0;
+    S.max_k = 1;
+    S.slice_rng = (uint64_t)S.seed * 0x9E3779B97F4A7C15ull + 1;
+    atomic_store(&S.weighted, 0);
+    S.inst_weighted_base = 0;
     S.inst_allowance = S.allowance;
     S.inst_start = pd_monotonic();
+    S.inst_begin = S.inst_start;
     S.inst_passes = 0;
     S.inst_faults_base = 0;
     S.inst_sampled = 1; /* callers that never begin instances sample them all */
-    S.cost_total = S.wall_total = S.last_cost = S.last_wall = 0;
+    S.cost_total = S.wall_total = S.last_cost = S.last_wall = S.last_whole = 0;
+    S.inst_thin = 1; /* callers that never begin instances: as a first one */
     S.instances = S.instances_sampled = 0;
     atomic_store(&S.passes, 0);
     atomic_store(&S.skipped, 0);
@@ -806,6 +936,9 @@ int pd_sampler_start(const pd_sampler_config *cfg)
         return irc;
     }
     S.fault_cost = S.no_protect ? 0 : calibrate_fault_cost();
+    /* Until a spell is measured: arming is about one mprotect, a fault about
+     * one more and the trap. */
+    S.sample_cost = 2 * S.fault_cost;
     S.stop_ticker = 0;
     S.running = 1;
     if (S.period_ms > 0) {
@@ -1003,6 +1136,11 @@ void pd_sampler_reset_counts(void)
         double faults = (double)(atomic_load(&S.faults) - S.inst_faults_base);
         S.last_cost = S.inst_passes + faults * S.fault_cost;
         S.cost_total += S.last_cost;
+        /* What it would have cost whole: its faults counted k times on
+         * average, so about k times the samples armed and faulted. */
+        uint64_t f = atomic_load(&S.faults) - S.inst_faults_base;
+        uint64_t w = atomic_load(&S.weighted) - S.inst_weighted_base;
+        S.last_whole = f && w > f ? S.last_cost * (double)w / (double)f : S.last_cost;
     }
     S.last_wall = now - S.inst_start;
     S.wall_total += S.last_wall;
@@ -1014,7 +1152,28 @@ void pd_sampler_reset_counts(void)
     S.inst_start = now;
     S.inst_passes = 0;
     S.inst_faults_base = atomic_load(&S.faults);
+    S.inst_weighted_base = atomic_load(&S.weighted);
+    S.inst_begin = now; /* pd_sampler_instance_begin sets it again */
+    S.spell_armed = 0;  /* a spell is measured within its instance */
     pthread_mutex_unlock(&S.lock);
+}
+
+double pd_sampler_instance_cost_share(void)
+{
+    pthread_mutex_lock(&S.lock);
+    double wall = pd_monotonic() - S.inst_begin;
+    double share = S.inst_sampled && wall > 0 ? inst_cost_locked() / wall : 0;
+    pthread_mutex_unlock(&S.lock);
+    return share;
+}
+
+double pd_sampler_count_weight(void)
+{
+    pthread_mutex_lock(&S.lock);
+    uint64_t f = atomic_load(&S.faults) - S.inst_faults_base;
+    uint64_t w = atomic_load(&S.weighted) - S.inst_weighted_base;
+    pthread_mutex_unlock(&S.lock);
+    return f && w > f ? (double)w / (double)f : 1.0;
 }
 
 unsigned pd_sampler_table_generation(void) { return atomic_load(&S.swaps); }
@@ -1036,11 +1195,18 @@ int pd_sampler_instance_begin(int force)
      * like the last). An instance is sampled whole or not at all: every
      * task's profile in it comes from the same sample set, and an instance
      * that samples nothing changes no heat, so its plan stays put. */
-    int sampled = force || S.share < 0 || S.no_protect || S.instances_sampled == 0 ||
-                  S.cost_total + S.last_cost <= S.share * (S.wall_total + S.last_wall);
+    int first = S.instances_sampled == 0;
+    int sampled = force || S.share < 0 || S.no_protect || first ||
+                  S.cost_total + S.last_whole <= S.share * (S.wall_total + S.last_wall);
     S.inst_sampled = sampled;
+    /* The instances the share did not choose (the first, one forced by a
+     * task or object without a profile, every one without a share) arm the
+     * slices their elapsed time affords; one the share chose can afford a
+     * whole instance like the last, and arms every sample. */
+    S.inst_thin = sampled && (first || force || S.share < 0);
     if (sampled)
         S.instances_sampled++;
+    S.inst_begin = pd_monotonic();
     pthread_mutex_unlock(&S.lock);
     return sampled;
 }
@@ -1061,5 +1227,8 @@ void pd_sampler_get_stats(pd_sampler_stats *st)
     st->instances_sampled = S.instances_sampled;
     st->cost_s = S.cost_total;
     st->wall_s = S.wall_total;
+    st->spells = S.spells;
+    st->spells_thinned = S.spells_thinned;
+    st->max_thinning = S.max_k;
     pthread_mutex_unlock(&S.lock);
 }

@@ -74,6 +74,13 @@ typedef struct {
                             plus one more like the last, stays within this
                             share of all instances' time; 0 = 0.02, < 0 = every
                             instance is sampled */
+    double spell_frac;   /* a sampled instance's spells of activity arm a
+                            thinned slice of the samples so that the instance's
+                            sampling cost stays within this fraction of its
+                            elapsed time, plus spell_floor_s (the runtime's
+                            default: 0.10); 0 or < 0 = every spell arms every
+                            sample (no thinning) */
+    double spell_floor_s; /* 0 = 0.001 */
     int no_protect;      /* counts come only from pd_sampler_record (the PMU
                             sampler, mem_sampler.h): no SIGSEGV handler, no
                             re-arm thread, no page is ever protected */
@@ -107,7 +114,9 @@ int pd_sampler_set_ranges(const pd_sampler_range *ranges, size_t n);
 /* Stops sampling one range at once (unregistered, moved or freed memory must
  * not stay protected): its samples are unprotected and never re-armed. */
 void pd_sampler_drop_object(int object);
-/* Protect every sample (start counting) / unprotect all (stop counting). */
+/* A new spell of activity: protect every sample, or the slice of them the
+ * instance affords (spell_frac), and start counting / unprotect all (stop
+ * counting). */
 void pd_sampler_arm(void);
 void pd_sampler_disarm(void);
 int pd_sampler_armed(void);
@@ -142,6 +151,13 @@ void pd_sampler_foreach(void (*fn)(void *ctx, size_t sample, int slot, uint64_t 
 void pd_sampler_foreach_wait(void (*fn)(void *ctx, size_t sample, int slot, uint64_t count, double wait_s),
                              void *ctx);
 void pd_sampler_reset_counts(void);
+/* The counts of the instance so far, summed, over the faults behind them:
+ * 1 when every spell armed every sample, k on average when spells armed a
+ * slice of 1 in k (each fault then counts k). The counts' noise grows with it. */
+double pd_sampler_count_weight(void);
+/* The instance so far: its sampling cost (passes, faults at the calibrated
+ * cost) over the time since its first task began; 0 when it is not sampled. */
+double pd_sampler_instance_cost_share(void);
 /* At an instance's start (its first task begin): 1 when this instance is
  * sampled, 0 when the long-run share (pd_sampler_config.share) is spent and
  * nothing may be armed in it. `force` samples it whatever the cost (a task or
@@ -169,6 +185,9 @@ typedef struct {
     double cost_s;          /* measured cost of the sampled instances: arming and
                                disarming passes, faults at fault_cost_s */
     double wall_s;          /* time of all ended instances, reset to reset */
+    uint64_t spells;        /* spells of activity armed (pd_sampler_arm) */
+    uint64_t spells_thinned; /* ... with a slice of the samples */
+    unsigned max_thinning;  /* the largest slice factor used */
 } pd_sampler_stats;
 void pd_sampler_get_stats(pd_sampler_stats *st);
 

@@ -414,12 +414,18 @@ static void drop_perturbed(rt_task *t)
 }
 
 /* The instance ran with pages protected while the sampler skips most
- * instances (pd_sampler_instance_begin): its faults, TLB shootdowns and split
- * huge pages are in its time, 2.5x on the phases example, and a prediction
- * resting on it would expect every instance to pay them. */
+ * instances (pd_sampler_instance_begin), and its sampling cost was more than
+ * RT_PERTURBED_SHARE of its time: its faults, TLB shootdowns and split huge
+ * pages are in its time (2.5x on the phases example when every spell armed
+ * every sample), and a prediction resting on it would expect every instance
+ * to pay them. A sampled instance whose spells armed thin slices
+ * (PADDISER_SAMPLE_SPELL_PCT) costs about as little as its noise and counts
+ * like any other. */
+#define RT_PERTURBED_SHARE 0.05
 static int instance_perturbed(void)
 {
-    return rt.sampling && rt.inst_sampled && !rt.pmu_period && pd_sampler_duty_cycled();
+    return rt.sampling && rt.inst_sampled && !rt.pmu_period && pd_sampler_duty_cycled() &&
+           pd_sampler_instance_cost_share() > RT_PERTURBED_SHARE;
 }
 
 void rt_record_instance(rt_task *t)

@@ -142,7 +142,7 @@ static double measured_share(const rt_task *t, const raw_list *l, int slot)
 }
 
 /* The task's per-object accesses and heat from this instance's counts. */
-static int task_counts(rt_task *t, int slot, const raw_list *l, uint64_t ran)
+static int task_counts(rt_task *t, int slot, const raw_list *l, uint64_t ran, double weight)
 {
     int rc = PD_OK;
     rt.layout_gen++; /* new heat */
@@ -182,7 +182,7 @@ static int task_counts(rt_task *t, int slot, const raw_list *l, uint64_t ran)
         }
     }
     if (rc == PD_OK) {
-        if (rt_heat_merge(t, &cap, old, nold, ran) != 0)
+        if (rt_heat_merge(t, &cap, old, nold, ran, weight) != 0)
             rc = PD_ENOMEM;
     } else {
         free(old);
@@ -215,8 +215,11 @@ int rt_sync_locked(int plan)
      * always; an instance the sampler skipped leaves them as they were. */
     int observed = !rt.sampling || rt.inst_sampled;
     raw_list l = {0};
-    if (rt.sampling && rt.inst_sampled)
+    double weight = 1; /* what a fault counts, on average (thinned spells) */
+    if (rt.sampling && rt.inst_sampled) {
         pd_sampler_foreach_wait(collect_cb, &l);
+        weight = pd_sampler_count_weight();
+    }
     if (l.oom) {
         free(l.v);
         return PD_ENOMEM;
@@ -235,7 +238,7 @@ int rt_sync_locked(int plan)
         }
         /* a task or object left without a profile makes the next
          * instance sampled (rt_profile_missing) */
-        if (observed && (rc = task_counts(t, slot, &l, ran)) != PD_OK)
+        if (observed && (rc = task_counts(t, slot, &l, ran, weight)) != PD_OK)
             break;
 
         double total_acc = 0, touched = 0;

@@ -330,6 +330,10 @@ int pd_init(const pd_options *opt)
             .allowance_frac = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_PCT", 2) ? env_unsigned("PADDISER_SAMPLE_ALLOWANCE_PCT", 2) / 100.0 : -1,
             /* 0 = every instance sampled */
             .share = sample_share(),
+            /* 0, or the measurement setting: every spell arms every sample */
+            .spell_frac = env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1)
+                              ? env_unsigned("PADDISER_SAMPLE_SPELL_PCT", 10) / 100.0
+                              : 0,
             .no_protect = rt.pmu_period != 0, /* the sample table only: PMU samples are charged to it */
             .notify = sampler_notice,
         };

@@ -273,7 +273,7 @@ int rt_hot_push(rt_task *t, size_t *cap, rt_hot h);
  * with the remembered heat of the input that ran), keeps old's heat
  * otherwise. At planning, rt_heat_select brings the heat of the next input
  * when it is remembered. */
-int rt_heat_merge(rt_task *t, size_t *cap, rt_hot *old, size_t nold, uint64_t ran);
+int rt_heat_merge(rt_task *t, size_t *cap, rt_hot *old, size_t nold, uint64_t ran, double noise);
 void rt_heat_select(rt_task *t, uint64_t next);
 void rt_heat_free(rt_task *t);
 

@@ -74,12 +74,13 @@ typedef struct {
                             plus one more like the last, stays within this
                             share of all instances' time; 0 = 0.02, < 0 = every
                             instance is sampled */
-    double spell_frac;   /* a sampled instance's spells of activity arm a
-                            thinned slice of the samples so that the instance's
-                            sampling cost stays within this fraction of its
-                            elapsed time, plus spell_floor_s (the runtime's
-                            default: 0.10); 0 or < 0 = every spell arms every
-                            sample (no thinning) */
+    double spell_frac;   /* the first or a forced instance's spells of activity
+                            arm a thinned slice of the samples so that the
+                            instance's sampling cost stays within this fraction
+                            of its elapsed time, plus spell_floor_s (the
+                            runtime's: PADDISER_SAMPLE_SPELL_PCT, off by
+                            default); 0 or < 0 = every spell arms every sample
+                            (no thinning) */
     double spell_floor_s; /* 0 = 0.001 */
     int no_protect;      /* counts come only from pd_sampler_record (the PMU
                             sampler, mem_sampler.h): no SIGSEGV handler, no

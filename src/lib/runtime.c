@@ -330,10 +330,15 @@ int pd_init(const pd_options *opt)
             .allowance_frac = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_PCT", 2) ? env_unsigned("PADDISER_SAMPLE_ALLOWANCE_PCT", 2) / 100.0 : -1,
             /* 0 = every instance sampled */
             .share = sample_share(),
-            /* 0, or the measurement setting: every spell arms every sample */
+            /* 0 (the default: a thin first profile placed bfs worse in the
+             * simulator, docs/runtime.md "Overhead bound"), or the
+             * measurement setting: every spell arms every sample */
             .spell_frac = env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1)
-                              ? env_unsigned("PADDISER_SAMPLE_SPELL_PCT", 10) / 100.0
+                              ? env_unsigned("PADDISER_SAMPLE_SPELL_PCT", 0) / 100.0
                               : 0,
+            /* plus the per-instance allowance: a first instance of a few
+             * ms is still sampled whole where that costs under 20 ms */
+            .spell_floor_s = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 20) / 1000.0,
             .no_protect = rt.pmu_period != 0, /* the sample table only: PMU samples are charged to it */
             .notify = sampler_notice,
         };

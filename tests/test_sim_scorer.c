@@ -270,6 +270,39 @@ static void test_profile_phases_round_trip(void **state)
     pd_sim_profile_free(p);
 }
 
+/* The scorer's all-fast instance over the measured one (the sum over
+ * phases of each phase's slowest task). Where the measured time covers
+ * the modelled memory time, the scorer reproduces it (ratio 1); where the
+ * tasks ran faster than the model's memory time (a machine faster than
+ * the model), measured times half as long make the ratio twice as large;
+ * without measured times it is 1. */
+static void test_time_ratio(void **state)
+{
+    (void)state;
+    pd_score_machine m;
+    assert_int_equal(pd_score_machine_preset("optane", &m), 0);
+    const double acc[2][4] = {{100, 200}, {300, 50}};
+    const double slow[2][4] = {{2.0, 4.0}, {3.0, 1.0}}; /* seconds: far beyond memory */
+    pd_sim_profile *p = phased(2, 2, 8, PD_PATTERN_RANDOM, acc, slow);
+    assert_float_equal(pd_score_time_ratio(&m, p), 1.0, 1e-3);
+    pd_sim_profile_free(p);
+    const double t1[2][4] = {{2e-9, 4e-9}, {3e-9, 1e-9}}; /* slowest: 4 + 3 ns */
+    const double th[2][4] = {{1e-9, 2e-9}, {1.5e-9, 0.5e-9}};
+    const double t0[2][4] = {{0, 0}, {0, 0}};
+    p = phased(2, 2, 8, PD_PATTERN_RANDOM, acc, t1);
+    double fast = score(&m, p, 1.0, 0, 0);
+    assert_true(fast > 7e-9);
+    double r = pd_score_time_ratio(&m, p);
+    assert_true(fabs(r - fast / 7e-9) <= 1e-9 * r); /* (cmocka compares floats in single precision) */
+    pd_sim_profile_free(p);
+    p = phased(2, 2, 8, PD_PATTERN_RANDOM, acc, th);
+    assert_true(fabs(pd_score_time_ratio(&m, p) - 2 * r) <= 1e-4 * r);
+    pd_sim_profile_free(p);
+    p = phased(2, 2, 8, PD_PATTERN_RANDOM, acc, t0);
+    assert_float_equal(pd_score_time_ratio(&m, p), 1.0, 0);
+    pd_sim_profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_memory_mode_costs),
         cmocka_unit_test(test_calibration_reproduces_measurement),
         cmocka_unit_test(test_profile_phases_round_trip),
+        cmocka_unit_test(test_time_ratio),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

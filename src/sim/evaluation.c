@@ -377,7 +377,8 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
      * free migration and move whatever gains anything. On the machine it
      * would measure what the scorer charges: tell it (PADDISER_MIGRATE_BW,
      * as a measured figure; the runtime knows no tier, and the presets
-     * share one rate). A value the user set is kept. */
+     * share one rate), per profile in the runtime's own time
+     * (pd_score_time_ratio). A value the user set is kept. */
     set_bw = cfg->ntiers > 0 && !getenv("PADDISER_MIGRATE_BW");
     if (set_bw) {
         char bw[64];
@@ -418,6 +419,12 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
                     goto out;
                 }
                 const pd_workload *wl = pd_workload_find(p->workload);
+                if (set_bw) { /* the scorer's moves' cost, in the runtime's time */
+                    double ratio = pd_score_time_ratio(&sm[0], p);
+                    char bw[64];
+                    snprintf(bw, sizeof bw, "%.17g", sm[0].migrate_gbs * 1e9 * ratio);
+                    setenv("PADDISER_MIGRATE_BW", bw, 1);
+                }
                 for (int c = 0; c < cfg->ncaps; c++) {
                     size_t cap = (size_t)(cfg->caps[c] * (double)pd_sim_footprint(p));
                     double pred;

@@ -346,3 +346,26 @@ out:
     free(frac), free(l), free(remaining), free(busy), free(active);
     return rc;
 }
+
+double pd_score_time_ratio(const pd_score_machine *m, const pd_sim_profile *p)
+{
+    double measured = 0;
+    for (int ph = 0; ph < p->nphases; ph++) {
+        double slowest = 0;
+        for (int t = 0; t < p->ntasks; t++)
+            if (PD_SIM_PHASE(p, ph, t)->time_s > slowest)
+                slowest = PD_SIM_PHASE(p, ph, t)->time_s;
+        measured += slowest;
+    }
+    double *fast = p->npages ? malloc(p->npages * sizeof *fast) : NULL;
+    if (!(measured > 0) || !fast) {
+        free(fast);
+        return 1.0;
+    }
+    for (size_t g = 0; g < p->npages; g++)
+        fast[g] = 1.0;
+    pd_score_result res = {0};
+    int rc = pd_score(m, p, fast, 0, 0, &res);
+    free(fast);
+    return rc == 0 && res.makespan > 0 ? res.makespan / measured : 1.0;
+}

@@ -71,6 +71,15 @@ typedef struct {
 int pd_score(const pd_score_machine *m, const pd_sim_profile *p, const double *fast, int mm,
              size_t moved_pages, pd_score_result *out);
 
+/* How many times longer p's instance is on m, all in fast memory, than it
+ * was measured (the sum over phases of the slowest task's time_s). The
+ * runtime weighs a plan's gain, in its own measured time, against the
+ * moves' cost; the scorer charges the moves in its model's time, so the
+ * study tells the runtime the scorer's migration throughput times this
+ * (docs/sim.md, "Migration"). 1 when either time is unknown or out of
+ * memory. */
+double pd_score_time_ratio(const pd_score_machine *m, const pd_sim_profile *p);
+
 /* Pages whose tier differs between two placements (0/1 per page). */
 size_t pd_score_moved_pages(const double *from, const double *to, size_t npages);
 

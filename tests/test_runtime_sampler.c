@@ -511,6 +511,18 @@ static void sum_counts(void *ctx, size_t sample, int slot, uint64_t count)
     }
 }
 
+/* One instance of one spell that touches every page of buf: the summed
+ * counts of task 0 and how many samples have one, in s[0] and s[1]. */
+static void one_spell(unsigned char *buf, uint64_t s[2])
+{
+    assert_int_equal(pd_sampler_instance_begin(0), 1);
+    pd_sampler_arm();
+    touch_region(buf, 0, 2 * MB);
+    pd_sampler_disarm();
+    s[0] = s[1] = 0;
+    pd_sampler_foreach(sum_counts, s);
+}
+
 /* A spell the instance cannot afford whole arms a slice of 1 in k samples
  * at a random offset, and each of their faults counts k: the summed count of
  * a touch of every page is the samples' number, as with every sample armed.
@@ -531,13 +543,9 @@ static void test_thinned_spells_count_unbiased(void **state)
     assert_int_equal(n, 64);
     pd_sampler_set_thread_task(0);
     int seen[64] = {0}, distinct = 0;
+    uint64_t s[2];
     for (int spell = 0; spell < 16; spell++) {
-        assert_int_equal(pd_sampler_instance_begin(0), 1);
-        pd_sampler_arm();
-        touch_region(buf, 0, 2 * MB);
-        pd_sampler_disarm();
-        uint64_t s[2] = {0, 0};
-        pd_sampler_foreach(sum_counts, s);
+        one_spell(buf, s);
         assert_int_equal(s[0], 64); /* one fault, counted 64 times */
         assert_int_equal(s[1], 1);
         assert_float_equal(pd_sampler_count_weight(), 64.0, 1e-12);
@@ -559,12 +567,7 @@ static void test_thinned_spells_count_unbiased(void **state)
     cfg.spell_floor_s = 10;
     assert_int_equal(pd_sampler_start(&cfg), 0);
     assert_int_equal(pd_sampler_set_ranges(&r, 1), 0);
-    assert_int_equal(pd_sampler_instance_begin(0), 1);
-    pd_sampler_arm();
-    touch_region(buf, 0, 2 * MB);
-    pd_sampler_disarm();
-    uint64_t s[2] = {0, 0};
-    pd_sampler_foreach(sum_counts, s);
+    one_spell(buf, s);
     assert_int_equal(s[0], 64);
     assert_int_equal(s[1], 64);
     assert_float_equal(pd_sampler_count_weight(), 1.0, 1e-12);

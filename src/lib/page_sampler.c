@@ -294,6 +294,22 @@ static void protect_run(sample_table *t, size_t a, size_t b)
     S.mprotect_calls++;
 }
 
+/* The sampling cost of the instance so far: its passes, and its faults at
+ * the calibrated cost. */
+static double inst_cost_locked(void)
+{
+    return S.inst_passes + (double)(atomic_load(&S.faults) - S.inst_faults_base) * S.fault_cost;
+}
+
+/* What the instance's faults counted on average: 1 unless spells armed
+ * slices (each fault of a slice of 1 in k counts k). */
+static double inst_weight_locked(void)
+{
+    uint64_t f = atomic_load(&S.faults) - S.inst_faults_base;
+    uint64_t w = atomic_load(&S.weighted) - S.inst_weighted_base;
+    return f && w > f ? (double)w / (double)f : 1.0;
+}
+
 /* Earliest time the next budgeted pass may start: the last pass and the
  * faults since it (each also costs its arming and restore) must stay
  * within the budget's share of the time elapsed. */
@@ -302,8 +318,7 @@ static double due_time(void)
     if (S.budget < 0)
         return 0; /* unlimited: always due */
     /* Within an instance's allowance every pass is due. */
-    double inst = S.inst_passes + (double)(atomic_load(&S.faults) - S.inst_faults_base) * S.fault_cost;
-    if (inst < S.inst_allowance)
+    if (inst_cost_locked() < S.inst_allowance)
         return 0;
     double faults = (double)(atomic_load(&S.faults) - S.faults_at_pass);
     return S.last_end + (S.last_pass + faults * S.fault_cost) / S.budget;
@@ -500,13 +515,6 @@ static void rearm_if_due_locked(void)
     }
 }
 
-/* The sampling cost of the instance so far: its passes, and its faults at
- * the calibrated cost. */
-static double inst_cost_locked(void)
-{
-    return S.inst_passes + (double)(atomic_load(&S.faults) - S.inst_faults_base) * S.fault_cost;
-}
-
 static size_t samples_enabled(const sample_table *t)
 {
     size_t n = 0;
@@ -533,6 +541,13 @@ static unsigned slice_factor_locked(const sample_table *t, double cost)
     return k;
 }
 
+/* The slice of 1 in k samples at a random offset. */
+static void slice_draw_locked(unsigned k)
+{
+    S.spell_k = k;
+    S.spell_off = k > 1 ? (unsigned)(next_random(&S.slice_rng) % k) : 0;
+}
+
 /* A new spell of activity: the slice of the samples it arms. Whole spells
  * cost the same whatever the instance's length (every sample armed, then
  * faulted by every task: 4.7x a 61 ms instance of the phases example), so
@@ -555,8 +570,7 @@ static void spell_begin_locked(void)
     S.spell_armed = 0;
     S.spells++;
     unsigned k = slice_factor_locked(t, cost);
-    S.spell_k = k;
-    S.spell_off = k > 1 ? (unsigned)(next_random(&S.slice_rng) % k) : 0;
+    slice_draw_locked(k);
     if (k > 1)
         S.spells_thinned++;
     if (k > S.max_k)
@@ -576,8 +590,7 @@ static void slice_widen_locked(sample_table *t)
     if (k >= S.spell_k)
         return;
     disarm_spans_locked(t);
-    S.spell_k = k;
-    S.spell_off = k > 1 ? (unsigned)(next_random(&S.slice_rng) % k) : 0;
+    slice_draw_locked(k);
 }
 
 void pd_sampler_arm(void)
@@ -1133,14 +1146,11 @@ void pd_sampler_reset_counts(void)
      * sampled, and its time, for the long-run share. */
     double now = pd_monotonic();
     if (S.inst_sampled) {
-        double faults = (double)(atomic_load(&S.faults) - S.inst_faults_base);
-        S.last_cost = S.inst_passes + faults * S.fault_cost;
+        S.last_cost = inst_cost_locked();
         S.cost_total += S.last_cost;
         /* What it would have cost whole: its faults counted k times on
          * average, so about k times the samples armed and faulted. */
-        uint64_t f = atomic_load(&S.faults) - S.inst_faults_base;
-        uint64_t w = atomic_load(&S.weighted) - S.inst_weighted_base;
-        S.last_whole = f && w > f ? S.last_cost * (double)w / (double)f : S.last_cost;
+        S.last_whole = S.last_cost * inst_weight_locked();
     }
     S.last_wall = now - S.inst_start;
     S.wall_total += S.last_wall;
@@ -1170,10 +1180,9 @@ double pd_sampler_instance_cost_share(void)
 double pd_sampler_count_weight(void)
 {
     pthread_mutex_lock(&S.lock);
-    uint64_t f = atomic_load(&S.faults) - S.inst_faults_base;
-    uint64_t w = atomic_load(&S.weighted) - S.inst_weighted_base;
+    double w = inst_weight_locked();
     pthread_mutex_unlock(&S.lock);
-    return f && w > f ? (double)w / (double)f : 1.0;
+    return w;
 }
 
 unsigned pd_sampler_table_generation(void) { return atomic_load(&S.swaps); }

@@ -380,11 +380,6 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
      * share one rate), per profile in the runtime's own time
      * (pd_score_time_ratio). A value the user set is kept. */
     set_bw = cfg->ntiers > 0 && !getenv("PADDISER_MIGRATE_BW");
-    if (set_bw) {
-        char bw[64];
-        snprintf(bw, sizeof bw, "%.17g", sm[0].migrate_gbs * 1e9);
-        setenv("PADDISER_MIGRATE_BW", bw, 1);
-    }
     if (cfg->csv_path) {
         if (!(csv = fopen(cfg->csv_path, "w"))) {
             snprintf(err, errlen, "cannot write %s: %s", cfg->csv_path, strerror(errno));

@@ -512,6 +512,13 @@ static double dram_only(double time, double r0, double sigma)
 
 static double dram_time_of(const rt_instance *h, double sigma) { return dram_only(h->time, h->r0, sigma); }
 
+/* The same, a visit's first instance brought to what the visit's later
+ * ones take (warmup: visit_warmup's factor). */
+static double settled_dram(double time, double r0, int visit_first, double sigma, double warmup)
+{
+    return dram_only(time, r0, sigma) / (visit_first ? warmup : 1.0);
+}
+
 static double visit_warmup(const rt_task *t, double sigma)
 {
     const char *off = getenv("PADDISER_VISIT_WARMUP"); /* off: no factor (bench comparisons) */
@@ -591,7 +598,7 @@ static double new_input_dram_time(const rt_task *t, double size_next, double sig
         if (e->n == 0 || !(e->scale > 0))
             continue;
         for (int k = 0; k < e->n; k++)
-            v[k] = dram_only(e->time[k], e->r0[k], sigma) / (e->first[k] ? warmup : 1.0);
+            v[k] = settled_dram(e->time[k], e->r0[k], e->first[k], sigma, warmup);
         double med = pd_median(v, (size_t)e->n);
         if (!(med > 0))
             continue;
@@ -661,7 +668,7 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
     for (int i = 0; i < t->nhist && n < RT_WINDOW_MAX; i++) {
         const rt_instance *h = recent(t, i);
         if (h->input == next)
-            v[n++] = dram_time_of(h, sigma) / (h->visit_first ? warmup : 1.0);
+            v[n++] = settled_dram(h->time, h->r0, h->visit_first, sigma, warmup);
     }
     t->pred_same_input = n > 0;
     double unit = 1.0;
@@ -675,7 +682,7 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
         }
         for (int i = 0; i < t->nhist && n < RT_WINDOW; i++) {
             const rt_instance *h = recent(t, i);
-            v[n++] = dram_time_of(h, sigma) / (h->visit_first ? warmup : 1.0) / h->scale;
+            v[n++] = settled_dram(h->time, h->r0, h->visit_first, sigma, warmup) / h->scale;
         }
         unit = scale_next;
     }

@@ -34,7 +34,10 @@
  * (each way, default 10), --mib M, --scales LIST, --reps K, --threads N,
  * --passes P, --sweeps S (passed to the example), --fast-frac F (sim fast capacity as a
  * fraction of M MiB, default 0.25), --keep DIR (write each run's output
- * there). */
+ * there), --compare NAME=VALUE (a third arm, interleaved with the other
+ * two: the runtime with that environment variable set, whose (a) - (c)
+ * are printed beside the default's, with how many runs each did better
+ * in; for a runtime option's effect under the same drift). */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -300,12 +303,14 @@ static int met_zero(double x) { return x == 0; }
 static void usage(FILE *f)
 {
     fprintf(f, "usage: phases_bench [--example PATH] [--runs N] [--mib M] [--scales LIST] [--reps K]\n"
-               "                    [--threads N] [--passes P] [--sweeps S] [--fast-frac F] [--keep DIR]\n");
+               "                    [--threads N] [--passes P] [--sweeps S] [--fast-frac F] [--keep DIR]\n"
+               "                    [--compare NAME=VALUE]\n");
 }
 
 int main(int argc, char **argv)
 {
     const char *example = "build/examples/runtime/phases", *scales = "0.5,1,0.75,0.5", *keep = NULL;
+    const char *compare = NULL;
     int runs = 10, reps = 6, threads = 2, passes = 3, sweeps = 4;
     double mib = 256, fast_frac = 0.25;
     static const struct option longopts[] = {
@@ -314,7 +319,7 @@ int main(int argc, char **argv)
         {"reps", required_argument, NULL, 'k'},    {"threads", required_argument, NULL, 't'},
         {"passes", required_argument, NULL, 'p'},  {"fast-frac", required_argument, NULL, 'f'},
         {"keep", required_argument, NULL, 'K'},    {"help", no_argument, NULL, 'h'},
-        {"sweeps", required_argument, NULL, 'w'},
+        {"sweeps", required_argument, NULL, 'w'},  {"compare", required_argument, NULL, 'c'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -330,12 +335,14 @@ int main(int argc, char **argv)
         case 'f': fast_frac = atof(optarg); break;
         case 'K': keep = optarg; break;
         case 'w': sweeps = atoi(optarg); break;
+        case 'c': compare = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
     }
     if (runs < 1 || runs > MAX_RUNS || !(mib > 0) || reps < 3 || threads < 1 || passes < 1 || sweeps < 1 || !(fast_frac > 0) ||
-        optind != argc || strchr(example, '\'') || strspn(scales, "0123456789.,") != strlen(scales)) {
+        optind != argc || strchr(example, '\'') || strspn(scales, "0123456789.,") != strlen(scales) ||
+        (compare && (!strchr(compare, '=') || strchr(compare, '=') == compare))) {
         usage(stderr);
         return 2;
     }
@@ -355,8 +362,17 @@ int main(int argc, char **argv)
              mib, scales, reps, threads, passes, sweeps);
     run_rec *on = calloc((size_t)runs, sizeof *on), *off = calloc((size_t)runs, sizeof *off);
     run_stats *st = calloc((size_t)runs, sizeof *st);
+    run_rec *alt = calloc((size_t)runs, sizeof *alt);
+    run_stats *st_alt = calloc((size_t)runs, sizeof *st_alt);
+    double *moved_alt = calloc((size_t)reps, sizeof *moved_alt);
+    char cmp_name[256] = "", *cmp_value = NULL;
+    if (compare) {
+        snprintf(cmp_name, sizeof cmp_name, "%s", compare);
+        cmp_value = strchr(cmp_name, '=');
+        *cmp_value++ = '\0';
+    }
     double *moved_at = calloc((size_t)reps, sizeof *moved_at);
-    if (!on || !off || !st || !moved_at)
+    if (!on || !off || !st || !moved_at || !alt || !st_alt || !moved_alt)
         return 1;
     int mismatch = 0, ids_lost = 0;
     for (int i = 0; i < runs; i++) { /* interleaved, so load drifts hit both alike */
@@ -377,6 +393,25 @@ int main(int argc, char **argv)
             mismatch += strcmp(on[i].r[j].checksum, off[i].r[j].checksum) != 0;
         ids_lost += on[i].ids_kept != 1;
         run_statistics(&on[i], reps, moved_at, &st[i]);
+        if (compare) { /* the third arm: the runtime with NAME=VALUE */
+            const char *was = getenv(cmp_name);
+            char *saved = was ? strdup(was) : NULL;
+            setenv(cmp_name, cmp_value, 1);
+            snprintf(cmd, sizeof cmd, "%s", base);
+            if (keep)
+                snprintf(kp, sizeof kp, "%s/cmp_%02d.txt", keep, i);
+            int rc = run_example(cmd, keep ? kp : NULL, &alt[i]);
+            if (saved)
+                setenv(cmp_name, saved, 1);
+            else
+                unsetenv(cmp_name);
+            free(saved);
+            if (rc != 0)
+                return 1;
+            for (int j = 0; j < on[i].n && j < alt[i].n; j++)
+                mismatch += strcmp(on[i].r[j].checksum, alt[i].r[j].checksum) != 0;
+            run_statistics(&alt[i], reps, moved_alt, &st_alt[i]);
+        }
         fprintf(stderr, "phases_bench: run %d of %d: total %.3f s with the runtime, %.3f s without\n", i + 1, runs,
                 on[i].total_s, off[i].total_s);
     }
@@ -467,6 +502,21 @@ int main(int argc, char **argv)
     for (int i = 0; i < runs; i++)
         moved_runs += st[i].moved_warm > 0;
     printf("      runs that moved pages there: %d of %d (%d sync points each)\n", moved_runs, runs, st[0].nwarm_sync);
+    if (compare) {
+        printf("\n  with %s (interleaved runs; %-31s %11s %20s)\n", compare, "", "median", "range over runs");
+        row("(a) later instances, median |error|", st_alt, runs, g_later_rt, 100, "%", "< 10%", met_err10);
+        row("    runtime / naive", st_alt, runs, g_ratio, 1, "", "<= 0.75", met_ratio);
+        row("(b) first instance of a new input, median |error|", st_alt, runs, g_first, 100, "%", "<= 15%", met_first);
+        row("(c) CV of predictions, unchanged input (worst input)", st_alt, runs, g_cv, 100, "%", "< 10%", met_cv);
+        row("(e) MiB moved on an unchanged input after warm-up", st_alt, runs, g_moved, 1, "", "0", met_zero);
+        int a_better = 0, c_better = 0;
+        for (int i = 0; i < runs; i++) {
+            a_better += st[i].ratio < st_alt[i].ratio;
+            c_better += st[i].cv_worst < st_alt[i].cv_worst;
+        }
+        printf("  runs where the default did better: (a) ratio %d of %d, (c) %d of %d\n", a_better, runs, c_better,
+               runs);
+    }
     printf("\n  (d) totals: median %.3f s with the runtime, %.3f s without; range: paired ratios of each run\n",
            mon, moff);
     printf("  sync points: median %.2f ms, max %.2f ms\n", 1e3 * smed, 1e3 * smax);

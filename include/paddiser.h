@@ -168,8 +168,10 @@ typedef struct {
     size_t dram_bytes;     /* fast-memory bytes given to the task */
     double predicted_time; /* seconds, under this plan */
     /* How far to trust predicted_time: the median of the task's most recent
-     * instances (up to 3) of this very input (same object sizes) when there
-     * are any, else of other inputs scaled by Eq. 1. */
+     * instances (up to 3, more while they agree) of this very input (same
+     * object sizes) when there are any, or its last instance alone where
+     * the input's times drift (predicted_from 1), else of other inputs
+     * scaled by Eq. 1. */
     int predicted_from;    /* instances the prediction rests on */
     int same_input;        /* 1: they ran this input; 0: other inputs, scaled */
     double predicted_cv;   /* their robust relative spread (1.4826 MAD / median);

@@ -156,6 +156,61 @@ static void test_stable_input_rests_on_more_instances_and_follows_a_shift(void *
     assert_true(p.predicted_from <= 4); /* the old regime is not in the window */
 }
 
+/* Times that drift: each instance a random step from the last (a VM whose
+ * host load comes and goes), with little noise of its own. A median over
+ * the window lags the drift, and the previous instance is the better
+ * guess; the input's own replay says so, and the prediction follows its
+ * last instance (predicted_from 1), about as close as the naive predictor
+ * is, instead of well behind it. */
+static void test_drifting_input_follows_its_last_instance(void **state)
+{
+    (void)state;
+    uint64_t s = 7;
+    double err_rt = 0, err_naive = 0, prev = 0, d = 0.010;
+    int n = 0;
+    for (int i = 0; i < 40; i++) {
+        d *= 1 + noise(&s, 0.12);
+        if (i >= 8) {
+            err_rt += fabs(plan_of(0).predicted_time - d) / d;
+            err_naive += fabs(prev - d) / d;
+            n++;
+        }
+        instance(d);
+        prev = d;
+    }
+    print_message("drift: mean |error| over %d instances: runtime %.1f%%, naive %.1f%%\n", n, 100 * err_rt / n,
+                  100 * err_naive / n);
+    assert_true(err_rt < 1.1 * err_naive);
+    pd_task_plan p = plan_of(0);
+    assert_int_equal(p.predicted_from, 1);
+    assert_float_equal(p.predicted_time, prev, 1e-12);
+    assert_true(isfinite(p.predicted_cv)); /* the spread of the input's window, for the confidence */
+}
+
+/* An input revisited after the machine drifted: its earlier visit ran at
+ * 10 ms, the new visit's first instance at 20 ms. The next prediction
+ * anchors on the current visit, and the old visit's instances, outside its
+ * noise, do not pull it back to 10 ms. */
+static void test_revisited_input_anchors_on_its_current_visit(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 5; i++)
+        instance(0.010);
+    assert_int_equal(pd_object_update(0, buf, 4 * MB), PD_OK);
+    for (int i = 0; i < 3; i++)
+        instance(0.030);
+    assert_int_equal(pd_object_update(0, buf + 4 * MB, 2 * MB), PD_OK);
+    assert_float_equal(plan_of(0).predicted_time, 0.010, 1e-9); /* its own history, as a visit's first */
+    instance(0.020);
+    pd_task_plan p = plan_of(0);
+    assert_int_equal(p.same_input, 1);
+    assert_float_equal(p.predicted_time, 0.020, 1e-9);
+    assert_int_equal(p.predicted_from, 1);
+    instance(0.010); /* back to 10 ms: followed */
+    instance(0.010);
+    assert_float_equal(plan_of(0).predicted_time, 0.010, 1e-9);
+}
+
 static void test_inputs_seen_before_use_their_own_history(void **state)
 {
     (void)state;
@@ -267,6 +322,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_new_input_growth_is_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_inputs_scale_linearly, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visit_warmup_is_learned, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_drifting_input_follows_its_last_instance, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_revisited_input_anchors_on_its_current_visit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stable_input_rests_on_more_instances_and_follows_a_shift, setup,
                                         teardown),
     };

@@ -464,20 +464,20 @@ static const rt_instance *recent(const rt_task *t, int i)
     return &t->hist[(t->hist_next - 1 - i + RT_HISTORY) % RT_HISTORY];
 }
 
-/* v[0..n) (most recent first, n > RT_WINDOW): how many of them belong to
- * the current regime (robust_dram_time). Keeps the order of v; the
- * accepted ones move to its front. */
-static int stable_window(double *v, int n)
+/* v[0..n) (most recent first, n > na): how many of them belong to the
+ * current regime (robust_dram_time), anchored on the na most recent. Keeps
+ * the order of v; the accepted ones move to its front. */
+static int stable_window(double *v, int n, int na)
 {
     double a[RT_WINDOW_MAX], d[RT_WINDOW_MAX];
-    memcpy(a, v, RT_WINDOW * sizeof *a);
-    double anchor = pd_median(a, RT_WINDOW);
+    memcpy(a, v, (size_t)na * sizeof *a);
+    double anchor = pd_median(a, (size_t)na);
     for (int i = 0; i + 1 < n; i++)
         d[i] = fabs(v[i] - v[i + 1]);
     /* consecutive differences of N(0, s^2) noise: |d| has median 0.954 s */
     double tol = 3.0 * pd_median(d, (size_t)(n - 1)) / 0.954;
-    int k = RT_WINDOW, misses = 0;
-    for (int i = RT_WINDOW; i < n && misses < 2; i++) {
+    int k = na, misses = 0;
+    for (int i = na; i < n && misses < 2; i++) {
         if (fabs(v[i] - anchor) <= tol) {
             v[k++] = v[i];
             misses = 0;
@@ -637,6 +637,72 @@ static double new_input_dram_time(const rt_task *t, double size_next, double sig
     return exp(near->log_t + b * (x - near->log_s));
 }
 
+/* How many instances the window anchors on, of an input's instances
+ * v[0..n) (most recent first; first[i]: v[i] began a visit) before an
+ * instance that starts a visit (starts) or continues the visit v[0] is in:
+ * at most RT_WINDOW, and within a visit no more than the visit has run. A
+ * new visit of an input may run in another regime than its last one (the
+ * machine drifted between them: on this project's VM a revisited input's
+ * times moved by up to 2x), so its older visits join the window only
+ * through stable_window's noise test against the current visit's own
+ * instances, as any shift is followed. */
+static int window_anchor(const unsigned char *first, int n, int starts)
+{
+    int k = 0;
+    if (starts)
+        k = n;
+    else
+        while (k < n && !first[k++])
+            ;
+    return k < RT_WINDOW ? k : RT_WINDOW;
+}
+
+/* The window's estimate of v[0..n): the median of the instances
+ * stable_window keeps, anchored on na. v is left as it was. */
+static double window_estimate(const double *v, int n, int na)
+{
+    double c[RT_WINDOW_MAX];
+    memcpy(c, v, (size_t)n * sizeof *c);
+    if (n > na)
+        n = stable_window(c, n, na);
+    return pd_median(c, (size_t)n);
+}
+
+/* Which estimate of an input's next instance its own history favours. The
+ * window's median removes noise that is independent from one instance to
+ * the next; where instance times drift with the machine (a VM whose host
+ * load comes and goes: on this project's 2-core VM every smoothing of the
+ * phases example's times did worse than the previous instance alone,
+ * docs/runtime.md), the last instance is the better guess. So each
+ * prediction first replays the last RT_BACKTEST instances of the input:
+ * what each estimate, from the instances before, would have said of it.
+ * The last instance is used when its median relative error there is below
+ * RT_BACKTEST_MARGIN times the window's; with fewer than RT_BACKTEST_MIN
+ * replays, or no clear winner, the window. Nothing is stored: the replay
+ * reads the same history the prediction does. */
+#define RT_BACKTEST 4
+#define RT_BACKTEST_MIN 3
+#define RT_BACKTEST_MARGIN 0.9
+static int last_instance_favoured(const double *v, const unsigned char *first, int n)
+{
+    const char *off = getenv("PADDISER_PREDICT_REPLAY"); /* off: the window always (bench comparisons) */
+    if (off && (!strcmp(off, "off") || !strcmp(off, "0")))
+        return 0;
+    double ew[RT_BACKTEST], el[RT_BACKTEST];
+    int nb = 0;
+    for (int j = 0; j < RT_BACKTEST && j + 1 < n; j++) {
+        if (!(v[j] > 0))
+            continue;
+        int na = window_anchor(first + j + 1, n - j - 1, first[j]);
+        ew[nb] = fabs(window_estimate(v + j + 1, n - j - 1, na) - v[j]) / v[j];
+        el[nb] = fabs(v[j + 1] - v[j]) / v[j];
+        nb++;
+    }
+    if (nb < RT_BACKTEST_MIN)
+        return 0;
+    return pd_median(el, (size_t)nb) < RT_BACKTEST_MARGIN * pd_median(ew, (size_t)nb);
+}
+
 /* DRAM-only time of the task's next instance, from its recent instances of
  * the input it will run (each brought to DRAM-only time by its measured
  * share): the median of the instances since that input's time last shifted.
@@ -655,20 +721,26 @@ static double new_input_dram_time(const rt_task *t, double size_next, double sig
  * last RT_WINDOW instances of any input, each divided by its own Eq. 1
  * scale, times scale_next (the next input's). Medians, not the first
  * instance: one slow or fast instance (a first touch, a noisy neighbour, a
- * sampling burst) moves nothing. NAN without history. */
+ * sampling burst) moves nothing; except where the input's own history says
+ * its times drift, so that its last instance predicts the next better than
+ * the window (last_instance_favoured). NAN without history. */
 static double robust_dram_time(rt_task *t, double scale_next, double sigma)
 {
     uint64_t next = rt_input_signature(0);
     /* a visit's first instances weigh as the rest would have; the next
      * instance, if it starts a visit, as a first */
     double warmup = visit_warmup(t, sigma);
-    double ahead = t->ran_before && t->prev_input == next ? 1.0 : warmup;
+    int starts = !(t->ran_before && t->prev_input == next);
+    double ahead = starts ? warmup : 1.0;
     double v[RT_WINDOW_MAX];
+    unsigned char first[RT_WINDOW_MAX];
     int n = 0;
     for (int i = 0; i < t->nhist && n < RT_WINDOW_MAX; i++) {
         const rt_instance *h = recent(t, i);
-        if (h->input == next)
+        if (h->input == next) {
+            first[n] = (unsigned char)h->visit_first;
             v[n++] = settled_dram(h->time, h->r0, h->visit_first, sigma, warmup);
+        }
     }
     t->pred_same_input = n > 0;
     double unit = 1.0;
@@ -686,9 +758,14 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
         }
         unit = scale_next;
     }
-    if (n > RT_WINDOW)
-        n = stable_window(v, n);
-    t->pred_n = n;
+    /* of the input itself: the window or, where the input's own replay
+     * favours it, its last instance */
+    int last = t->pred_same_input && last_instance_favoured(v, first, n);
+    double newest = v[0];
+    int na = t->pred_same_input ? window_anchor(first, n, starts) : RT_WINDOW;
+    if (n > na)
+        n = stable_window(v, n, na);
+    t->pred_n = last ? 1 : n;
     t->pred_cv = NAN;
     if (n == 0)
         return NAN;
@@ -699,7 +776,7 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
             dev[i] = fabs(v[i] - med);
         t->pred_cv = 1.4826 * pd_median(dev, (size_t)n) / med; /* MAD, as a normal sigma */
     }
-    return ahead * unit * med;
+    return ahead * unit * (last ? newest : med);
 }
 
 void rt_predict_times(task_pred *tp)

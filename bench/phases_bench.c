@@ -516,6 +516,19 @@ int main(int argc, char **argv)
         }
         printf("  runs where the default did better: (a) ratio %d of %d, (c) %d of %d\n", a_better, runs, c_better,
                runs);
+        double *tal = calloc((size_t)runs, sizeof *tal);
+        if (!tal)
+            return 1;
+        double lo = INFINITY, hi = -INFINITY;
+        for (int i = 0; i < runs; i++) {
+            tal[i] = alt[i].total_s;
+            double r = alt[i].total_s / off[i].total_s - 1;
+            lo = r < lo ? r : lo;
+            hi = r > hi ? r : hi;
+        }
+        printf("  %-52s %8.2f%-3s %8.2f .. %-8.2f\n", "(d) overhead: median with / median without - 1",
+               100 * (bench_median(tal, (size_t)runs) / moff - 1), "%", 100 * lo, 100 * hi);
+        free(tal);
     }
     printf("\n  (d) totals: median %.3f s with the runtime, %.3f s without; range: paired ratios of each run\n",
            mon, moff);

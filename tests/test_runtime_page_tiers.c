@@ -221,6 +221,53 @@ static void test_every_task_sampled_under_budget(void **state)
     free(buf);
 }
 
+/* Sampling off: a task has no sampled pages of its own, so its plan's
+ * bytes cannot be placed for it, and it runs at the fast share of all
+ * registered pages. The share reported and the next prediction are that
+ * share's; a plan's share taken as run made the runtime expect a speed-up
+ * that never came (instance times here do not depend on the share: the
+ * sim backend on one memory). */
+static void test_unsampled_task_runs_at_the_placed_share(void **state)
+{
+    (void)state;
+    setenv("PADDISER_QUIET", "1", 1);
+    pd_perf_set_clock(fake_clock);
+    unsigned char *buf = aligned_alloc(PG, 64 * PG);
+    assert_non_null(buf);
+    memset(buf, 0, 64 * PG);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_SIM;
+    o.sampling = 0;
+    o.fast_capacity = 16 * PG;
+    assert_int_equal(pd_init(&o), PD_OK);
+    int id = pd_object_register("grid", buf, 64 * PG, NULL);
+    assert_true(id >= 0);
+    for (int i = 0; i < 6; i++) {
+        for (int t = 0; t < 2; t++) {
+            assert_int_equal(pd_task_begin(t), PD_OK);
+            touch_pages(buf, 64);
+            fake_now += 0.010 * (t + 1);
+            assert_int_equal(pd_task_end(t), PD_OK);
+        }
+        assert_int_equal(pd_sync_point(), PD_OK);
+    }
+    double fast = (double)count_tier(id, 64, PD_PAGE_FAST) / 64.0;
+    pd_task_plan p[2];
+    double mk = 0;
+    assert_int_equal(pd_plan_query(p, 2, &mk), 2);
+    for (int t = 0; t < 2; t++) {
+        print_message("task %d: share %.3f (placed %.3f), predicted %.4f s\n", p[t].task, p[t].dram_share, fast,
+                      p[t].predicted_time);
+        assert_float_equal(p[t].dram_share, fast, 1e-9);
+        assert_float_equal(p[t].predicted_time, 0.010 * (p[t].task + 1), 1e-9);
+    }
+    assert_float_equal(mk, 0.020, 1e-9);
+    pd_finalize();
+    pd_perf_set_clock(NULL);
+    free(buf);
+}
+
 int main(void)
 {
     /* Where a plan's pages go, not whether a plan pays for its moves
@@ -239,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_hot_object_ranked_and_placed),
         cmocka_unit_test(test_rate_weight_never_below_intervals),
         cmocka_unit_test(test_every_task_sampled_under_budget),
+        cmocka_unit_test(test_unsampled_task_runs_at_the_placed_share),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

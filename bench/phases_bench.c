@@ -35,9 +35,10 @@
  * --passes P, --sweeps S (passed to the example), --fast-frac F (sim fast capacity as a
  * fraction of M MiB, default 0.25), --keep DIR (write each run's output
  * there), --compare NAME=VALUE (a third arm, interleaved with the other
- * two: the runtime with that environment variable set, whose (a) - (c)
- * are printed beside the default's, with how many runs each did better
- * in; for a runtime option's effect under the same drift). */
+ * two: the runtime with that environment variable set, whose (a) - (e)
+ * are printed below the default's, with the runs in which the default
+ * did better on (a)'s ratio and on (c): a runtime option's effect under
+ * the same drift). */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -503,7 +504,7 @@ int main(int argc, char **argv)
         moved_runs += st[i].moved_warm > 0;
     printf("      runs that moved pages there: %d of %d (%d sync points each)\n", moved_runs, runs, st[0].nwarm_sync);
     if (compare) {
-        printf("\n  with %s (interleaved runs; %-31s %11s %20s)\n", compare, "", "median", "range over runs");
+        printf("\n  with %s (the third arm, interleaved with the two above):\n", compare);
         row("(a) later instances, median |error|", st_alt, runs, g_later_rt, 100, "%", "< 10%", met_err10);
         row("    runtime / naive", st_alt, runs, g_ratio, 1, "", "<= 0.75", met_ratio);
         row("(b) first instance of a new input, median |error|", st_alt, runs, g_first, 100, "%", "<= 15%", met_first);

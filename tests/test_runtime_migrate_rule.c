@@ -71,6 +71,7 @@ static int teardown(void **state)
     unsetenv("PADDISER_MIGRATE_BW");
     unsetenv("PADDISER_MIN_GAIN");
     unsetenv("PADDISER_START_TIER");
+    unsetenv("PADDISER_DISPLACE_KEPT");
     free(buf);
     buf = NULL;
     return 0;
@@ -423,6 +424,9 @@ static void test_plan_slower_than_hot_first_is_not_applied(void **state)
     (void)state;
     setenv("PADDISER_MIGRATE_BW", "1e15", 1);
     setenv("PADDISER_MIN_GAIN", "0", 1);
+    /* the kept cold pages hold their room: with the displacement (the
+     * next test) the plan itself fills it with the shared range */
+    setenv("PADDISER_DISPLACE_KEPT", "off", 1);
     start_with(4 * MB);
     pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
     int cold = pd_object_register("cold", buf, 4 * MB, &stream);
@@ -462,6 +466,47 @@ static void test_plan_slower_than_hot_first_is_not_applied(void **state)
         assert_int_equal(plan[i].dram_bytes, 4 * MB);
     }
     assert_float_equal(makespan, info.plan_hot_first_s, 1e-12);
+}
+
+/* The same start and the same tasks, the displacement on (the default):
+ * the cold first-touch pages the keeping put in the plan's room were never
+ * seen touched, and give it to the rest of the shared range, whose benefit
+ * pays for both moves. The plan itself then holds the whole shared range,
+ * as fast as hot-first, and is applied: no guard needed. */
+static void test_cold_kept_pages_give_room_to_sampled_ones(void **state)
+{
+    (void)state;
+    setenv("PADDISER_MIGRATE_BW", "1e15", 1);
+    setenv("PADDISER_MIN_GAIN", "0", 1);
+    start_with(4 * MB);
+    pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
+    int cold = pd_object_register("cold", buf, 4 * MB, &stream);
+    int hot = pd_object_register("hot", buf + 8 * MB, 8 * MB, &stream);
+    assert_true(cold >= 0 && hot >= 0);
+    for (int k = 0; k < 8; k++)
+        for (int t = 0; t < 2; t++) {
+            assert_int_equal(pd_task_begin(t), PD_OK);
+            sweep(buf + 8 * MB, 4 * MB);
+            fake_now += 0.1;
+            assert_int_equal(pd_task_end(t), PD_OK);
+        }
+    assert_int_equal(pd_sync_point(), PD_OK);
+    pd_profile_info info;
+    assert_int_equal(pd_profile_info_get(&info), PD_OK);
+    assert_int_equal(info.plan_kept, 0);
+    assert_int_equal(info.plan_hot_first, 0);
+    int tiers[2048], fc = 0, fh_lo = 0, fh = 0;
+    assert_int_equal(pd_object_page_tiers(cold, tiers, 1024), 1024);
+    for (int i = 0; i < 1024; i++)
+        fc += tiers[i] == PD_PAGE_FAST;
+    assert_int_equal(pd_object_page_tiers(hot, tiers, 2048), 2048);
+    for (int i = 0; i < 2048; i++) {
+        fh += tiers[i] == PD_PAGE_FAST;
+        fh_lo += i < 1024 && tiers[i] == PD_PAGE_FAST;
+    }
+    assert_int_equal(fc, 0);
+    assert_int_equal(fh_lo, 1024);
+    assert_int_equal(fh, 1024);
 }
 
 /* THP kept: each task's plan is whole 2 MB units within its bytes, so two
@@ -517,6 +562,7 @@ int main(void)
         cmocka_unit_test_teardown(test_revisited_input_uses_its_own_heat, teardown),
         cmocka_unit_test_teardown(test_leftover_capacity_goes_to_the_next_task, teardown),
         cmocka_unit_test_teardown(test_room_left_keeps_first_touch_pages, teardown),
+        cmocka_unit_test_teardown(test_cold_kept_pages_give_room_to_sampled_ones, teardown),
         cmocka_unit_test_teardown(test_room_left_by_shared_pages_is_filled, teardown),
         cmocka_unit_test_teardown(test_plan_slower_than_hot_first_is_not_applied, teardown),
         cmocka_unit_test_teardown(test_thp_kept_room_filled_by_whole_units, teardown),

@@ -140,6 +140,11 @@ typedef struct {
     size_t n, cap;
 } plan_list;
 
+/* Ranks after the plans' own pages (0 - 1): pages a room fill took, then
+ * pages kept where they were. */
+#define RANK_ROOM 1.5
+#define RANK_KEPT 2.0
+
 static int plan_push(plan_list *l, uintptr_t p)
 {
     if (l->n == l->cap) {
@@ -348,7 +353,7 @@ static int add_room_pages(const page_list *extra, plan_list *sel, page_list *fas
     for (size_t i = 0; i < extra->n; i++) {
         if (plan_push(sel, (uintptr_t)extra->v[i]) != 0)
             return -1;
-        sel->v[sel->n - 1].rank = 1.5;
+        sel->v[sel->n - 1].rank = RANK_ROOM;
     }
     return merge_sorted(fast, extra);
 }
@@ -826,6 +831,13 @@ static double share_under(const task_pred *tp, const page_list *fast, size_t tot
     return fast->n >= total_pages ? 1.0 : (double)fast->n / (double)total_pages;
 }
 
+/* PADDISER_DISPLACE_KEPT=off: kept pages hold their room (comparisons). */
+static int displace_off(void)
+{
+    const char *v = getenv("PADDISER_DISPLACE_KEPT");
+    return v && (!strcmp(v, "off") || !strcmp(v, "0"));
+}
+
 /* Sorts a selection by page and keeps each page once, at its best rank. */
 static void plan_unique(plan_list *sel)
 {
@@ -853,12 +865,124 @@ static int keep_placed(const page_list *covered, size_t room, plan_list *sel, pa
         if (cursor_has(&in_fast, pg))
             continue;
         if ((rc = plan_push(sel, pg)) == 0 && (rc = page_push(&keep, pg)) == 0)
-            sel->v[sel->n - 1].rank = 2.0;
+            sel->v[sel->n - 1].rank = RANK_KEPT;
         room--;
     }
     if (rc == 0)
         rc = merge_sorted(fast, &keep); /* covered is in address order */
     free(keep.v);
+    return rc;
+}
+
+static double tasks_gain_trust(const task_pred *p, int n);
+
+/* A page keep_placed kept and what it is worth an instance on the fast
+ * tier (the best sampled region holding it; 0 if none does). */
+typedef struct {
+    uintptr_t page;
+    double benefit;
+} kept_page;
+
+static int cmp_kept_benefit(const void *a, const void *b)
+{
+    const kept_page *x = a, *y = b;
+    if (x->benefit != y->benefit)
+        return x->benefit < y->benefit ? -1 : 1;
+    return x->page < y->page ? -1 : x->page > y->page;
+}
+
+/* fast (sorted) without the pages of out (sorted), and sel without their
+ * kept entries. */
+static void drop_kept(const page_list *out, plan_list *sel, page_list *fast)
+{
+    size_t k = 0, j = 0;
+    for (size_t i = 0; i < fast->n; i++) {
+        uintptr_t pg = (uintptr_t)fast->v[i];
+        while (j < out->n && (uintptr_t)out->v[j] < pg)
+            j++;
+        if (!(j < out->n && (uintptr_t)out->v[j] == pg))
+            fast->v[k++] = fast->v[i];
+    }
+    fast->n = k;
+    k = 0;
+    for (size_t i = 0; i < sel->n; i++) {
+        size_t at = lower_bound(out, sel->v[i].page);
+        if (!(sel->v[i].rank == RANK_KEPT && at < out->n && (uintptr_t)out->v[at] == sel->v[i].page))
+            sel->v[k++] = sel->v[i];
+    }
+    sel->n = k;
+}
+
+/* The pages keep_placed kept hold room for free, but they may be cold
+ * (first touch put them there, not the heat): at a small capacity the room
+ * they hold is much of the budget (spgemm at 10 %: 25 - 40 % of it, and the
+ * study's runtime then scored 8 - 10 ms against hot-first's 5.8; docs/sim.md).
+ * A kept page that no sampled touch was seen on gives its room to a
+ * sampled page not yet fast whose benefit, at the rule's trust, beats it by
+ * more than both moves cost over the horizon (the promotion and the kept
+ * page's demotion), the most beneficial first. Kept pages with sampled
+ * touches stay: where the sampler under-weights a page (bfs's `level`),
+ * displacing them by benefit cost the study 2 - 4 % at 50 - 70 % capacity.
+ * Runs after the keeping and the room fill, so room nobody holds is still
+ * filled first. */
+static int displace_kept(const task_pred *p, int n, plan_list *sel, page_list *fast)
+{
+    size_t nk = 0;
+    for (size_t i = 0; i < sel->n; i++)
+        nk += sel->v[i].rank == RANK_KEPT;
+    if (!nk)
+        return 0;
+    room_region *rr = NULL;
+    size_t m = 0;
+    kept_page *kp = malloc(nk * sizeof *kp);
+    page_list kept = {0}, extra = {0}, out = {0};
+    int rc = kp && collect_regions(p, n, 1, &rr, &m) == 0 ? 0 : -1;
+    for (size_t i = 0; i < sel->n && rc == 0; i++)
+        if (sel->v[i].rank == RANK_KEPT)
+            rc = page_push(&kept, sel->v[i].page);
+    if (rc == 0 && m) {
+        sort_unique(&kept);
+        nk = kept.n;
+        for (size_t i = 0; i < nk; i++)
+            kp[i] = (kept_page){(uintptr_t)kept.v[i], NAN};
+        for (size_t i = 0; i < m; i++) /* rr is by benefit, highest first: the best region holding it */
+            for (size_t at = lower_bound(&kept, rr[i].lo); at < nk && kp[at].page < rr[i].hi; at++)
+                if (isnan(kp[at].benefit))
+                    kp[at].benefit = rr[i].benefit;
+        for (size_t i = 0; i < nk; i++)
+            if (isnan(kp[i].benefit))
+                kp[i].benefit = 0;
+        qsort(kp, nk, sizeof *kp, cmp_kept_benefit);
+        /* per instance, in benefit as the rule counts it (at its trust) */
+        double trust = tasks_gain_trust(p, n);
+        double both = 2.0 * rt_migrate_seconds_per_page() / (double)rt_plan_horizon() /
+                      (isnan(trust) ? 1.0 : fmax(trust, 1e-6));
+        size_t j = 0;
+        while (nk > 0 && kp[nk - 1].benefit > 0) /* only pages no sampled touch is known of */
+            nk--;
+        for (size_t i = 0; i < m && j < nk && rc == 0 && rr[i].benefit - kp[j].benefit > both; i++) {
+            page_cursor in_fast = cursor_at(fast, rr[i].lo);
+            for (uintptr_t pg = rr[i].lo; pg < rr[i].hi && j < nk && rc == 0; pg += RT_PAGE) {
+                if (rr[i].benefit - kp[j].benefit <= both)
+                    break;
+                if (cursor_has(&in_fast, pg))
+                    continue;
+                if ((rc = page_push(&extra, pg)) == 0)
+                    rc = page_push(&out, kp[j++].page);
+            }
+        }
+    }
+    if (rc == 0 && extra.n) {
+        sort_unique(&extra); /* regions of different objects' strata can overlap at a page */
+        sort_unique(&out);
+        drop_kept(&out, sel, fast);
+        rc = add_room_pages(&extra, sel, fast);
+    }
+    free(rr);
+    free(kp);
+    free(kept.v);
+    free(extra.v);
+    free(out.v);
     return rc;
 }
 
@@ -879,7 +1003,8 @@ static double makespan_under(task_pred *p, int n, const page_list *fast)
 /* Hot-first on the same information as the plan: every sampled region by
  * its heat per page summed over the tasks, hottest first, up to the budget,
  * then the plan's keep rule for the room left (pages already fast stay, in
- * address order). If its predicted makespan is below the plan's (fast, sel:
+ * address order, those never seen touched giving room to sampled pages
+ * that pay for it). If its predicted makespan is below the plan's (fast, sel:
  * the plan with its fills) by more than the noise floor (PADDISER_MIN_GAIN,
  * as in the gain-versus-cost rule), it replaces them: a plan predicted
  * slower than hot-first is never applied. Returns 1 if it did, 0 if not, -1 out of
@@ -913,6 +1038,8 @@ static int hot_first_guard(task_pred *p, int n, size_t budget_pages, const page_
         rc = page_push(&hf, hsel.v[i].page); /* hsel is in page order */
     if (rc == 0 && hf.n < budget_pages)
         rc = keep_placed(covered, budget_pages - hf.n, &hsel, &hf);
+    if (rc == 0 && !displace_off())
+        rc = displace_kept(p, n, &hsel, &hf);
     int won = 0;
     if (rc == 0) {
         rt.last_decision.hot_first_s = makespan_under(p, n, &hf);
@@ -1165,6 +1292,8 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
     if (rc == PD_OK && fast.n < budget / RT_PAGE &&
         (rt.thp == PD_THP_KEEP ? fill_room_by_units : fill_room_by_benefit)(p, n, budget / RT_PAGE - fast.n, &sel,
                                                                            &fast) != 0)
+        rc = PD_ENOMEM;
+    if (rc == PD_OK && rt.thp != PD_THP_KEEP && !displace_off() && displace_kept(p, n, &sel, &fast) != 0)
         rc = PD_ENOMEM;
     int hot_first = 0;
     if (rc == PD_OK && (hot_first = hot_first_guard(p, n, budget / RT_PAGE, &covered, &sel, &fast)) < 0)

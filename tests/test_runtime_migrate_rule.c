@@ -411,22 +411,15 @@ static void test_room_left_by_shared_pages_is_filled(void **state)
     assert_int_equal(touched, 2560); /* all 10 MB */
 }
 
-/* First touch put a cold 4 MB object (registered first) in all 4 MB of
- * fast memory. Both tasks sweep the same 4 MB of a hot object eight times.
- * The planner charges the shared range to both tasks' budgets (2 MB each,
- * the same 2 MB), and the plan's room is kept by the cold first-touch pages
- * (keeping costs no move): each task would run with half its accesses
- * fast. Hot-first on the same heat (the shared range first) gives both all
- * of them, so it is predicted faster and is what moves: a plan predicted
- * slower than hot-first is never applied. */
-static void test_plan_slower_than_hot_first_is_not_applied(void **state)
+/* The start and the instance of the two tests below: the cold object
+ * first touched into all 4 MB of fast memory, both tasks sweeping the hot
+ * object's first 4 MB eight times, then a sync point. Its pages' fast
+ * counts: the cold object's, the hot object's, and of the hot object's
+ * first 4 MB. */
+static pd_profile_info shared_range_after_cold_start(int *fc, int *fh, int *fh_lo)
 {
-    (void)state;
     setenv("PADDISER_MIGRATE_BW", "1e15", 1);
     setenv("PADDISER_MIN_GAIN", "0", 1);
-    /* the kept cold pages hold their room: with the displacement (the
-     * next test) the plan itself fills it with the shared range */
-    setenv("PADDISER_DISPLACE_KEPT", "off", 1);
     start_with(4 * MB);
     pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
     int cold = pd_object_register("cold", buf, 4 * MB, &stream);
@@ -442,18 +435,38 @@ static void test_plan_slower_than_hot_first_is_not_applied(void **state)
     assert_int_equal(pd_sync_point(), PD_OK);
     pd_profile_info info;
     assert_int_equal(pd_profile_info_get(&info), PD_OK);
+    int tiers[2048];
+    *fc = *fh = *fh_lo = 0;
+    assert_int_equal(pd_object_page_tiers(cold, tiers, 1024), 1024);
+    for (int i = 0; i < 1024; i++)
+        *fc += tiers[i] == PD_PAGE_FAST;
+    assert_int_equal(pd_object_page_tiers(hot, tiers, 2048), 2048);
+    for (int i = 0; i < 2048; i++) {
+        *fh += tiers[i] == PD_PAGE_FAST;
+        *fh_lo += i < 1024 && tiers[i] == PD_PAGE_FAST;
+    }
+    return info;
+}
+
+/* First touch put a cold 4 MB object (registered first) in all 4 MB of
+ * fast memory. Both tasks sweep the same 4 MB of a hot object eight times.
+ * The planner charges the shared range to both tasks' budgets (2 MB each,
+ * the same 2 MB), and the plan's room is kept by the cold first-touch pages
+ * (keeping costs no move): each task would run with half its accesses
+ * fast. Hot-first on the same heat (the shared range first) gives both all
+ * of them, so it is predicted faster and is what moves: a plan predicted
+ * slower than hot-first is never applied. */
+static void test_plan_slower_than_hot_first_is_not_applied(void **state)
+{
+    (void)state;
+    /* the kept cold pages hold their room: with the displacement (the
+     * next test) the plan itself fills it with the shared range */
+    setenv("PADDISER_DISPLACE_KEPT", "off", 1);
+    int fc, fh, fh_lo;
+    pd_profile_info info = shared_range_after_cold_start(&fc, &fh, &fh_lo);
     assert_int_equal(info.plan_hot_first, 1);
     assert_true(info.plan_hot_first_s < info.plan_model_s);
     assert_int_equal(info.plan_kept, 0);
-    int tiers[2048], fc = 0, fh = 0, fh_lo = 0;
-    assert_int_equal(pd_object_page_tiers(cold, tiers, 1024), 1024);
-    for (int i = 0; i < 1024; i++)
-        fc += tiers[i] == PD_PAGE_FAST;
-    assert_int_equal(pd_object_page_tiers(hot, tiers, 2048), 2048);
-    for (int i = 0; i < 2048; i++) {
-        fh += tiers[i] == PD_PAGE_FAST;
-        fh_lo += i < 1024 && tiers[i] == PD_PAGE_FAST;
-    }
     assert_int_equal(fh_lo, 1024); /* the whole shared range */
     assert_int_equal(fh, 1024);
     assert_int_equal(fc, 0);
@@ -476,34 +489,10 @@ static void test_plan_slower_than_hot_first_is_not_applied(void **state)
 static void test_cold_kept_pages_give_room_to_sampled_ones(void **state)
 {
     (void)state;
-    setenv("PADDISER_MIGRATE_BW", "1e15", 1);
-    setenv("PADDISER_MIN_GAIN", "0", 1);
-    start_with(4 * MB);
-    pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
-    int cold = pd_object_register("cold", buf, 4 * MB, &stream);
-    int hot = pd_object_register("hot", buf + 8 * MB, 8 * MB, &stream);
-    assert_true(cold >= 0 && hot >= 0);
-    for (int k = 0; k < 8; k++)
-        for (int t = 0; t < 2; t++) {
-            assert_int_equal(pd_task_begin(t), PD_OK);
-            sweep(buf + 8 * MB, 4 * MB);
-            fake_now += 0.1;
-            assert_int_equal(pd_task_end(t), PD_OK);
-        }
-    assert_int_equal(pd_sync_point(), PD_OK);
-    pd_profile_info info;
-    assert_int_equal(pd_profile_info_get(&info), PD_OK);
+    int fc, fh, fh_lo;
+    pd_profile_info info = shared_range_after_cold_start(&fc, &fh, &fh_lo);
     assert_int_equal(info.plan_kept, 0);
     assert_int_equal(info.plan_hot_first, 0);
-    int tiers[2048], fc = 0, fh_lo = 0, fh = 0;
-    assert_int_equal(pd_object_page_tiers(cold, tiers, 1024), 1024);
-    for (int i = 0; i < 1024; i++)
-        fc += tiers[i] == PD_PAGE_FAST;
-    assert_int_equal(pd_object_page_tiers(hot, tiers, 2048), 2048);
-    for (int i = 0; i < 2048; i++) {
-        fh += tiers[i] == PD_PAGE_FAST;
-        fh_lo += i < 1024 && tiers[i] == PD_PAGE_FAST;
-    }
     assert_int_equal(fc, 0);
     assert_int_equal(fh_lo, 1024);
     assert_int_equal(fh, 1024);

@@ -1373,13 +1373,17 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
          * share taken as run made the next predictions expect a speed-up
          * that never came: 5.4% error against the naive 1.2% on the phases
          * example). */
-        size_t total_pages = rt_objects_total_bytes() / RT_PAGE;
-        plan_ctx ctx = {p, n, 0};
-        int differs = hot_first == 1;
-        for (int i = 0; i < n; i++) {
-            kept_share[i] = share_under(&p[i], &fast, total_pages, &kept_bytes[i]);
-            kept_time[i] = rt_time_cb(&ctx, i, kept_share[i]);
-            differs |= p[i].task->nhot == 0 && fabs(kept_share[i] - p[i].task->plan_share) > 1e-3;
+        int differs = hot_first == 1, unsampled = 0;
+        for (int i = 0; i < n; i++)
+            unsampled |= p[i].task->nhot == 0;
+        if (differs || unsampled) {
+            size_t total_pages = rt_objects_total_bytes() / RT_PAGE;
+            plan_ctx ctx = {p, n, 0};
+            for (int i = 0; i < n; i++) {
+                kept_share[i] = share_under(&p[i], &fast, total_pages, &kept_bytes[i]);
+                kept_time[i] = rt_time_cb(&ctx, i, kept_share[i]);
+                differs |= p[i].task->nhot == 0 && fabs(kept_share[i] - p[i].task->plan_share) > 1e-3;
+            }
         }
         if (differs)
             *kept = 1;

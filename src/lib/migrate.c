@@ -831,13 +831,6 @@ static double share_under(const task_pred *tp, const page_list *fast, size_t tot
     return fast->n >= total_pages ? 1.0 : (double)fast->n / (double)total_pages;
 }
 
-/* PADDISER_DISPLACE_KEPT=off: kept pages hold their room (comparisons). */
-static int displace_off(void)
-{
-    const char *v = getenv("PADDISER_DISPLACE_KEPT");
-    return v && (!strcmp(v, "off") || !strcmp(v, "0"));
-}
-
 /* Sorts a selection by page and keeps each page once, at its best rank. */
 static void plan_unique(plan_list *sel)
 {
@@ -1038,7 +1031,7 @@ static int hot_first_guard(task_pred *p, int n, size_t budget_pages, const page_
         rc = page_push(&hf, hsel.v[i].page); /* hsel is in page order */
     if (rc == 0 && hf.n < budget_pages)
         rc = keep_placed(covered, budget_pages - hf.n, &hsel, &hf);
-    if (rc == 0 && !displace_off())
+    if (rc == 0 && !rt_env_off("PADDISER_DISPLACE_KEPT"))
         rc = displace_kept(p, n, &hsel, &hf);
     int won = 0;
     if (rc == 0) {
@@ -1293,7 +1286,8 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
         (rt.thp == PD_THP_KEEP ? fill_room_by_units : fill_room_by_benefit)(p, n, budget / RT_PAGE - fast.n, &sel,
                                                                            &fast) != 0)
         rc = PD_ENOMEM;
-    if (rc == PD_OK && rt.thp != PD_THP_KEEP && !displace_off() && displace_kept(p, n, &sel, &fast) != 0)
+    if (rc == PD_OK && rt.thp != PD_THP_KEEP && !rt_env_off("PADDISER_DISPLACE_KEPT") &&
+        displace_kept(p, n, &sel, &fast) != 0)
         rc = PD_ENOMEM;
     int hot_first = 0;
     if (rc == PD_OK && (hot_first = hot_first_guard(p, n, budget / RT_PAGE, &covered, &sel, &fast)) < 0)

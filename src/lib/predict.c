@@ -521,8 +521,7 @@ static double settled_dram(double time, double r0, int visit_first, double sigma
 
 static double visit_warmup(const rt_task *t, double sigma)
 {
-    const char *off = getenv("PADDISER_VISIT_WARMUP"); /* off: no factor (bench comparisons) */
-    if (off && (!strcmp(off, "off") || !strcmp(off, "0")))
+    if (rt_env_off("PADDISER_VISIT_WARMUP")) /* no factor (bench comparisons) */
         return 1.0;
     double ratio[RT_WARMUP_VISITS];
     int nr = 0;
@@ -685,8 +684,7 @@ static double window_estimate(const double *v, int n, int na)
 #define RT_BACKTEST_MARGIN 0.9
 static int last_instance_favoured(const double *v, const unsigned char *first, int n)
 {
-    const char *off = getenv("PADDISER_PREDICT_REPLAY"); /* off: the window always (bench comparisons) */
-    if (off && (!strcmp(off, "off") || !strcmp(off, "0")))
+    if (rt_env_off("PADDISER_PREDICT_REPLAY")) /* the window always (bench comparisons) */
         return 0;
     double ew[RT_BACKTEST], el[RT_BACKTEST];
     int nb = 0;

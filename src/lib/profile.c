@@ -88,8 +88,7 @@ int rt_hot_push(rt_task *t, size_t *cap, rt_hot h)
 /* PADDISER_SAMPLE_RATE=off: count touched intervals only. */
 static int rate_weighting(void)
 {
-    const char *v = getenv("PADDISER_SAMPLE_RATE");
-    return !(v && (!strcmp(v, "off") || !strcmp(v, "0")));
+    return !rt_env_off("PADDISER_SAMPLE_RATE");
 }
 static double touches_per_interval(const rt_object *o, const raw_count *c, double interval_s)
 {

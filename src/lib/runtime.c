@@ -20,6 +20,12 @@
 
 rt_state rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+int rt_env_off(const char *name)
+{
+    const char *v = getenv(name);
+    return v && (!strcmp(v, "off") || !strcmp(v, "0"));
+}
+
 void rt_message(const char *fmt, ...)
 {
     const char *quiet = getenv("PADDISER_QUIET");

@@ -292,6 +292,10 @@ void rt_thp_prepare(void *addr, size_t size); /* at register / update */
 
 /* runtime.c */
 void rt_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* 1 when the environment variable `name` is "off" or "0": the switches
+ * that turn one mechanism off for comparisons (PADDISER_SAMPLE_RATE,
+ * PADDISER_VISIT_WARMUP, PADDISER_PREDICT_REPLAY, PADDISER_DISPLACE_KEPT). */
+int rt_env_off(const char *name);
 /* rt.lock held: 1 when the runtime is initialized; 0 otherwise, and in a
  * fork() child of a running runtime it says once why (calls then return
  * PD_ESTATE). */

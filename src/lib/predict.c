@@ -759,7 +759,7 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
     /* of the input itself: the window or, where the input's own replay
      * favours it, its last instance */
     int last = t->pred_same_input && last_instance_favoured(v, first, n);
-    double newest = v[0];
+    double newest = n > 0 ? v[0] : NAN; /* before stable_window reorders v */
     int na = t->pred_same_input ? window_anchor(first, n, starts) : RT_WINDOW;
     if (n > na)
         n = stable_window(v, n, na);

@@ -358,6 +358,26 @@ static int add_room_pages(const page_list *extra, plan_list *sel, page_list *fas
     return merge_sorted(fast, extra);
 }
 
+/* The tasks' regions by benefit (collect_regions(..., 1)) for one
+ * decision, built the first time a step asks: the room fill and the
+ * displacement of kept pages, in the plan and in hot-first's set, read the
+ * same list, which depends on the predictions alone. */
+typedef struct {
+    const task_pred *p;
+    int n;
+    int ready;
+    room_region *v;
+    size_t m;
+} benefit_regions;
+
+static int benefit_regions_get(benefit_regions *b)
+{
+    if (!b->ready && collect_regions(b->p, b->n, 1, &b->v, &b->m) != 0)
+        return -1;
+    b->ready = 1;
+    return 0;
+}
+
 /* Room still left after the pages already fast are kept: the room that
  * pages several tasks share leave (every task's plan paid for a shared
  * page, the selection holds it once), or after a slow start. It goes to
@@ -370,18 +390,15 @@ static int add_room_pages(const page_list *extra, plan_list *sel, page_list *fas
  * move: the study's runtime was 1-2% slower on bfs and dmrg on the same
  * profiles.) fast (sorted) and sel receive at most `room` pages; fast stays
  * sorted. With THP kept, fill_room_by_units instead (whole units only). */
-static int fill_room_by_benefit(const task_pred *p, int n, size_t room, plan_list *sel, page_list *fast)
+static int fill_room_by_benefit(benefit_regions *br, size_t room, plan_list *sel, page_list *fast)
 {
     if (!room)
         return 0;
-    room_region *rr;
-    size_t m;
-    if (collect_regions(p, n, 1, &rr, &m) != 0)
+    if (benefit_regions_get(br) != 0)
         return -1;
     double move = rt_migrate_seconds_per_page() / (double)rt_plan_horizon(); /* per instance */
     page_list extra = {0};
-    int rc = take_regions(rr, m, move, fast, room, &extra);
-    free(rr);
+    int rc = take_regions(br->v, br->m, move, fast, room, &extra);
     if (rc == 0)
         rc = add_room_pages(&extra, sel, fast);
     free(extra.v);
@@ -419,12 +436,13 @@ static int covered_by_object(uintptr_t pg);
  * its sampled pages' (summed over the tasks), it takes as much room as it
  * has pages not fast yet, and it is taken only whole, only if it fits, and
  * only if its benefit per page moved pays for the move over the horizon. */
-static int fill_room_by_units(const task_pred *p, int n, size_t room, plan_list *sel, page_list *fast)
+static int fill_room_by_units(benefit_regions *br, size_t room, plan_list *sel, page_list *fast)
 {
-    room_region *rr;
-    size_t m, nu = 0, cap = 0;
-    if (!room || collect_regions(p, n, 1, &rr, &m) != 0)
+    size_t nu = 0, cap = 0;
+    if (!room || benefit_regions_get(br) != 0)
         return room ? -1 : 0;
+    const room_region *rr = br->v;
+    size_t m = br->m;
     room_unit *u = NULL;
     int rc = 0;
     for (size_t i = 0; i < m && rc == 0; i++)
@@ -442,7 +460,6 @@ static int fill_room_by_units(const task_pred *p, int n, size_t room, plan_list 
             }
             u[nu++] = (room_unit){un, rr[i].benefit * (double)((hi - lo + RT_PAGE - 1) / RT_PAGE), 0};
         }
-    free(rr);
     size_t k = 0;
     if (rc == 0 && nu) {
         qsort(u, nu, sizeof *u, cmp_unit_addr);
@@ -918,18 +935,18 @@ static void drop_kept(const page_list *out, plan_list *sel, page_list *fast)
  * displacing them by benefit cost the study 2 - 4 % at 50 - 70 % capacity.
  * Runs after the keeping and the room fill, so room nobody holds is still
  * filled first. */
-static int displace_kept(const task_pred *p, int n, plan_list *sel, page_list *fast)
+static int displace_kept(benefit_regions *br, plan_list *sel, page_list *fast)
 {
     size_t nk = 0;
     for (size_t i = 0; i < sel->n; i++)
         nk += sel->v[i].rank == RANK_KEPT;
     if (!nk)
         return 0;
-    room_region *rr = NULL;
-    size_t m = 0;
     kept_page *kp = malloc(nk * sizeof *kp);
     page_list kept = {0}, extra = {0}, out = {0};
-    int rc = kp && collect_regions(p, n, 1, &rr, &m) == 0 ? 0 : -1;
+    int rc = kp && benefit_regions_get(br) == 0 ? 0 : -1;
+    const room_region *rr = br->v;
+    size_t m = br->m;
     for (size_t i = 0; i < sel->n && rc == 0; i++)
         if (sel->v[i].rank == RANK_KEPT)
             rc = page_push(&kept, sel->v[i].page);
@@ -947,7 +964,7 @@ static int displace_kept(const task_pred *p, int n, plan_list *sel, page_list *f
                 kp[i].benefit = 0;
         qsort(kp, nk, sizeof *kp, cmp_kept_benefit);
         /* per instance, in benefit as the rule counts it (at its trust) */
-        double trust = tasks_gain_trust(p, n);
+        double trust = tasks_gain_trust(br->p, br->n);
         double both = 2.0 * rt_migrate_seconds_per_page() / (double)rt_plan_horizon() /
                       (isnan(trust) ? 1.0 : fmax(trust, 1e-6));
         size_t j = 0;
@@ -971,7 +988,6 @@ static int displace_kept(const task_pred *p, int n, plan_list *sel, page_list *f
         drop_kept(&out, sel, fast);
         rc = add_room_pages(&extra, sel, fast);
     }
-    free(rr);
     free(kp);
     free(kept.v);
     free(extra.v);
@@ -1002,8 +1018,8 @@ static double makespan_under(task_pred *p, int n, const page_list *fast)
  * as in the gain-versus-cost rule), it replaces them: a plan predicted
  * slower than hot-first is never applied. Returns 1 if it did, 0 if not, -1 out of
  * memory. Not with THP kept (hot-first has no whole-unit form here). */
-static int hot_first_guard(task_pred *p, int n, size_t budget_pages, const page_list *covered, plan_list *sel,
-                           page_list *fast)
+static int hot_first_guard(task_pred *p, int n, benefit_regions *br, size_t budget_pages, const page_list *covered,
+                           plan_list *sel, page_list *fast)
 {
     rt.last_decision.model_s = makespan_under(p, n, fast);
     rt.last_decision.hot_first_s = NAN;
@@ -1032,7 +1048,7 @@ static int hot_first_guard(task_pred *p, int n, size_t budget_pages, const page_
     if (rc == 0 && hf.n < budget_pages)
         rc = keep_placed(covered, budget_pages - hf.n, &hsel, &hf);
     if (rc == 0 && !rt_env_off("PADDISER_DISPLACE_KEPT"))
-        rc = displace_kept(p, n, &hsel, &hf);
+        rc = displace_kept(br, &hsel, &hf);
     int won = 0;
     if (rc == 0) {
         rt.last_decision.hot_first_s = makespan_under(p, n, &hf);
@@ -1256,6 +1272,7 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
     memo_drop();
     plan_list sel = {0};
     page_list fast = {0}, before = {0}, covered = {0}, dropped = {0}, stale = {0}, hot = {0};
+    benefit_regions br = {p, n, 0, NULL, 0};
     int rc = PD_OK;
     for (int i = 0; i < n && rc == PD_OK; i++)
         if (select_task_pages(&p[i], bytes[i], &sel) != 0)
@@ -1283,14 +1300,14 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
         keep_placed(&covered, budget / RT_PAGE - fast.n, &sel, &fast) != 0)
         rc = PD_ENOMEM;
     if (rc == PD_OK && fast.n < budget / RT_PAGE &&
-        (rt.thp == PD_THP_KEEP ? fill_room_by_units : fill_room_by_benefit)(p, n, budget / RT_PAGE - fast.n, &sel,
+        (rt.thp == PD_THP_KEEP ? fill_room_by_units : fill_room_by_benefit)(&br, budget / RT_PAGE - fast.n, &sel,
                                                                            &fast) != 0)
         rc = PD_ENOMEM;
     if (rc == PD_OK && rt.thp != PD_THP_KEEP && !rt_env_off("PADDISER_DISPLACE_KEPT") &&
-        displace_kept(p, n, &sel, &fast) != 0)
+        displace_kept(&br, &sel, &fast) != 0)
         rc = PD_ENOMEM;
     int hot_first = 0;
-    if (rc == PD_OK && (hot_first = hot_first_guard(p, n, budget / RT_PAGE, &covered, &sel, &fast)) < 0)
+    if (rc == PD_OK && (hot_first = hot_first_guard(p, n, &br, budget / RT_PAGE, &covered, &sel, &fast)) < 0)
         rc = PD_ENOMEM;
     page_cursor in_fast = cursor_at(&fast, 0); /* covered: in address order when the placement is known */
     for (size_t i = 0; i < covered.n && rc == PD_OK; i++)
@@ -1396,6 +1413,7 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
     free(dropped.v);
     free(stale.v);
     free(hot.v);
+    free(br.v);
     return rc;
 }
 

@@ -179,7 +179,13 @@ static void test_drop_object_unprotects_at_once(void **state)
     assert_int_equal(pd_sampler_set_ranges(r, 2), 0);
     pd_sampler_set_thread_task(0);
     pd_sampler_arm();
+    pd_sampler_stats st;
+    pd_sampler_get_stats(&st);
+    assert_int_equal(st.samples_enabled, 2);
     pd_sampler_drop_object(0);
+    pd_sampler_drop_object(0); /* twice: still one sample fewer */
+    pd_sampler_get_stats(&st);
+    assert_int_equal(st.samples_enabled, 1);
     int pfd[2];
     assert_int_equal(pipe(pfd), 0);
     /* A system call may read every page of the dropped object now. */

@@ -21,7 +21,8 @@ typedef struct {
     uintptr_t *region;
     size_t *region_len;
     atomic_uchar *armed;     /* 1 = protected (or a handler is restoring it) */
-    unsigned char *disabled; /* mprotect failed: never armed again */
+    unsigned char *disabled; /* mprotect failed or object dropped: never armed again */
+    size_t ndisabled;        /* how many are (under S.lock, as disabled is set) */
     /* (sample, task) -> count, open addressing, keys claimed with CAS. */
     size_t hcap;
     _Atomic uint64_t *hkey;
@@ -278,7 +279,8 @@ static void protect_sample(sample_table *t, size_t i)
     if (mprotect((void *)t->page[i], PD_SAMPLE_PAGE, PROT_NONE) != 0) {
         /* e.g. ENOMEM when the VMA count limit is reached: give this one up */
         atomic_store(&t->armed[i], 0);
-        t->disabled[i] = 1;
+        t->disabled[i] = 1; /* armed only while enabled: newly disabled */
+        t->ndisabled++;
         atomic_fetch_add(&S.mprotect_failures, 1);
     }
 }
@@ -495,6 +497,7 @@ void pd_sampler_drop_object(int object)
     for (size_t i = 0; t && i < t->n; i++) {
         if (t->object[i] != object)
             continue;
+        t->ndisabled += !t->disabled[i];
         t->disabled[i] = 1; /* re-arm passes skip it from now on */
         unsigned char one = 1;
         if (atomic_compare_exchange_strong(&t->armed[i], &one, 0))
@@ -515,12 +518,10 @@ static void rearm_if_due_locked(void)
     }
 }
 
+/* Kept as a count: a thinned spell asks at every pass. */
 static size_t samples_enabled(const sample_table *t)
 {
-    size_t n = 0;
-    for (size_t i = 0; t && i < t->n; i++)
-        n += !t->disabled[i];
-    return n;
+    return t ? t->n - t->ndisabled : 0;
 }
 
 #define PD_SPELL_K_MAX 64u
@@ -1239,5 +1240,6 @@ void pd_sampler_get_stats(pd_sampler_stats *st)
     st->spells = S.spells;
     st->spells_thinned = S.spells_thinned;
     st->max_thinning = S.max_k;
+    st->samples_enabled = samples_enabled(atomic_load(&S.table));
     pthread_mutex_unlock(&S.lock);
 }

@@ -189,6 +189,8 @@ typedef struct {
     uint64_t spells;        /* spells of activity armed (pd_sampler_arm) */
     uint64_t spells_thinned; /* ... with a slice of the samples */
     unsigned max_thinning;  /* the largest slice factor used */
+    size_t samples_enabled; /* samples of the table still armed by passes (not
+                               dropped with their object, no mprotect failure) */
 } pd_sampler_stats;
 void pd_sampler_get_stats(pd_sampler_stats *st);
 

@@ -3,6 +3,7 @@
  * known frequencies by known tasks; small objects are sampled page by page,
  * per-task accesses rank the hot object first, and the simulated backend's
  * fast pages (read through the public API) are the hot object's. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "lib/page_sampler.h"
 #include "lib/perf.h"
 #include "paddiser.h"
 
@@ -268,6 +270,92 @@ static void test_unsampled_task_runs_at_the_placed_share(void **state)
     free(buf);
 }
 
+/* The share an instance ran at is read as the task's curve reads shares:
+ * its counts weighed as the heat weighs them. A streamed object on the
+ * fast tier (first touch) is touched once an interval, a vector read at
+ * random on the slow tier about a thousand times: the task's accesses are
+ * nearly all slow. Counts weighed by pages alone took it as half fast, and
+ * with the placement unchanged predicted the next instance 1.4x slower
+ * than the same placement had run it. */
+static void test_instance_share_weighs_counts_as_the_heat(void **state)
+{
+    (void)state;
+    setenv("PADDISER_QUIET", "1", 1);
+    setenv("PADDISER_START_TIER", "first-touch", 1);
+    setenv("PADDISER_MIGRATE_BW", "1", 1); /* no move pays: the placement stays */
+    pd_perf_set_clock(fake_clock);
+    unsigned char *buf = aligned_alloc(PG, 32 * PG);
+    assert_non_null(buf);
+    memset(buf, 0, 32 * PG);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_SIM;
+    o.fast_capacity = 16 * PG;
+    assert_int_equal(pd_init(&o), PD_OK);
+    pd_access_hint stream = {.pattern = PD_PATTERN_STREAM}, random = {.pattern = PD_PATTERN_RANDOM};
+    int a = pd_object_register("stream", buf, 16 * PG, &stream);
+    int b = pd_object_register("gather", buf + 16 * PG, 16 * PG, &random);
+    assert_true(a >= 0 && b >= 0);
+    assert_int_equal(pd_task_begin(0), PD_OK);
+    touch_pages(buf, 16);
+    for (int k = 0; k < 200; k++)
+        touch_pages(buf + 16 * PG, 16);
+    fake_now += 1.0;
+    assert_int_equal(pd_task_end(0), PD_OK);
+    assert_int_equal(pd_sync_point(), PD_OK);
+    assert_int_equal(count_tier(a, 16, PD_PAGE_FAST), 16);
+    assert_int_equal(count_tier(b, 16, PD_PAGE_SLOW), 16);
+    pd_task_plan p;
+    double mk = 0;
+    assert_int_equal(pd_plan_query(&p, 1, &mk), 1);
+    print_message("predicted %.4f s for an instance of 1 s at the same placement\n", p.predicted_time);
+    /* its time less the sampler's faults (a few ms at most) */
+    assert_true(p.predicted_time <= 1.0 && p.predicted_time > 0.98);
+    pd_finalize();
+    pd_perf_set_clock(NULL);
+    setenv("PADDISER_MIGRATE_BW", "1e15", 1);
+    setenv("PADDISER_START_TIER", "slow", 1);
+    free(buf);
+}
+
+/* A sampled instance's time is predicted from without what the sampler's
+ * faults cost it: its faults at the calibrated cost of one. Without a
+ * backend (one memory) the prediction is the instance's time itself. */
+static void test_sampled_time_leaves_out_its_faults(void **state)
+{
+    (void)state;
+    setenv("PADDISER_QUIET", "1", 1);
+    pd_perf_set_clock(fake_clock);
+    unsigned char *buf = aligned_alloc(PG, 64 * PG);
+    assert_non_null(buf);
+    memset(buf, 0, 64 * PG);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_NONE;
+    assert_int_equal(pd_init(&o), PD_OK);
+    assert_true(pd_object_register("grid", buf, 64 * PG, NULL) >= 0);
+    pd_sampler_stats before, after;
+    pd_sampler_get_stats(&before);
+    assert_int_equal(pd_task_begin(0), PD_OK);
+    touch_pages(buf, 64);
+    fake_now += 0.010;
+    assert_int_equal(pd_task_end(0), PD_OK);
+    pd_sampler_get_stats(&after);
+    assert_int_equal(pd_sync_point(), PD_OK);
+    double faults = (double)(after.faults - before.faults);
+    double cost = faults * after.fault_cost_s;
+    pd_task_plan p;
+    double mk = 0;
+    assert_int_equal(pd_plan_query(&p, 1, &mk), 1);
+    print_message("%.0f faults at %.2f us: predicted %.6f s for 0.010 s\n", faults, 1e6 * after.fault_cost_s,
+                  p.predicted_time);
+    assert_true(faults >= 1 && cost > 0);
+    assert_float_equal(p.predicted_time, 0.010 - fmin(cost, 0.005), 1e-9);
+    pd_finalize();
+    pd_perf_set_clock(NULL);
+    free(buf);
+}
+
 int main(void)
 {
     /* Where a plan's pages go, not whether a plan pays for its moves
@@ -287,6 +375,8 @@ int main(void)
         cmocka_unit_test(test_rate_weight_never_below_intervals),
         cmocka_unit_test(test_every_task_sampled_under_budget),
         cmocka_unit_test(test_unsampled_task_runs_at_the_placed_share),
+        cmocka_unit_test(test_instance_share_weighs_counts_as_the_heat),
+        cmocka_unit_test(test_sampled_time_leaves_out_its_faults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -431,7 +431,9 @@ static int instance_perturbed(void)
 void rt_record_instance(rt_task *t)
 {
     double L, scale = task_scale(t, 1, NULL, &L);
-    rt_instance in = {rt_input_signature(1), t->last_time, t->last_r0, scale, instance_perturbed(), 0};
+    /* its time without the sampler's faults (profile.c) */
+    rt_instance in = {rt_input_signature(1), t->last_time - t->last_sampler_s, t->last_r0, scale,
+                      instance_perturbed(), 0};
     in.visit_first = !t->ran_before || t->prev_input != in.input;
     t->prev_input = in.input;
     t->ran_before = 1;
@@ -792,7 +794,7 @@ void rt_predict_times(task_pred *tp)
     t->pred_mem_sd = mem_bound_given(t, &given) ? NAN : isfinite(t->pred_mem_se) ? t->pred_mem_se : MEM_BOUND_PRIOR_SD;
     double t_dram = robust_dram_time(t, scale, sigma);
     if (!isfinite(t_dram)) /* no usable instance yet: the base instance alone */
-        t_dram = scale * dram_only(t->base_time, t->base_r0, sigma);
+        t_dram = scale * dram_only(t->base_time - t->base_sampler_s, t->base_r0, sigma);
     tp->t_dram = t_dram;
     tp->t_slow = sigma * t_dram;
 }

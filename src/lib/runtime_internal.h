@@ -115,6 +115,7 @@ typedef struct {
 
     int have_base;
     double base_time, base_r0;
+    double base_sampler_s; /* what the page sampler's faults cost base_time */
     double base_feat[PD_NFEATURES];
     double base_model_in[PD_NFEATURES]; /* NaN = not measured */
     /* Eq. 2's f on the share grid for these inputs (predict.c): the
@@ -144,6 +145,7 @@ typedef struct {
     int pred_same_input;  /* 1: they ran the predicted input itself */
 
     double last_time, last_r0;
+    double last_sampler_s; /* what the page sampler's faults cost last_time (profile.c) */
     double last_feat[PD_NFEATURES];
     int last_hw;
     double *last_acc;     /* [nacc] */

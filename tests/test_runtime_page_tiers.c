@@ -318,6 +318,51 @@ static void test_instance_share_weighs_counts_as_the_heat(void **state)
     free(buf);
 }
 
+/* PADDISER_TIMES_DRAM_ONLY (what sim study sets: the sim backend serves
+ * every access from DRAM): the instance took its DRAM-only time, whatever
+ * the emulated placement, so the same placement, nearly all slow, is
+ * predicted at about sigma times it (sigma = 1 + 0.5 (3.77 - 1) for
+ * accesses nearly all to a random object, m fixed at 0.5 by main). */
+static void test_dram_only_times_under_an_emulated_tier(void **state)
+{
+    (void)state;
+    setenv("PADDISER_QUIET", "1", 1);
+    setenv("PADDISER_START_TIER", "first-touch", 1);
+    setenv("PADDISER_MIGRATE_BW", "1", 1);
+    setenv("PADDISER_TIMES_DRAM_ONLY", "1", 1);
+    pd_perf_set_clock(fake_clock);
+    unsigned char *buf = aligned_alloc(PG, 32 * PG);
+    assert_non_null(buf);
+    memset(buf, 0, 32 * PG);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_SIM;
+    o.fast_capacity = 16 * PG;
+    assert_int_equal(pd_init(&o), PD_OK);
+    pd_access_hint stream = {.pattern = PD_PATTERN_STREAM}, random = {.pattern = PD_PATTERN_RANDOM};
+    assert_true(pd_object_register("stream", buf, 16 * PG, &stream) >= 0);
+    assert_true(pd_object_register("gather", buf + 16 * PG, 16 * PG, &random) >= 0);
+    assert_int_equal(pd_task_begin(0), PD_OK);
+    touch_pages(buf, 16);
+    for (int k = 0; k < 200; k++)
+        touch_pages(buf + 16 * PG, 16);
+    fake_now += 1.0;
+    assert_int_equal(pd_task_end(0), PD_OK);
+    assert_int_equal(pd_sync_point(), PD_OK);
+    pd_task_plan p;
+    double mk = 0;
+    assert_int_equal(pd_plan_query(&p, 1, &mk), 1);
+    print_message("predicted %.4f s at the emulated placement for a 1 s DRAM-only instance\n", p.predicted_time);
+    double sigma = 1 + 0.5 * (3.77 - 1);
+    assert_true(p.predicted_time > 0.97 * sigma && p.predicted_time <= sigma);
+    pd_finalize();
+    pd_perf_set_clock(NULL);
+    unsetenv("PADDISER_TIMES_DRAM_ONLY");
+    setenv("PADDISER_MIGRATE_BW", "1e15", 1);
+    setenv("PADDISER_START_TIER", "slow", 1);
+    free(buf);
+}
+
 /* A sampled instance's time is predicted from without what the sampler's
  * faults cost it: its faults at the calibrated cost of one. Without a
  * backend (one memory) the prediction is the instance's time itself. */
@@ -377,6 +422,7 @@ int main(void)
         cmocka_unit_test(test_unsampled_task_runs_at_the_placed_share),
         cmocka_unit_test(test_instance_share_weighs_counts_as_the_heat),
         cmocka_unit_test(test_sampled_time_leaves_out_its_faults),
+        cmocka_unit_test(test_dram_only_times_under_an_emulated_tier),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -144,8 +144,12 @@ static const rt_object *count_object(const raw_count *c, pd_sample_info *info)
  * slower than the same placement ran it. */
 static double measured_share(const rt_task *t, const raw_list *l, int slot)
 {
-    if (!rt.backend)
-        return 1.0; /* one memory: everything is served by DRAM */
+    /* One memory: everything is served by DRAM. PADDISER_TIMES_DRAM_ONLY:
+     * the tiers are emulated (the sim backend on one memory) and the
+     * caller wants plans for a real slow tier (sim study): the measured
+     * times are DRAM-only times, whatever the emulated placement. */
+    if (!rt.backend || rt_env_on("PADDISER_TIMES_DRAM_ONLY"))
+        return 1.0;
     double fast = 0, all = 0;
     double interval_s = task_interval_s(t, l, slot);
     for (size_t i = 0; i < l->n; i++) {

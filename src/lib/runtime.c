@@ -26,6 +26,12 @@ int rt_env_off(const char *name)
     return v && (!strcmp(v, "off") || !strcmp(v, "0"));
 }
 
+int rt_env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && (!strcmp(v, "on") || !strcmp(v, "1"));
+}
+
 void rt_message(const char *fmt, ...)
 {
     const char *quiet = getenv("PADDISER_QUIET");

@@ -298,6 +298,7 @@ void rt_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * that turn one mechanism off for comparisons (PADDISER_SAMPLE_RATE,
  * PADDISER_VISIT_WARMUP, PADDISER_PREDICT_REPLAY, PADDISER_DISPLACE_KEPT). */
 int rt_env_off(const char *name);
+int rt_env_on(const char *name); /* NAME=on|1 */
 /* rt.lock held: 1 when the runtime is initialized; 0 otherwise, and in a
  * fork() child of a running runtime it says once why (calls then return
  * PD_ESTATE). */

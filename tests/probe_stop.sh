@@ -19,6 +19,10 @@
 #   7. start in a multi-node job (an OAR node file naming another host, a stub
 #      oarsh): the launcher runs for the other node only, its PID follows '+',
 #      and stop waits for it; a one-node SLURM job runs no launcher
+#   8. a run script that ends at once (the membw example's smallest case runs
+#      in ~17 ms): it still has its trace with the closing sample (start
+#      returns after the sampler's baseline, and a stop before the first row
+#      waits the 0.02 s a closing sample needs; check-slurm once found none)
 # No durations are asserted: the waits below are bounded only so that a
 # broken stop fails instead of hanging.
 set -u
@@ -193,6 +197,13 @@ out=$(env -u OAR_NODEFILE -u PBS_NODEFILE SLURM_JOB_ID=7 SLURM_JOB_NODELIST=n1 S
     "$PROBE" start --dir "$D" --attempt m2 --cpu --interval 3600 </dev/null) || fail "one-node start: exit $?"
 case $out in *+*) fail "one-node SLURM job: a launcher ran ('$out')" ;; esac
 "$PROBE" stop --dir "$D" --attempt m2 --cpu $out || fail "one-node stop: exit $?"
+
+# --- 8. a run that ends at once ---
+{ echo '#!/bin/sh'; cat "$T/block"; echo 'exit 0'; } >"$T/run8.sh"
+t0=$(now)
+IOPS_ATTEMPT_ID=s8 sh "$T/run8.sh" || fail "run8: exit $?"
+closing_sample "$D/__iops_trace_${host}_s8.csv" "a run that ends at once" "$t0"
+[ ! -e "$D/__iops_trace_running.s8" ] || fail "run8: sentinel left"
 
 cleanup
 echo "probe_stop: ok"

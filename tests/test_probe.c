@@ -893,6 +893,71 @@ static void test_cmd_start_stop_closing_sample(void **state)
     free(csv);
 }
 
+/* check-slurm found no trace for the membw example's smallest case (a ~17 ms
+ * run): the sampler, forked by start and going to nice 19, could take its
+ * baseline after the run script had gone on (or ended), and a stop within
+ * 0.02 s of the baseline took no closing sample, so no row and no file. Now
+ * start returns only once the sampler has its baseline, and a stop before
+ * the first row waits the 0.02 s for the closing sample. Here the stop comes
+ * right after start returns, with no wait for the sampler: the fixture
+ * /proc/stat changes only after start has returned, so rows equal to the
+ * stat.1 -> stat.2 deltas show the baseline was taken before start returned
+ * (a later one would read stat.2 and give 0.00 shares), and a trace at all
+ * shows the stop right after the baseline still got its closing sample. */
+static void test_cmd_start_baseline_then_immediate_stop(void **state)
+{
+    (void)state;
+    put_fixture("proc/stat", "stat.1");
+    put_fixture("proc/meminfo", "meminfo.1");
+    setenv("PADDISER_PROC_ROOT", tmp_path("proc"), 1);
+    mkdirs("rep");
+    char rep[PATH_MAX];
+    snprintf(rep, sizeof rep, "%s", tmp_path("rep"));
+
+    fflush(stdout);
+    int saved = dup(1);
+    FILE *cap = tmpfile();
+    assert_non_null(cap);
+    dup2(fileno(cap), 1);
+    const char *start[] = {"start", "--dir", rep, "--attempt", "short", "--cpu", "--interval", "3600", NULL};
+    int rc = probe(start);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    assert_int_equal(rc, 0);
+    rewind(cap);
+    long pid = 0;
+    assert_int_equal(fscanf(cap, "%ld", &pid), 1);
+    fclose(cap);
+    assert_true(pid > 1);
+
+    /* no wait for the sampler: what a run of a few ms does */
+    put_fixture("proc/stat", "stat.2");
+    put_fixture("proc/meminfo", "meminfo.2");
+    assert_int_equal(kill((pid_t)pid, SIGUSR1), 0);
+    int status = 0;
+    assert_int_equal(waitpid((pid_t)pid, &status, 0), (pid_t)pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_not_equal(access(tmp_path("rep/__iops_trace_running.short"), F_OK), 0);
+
+    char host[65];
+    pd_short_hostname(host, sizeof host);
+    char name[128];
+    snprintf(name, sizeof name, "rep/__iops_trace_%.64s_short.csv", host);
+    char *csv = pd_read_file(tmp_path(name), NULL);
+    assert_non_null(csv); /* the run has its trace */
+    assert_true(strncmp(csv, PD_CPU_HEADER, strlen(PD_CPU_HEADER)) == 0);
+    char *rows = strip_ts(csv + strlen(PD_CPU_HEADER));
+    pd_str want = {0};
+    pd_str_printf(&want, "%s,0,35.00,12.50,52.50,16000000,7000000\n%s,1,33.33,33.33,33.33,16000000,7000000\n",
+                  host, host);
+    assert_string_equal(rows, want.data);
+    pd_str_free(&want);
+    free(rows);
+    free(csv);
+}
+
 /* ---------------- injected block ---------------- */
 
 static void test_injection_validation(void **state)
@@ -993,6 +1058,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cmd_short_write, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_cmd_sentinel_and_usage, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_cmd_start_stop_closing_sample, setup_tmp, teardown_tmp),
+        cmocka_unit_test_setup_teardown(test_cmd_start_baseline_then_immediate_stop, setup_tmp, teardown_tmp),
         cmocka_unit_test(test_injection_validation),
     };
     return cmocka_run_group_tests_name("probe", tests, NULL, NULL);

@@ -6,8 +6,10 @@
  *          through an mkstemp name and rename, never through a planted link),
  *          creates each enabled sampler's sentinel (O_EXCL | O_NOFOLLOW),
  *          forks this node's samplers (no exec: the child runs the sampler
- *          loop of run.c), runs the launcher for the other nodes only in a
- *          multi-node job, and prints every PID for stop.
+ *          loop of run.c), waits until the CPU and I/O samplers have taken
+ *          their baseline sample (so what the run script does next is inside
+ *          the sampled window), runs the launcher for the other nodes only in
+ *          a multi-node job, and prints every PID for stop.
  *   stop   removes the sentinels (the remote samplers' stop condition),
  *          sends SIGUSR1 to this node's samplers (each takes its closing
  *          sample, writes and closes its files and exits) and waits for them
@@ -42,7 +44,10 @@
 extern char **environ;
 
 #define STOP_WAIT_S 2.0 /* how long stop waits for a sampler before SIGTERM */
+#define READY_WAIT_S 5.0 /* how long start waits for the samplers' baselines at most */
 #define MAX_PIDS 64
+
+int pd_probe_ready_fd = -1;
 
 static const struct {
     const char *kind;
@@ -196,6 +201,29 @@ static void launch_remote(const char *launcher, const char *wrapper, const char 
     close(pfd[0]);
 }
 
+/* Reads fd until EOF: every sampler forked has closed its end of the
+ * readiness pipe (baseline taken, or exited). Bounded by READY_WAIT_S, so a
+ * sampler stuck in its setup delays the run, never holds it. */
+static void wait_ready(int fd)
+{
+    double deadline = pd_monotonic() + READY_WAIT_S;
+    for (;;) {
+        double left = deadline - pd_monotonic();
+        if (left <= 0)
+            return;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, (int)(left * 1000) + 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return;
+        char buf[64];
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+            return; /* EOF: all ready */
+    }
+}
+
 int pd_probe_start(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -280,6 +308,16 @@ int pd_probe_start(int argc, char **argv)
     int wait_pipe[2] = {-1, -1};
     if (pipe2(wait_pipe, O_CLOEXEC) != 0)
         wait_pipe[0] = wait_pipe[1] = -1;
+    /* The readiness pipe: each sampler holds the write end until it has its
+     * baseline (pd_probe_ready_fd, closed in run.c), so reading the read end
+     * to EOF waits for all of them. Without it the sampler, about to go to
+     * nice 19, could take its baseline only after a short run had ended
+     * (under load, or a run of a few ms): its closing sample then measured
+     * the time after the run, or came too soon after the baseline to be
+     * taken at all, and the run had no trace. */
+    int ready_pipe[2] = {-1, -1};
+    if (pipe2(ready_pipe, O_CLOEXEC) != 0)
+        ready_pipe[0] = ready_pipe[1] = -1;
     for (int k = 0; k < 3 && wrote; k++) {
         if (!on[k])
             continue;
@@ -332,6 +370,9 @@ int pd_probe_start(int argc, char **argv)
                 close(wait_pipe[0]);
             if (wait_pipe[1] >= 0 && wait_pipe[1] != PD_PROBE_WAIT_FD && wait_pipe[1] != PD_PROBE_WAIT_FD + 1)
                 close(wait_pipe[1]);
+            if (ready_pipe[0] >= 0)
+                close(ready_pipe[0]);
+            pd_probe_ready_fd = ready_pipe[1];
             int nul = open("/dev/null", O_RDWR);
             if (nul >= 0) {
                 dup2(nul, 0);
@@ -350,6 +391,11 @@ int pd_probe_start(int argc, char **argv)
     if (wait_pipe[0] >= 0) {
         close(wait_pipe[0]);
         close(wait_pipe[1]);
+    }
+    if (ready_pipe[0] >= 0) {
+        close(ready_pipe[1]);
+        wait_ready(ready_pipe[0]);
+        close(ready_pipe[0]);
     }
     /* One line: this node's samplers, then after '+' the remote launches. */
     for (int i = 0; i < npids; i++)

@@ -12,6 +12,12 @@
  * wait for this node's samplers without a process of its own. */
 #define PD_PROBE_WAIT_FD 100
 
+/* In a sampler that `start` forked: the write end of the pipe `start` waits
+ * on before it returns, closed once the sampler has its baseline sample (so
+ * the run script's work begins after it, and the closing sample spans the
+ * whole run). -1 elsewhere (a sampler run from a wrapper on another node). */
+extern int pd_probe_ready_fd;
+
 /* argv[0] is the subcommand; return the exit status (0, or 2 for a usage error). */
 int pd_probe_start(int argc, char **argv);
 int pd_probe_stop(int argc, char **argv);

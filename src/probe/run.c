@@ -19,7 +19,9 @@
  * cannot see the change (a sentinel on a network file system, removed by
  * another node; no pidfd) does it look every SLICE_S as before. Any stop takes
  * a closing sample (not for the GPU: nvidia-smi may be slow), so the last
- * interval is not lost. Files appear only once there is a row to put in them. */
+ * interval is not lost; a run stopped before its first row waits for
+ * MIN_FINAL_S after the baseline, so every sampled run has a row. Files
+ * appear only once there is a row to put in them. */
 #include "probe/probe.h"
 
 #include <errno.h>
@@ -87,6 +89,29 @@ static volatile sig_atomic_t g_stop;
 static void on_signal(int sig)
 {
     g_stop = sig; /* SIGUSR1: the run is over (see end_of_run) */
+}
+
+/* Tells `start` (which waits on it before the run script goes on) that this
+ * sampler has its baseline, or will take none; then lowers the priority to
+ * nice 19 (best effort). The baseline itself is taken at the script's
+ * priority, so that `start` does not wait on a nice-19 process under load. */
+static void baseline_taken(void)
+{
+    if (pd_probe_ready_fd >= 0) {
+        close(pd_probe_ready_fd);
+        pd_probe_ready_fd = -1;
+    }
+    (void)setpriority(PRIO_PROCESS, 0, 19);
+}
+
+/* Sleeps until the monotonic time deadline, whatever signal comes (the stop
+ * signals are blocked outside ppoll anyway). */
+static void sleep_to(double deadline)
+{
+    for (double left; (left = deadline - pd_monotonic()) > 0;) {
+        struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
 }
 
 static void usage(FILE *out)
@@ -839,8 +864,11 @@ static int sample_loop(sampler *s, trace_file *tf, waiter *w)
     double pend_since = 0;
     double next = pd_monotonic();
     int r = 0;
+    bool have_row = false; /* a sample has emitted rows (the baseline emits none) */
     for (;;) {
         int n = take_sample(s, err, sizeof err);
+        if (first)
+            baseline_taken();
         if (n < 0 && first) {
             /* Nothing readable to begin with: skip quietly (GPU) or say why. */
             if (o->kind != K_GPU)
@@ -851,6 +879,7 @@ static int sample_loop(sampler *s, trace_file *tf, waiter *w)
             break; /* nvidia-smi works but lists no GPU */
         first = false;
         if (n > 0) {
+            have_row = true;
             if (pend.len == 0)
                 pend_since = s->last_mono;
             pd_str_appendn(&pend, s->rows.data, s->rows.len);
@@ -874,7 +903,14 @@ static int sample_loop(sampler *s, trace_file *tf, waiter *w)
         }
         if (sleep_until(next, w) != RUN_ON) {
             /* Closing sample so the tail of the run is not lost (cheap /proc
-             * reads only: nvidia-smi may be slow and stop waits). */
+             * reads only: nvidia-smi may be slow and stop waits). It needs
+             * MIN_FINAL_S behind the previous sample (shares of less than two
+             * jiffies mean nothing): skipped after a row, waited for when
+             * there is none yet, so a run shorter than MIN_FINAL_S still has
+             * its trace (it used to have none: the membw example's smallest
+             * case runs in ~17 ms, and check-slurm found no trace for it). */
+            if (o->kind != K_GPU && !have_row)
+                sleep_to(s->last_mono + MIN_FINAL_S);
             if (o->kind != K_GPU && pd_monotonic() - s->last_mono >= MIN_FINAL_S &&
                 take_sample(s, err, sizeof err) > 0)
                 pd_str_appendn(&pend, s->rows.data, s->rows.len);
@@ -1052,18 +1088,26 @@ int pd_probe_main(int argc, char **argv)
     const int sigs[4] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
     for (int i = 0; i < 4; i++)
         sigaction(sigs[i], &sa, &old_sa[i]);
+    /* The GPU has no baseline (its rows are absolute) and its setup may run
+     * a slow vendor tool: `start` does not wait for it. */
+    if (o.kind == K_GPU)
+        baseline_taken();
     /* A sentinel already gone means the run is over: sample nothing. */
     if (access(sentinel, F_OK) == 0) {
         int r = setup(&s, &tf);
         if (r < 0)
             rc = 1;
         if (r == 0) {
-            (void)setpriority(PRIO_PROCESS, 0, 19); /* nice 19; best effort */
+            /* nice 19 once the baseline is taken (baseline_taken) */
             waiter w = {.wait_mask = wait_mask};
             waiter_open(&w, o.dir, sentinel, o.watch_pid);
             rc = sample_loop(&s, &tf, &w);
             waiter_close(&w);
         }
+    }
+    if (pd_probe_ready_fd >= 0) { /* nothing sampled: `start` waits no longer */
+        close(pd_probe_ready_fd);
+        pd_probe_ready_fd = -1;
     }
     /* Close the trace before the signals are restored: stop waits for exit. */
     if (tf.fd >= 0)

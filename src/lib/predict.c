@@ -296,7 +296,8 @@ static const rt_instance *recent(const rt_task *t, int i);
 /* m from the task's own instances: Eq. 2's linear end says an instance at
  * DRAM share r takes T_dram (1 + c (1 - r)), c = m (L - 1). Within each
  * visit (the consecutive instances of one input; their times over their
- * mean, so inputs of any size pool), the slope of time against 1 - r gives c; its standard error, from the
+ * mean, so inputs of any size pool), the slope of time against 1 - r
+ * gives c; its standard error, from the
  * residuals, says how much to trust it, and m is the prior moved towards
  * the fit by the weight prior_var / (prior_var + se^2) (a normal prior and
  * likelihood). So a handful of noisy instances at nearly one share leaves

@@ -141,8 +141,9 @@ static const rt_object *count_object(const raw_count *c, pd_sample_info *info)
  * example's first instance 0.52 - 0.58 fast where its heat said 0.07 - 0.11
  * (its randomly read vector, on the slow tier, is touched about a
  * thousand times an interval), and predicted the next instance 1.4x
- * slower than the same placement ran it. */
-static double measured_share(const rt_task *t, const raw_list *l, int slot)
+ * slower than the same placement ran it. interval_s: the task's mean
+ * interval in the instance the counts are from (task_interval_s). */
+static double measured_share(const raw_list *l, int slot, double interval_s)
 {
     /* One memory: everything is served by DRAM. PADDISER_TIMES_DRAM_ONLY:
      * the tiers are emulated (the sim backend on one memory) and the
@@ -151,7 +152,6 @@ static double measured_share(const rt_task *t, const raw_list *l, int slot)
     if (!rt.backend || rt_env_on("PADDISER_TIMES_DRAM_ONLY"))
         return 1.0;
     double fast = 0, all = 0;
-    double interval_s = task_interval_s(t, l, slot);
     for (size_t i = 0; i < l->n; i++) {
         if (l->v[i].slot != slot)
             continue;
@@ -296,12 +296,14 @@ int rt_sync_locked(int plan)
          * placement kept) gave it, as the prediction for it assumed; with
          * no plan yet, the last sampled counts against where the pages are
          * now, or else the share last measured. */
-        if (observed)
-            t->last_r0 = measured_share(t, &l, slot);
+        if (observed) {
+            t->counts_interval_s = task_interval_s(t, &l, slot);
+            t->last_r0 = measured_share(&l, slot, t->counts_interval_s);
+        }
         else if (t->planned)
             t->last_r0 = t->plan_share;
         else if (last_counts.n && last_generation == pd_sampler_table_generation())
-            t->last_r0 = measured_share(t, &last_counts, slot);
+            t->last_r0 = measured_share(&last_counts, slot, t->counts_interval_s);
         if (t->planned) {
             t->ran_share = t->plan_share;
             t->ran_bytes = t->plan_bytes;

@@ -146,6 +146,7 @@ typedef struct {
 
     double last_time, last_r0;
     double last_sampler_s; /* what the page sampler's faults cost last_time (profile.c) */
+    double counts_interval_s; /* its mean interval in the last sampled instance (profile.c) */
     double last_feat[PD_NFEATURES];
     int last_hw;
     double *last_acc;     /* [nacc] */

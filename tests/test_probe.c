@@ -824,6 +824,29 @@ static void nap(double s)
     nanosleep(&ts, NULL);
 }
 
+/* `start --cpu` into rep for the attempt at an hour's interval (only a
+ * stop ends its sleep): the sampler's PID, which start prints on stdout. */
+static long start_cpu_sampler(const char *rep, const char *attempt)
+{
+    fflush(stdout);
+    int saved = dup(1);
+    FILE *cap = tmpfile();
+    assert_non_null(cap);
+    dup2(fileno(cap), 1);
+    const char *start[] = {"start", "--dir", rep, "--attempt", attempt, "--cpu", "--interval", "3600", NULL};
+    int rc = probe(start);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    assert_int_equal(rc, 0);
+    rewind(cap);
+    long pid = 0;
+    assert_int_equal(fscanf(cap, "%ld", &pid), 1);
+    fclose(cap);
+    assert_true(pid > 1);
+    return pid;
+}
+
 /* issue #18: start forks the sampler; SIGUSR1 (the run is over) makes it
  * remove the sentinel, take its closing sample and exit. The interval is an
  * hour, so only the signal can have ended the sleep, and the fixture
@@ -839,23 +862,7 @@ static void test_cmd_start_stop_closing_sample(void **state)
     char rep[PATH_MAX];
     snprintf(rep, sizeof rep, "%s", tmp_path("rep"));
 
-    /* start prints the sampler's PID on stdout: catch it in a file */
-    fflush(stdout);
-    int saved = dup(1);
-    FILE *cap = tmpfile();
-    assert_non_null(cap);
-    dup2(fileno(cap), 1);
-    const char *start[] = {"start", "--dir", rep, "--attempt", "ss", "--cpu", "--interval", "3600", NULL};
-    int rc = probe(start);
-    fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-    assert_int_equal(rc, 0);
-    rewind(cap);
-    long pid = 0;
-    assert_int_equal(fscanf(cap, "%ld", &pid), 1);
-    fclose(cap);
-    assert_true(pid > 1);
+    long pid = start_cpu_sampler(rep, "ss");
     assert_int_equal(access(tmp_path("rep/__iops_trace_running.ss"), F_OK), 0);
     assert_int_equal(access(tmp_path("rep/__iops_runtime_sampler.sh"), X_OK), 0);
 
@@ -914,22 +921,7 @@ static void test_cmd_start_baseline_then_immediate_stop(void **state)
     char rep[PATH_MAX];
     snprintf(rep, sizeof rep, "%s", tmp_path("rep"));
 
-    fflush(stdout);
-    int saved = dup(1);
-    FILE *cap = tmpfile();
-    assert_non_null(cap);
-    dup2(fileno(cap), 1);
-    const char *start[] = {"start", "--dir", rep, "--attempt", "short", "--cpu", "--interval", "3600", NULL};
-    int rc = probe(start);
-    fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-    assert_int_equal(rc, 0);
-    rewind(cap);
-    long pid = 0;
-    assert_int_equal(fscanf(cap, "%ld", &pid), 1);
-    fclose(cap);
-    assert_true(pid > 1);
+    long pid = start_cpu_sampler(rep, "short");
 
     /* no wait for the sampler: what a run of a few ms does */
     put_fixture("proc/stat", "stat.2");

@@ -847,6 +847,37 @@ static long start_cpu_sampler(const char *rep, const char *attempt)
     return pid;
 }
 
+/* What the block's exit handler does (SIGUSR1), then the trace of rep's
+ * attempt must exist, its sentinel be gone, and its rows be exactly the
+ * fixture's stat.1 -> stat.2 deltas. */
+static void stop_expect_stat_deltas(long pid, const char *attempt)
+{
+    assert_int_equal(kill((pid_t)pid, SIGUSR1), 0);
+    int status = 0;
+    assert_int_equal(waitpid((pid_t)pid, &status, 0), (pid_t)pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    char running[128];
+    snprintf(running, sizeof running, "rep/__iops_trace_running.%s", attempt);
+    assert_int_not_equal(access(tmp_path(running), F_OK), 0);
+
+    char host[65];
+    pd_short_hostname(host, sizeof host);
+    char name[128];
+    snprintf(name, sizeof name, "rep/__iops_trace_%.64s_%s.csv", host, attempt);
+    char *csv = pd_read_file(tmp_path(name), NULL);
+    assert_non_null(csv);
+    assert_true(strncmp(csv, PD_CPU_HEADER, strlen(PD_CPU_HEADER)) == 0);
+    char *rows = strip_ts(csv + strlen(PD_CPU_HEADER));
+    pd_str want = {0};
+    pd_str_printf(&want, "%s,0,35.00,12.50,52.50,16000000,7000000\n%s,1,33.33,33.33,33.33,16000000,7000000\n",
+                  host, host);
+    assert_string_equal(rows, want.data);
+    pd_str_free(&want);
+    free(rows);
+    free(csv);
+}
+
 /* issue #18: start forks the sampler; SIGUSR1 (the run is over) makes it
  * remove the sentinel, take its closing sample and exit. The interval is an
  * hour, so only the signal can have ended the sleep, and the fixture
@@ -876,28 +907,7 @@ static void test_cmd_start_stop_closing_sample(void **state)
     /* What the block's exit handler sends. (`stop` itself is exercised with
      * the real binary in tests/probe_stop.sh: here the child's command line
      * is the test's, which stop would not take for a sampler.) */
-    assert_int_equal(kill((pid_t)pid, SIGUSR1), 0);
-    int status = 0;
-    assert_int_equal(waitpid((pid_t)pid, &status, 0), (pid_t)pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
-    assert_int_not_equal(access(tmp_path("rep/__iops_trace_running.ss"), F_OK), 0);
-
-    char host[65];
-    pd_short_hostname(host, sizeof host);
-    char name[128];
-    snprintf(name, sizeof name, "rep/__iops_trace_%.64s_ss.csv", host);
-    char *csv = pd_read_file(tmp_path(name), NULL);
-    assert_non_null(csv);
-    assert_true(strncmp(csv, PD_CPU_HEADER, strlen(PD_CPU_HEADER)) == 0);
-    char *rows = strip_ts(csv + strlen(PD_CPU_HEADER));
-    pd_str want = {0};
-    pd_str_printf(&want, "%s,0,35.00,12.50,52.50,16000000,7000000\n%s,1,33.33,33.33,33.33,16000000,7000000\n",
-                  host, host);
-    assert_string_equal(rows, want.data);
-    pd_str_free(&want);
-    free(rows);
-    free(csv);
+    stop_expect_stat_deltas(pid, "ss");
 }
 
 /* check-slurm found no trace for the membw example's smallest case (a ~17 ms
@@ -926,28 +936,7 @@ static void test_cmd_start_baseline_then_immediate_stop(void **state)
     /* no wait for the sampler: what a run of a few ms does */
     put_fixture("proc/stat", "stat.2");
     put_fixture("proc/meminfo", "meminfo.2");
-    assert_int_equal(kill((pid_t)pid, SIGUSR1), 0);
-    int status = 0;
-    assert_int_equal(waitpid((pid_t)pid, &status, 0), (pid_t)pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
-    assert_int_not_equal(access(tmp_path("rep/__iops_trace_running.short"), F_OK), 0);
-
-    char host[65];
-    pd_short_hostname(host, sizeof host);
-    char name[128];
-    snprintf(name, sizeof name, "rep/__iops_trace_%.64s_short.csv", host);
-    char *csv = pd_read_file(tmp_path(name), NULL);
-    assert_non_null(csv); /* the run has its trace */
-    assert_true(strncmp(csv, PD_CPU_HEADER, strlen(PD_CPU_HEADER)) == 0);
-    char *rows = strip_ts(csv + strlen(PD_CPU_HEADER));
-    pd_str want = {0};
-    pd_str_printf(&want, "%s,0,35.00,12.50,52.50,16000000,7000000\n%s,1,33.33,33.33,33.33,16000000,7000000\n",
-                  host, host);
-    assert_string_equal(rows, want.data);
-    pd_str_free(&want);
-    free(rows);
-    free(csv);
+    stop_expect_stat_deltas(pid, "short"); /* the run has its trace */
 }
 
 /* ---------------- injected block ---------------- */

@@ -743,6 +743,41 @@ static void test_xy_chart_markup(void **state)
     pd_str_free(&s);
 }
 
+/* The makespan line's label sits above the line, inside the plot (the
+ * title is above the plot's top, 34 px): a makespan at the top tick puts
+ * it below the line instead (the report's chromium check found it over
+ * the title of a placement chart at 390 px). */
+static void test_bar_refline_label_stays_in_the_plot(void **state)
+{
+    (void)state;
+    const char *labels[] = {"task 0", "task 1"};
+    double v[] = {1, 2};
+    for (int at_top = 0; at_top < 2; at_top++) {
+        pd_svg_bars b = {.metric = "time_s", .title = "Per-task time", .labels = labels, .n = 2, .v = v,
+                         .refline = at_top ? 2.0 : 1.0, .reflabel = "makespan"};
+        pd_str s = {0};
+        pd_svg_bar_chart(&s, &b);
+        const char *lab = strstr(s.data, "class=\"pd-refline-label\"");
+        const char *line = strstr(s.data, "class=\"pd-makespan\"");
+        assert_non_null(lab);
+        assert_non_null(line);
+        double ly = 0, y1 = 0;
+        const char *p = strstr(lab, " y=\"");
+        assert_non_null(p);
+        ly = strtod(p + 4, NULL);
+        p = strstr(line, " y1=\"");
+        assert_non_null(p);
+        y1 = strtod(p + 5, NULL);
+        print_message("makespan at %s: line y %.1f, label baseline %.1f\n", at_top ? "the top tick" : "mid-plot", y1, ly);
+        assert_true(ly - 11 >= 34); /* the label's top is inside the plot */
+        if (at_top)
+            assert_true(ly > y1); /* below the line */
+        else
+            assert_true(ly < y1); /* above it */
+        pd_str_free(&s);
+    }
+}
+
 /* The README demo's study (tests/fixtures/report/membw_demo/README.md):
  * issue #17's defects of its report. */
 static void test_membw_demo_defects(void **state)
@@ -856,6 +891,7 @@ int main(void)
         cmocka_unit_test(test_nice_ticks_and_format),
         cmocka_unit_test(test_units_escape_colour),
         cmocka_unit_test(test_xy_chart_markup),
+        cmocka_unit_test(test_bar_refline_label_stays_in_the_plot),
         cmocka_unit_test(test_membw_demo_defects),
         cmocka_unit_test(test_tick_labels_and_clamped_errors),
     };

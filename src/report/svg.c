@@ -743,6 +743,8 @@ void pd_svg_heatmap_chart(pd_str *out, const pd_svg_heatmap *h)
 
 /* ---------- bar chart ---------- */
 
+#define REFLABEL_H 11.0 /* the reference line label's glyph height, px */
+
 static double bar_sy(const void *ctx, double y)
 {
     const double *k = ctx; /* T, PH, ymax */
@@ -815,7 +817,10 @@ void pd_svg_bar_chart(pd_str *out, const pd_svg_bars *b)
                       "<line class=\"pd-makespan\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                       "stroke=\"#b22\" stroke-width=\"1.4\" stroke-dasharray=\"6 3\"/>",
                       L, y, L + PW, y);
-        text_at(out, "pd-refline-label", L + PW - 2, y - 4, "end", b->reflabel ? b->reflabel : "", 40);
+        /* above the line, unless that would reach the title above the plot
+         * (a makespan at the top tick): then below it, inside the plot */
+        double ly = y - 4 - REFLABEL_H < T ? y + 4 + REFLABEL_H : y - 4;
+        text_at(out, "pd-refline-label", L + PW - 2, ly, "end", b->reflabel ? b->reflabel : "", 40);
     }
     text_at(out, "pd-axis-label", L + PW / 2, T + PH + 33, "middle", b->xlabel, (size_t)fit_chars(PW));
     ylabel_at(out, 14, T + PH / 2, b->ylabel, PH + 20);

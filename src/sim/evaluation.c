@@ -350,7 +350,6 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
     int step = 0;
     int nrep = cfg->repeats > 0 ? cfg->repeats : 1, nprof = cfg->nworkloads * cfg->ninputs, rc = -1;
     int set_bw = 0; /* the study set PADDISER_MIGRATE_BW */
-    int set_dram_times = 0; /* ... and PADDISER_TIMES_DRAM_ONLY */
     ev_table t = {cfg, nrep, NULL, NULL};
     size_t ncells = (size_t)cfg->ntiers * nprof * cfg->ncaps * EV_NPOLICIES * nrep;
     t.cells = calloc(ncells ? ncells : 1, sizeof *t.cells);
@@ -381,14 +380,6 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
      * share one rate), per profile in the runtime's own time
      * (pd_score_time_ratio). A value the user set is kept. */
     set_bw = cfg->ntiers > 0 && !getenv("PADDISER_MIGRATE_BW");
-    /* The sim backend serves every access from DRAM: the instance the
-     * runtime measures is the profile's all-DRAM one, not one run at
-     * first touch's placement on a slow tier (which would make it take
-     * the measured time for slower than DRAM-only, and every gain
-     * smaller). A value the user set is kept. */
-    set_dram_times = !getenv("PADDISER_TIMES_DRAM_ONLY");
-    if (set_dram_times)
-        setenv("PADDISER_TIMES_DRAM_ONLY", "1", 1);
     if (cfg->csv_path) {
         if (!(csv = fopen(cfg->csv_path, "w"))) {
             snprintf(err, errlen, "cannot write %s: %s", cfg->csv_path, strerror(errno));
@@ -505,7 +496,5 @@ out:
     free(profs), free(t.cells), free(pm), free(sm), free(ft), free(rt), free(pl.fast), free(task_time);
     if (set_bw)
         unsetenv("PADDISER_MIGRATE_BW");
-    if (set_dram_times)
-        unsetenv("PADDISER_TIMES_DRAM_ONLY");
     return rc;
 }

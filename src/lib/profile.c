@@ -178,7 +178,7 @@ static double measured_share(const raw_list *l, int slot, double interval_s)
  * predictions want without them: a sampled first instance of the phases
  * example took 1.4x the next, unsampled one. A PMU sample costs the task no
  * fault: 0. */
-static double sampler_cost_s(const rt_task *t, const raw_list *l, int slot, double weight)
+static double sampler_cost_s(const rt_task *t, const raw_list *l, int slot, double weight, double fault_cost)
 {
     if (rt.pmu_period || !(weight > 0))
         return 0;
@@ -186,9 +186,7 @@ static double sampler_cost_s(const rt_task *t, const raw_list *l, int slot, doub
     for (size_t i = 0; i < l->n; i++)
         if (l->v[i].slot == slot)
             counts += (double)l->v[i].count;
-    pd_sampler_stats st;
-    pd_sampler_get_stats(&st);
-    double cost = counts / weight * st.fault_cost_s;
+    double cost = counts / weight * fault_cost;
     return isfinite(cost) && cost > 0 ? fmin(cost, 0.5 * t->cur.wall_s) : 0;
 }
 
@@ -204,7 +202,8 @@ static int task_counts(rt_task *t, int slot, const raw_list *l, uint64_t ran, do
     t->nhot = 0;
     size_t cap = 0;
     t->hot = NULL;
-    double interval_s = task_interval_s(t, l, slot);
+    /* kept: the instance's share is read with it (measured_share) */
+    double interval_s = t->counts_interval_s = task_interval_s(t, l, slot);
     for (size_t i = 0; i < l->n; i++) {
         if (l->v[i].slot != slot)
             continue;
@@ -270,6 +269,12 @@ int rt_sync_locked(int plan)
      * began ran where first touch put them. */
     int rc = rt_migrate_adopt();
     uint64_t ran = rt_input_signature(1); /* the input this instance ran */
+    double fault_cost = 0; /* seconds a sampled fault costs (calibrated once) */
+    if (observed && rt.sampling) {
+        pd_sampler_stats st;
+        pd_sampler_get_stats(&st);
+        fault_cost = st.fault_cost_s;
+    }
     for (int slot = 0; slot < rt.ntasks && rc == PD_OK; slot++) {
         rt_task *t = rt.tasks[slot];
         if (!t->ran)
@@ -289,17 +294,15 @@ int rt_sync_locked(int plan)
         for (size_t i = 0; i < t->nhot; i++)
             touched += t->hot[i].len_frac * (double)rt.objects[t->hot[i].object].sampled_size;
         t->last_time = t->cur.wall_s;
-        t->last_sampler_s = observed && rt.sampling ? sampler_cost_s(t, &l, slot, weight) : 0;
+        t->last_sampler_s = observed && rt.sampling ? sampler_cost_s(t, &l, slot, weight, fault_cost) : 0;
         pd_perf_features(&t->cur, total_acc, t->last_feat);
         t->last_hw = t->cur.hw_used;
         /* An instance the sampler skipped ran at the share its plan (or the
          * placement kept) gave it, as the prediction for it assumed; with
          * no plan yet, the last sampled counts against where the pages are
          * now, or else the share last measured. */
-        if (observed) {
-            t->counts_interval_s = task_interval_s(t, &l, slot);
+        if (observed) /* task_counts set counts_interval_s */
             t->last_r0 = measured_share(&l, slot, t->counts_interval_s);
-        }
         else if (t->planned)
             t->last_r0 = t->plan_share;
         else if (last_counts.n && last_generation == pd_sampler_table_generation())

@@ -824,10 +824,17 @@ static void nap(double s)
     nanosleep(&ts, NULL);
 }
 
-/* `start --cpu` into rep for the attempt at an hour's interval (only a
- * stop ends its sleep): the sampler's PID, which start prints on stdout. */
-static long start_cpu_sampler(const char *rep, const char *attempt)
+/* `start --cpu` into tmp rep/ for the attempt, on the fixture /proc
+ * (stat.1, meminfo.1), at an hour's interval (only a stop ends its sleep):
+ * the sampler's PID, which start prints on stdout. */
+static long start_cpu_sampler(const char *attempt)
 {
+    put_fixture("proc/stat", "stat.1");
+    put_fixture("proc/meminfo", "meminfo.1");
+    setenv("PADDISER_PROC_ROOT", tmp_path("proc"), 1);
+    mkdirs("rep");
+    char rep[PATH_MAX];
+    snprintf(rep, sizeof rep, "%s", tmp_path("rep"));
     fflush(stdout);
     int saved = dup(1);
     FILE *cap = tmpfile();
@@ -886,14 +893,7 @@ static void stop_expect_stat_deltas(long pid, const char *attempt)
 static void test_cmd_start_stop_closing_sample(void **state)
 {
     (void)state;
-    put_fixture("proc/stat", "stat.1");
-    put_fixture("proc/meminfo", "meminfo.1");
-    setenv("PADDISER_PROC_ROOT", tmp_path("proc"), 1);
-    mkdirs("rep");
-    char rep[PATH_MAX];
-    snprintf(rep, sizeof rep, "%s", tmp_path("rep"));
-
-    long pid = start_cpu_sampler(rep, "ss");
+    long pid = start_cpu_sampler("ss");
     assert_int_equal(access(tmp_path("rep/__iops_trace_running.ss"), F_OK), 0);
     assert_int_equal(access(tmp_path("rep/__iops_runtime_sampler.sh"), X_OK), 0);
 
@@ -924,14 +924,7 @@ static void test_cmd_start_stop_closing_sample(void **state)
 static void test_cmd_start_baseline_then_immediate_stop(void **state)
 {
     (void)state;
-    put_fixture("proc/stat", "stat.1");
-    put_fixture("proc/meminfo", "meminfo.1");
-    setenv("PADDISER_PROC_ROOT", tmp_path("proc"), 1);
-    mkdirs("rep");
-    char rep[PATH_MAX];
-    snprintf(rep, sizeof rep, "%s", tmp_path("rep"));
-
-    long pid = start_cpu_sampler(rep, "short");
+    long pid = start_cpu_sampler("short");
 
     /* no wait for the sampler: what a run of a few ms does */
     put_fixture("proc/stat", "stat.2");

@@ -38,7 +38,9 @@
  * two: the runtime with that environment variable set, whose (a) - (e)
  * are printed below the default's, with the runs in which the default
  * did better on (a)'s ratio and on (c): a runtime option's effect under
- * the same drift). */
+ * the same drift; its (b) also over runs 2 .. N, for a setting one run
+ * leaves to the next: --compare PADDISER_PROFILE_STORE=FILE, FILE in a
+ * directory of your own). */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -531,6 +533,9 @@ int main(int argc, char **argv)
         row("(a) later instances, median |error|", st_alt, runs, g_later_rt, 100, "%", "< 10%", met_err10);
         row("    runtime / naive", st_alt, runs, g_ratio, 1, "", "<= 0.75", met_ratio);
         row("(b) first instance of a new input, median |error|", st_alt, runs, g_first, 100, "%", "<= 15%", met_first);
+        first_by_input(st_alt, runs);
+        if (runs > 1) /* what one run leaves for the next (PADDISER_PROFILE_STORE) */
+            row("    the same, runs 2 .. N", st_alt + 1, runs - 1, g_first, 100, "%", "<= 15%", met_first);
         row("(c) CV of predictions, unchanged input (worst input)", st_alt, runs, g_cv, 100, "%", "< 10%", met_cv);
         row("(e) MiB moved on an unchanged input after warm-up", st_alt, runs, g_moved, 1, "", "0", met_zero);
         int a_better = 0, c_better = 0;

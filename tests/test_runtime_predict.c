@@ -10,8 +10,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "lib/perf.h"
@@ -313,6 +316,149 @@ static void test_visit_warmup_is_learned(void **state)
     unsetenv("PADDISER_VISIT_WARMUP");
 }
 
+/* ---- the profile store (PADDISER_PROFILE_STORE) ---- */
+
+static char store_dir[] = "/tmp/pd_store_XXXXXX";
+static char store_path[sizeof store_dir + 16];
+
+/* A new run with the store set: the runtime as setup leaves it. */
+static void run_with_store(const char *path)
+{
+    pd_finalize();
+    setenv("PADDISER_PROFILE_STORE", path, 1);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_NONE;
+    o.sampling = 0;
+    assert_int_equal(pd_init(&o), PD_OK);
+    unsetenv("PADDISER_PROFILE_STORE");
+    assert_int_equal(pd_object_register("grid", buf, 2 * MB, NULL), 0);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    static char text[8192];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    return text;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Run A runs 2 MB (10 ms) and 4 MB (26 ms: past a cache, faster than its
+ * size); run B, on a machine 20% slower that day, has run only 2 MB (12
+ * ms) when 4 MB comes: the stored curve's growth, 2.6x, on B's own 12 ms,
+ * where without the store its size alone says 2x. Task 1 (twice the time)
+ * the same. The file then holds B's 2 MB and A's 4 MB. */
+static void test_store_grows_the_first_switch_as_an_earlier_run_did(void **state)
+{
+    (void)state;
+    assert_non_null(mkdtemp(store_dir));
+    snprintf(store_path, sizeof store_path, "%s/store.json", store_dir);
+    run_with_store(store_path);
+    for (int i = 0; i < 3; i++)
+        instance(0.010);
+    assert_int_equal(pd_object_update(0, buf, 4 * MB), PD_OK);
+    for (int i = 0; i < 3; i++)
+        instance(0.026);
+    assert_int_equal(pd_finalize(), PD_OK);
+    const char *text = slurp(store_path);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"paddiser-profile-store\""));
+
+    run_with_store(store_path);
+    for (int i = 0; i < 3; i++)
+        instance(0.012);
+    assert_int_equal(pd_object_update(0, buf, 4 * MB), PD_OK);
+    assert_int_equal(plan_of(0).same_input, 0);
+    assert_float_equal(plan_of(0).predicted_time, 0.012 * 2.6, 1e-9);
+    assert_int_equal(plan_of(0).predicted_from, 3); /* B's own instances */
+    /* the same run without the store: by size */
+    assert_int_equal(pd_finalize(), PD_OK);
+    run_with_store("");
+    for (int i = 0; i < 3; i++)
+        instance(0.012);
+    assert_int_equal(pd_object_update(0, buf, 4 * MB), PD_OK);
+    assert_float_equal(plan_of(0).predicted_time, 0.012 * 2, 1e-9);
+    assert_int_equal(pd_finalize(), PD_OK); /* no store: the file stays A's */
+
+    run_with_store(store_path);
+    for (int i = 0; i < 3; i++)
+        instance(0.012);
+    assert_int_equal(pd_finalize(), PD_OK); /* B: 2 MB at 12 ms replaces A's 10 */
+    run_with_store(store_path);
+    for (int i = 0; i < 3; i++)
+        instance(0.012);
+    assert_int_equal(pd_object_update(0, buf, 4 * MB), PD_OK);
+    assert_float_equal(plan_of(0).predicted_time, 0.026, 1e-9); /* 12 ms x 26 / 12 */
+    assert_float_equal(plan_of(1).predicted_time, 0.052, 1e-9);
+    run_with_store(""); /* the last run with the store ends before its file goes */
+    unlink(store_path);
+    rmdir(store_dir);
+}
+
+/* A file that is not a store, or a link, is reported and left alone: not
+ * read (sizes alone), not written over. */
+static void test_store_not_ours_is_left_alone(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pd_store_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[64], target[64], link[64];
+    snprintf(path, sizeof path, "%s/notes.json", dir);
+    snprintf(target, sizeof target, "%s/target.json", dir);
+    snprintf(link, sizeof link, "%s/link.json", dir);
+    const char *cases[] = {"{\"format\": \"something else\"}\n", "not json\n",
+                           "{\"format\": \"paddiser-profile-store\", \"version\": 1, \"tasks\": "
+                           "[{\"task\": 0, \"inputs\": [{\"bytes\": -1, \"dram_s\": 1}]}]}\n"};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        write_text(path, cases[k]);
+        run_with_store(path);
+        for (int i = 0; i < 3; i++)
+            instance(0.010);
+        assert_int_equal(pd_object_update(0, buf, 4 * MB), PD_OK);
+        assert_float_equal(plan_of(0).predicted_time, 0.020, 1e-9);
+        assert_int_equal(pd_finalize(), PD_OK);
+        assert_string_equal(slurp(path), cases[k]);
+    }
+    /* a link to a valid store: neither read through nor replaced */
+    write_text(target, "{\"format\": \"paddiser-profile-store\", \"version\": 1, \"tasks\": "
+                       "[{\"task\": 0, \"inputs\": [{\"bytes\": 2097152, \"dram_s\": 0.01}, "
+                       "{\"bytes\": 4194304, \"dram_s\": 0.04}]}]}\n");
+    char before[8192];
+    snprintf(before, sizeof before, "%s", slurp(target));
+    assert_int_equal(symlink(target, link), 0);
+    run_with_store(link);
+    for (int i = 0; i < 3; i++)
+        instance(0.010);
+    assert_int_equal(pd_object_update(0, buf, 4 * MB), PD_OK);
+    assert_float_equal(plan_of(0).predicted_time, 0.020, 1e-9); /* not the target's 4x */
+    assert_int_equal(pd_finalize(), PD_OK);
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_string_equal(slurp(target), before);
+    /* ... and the same store read directly grows by its curve */
+    run_with_store(target);
+    for (int i = 0; i < 3; i++)
+        instance(0.010);
+    assert_int_equal(pd_object_update(0, buf, 4 * MB), PD_OK);
+    assert_float_equal(plan_of(0).predicted_time, 0.040, 1e-9);
+    run_with_store("");
+    unlink(path), unlink(link), unlink(target);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -322,6 +468,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_new_input_growth_is_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_inputs_scale_linearly, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visit_warmup_is_learned, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_grows_the_first_switch_as_an_earlier_run_did, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_not_ours_is_left_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drifting_input_follows_its_last_instance, setup, teardown),
         cmocka_unit_test_setup_teardown(test_revisited_input_anchors_on_its_current_visit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stable_input_rests_on_more_instances_and_follows_a_shift, setup,

@@ -38,6 +38,10 @@ void rt_predict_times(task_pred *tp);        /* t_dram, t_slow, est_acc, factor 
 void rt_record_instance(rt_task *t);
 int rt_build_bytes_curve(task_pred *tp);
 int rt_tabulate_curves(task_pred *p, int n); /* curve[] of all, one model call */
+/* The task's inputs: their bytes and the median DRAM-only time of their
+ * recent instances (what a new input's time is read from), at most max;
+ * how many (profile_store.c keeps them across runs). */
+int rt_task_input_points(rt_task *t, double *bytes, double *dram_s, int max);
 double rt_hot_weight(const task_pred *tp, const rt_hot *h);
 double rt_time_cb(void *plan_ctx, int task, double r);
 size_t rt_bytes_cb(void *plan_ctx, int task, double r);

@@ -17,6 +17,8 @@
  *            RT_WINDOW_MAX), each brought to its DRAM-only time by its
  *            measured DRAM share r0:
  *            t / (sigma - (sigma-1) r0); for an input not seen yet, the
+ *            curve through the inputs it ran (new_input_dram_time), or with
+ *            one input an earlier run's curve (profile_store.h), else the
  *            median over its last RT_WINDOW instances of any input, each
  *            also divided by its own s, times s (robust_dram_time)
  *   T_slow = sigma * T_dram
@@ -36,6 +38,7 @@
 #include "common/util.h"
 #include "lib/page_sampler.h"
 #include "lib/placement.h"
+#include "lib/profile_store.h"
 #include "lib/runtime_internal.h"
 
 static double env_double(const char *name, double dflt, double lo, double hi)
@@ -587,19 +590,10 @@ static int by_log_s(const void *a, const void *b)
 /* Inputs closer than this in size are one point for the exponent. */
 #define SCALE_SPAN_MIN 0.223 /* log(1.25) */
 
-/* DRAM-only time of the first instance of an input the task has not run
- * (size_next: its task_input_bytes), from the inputs it has run: between
- * two of them, interpolated on log time against log size (a power law
- * between neighbours); outside their range, the nearest one's time scaled
- * by the least-squares exponent over all of them (clamped to
- * SCALE_EXP_MIN..MAX, 1 while their sizes span less than 25 %). NAN with
- * fewer than two inputs of different sizes: then the caller scales by Eq. 1
- * alone. *used: the instances it rests on. */
-static double new_input_dram_time(const rt_task *t, double size_next, double sigma, double warmup, int *used)
+/* The task's inputs as points (log size, log median DRAM-only time). */
+static int own_input_points(const rt_task *t, double sigma, double warmup, input_point *pt)
 {
-    input_point pt[RT_INPUTS];
     int np = 0;
-    *used = 0;
     for (int i = 0; i < t->ninputs; i++) {
         const rt_input_times *e = &t->inputs[i];
         double v[RT_INPUT_KEEP];
@@ -612,12 +606,81 @@ static double new_input_dram_time(const rt_task *t, double size_next, double sig
             continue;
         pt[np++] = (input_point){log(e->scale), log(med), e->n};
     }
-    if (np < 2 || !(size_next > 0))
+    return np;
+}
+
+static double curve_at(input_point *pt, int np, double x, int *used);
+
+/* The first switch of a task that has run one input: the stored curve of
+ * an earlier run (profile_store.h) grown from the size the task ran to
+ * size_next, times this run's own time at it. NAN without a store curve. */
+static double stored_growth(const rt_task *t, const input_point *own, int np, double x, int *used)
+{
+    const rt_store_task *st = rt_store_find(t->id);
+    if (!st || np < 1)
+        return NAN;
+    input_point sp[RT_INPUTS];
+    for (int i = 0; i < st->n; i++)
+        sp[i] = (input_point){log(st->bytes[i]), log(st->dram_s[i]), 1};
+    /* the own input nearest in size anchors it */
+    const input_point *a = &own[0];
+    for (int i = 1; i < np; i++)
+        if (fabs(own[i].log_s - x) < fabs(a->log_s - x))
+            a = &own[i];
+    int u;
+    double to = curve_at(sp, st->n, x, &u), from = curve_at(sp, st->n, a->log_s, &u);
+    if (!(to > 0) || !(from > 0))
+        return NAN;
+    *used = a->n;
+    return exp(a->log_t) * to / from;
+}
+
+int rt_task_input_points(rt_task *t, double *bytes, double *dram_s, int max)
+{
+    double L;
+    task_scale(t, 0, NULL, &L);
+    double sigma = task_sigma(t, L);
+    input_point pt[RT_INPUTS];
+    int np = own_input_points(t, sigma, visit_warmup(t, sigma), pt);
+    int n = 0;
+    for (int i = 0; i < np && n < max; i++, n++)
+        bytes[n] = exp(pt[i].log_s), dram_s[n] = exp(pt[i].log_t);
+    return n;
+}
+
+/* DRAM-only time of the first instance of an input the task has not run
+ * (size_next: its task_input_bytes), from the inputs it has run: between
+ * two of them, interpolated on log time against log size (a power law
+ * between neighbours); outside their range, the nearest one's time scaled
+ * by the least-squares exponent over all of them (clamped to
+ * SCALE_EXP_MIN..MAX, 1 while their sizes span less than 25 %), curve_at.
+ * With fewer than two inputs of different sizes, an earlier run's curve
+ * (stored_growth); without one NAN: then the caller scales by Eq. 1 alone.
+ * *used: the instances it rests on. */
+static double new_input_dram_time(const rt_task *t, double size_next, double sigma, double warmup, int *used)
+{
+    input_point pt[RT_INPUTS];
+    *used = 0;
+    if (!(size_next > 0))
+        return NAN;
+    int np = own_input_points(t, sigma, warmup, pt);
+    double d = curve_at(pt, np, log(size_next), used);
+    return isfinite(d) ? d : stored_growth(t, pt, np, log(size_next), used);
+}
+
+/* The curve through the points at log size x: between two of them, a
+ * power law between the neighbours; outside, the nearest one scaled by the
+ * least-squares exponent over all (clamped to SCALE_EXP_MIN..MAX, 1 while
+ * their sizes span less than 25 %). NAN with fewer than two points of
+ * different sizes. pt is sorted in place. */
+static double curve_at(input_point *pt, int np, double x, int *used)
+{
+    *used = 0;
+    if (np < 2)
         return NAN;
     qsort(pt, (size_t)np, sizeof pt[0], by_log_s);
     if (pt[np - 1].log_s - pt[0].log_s < 0.02) /* one scale: nothing to learn a shape from */
         return NAN;
-    double x = log(size_next);
     for (int i = 0; i + 1 < np; i++) {
         const input_point *a = &pt[i], *b = &pt[i + 1];
         if (x >= a->log_s && x <= b->log_s && b->log_s - a->log_s > 1e-9) {

@@ -16,6 +16,7 @@
 #include "lib/mem_sampler.h"
 #include "lib/page_sampler.h"
 #include "lib/placement.h"
+#include "lib/profile_store.h"
 #include "lib/runtime_internal.h"
 
 rt_state rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -319,6 +320,8 @@ int pd_init(const pd_options *opt)
         return o.model_path ? PD_EIO : PD_ENOMEM;
     }
 
+    rt_store_load(); /* a notice, never an error: without it sizes alone */
+
     rt.sampling = 0;
     rt.pmu_period = 0;
     snprintf(rt.sampling_note, sizeof rt.sampling_note, "off (pd_options.sampling = 0 or PADDISER_SAMPLING=off)");
@@ -479,6 +482,7 @@ int pd_finalize(void)
     }
     if (rt.sampling)
         pd_sampler_stop();
+    rt_store_save(); /* not an error of the run: a notice says why not */
     rt.sampling = 0;
     rt.pmu_period = 0;
     release_state_locked();

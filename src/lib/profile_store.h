@@ -1,0 +1,44 @@
+/* Growth curves kept across runs (PADDISER_PROFILE_STORE=FILE).
+ *
+ * A task's time grows with its input in a way Eq. 1's sizes cannot tell
+ * (caches, TLB reach): until the task has run two inputs in this run, the
+ * first instance of a new one is scaled by its size alone, and on the
+ * phases bench the switch from 128 to 256 MiB came out 38 - 46% low. The
+ * paper profiles an application once and reuses that on later inputs;
+ * the store does the same for the growth: at pd_finalize each task's
+ * inputs (their bytes, and the median DRAM-only time of their last
+ * instances) go into FILE, and in a later run a task that has run only one
+ * input grows its time to a new one as the stored curve grows between the
+ * two sizes, anchored on this run's own time (predict.c,
+ * new_input_dram_time): the machine's speed on the day comes from the run,
+ * only the shape from the store.
+ *
+ * File: JSON, {"format": "paddiser-profile-store", "version": 1, "tasks":
+ * [{"task": ID, "inputs": [{"bytes": B, "dram_s": T}, ...]}, ...]}; one
+ * process per file (MPI: one file per rank). Written whole to a temporary
+ * file beside it and renamed over it. A file that is not a regular file
+ * (a link included), or does not parse, is reported and left alone: not
+ * read, not written. All under rt.lock. */
+#ifndef PD_LIB_PROFILE_STORE_H
+#define PD_LIB_PROFILE_STORE_H
+
+#include "lib/runtime_internal.h"
+
+typedef struct {
+    int task;
+    int n;
+    double bytes[RT_INPUTS], dram_s[RT_INPUTS]; /* by bytes, increasing */
+} rt_store_task;
+
+/* pd_init: reads $PADDISER_PROFILE_STORE (nothing when unset or absent). */
+void rt_store_load(void);
+/* pd_finalize: this run's tasks' inputs merged into the file (an input of
+ * this run replaces a stored one within 2% of its bytes). PD_OK, or PD_EIO
+ * with a notice. */
+int rt_store_save(void);
+/* The stored curve of task `task`, or NULL (none, or fewer than 2 inputs). */
+const rt_store_task *rt_store_find(int task);
+/* Where the store is, for notices ("" when none). */
+const char *rt_store_path(void);
+
+#endif

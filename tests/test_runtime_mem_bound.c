@@ -10,8 +10,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "lib/perf.h"
@@ -211,6 +213,48 @@ static void test_prior_m_gain_counts_at_its_lower_bound(void **state)
     }
 }
 
+/* The profile store (PADDISER_PROFILE_STORE) keeps the m a run learned,
+ * and the next run starts from it instead of the 0.5 prior: a task that
+ * placement does not slow learns m near 0 in the first run, and the
+ * second plans with it at once, so its first plan moves nothing (the
+ * first run's moved about 6 of 12 MB on the prior). */
+static void test_store_carries_m_to_the_next_run(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pd_mstore_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/store.json", dir);
+    setenv("PADDISER_PROFILE_STORE", path, 1);
+    start();
+    assert_float_equal(instance(0.0), 0.0, 1e-9);
+    double r1 = instance(0.0);
+    assert_true(r1 > 0.3 && r1 < 0.7); /* the prior's plan */
+    for (int i = 0; i < 3; i++)
+        instance(0.0);
+    double learned = plan_of_task0().mem_bound;
+    assert_true(learned < 0.05);
+    teardown(NULL); /* pd_finalize writes the store */
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char text[4096];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    assert_non_null(strstr(text, "\"mem_bound\""));
+
+    start();
+    assert_float_equal(instance(0.0), 0.0, 1e-9);
+    pd_task_plan p = plan_of_task0();
+    assert_float_equal(p.mem_bound, learned, 1e-9); /* the stored m, not 0.5 */
+    assert_true(isnan(p.mem_bound_se));              /* nothing learned in this run yet */
+    assert_float_equal(instance(0.0), 0.0, 1e-9);    /* no move on a guess */
+    teardown(NULL);
+    unsetenv("PADDISER_PROFILE_STORE");
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     setenv("PADDISER_QUIET", "1", 1);
@@ -218,6 +262,7 @@ int main(void)
         cmocka_unit_test_teardown(test_learns_a_compute_bound_task, teardown),
         cmocka_unit_test_teardown(test_learns_a_task_placement_does_not_slow, teardown),
         cmocka_unit_test_teardown(test_learns_a_memory_bound_task, teardown),
+        cmocka_unit_test_teardown(test_store_carries_m_to_the_next_run, teardown),
         cmocka_unit_test_teardown(test_fixed_mem_bound_is_kept, teardown),
         cmocka_unit_test_teardown(test_revisit_regime_is_not_a_share_effect, teardown),
         cmocka_unit_test(test_prior_m_gain_counts_at_its_lower_bound),

@@ -42,6 +42,10 @@ int rt_tabulate_curves(task_pred *p, int n); /* curve[] of all, one model call *
  * recent instances (what a new input's time is read from), at most max;
  * how many (profile_store.c keeps them across runs). */
 int rt_task_input_points(rt_task *t, double *bytes, double *dram_s, int max);
+/* m as the task's instances taught it in this run (a fit, not given), and
+ * its posterior sd: 1, else 0 (profile_store.c keeps it for the next run's
+ * prior). */
+int rt_task_mem_bound_learned(const rt_task *t, double *m, double *sd);
 double rt_hot_weight(const task_pred *tp, const rt_hot *h);
 double rt_time_cb(void *plan_ctx, int task, double r);
 size_t rt_bytes_cb(void *plan_ctx, int task, double r);

@@ -270,6 +270,34 @@ static int mem_bound_given(const rt_task *t, double *m)
     return 0;
 }
 
+/* The prior of m: what an earlier run learned for the task (the profile
+ * store), its sd at least MEM_BOUND_STORED_SD_MIN so that this run's own
+ * instances can still move it; else 0.5 +- 0.25. */
+#define MEM_BOUND_STORED_SD_MIN 0.05
+static void mem_bound_prior(const rt_task *t, double *mean, double *sd)
+{
+    double m, s;
+    if (rt_store_mem_bound(t->id, &m, &s)) {
+        *mean = m;
+        *sd = fmax(s, MEM_BOUND_STORED_SD_MIN);
+        return;
+    }
+    *mean = MEM_BOUND_PRIOR;
+    *sd = MEM_BOUND_PRIOR_SD;
+}
+
+int rt_task_mem_bound_learned(const rt_task *t, double *m, double *sd)
+{
+    double given, pm, ps;
+    if (mem_bound_given(t, &given) || !isfinite(t->mem_bound_se) || !isfinite(t->mem_bound))
+        return 0;
+    mem_bound_prior(t, &pm, &ps);
+    double se2 = t->mem_bound_se * t->mem_bound_se, pv = ps * ps;
+    *m = t->mem_bound;
+    *sd = pv + se2 > 0 ? sqrt(pv * se2 / (pv + se2)) : 0; /* the normal posterior's */
+    return 1;
+}
+
 /* The memory-bound fraction of the task: given (mem_bound_given), else
  * what its instances at different DRAM shares say (learn_mem_bound), the
  * prior until they say enough. se (may be NULL): the fit's standard error,
@@ -283,7 +311,9 @@ static double task_mem_bound(const rt_task *t, double *se)
         return m;
     if (se)
         *se = t->mem_bound_se;
-    return isfinite(t->mem_bound) ? t->mem_bound : MEM_BOUND_PRIOR;
+    double pm, ps;
+    mem_bound_prior(t, &pm, &ps);
+    return isfinite(t->mem_bound) ? t->mem_bound : pm;
 }
 
 /* sigma = slow-only / DRAM-only time of the task. */
@@ -353,8 +383,10 @@ static void learn_mem_bound(rt_task *t, double L)
     /* z = c (x_raw - xbar) / (1 + c xbar): slope b = c / (1 + c xbar) */
     double den = fmax(1.0 - b * xbar_all, 0.05);
     double m_hat = b / den / (L - 1.0), se_m = se_b / (den * den) / (L - 1.0);
-    double pv = MEM_BOUND_PRIOR_SD * MEM_BOUND_PRIOR_SD, w = pv / (pv + se_m * se_m);
-    double m = MEM_BOUND_PRIOR + w * (m_hat - MEM_BOUND_PRIOR);
+    double pm, ps;
+    mem_bound_prior(t, &pm, &ps);
+    double pv = ps * ps, w = pv / (pv + se_m * se_m);
+    double m = pm + w * (m_hat - pm);
     t->mem_bound = m < 0 ? 0 : m > 1 ? 1 : m;
     t->mem_bound_se = se_m;
 }
@@ -861,7 +893,9 @@ void rt_predict_times(task_pred *tp)
     double sigma = task_sigma(t, L);
     t->pred_mem_bound = task_mem_bound(t, &t->pred_mem_se);
     double given;
-    t->pred_mem_sd = mem_bound_given(t, &given) ? NAN : isfinite(t->pred_mem_se) ? t->pred_mem_se : MEM_BOUND_PRIOR_SD;
+    double prior_m, prior_sd;
+    mem_bound_prior(t, &prior_m, &prior_sd);
+    t->pred_mem_sd = mem_bound_given(t, &given) ? NAN : isfinite(t->pred_mem_se) ? t->pred_mem_se : prior_sd;
     double t_dram = robust_dram_time(t, scale, sigma);
     if (!isfinite(t_dram)) /* no usable instance yet: the base instance alone */
         t_dram = scale * dram_only(t->base_time - t->base_sampler_s, t->base_r0, sigma);

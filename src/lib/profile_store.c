@@ -31,12 +31,28 @@ static void store_reset(void)
 
 const char *rt_store_path(void) { return store.path; }
 
-const rt_store_task *rt_store_find(int task)
+static const rt_store_task *find_any(int task)
 {
     for (int i = 0; i < store.ntasks; i++)
         if (store.tasks[i].task == task)
-            return store.tasks[i].n >= 2 ? &store.tasks[i] : NULL;
+            return &store.tasks[i];
     return NULL;
+}
+
+const rt_store_task *rt_store_find(int task)
+{
+    const rt_store_task *st = find_any(task);
+    return st && st->n >= 2 ? st : NULL;
+}
+
+int rt_store_mem_bound(int task, double *m, double *sd)
+{
+    const rt_store_task *st = find_any(task);
+    if (!st || !isfinite(st->mem_bound))
+        return 0;
+    *m = st->mem_bound;
+    *sd = st->mem_bound_sd;
+    return 1;
 }
 
 static int by_bytes(const void *a, const void *b)
@@ -90,6 +106,17 @@ static int parse(json_t *doc, char *why, size_t whylen)
         }
         rt_store_task *st = &store.tasks[store.ntasks];
         st->task = (int)json_integer_value(id);
+        st->mem_bound = st->mem_bound_sd = NAN;
+        json_t *m = json_object_get(tk, "mem_bound"), *sd = json_object_get(tk, "mem_bound_sd");
+        if (m || sd) {
+            double mv = json_is_number(m) ? json_number_value(m) : NAN,
+                   sv = json_is_number(sd) ? json_number_value(sd) : NAN;
+            if (!(mv >= 0 && mv <= 1) || !(sv >= 0 && sv <= 1)) {
+                snprintf(why, whylen, "tasks[%zu]: want \"mem_bound\" and \"mem_bound_sd\" both in [0, 1]", i);
+                return -1;
+            }
+            st->mem_bound = mv, st->mem_bound_sd = sv;
+        }
         for (int j = 0; j < store.ntasks; j++)
             if (store.tasks[j].task == st->task) {
                 snprintf(why, whylen, "tasks[%zu]: task %d twice", i, st->task);
@@ -171,6 +198,11 @@ static void merge_task(rt_store_task *out, rt_task *t)
             old = &store.tasks[i];
     out->task = t->id;
     out->n = 0;
+    /* m as this run learned it, else as stored */
+    if (!rt_task_mem_bound_learned(t, &out->mem_bound, &out->mem_bound_sd)) {
+        out->mem_bound = old ? old->mem_bound : NAN;
+        out->mem_bound_sd = old ? old->mem_bound_sd : NAN;
+    }
     for (int i = 0; i < n && out->n < RT_INPUTS; i++)
         out->bytes[out->n] = bytes[i], out->dram_s[out->n++] = dram[i];
     for (int k = 0; old && k < old->n && out->n < RT_INPUTS; k++) {
@@ -194,7 +226,7 @@ int rt_store_save(void)
     int rc = all && doc && tasks ? PD_OK : PD_ENOMEM;
     int n = 0;
     for (int i = 0; rc == PD_OK && i < rt.ntasks; i++)
-        if (rt.tasks[i]->ninputs > 0)
+        if (rt.tasks[i]->ninputs > 0 || isfinite(rt.tasks[i]->mem_bound_se))
             merge_task(&all[n++], rt.tasks[i]);
     for (int k = 0; rc == PD_OK && k < store.ntasks; k++) {
         int ran = 0;
@@ -219,6 +251,10 @@ int rt_store_save(void)
         }
         json_object_set_new(tk, "task", json_integer(all[i].task));
         json_object_set_new(tk, "inputs", ins);
+        if (isfinite(all[i].mem_bound) && isfinite(all[i].mem_bound_sd)) {
+            json_object_set_new(tk, "mem_bound", json_real(all[i].mem_bound));
+            json_object_set_new(tk, "mem_bound_sd", json_real(all[i].mem_bound_sd));
+        }
         json_array_append_new(tasks, tk);
     }
     char *text = NULL;

@@ -11,10 +11,14 @@
  * input grows its time to a new one as the stored curve grows between the
  * two sizes, anchored on this run's own time (predict.c,
  * new_input_dram_time): the machine's speed on the day comes from the run,
- * only the shape from the store.
+ * only the shape from the store. The task's memory-bound fraction m, where
+ * a run learned it, is kept too and is the next run's prior for it (in
+ * place of 0.5 +- 0.25): a later run plans with what the last one learned
+ * instead of moving pages on the prior's guess first.
  *
  * File: JSON, {"format": "paddiser-profile-store", "version": 1, "tasks":
- * [{"task": ID, "inputs": [{"bytes": B, "dram_s": T}, ...]}, ...]}; one
+ * [{"task": ID, "inputs": [{"bytes": B, "dram_s": T}, ...], "mem_bound": M,
+ * "mem_bound_sd": S}, ...]} (the last two optional); one
  * process per file (MPI: one file per rank). Written whole to a temporary
  * file beside it and renamed over it. A file that is not a regular file
  * (a link included), or does not parse, is reported and left alone: not
@@ -28,6 +32,7 @@ typedef struct {
     int task;
     int n;
     double bytes[RT_INPUTS], dram_s[RT_INPUTS]; /* by bytes, increasing */
+    double mem_bound, mem_bound_sd; /* m as a run learned it, and its sd (NaN: none) */
 } rt_store_task;
 
 /* pd_init: reads $PADDISER_PROFILE_STORE (nothing when unset or absent). */
@@ -38,6 +43,9 @@ void rt_store_load(void);
 int rt_store_save(void);
 /* The stored curve of task `task`, or NULL (none, or fewer than 2 inputs). */
 const rt_store_task *rt_store_find(int task);
+/* m of task `task` as an earlier run learned it, and its sd: 1, or 0
+ * when none was stored. */
+int rt_store_mem_bound(int task, double *m, double *sd);
 /* Where the store is, for notices ("" when none). */
 const char *rt_store_path(void);
 

@@ -1,11 +1,14 @@
 /* Growth curves kept across runs (profile_store.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/util.h"
 #include "lib/placement.h"
@@ -16,28 +19,41 @@
 #define STORE_MAX_TASKS RT_MAX_TASKS
 #define STORE_SAME_INPUT 0.02 /* bytes within 2%: the same input */
 
+typedef struct {
+    rt_store_task *tasks;
+    int ntasks;
+} store_list;
+
 static struct {
     char path[4096];
     int usable; /* 1: may be written at pd_finalize (absent, or read whole) */
-    rt_store_task *tasks;
-    int ntasks;
+    store_list read; /* as pd_init read it */
 } store;
+
+static void list_free(store_list *l)
+{
+    free(l->tasks);
+    l->tasks = NULL;
+    l->ntasks = 0;
+}
 
 static void store_reset(void)
 {
-    free(store.tasks);
+    list_free(&store.read);
     memset(&store, 0, sizeof store);
 }
 
 const char *rt_store_path(void) { return store.path; }
 
-static const rt_store_task *find_any(int task)
+static const rt_store_task *list_find(const store_list *l, int task)
 {
-    for (int i = 0; i < store.ntasks; i++)
-        if (store.tasks[i].task == task)
-            return &store.tasks[i];
+    for (int i = 0; i < l->ntasks; i++)
+        if (l->tasks[i].task == task)
+            return &l->tasks[i];
     return NULL;
 }
+
+static const rt_store_task *find_any(int task) { return list_find(&store.read, task); }
 
 const rt_store_task *rt_store_find(int task)
 {
@@ -72,8 +88,8 @@ static void sort_task(rt_store_task *st)
         st->bytes[i] = pair[i][0], st->dram_s[i] = pair[i][1];
 }
 
-/* The document's tasks into store.tasks; 0, or -1 with why. */
-static int parse(json_t *doc, char *why, size_t whylen)
+/* The document's tasks into l (empty); 0, or -1 with why. */
+static int parse(json_t *doc, store_list *l, char *why, size_t whylen)
 {
     json_t *fmt = json_object_get(doc, "format"), *ver = json_object_get(doc, "version"),
            *tasks = json_object_get(doc, "tasks");
@@ -91,8 +107,8 @@ static int parse(json_t *doc, char *why, size_t whylen)
         return -1;
     }
     size_t nt = json_array_size(tasks);
-    store.tasks = calloc(nt ? nt : 1, sizeof *store.tasks);
-    if (!store.tasks) {
+    l->tasks = calloc(nt ? nt : 1, sizeof *l->tasks);
+    if (!l->tasks) {
         snprintf(why, whylen, "out of memory");
         return -1;
     }
@@ -104,7 +120,7 @@ static int parse(json_t *doc, char *why, size_t whylen)
             snprintf(why, whylen, "tasks[%zu]: want {\"task\": id >= 0, \"inputs\": at most %d}", i, RT_INPUTS);
             return -1;
         }
-        rt_store_task *st = &store.tasks[store.ntasks];
+        rt_store_task *st = &l->tasks[l->ntasks];
         st->task = (int)json_integer_value(id);
         st->mem_bound = st->mem_bound_sd = NAN;
         json_t *m = json_object_get(tk, "mem_bound"), *sd = json_object_get(tk, "mem_bound_sd");
@@ -117,8 +133,8 @@ static int parse(json_t *doc, char *why, size_t whylen)
             }
             st->mem_bound = mv, st->mem_bound_sd = sv;
         }
-        for (int j = 0; j < store.ntasks; j++)
-            if (store.tasks[j].task == st->task) {
+        for (int j = 0; j < l->ntasks; j++)
+            if (l->tasks[j].task == st->task) {
                 snprintf(why, whylen, "tasks[%zu]: task %d twice", i, st->task);
                 return -1;
             }
@@ -134,9 +150,44 @@ static int parse(json_t *doc, char *why, size_t whylen)
             st->n++;
         }
         sort_task(st);
-        store.ntasks++;
+        l->ntasks++;
     }
     return 0;
+}
+
+/* The file at path into l: 0 read, 1 absent, -1 not to be touched (why). */
+static int read_store(const char *path, store_list *l, char *why, size_t whylen)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return 1;
+        snprintf(why, whylen, "%s", strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, whylen, "not a regular file (a link or a device is not followed)");
+        return -1;
+    }
+    size_t len = 0;
+    char *buf = pd_read_file(path, &len);
+    if (!buf) {
+        snprintf(why, whylen, "%s", pd_read_strerror(errno));
+        return -1;
+    }
+    json_error_t je;
+    json_t *doc = json_loadb(buf, len, 0, &je);
+    free(buf);
+    int rc = 0;
+    if (!doc) {
+        snprintf(why, whylen, "JSON: %s, line %d column %d", je.text, je.line, je.column);
+        rc = -1;
+    } else if (parse(doc, l, why, whylen) != 0) {
+        list_free(l);
+        rc = -1;
+    }
+    json_decref(doc);
+    return rc;
 }
 
 void rt_store_load(void)
@@ -145,57 +196,24 @@ void rt_store_load(void)
     const char *path = getenv("PADDISER_PROFILE_STORE");
     if (!path || !*path)
         return;
-    if (strlen(path) >= sizeof store.path) {
+    if (strlen(path) >= sizeof store.path - 8) {
         rt_message("PADDISER_PROFILE_STORE: path too long; no profile store");
         return;
     }
     snprintf(store.path, sizeof store.path, "%s", path);
-    struct stat st;
-    if (lstat(path, &st) != 0) {
-        if (errno == ENOENT) {
-            store.usable = 1; /* a first run: written at pd_finalize */
-            return;
-        }
-        rt_message("profile store %s: %s; not read or written", path, strerror(errno));
-        return;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        rt_message("profile store %s: not a regular file (a link or a device is not followed); not read or written",
-                   path);
-        return;
-    }
-    size_t len = 0;
-    char *buf = pd_read_file(path, &len);
-    if (!buf) {
-        rt_message("profile store %s: %s; not read or written", path, pd_read_strerror(errno));
-        return;
-    }
-    json_error_t je;
-    json_t *doc = json_loadb(buf, len, 0, &je);
-    free(buf);
     char why[256] = "";
-    if (!doc)
-        snprintf(why, sizeof why, "JSON: %s, line %d column %d", je.text, je.line, je.column);
-    if (!doc || parse(doc, why, sizeof why) != 0) {
+    if (read_store(path, &store.read, why, sizeof why) < 0)
         rt_message("profile store %s: %s; not read or written", path, why);
-        free(store.tasks);
-        store.tasks = NULL;
-        store.ntasks = 0;
-    } else {
-        store.usable = 1;
-    }
-    json_decref(doc);
+    else
+        store.usable = 1; /* read whole, or a first run: written at pd_finalize */
 }
 
 /* This run's inputs of task t merged over what was stored for it. */
-static void merge_task(rt_store_task *out, rt_task *t)
+static void merge_task(rt_store_task *out, rt_task *t, const store_list *now)
 {
     double bytes[RT_INPUTS], dram[RT_INPUTS];
     int n = rt_task_input_points(t, bytes, dram, RT_INPUTS);
-    const rt_store_task *old = NULL;
-    for (int i = 0; i < store.ntasks; i++)
-        if (store.tasks[i].task == t->id)
-            old = &store.tasks[i];
+    const rt_store_task *old = list_find(now, t->id);
     out->task = t->id;
     out->n = 0;
     /* m as this run learned it, else as stored */
@@ -215,67 +233,100 @@ static void merge_task(rt_store_task *out, rt_task *t)
     sort_task(out);
 }
 
+/* The store's lock: FILE.lock beside it, never through a link. -1 when it
+ * cannot be had (why). */
+static int lock_store(char *why, size_t whylen)
+{
+    char lock[sizeof store.path + 8];
+    snprintf(lock, sizeof lock, "%s.lock", store.path);
+    int fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+        snprintf(why, whylen, "its lock file (.lock beside it): %s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* The document for the tasks. NULL out of memory. */
+static char *dump(const rt_store_task *all, int n)
+{
+    json_t *doc = json_object(), *tasks = json_array();
+    int ok = doc && tasks;
+    for (int i = 0; ok && i < n; i++) {
+        json_t *ins = json_array(), *tk = json_object();
+        ok = ins && tk;
+        for (int k = 0; ok && k < all[i].n; k++) {
+            json_t *in = json_object();
+            ok = in && !json_object_set_new(in, "bytes", json_real(all[i].bytes[k])) &&
+                 !json_object_set_new(in, "dram_s", json_real(all[i].dram_s[k])) && !json_array_append_new(ins, in);
+        }
+        ok = ok && !json_object_set_new(tk, "task", json_integer(all[i].task)) &&
+             !json_object_set_new(tk, "inputs", json_incref(ins));
+        if (ok && isfinite(all[i].mem_bound) && isfinite(all[i].mem_bound_sd))
+            ok = !json_object_set_new(tk, "mem_bound", json_real(all[i].mem_bound)) &&
+                 !json_object_set_new(tk, "mem_bound_sd", json_real(all[i].mem_bound_sd));
+        ok = ok && !json_array_append(tasks, tk);
+        json_decref(ins);
+        json_decref(tk);
+    }
+    char *text = NULL;
+    if (ok && !json_object_set_new(doc, "format", json_string(STORE_FORMAT)) &&
+        !json_object_set_new(doc, "version", json_integer(STORE_VERSION)) && !json_object_set(doc, "tasks", tasks))
+        text = json_dumps(doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+    json_decref(tasks);
+    json_decref(doc);
+    return text;
+}
+
 int rt_store_save(void)
 {
     if (!store.path[0] || !store.usable)
         return PD_OK;
-    /* the stored tasks this run did not run stay as they were */
-    int cap = store.ntasks + rt.ntasks;
-    rt_store_task *all = calloc(cap ? (size_t)cap : 1, sizeof *all);
-    json_t *doc = json_object(), *tasks = json_array();
-    int rc = all && doc && tasks ? PD_OK : PD_ENOMEM;
-    int n = 0;
+    /* Under the lock, the file as it is now (another process sharing it,
+     * an MPI rank, may have written its tasks since pd_init), this run's
+     * tasks merged over it, written whole and renamed over it. */
+    char why[256] = "";
+    store_list now = {0};
+    int rc = PD_OK, fd = lock_store(why, sizeof why);
+    if (fd < 0 || read_store(store.path, &now, why, sizeof why) < 0)
+        rc = PD_EIO;
+    int cap = now.ntasks + rt.ntasks, n = 0;
+    rt_store_task *all = rc == PD_OK ? calloc(cap ? (size_t)cap : 1, sizeof *all) : NULL;
+    if (rc == PD_OK && !all) {
+        snprintf(why, sizeof why, "out of memory");
+        rc = PD_ENOMEM;
+    }
     for (int i = 0; rc == PD_OK && i < rt.ntasks; i++)
         if (rt.tasks[i]->ninputs > 0 || isfinite(rt.tasks[i]->mem_bound_se))
-            merge_task(&all[n++], rt.tasks[i]);
-    for (int k = 0; rc == PD_OK && k < store.ntasks; k++) {
+            merge_task(&all[n++], rt.tasks[i], &now);
+    /* the stored tasks this run did not run stay as they were */
+    for (int k = 0; rc == PD_OK && k < now.ntasks; k++) {
         int ran = 0;
         for (int i = 0; i < n && !ran; i++)
-            ran = all[i].task == store.tasks[k].task;
+            ran = all[i].task == now.tasks[k].task;
         if (!ran)
-            all[n++] = store.tasks[k];
+            all[n++] = now.tasks[k];
     }
-    for (int i = 0; rc == PD_OK && i < n; i++) {
-        json_t *ins = json_array(), *tk = json_object();
-        for (int k = 0; ins && k < all[i].n; k++) {
-            json_t *in = json_object();
-            json_object_set_new(in, "bytes", json_real(all[i].bytes[k]));
-            json_object_set_new(in, "dram_s", json_real(all[i].dram_s[k]));
-            json_array_append_new(ins, in);
-        }
-        if (!ins || !tk) {
-            json_decref(ins);
-            json_decref(tk);
-            rc = PD_ENOMEM;
-            break;
-        }
-        json_object_set_new(tk, "task", json_integer(all[i].task));
-        json_object_set_new(tk, "inputs", ins);
-        if (isfinite(all[i].mem_bound) && isfinite(all[i].mem_bound_sd)) {
-            json_object_set_new(tk, "mem_bound", json_real(all[i].mem_bound));
-            json_object_set_new(tk, "mem_bound_sd", json_real(all[i].mem_bound_sd));
-        }
-        json_array_append_new(tasks, tk);
-    }
-    char *text = NULL;
-    if (rc == PD_OK) {
-        json_object_set_new(doc, "format", json_string(STORE_FORMAT));
-        json_object_set_new(doc, "version", json_integer(STORE_VERSION));
-        json_object_set(doc, "tasks", tasks);
-        text = json_dumps(doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
-        if (!text)
-            rc = PD_ENOMEM;
+    char *text = rc == PD_OK ? dump(all, n) : NULL;
+    if (rc == PD_OK && !text) {
+        snprintf(why, sizeof why, "out of memory");
+        rc = PD_ENOMEM;
     }
     if (rc == PD_OK && pd_write_file_atomic(store.path, text, strlen(text)) != 0) {
-        rt_message("profile store %s: not written: %s", store.path, strerror(errno));
+        snprintf(why, sizeof why, "%s", strerror(errno));
         rc = PD_EIO;
-    } else if (rc == PD_ENOMEM) {
-        rt_message("profile store %s: not written: out of memory", store.path);
+    }
+    if (rc != PD_OK)
+        rt_message("profile store %s: not written: %s", store.path, why);
+    if (fd >= 0) {
+        flock(fd, LOCK_UN);
+        close(fd);
     }
     free(text);
-    json_decref(tasks);
-    json_decref(doc);
     free(all);
+    list_free(&now);
     store_reset();
     return rc;
 }

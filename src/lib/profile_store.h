@@ -18,9 +18,11 @@
  *
  * File: JSON, {"format": "paddiser-profile-store", "version": 1, "tasks":
  * [{"task": ID, "inputs": [{"bytes": B, "dram_s": T}, ...], "mem_bound": M,
- * "mem_bound_sd": S}, ...]} (the last two optional); one
- * process per file (MPI: one file per rank). Written whole to a temporary
- * file beside it and renamed over it. A file that is not a regular file
+ * "mem_bound_sd": S}, ...]} (the last two optional). Processes may share
+ * one: at pd_finalize each takes FILE.lock (flock), reads FILE again and
+ * writes its own tasks over what is there (tasks are keyed by id: MPI
+ * ranks keep theirs), whole, to a temporary file beside it renamed over
+ * it. A file that is not a regular file
  * (a link included), or does not parse, is reported and left alone: not
  * read, not written. All under rt.lock. */
 #ifndef PD_LIB_PROFILE_STORE_H
@@ -37,9 +39,9 @@ typedef struct {
 
 /* pd_init: reads $PADDISER_PROFILE_STORE (nothing when unset or absent). */
 void rt_store_load(void);
-/* pd_finalize: this run's tasks' inputs merged into the file (an input of
- * this run replaces a stored one within 2% of its bytes). PD_OK, or PD_EIO
- * with a notice. */
+/* pd_finalize: this run's tasks' inputs merged into the file as it is then
+ * (an input of this run replaces a stored one within 2% of its bytes).
+ * PD_OK, or PD_EIO / PD_ENOMEM with a notice. */
 int rt_store_save(void);
 /* The stored curve of task `task`, or NULL (none, or fewer than 2 inputs). */
 const rt_store_task *rt_store_find(int task);

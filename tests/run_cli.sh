@@ -40,16 +40,16 @@ grep -qx "PADDISER_SAMPLER=auto" "$tmp/env4.out" || { cat "$tmp/env4.out"; fail 
 # Options become the environment the runtime reads.
 cat >"$tmp/showenv.sh" <<'SH'
 #!/bin/sh
-env | grep -E '^PADDISER_(FAST_CAPACITY|BACKEND|PLANNER|RUN_MIN_BYTES|RUN_SYNC_EVERY|RUN_REGIONS|RUN_HINTS|RUN_OUT|TASKS_CSV)=' | sort
+env | grep -E '^PADDISER_(FAST_CAPACITY|BACKEND|PLANNER|RUN_MIN_BYTES|RUN_SYNC_EVERY|RUN_REGIONS|RUN_HINTS|RUN_OUT|TASKS_CSV|PROFILE_STORE)=' | sort
 SH
 chmod +x "$tmp/showenv.sh"
 : >"$tmp/hints"
 "$PD" run --fast-capacity 64M --backend sim --planner greedy --min-bytes 2M --sync-every 3 --regions 'app+0x1*,main' --hints "$tmp/hints" \
-    --out "$tmp/out" -- "$tmp/showenv.sh" >"$tmp/opts.out" 2>"$tmp/opts.err" || { cat "$tmp/opts.err"; fail "options run"; }
+    --out "$tmp/out" --profile-store "$tmp/store.json" -- "$tmp/showenv.sh" >"$tmp/opts.out" 2>"$tmp/opts.err" || { cat "$tmp/opts.err"; fail "options run"; }
 realtmp=$(cd "$tmp" && pwd -P)
 for want in PADDISER_FAST_CAPACITY=67108864 PADDISER_BACKEND=sim PADDISER_PLANNER=greedy \
     PADDISER_RUN_MIN_BYTES=2097152 PADDISER_RUN_SYNC_EVERY=3 "PADDISER_RUN_REGIONS=app+0x1*,main" "PADDISER_RUN_HINTS=$realtmp/hints" \
-    "PADDISER_RUN_OUT=$realtmp/out" "PADDISER_TASKS_CSV=$realtmp/out/tasks.csv"; do
+    "PADDISER_RUN_OUT=$realtmp/out" "PADDISER_TASKS_CSV=$realtmp/out/tasks.csv" "PADDISER_PROFILE_STORE=$realtmp/store.json"; do
     grep -qxF "$want" "$tmp/opts.out" || { cat "$tmp/opts.out"; fail "missing $want"; }
 done
 [ -d "$tmp/out" ] || fail "--out did not create the directory"
@@ -97,6 +97,8 @@ expect_error "planner must be" "$PD" run --planner best -- "$tmp/noop"
 expect_error "fast-capacity must be a size" "$PD" run --fast-capacity 12X -- "$tmp/noop"
 expect_error "min-bytes must be a positive size" "$PD" run --min-bytes 0 -- "$tmp/noop"
 expect_error "sync-every" "$PD" run --sync-every 0 -- "$tmp/noop"
+expect_error "profile-store" "$PD" run --profile-store "$tmp/" -- "$tmp/noop"
+expect_error "no/such/dir" "$PD" run --profile-store "$tmp/no/such/dir/store.json" -- "$tmp/noop"
 expect_error "hints file" "$PD" run --hints "$tmp/no-hints" -- "$tmp/noop"
 expect_error "usage: paddiser run" "$PD" run
 "$PD" run --help | grep -q "usage: paddiser run" || fail "--help"

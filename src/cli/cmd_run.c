@@ -51,6 +51,8 @@ static void usage(FILE *out)
             "                            reads into or writes from a sampled page fails with EFAULT\n"
             "      --out DIR             write DIR/tasks.csv, DIR/plan.log and DIR/objects.csv\n"
             "                            at exit (PADDISER_RUN_OUT; appended to)\n"
+            "      --profile-store FILE  keep each task's time by input size and its memory-bound\n"
+            "                            fraction in FILE across runs (PADDISER_PROFILE_STORE)\n"
             "  -v, --verbose             one line per hook decision, and the runtime's notes\n"
             "                            (PADDISER_RUN_VERBOSE; otherwise PADDISER_QUIET=1)\n"
             "  -h, --help                this help\n\n"
@@ -221,7 +223,18 @@ static int find_library(const char *lib, char *out, size_t len)
 
 int cmd_run(int argc, char **argv)
 {
-    enum { OPT_CAP = 1000, OPT_BACKEND, OPT_PLANNER, OPT_MIN, OPT_SYNC, OPT_HINTS, OPT_OUT, OPT_SAMPLER, OPT_REGIONS };
+    enum {
+        OPT_CAP = 1000,
+        OPT_BACKEND,
+        OPT_PLANNER,
+        OPT_MIN,
+        OPT_SYNC,
+        OPT_HINTS,
+        OPT_OUT,
+        OPT_SAMPLER,
+        OPT_REGIONS,
+        OPT_STORE
+    };
     static const struct option longopts[] = {
         {"fast-capacity", required_argument, NULL, OPT_CAP},
         {"backend", required_argument, NULL, OPT_BACKEND},
@@ -232,6 +245,7 @@ int cmd_run(int argc, char **argv)
         {"out", required_argument, NULL, OPT_OUT},
         {"sampler", required_argument, NULL, OPT_SAMPLER},
         {"regions", required_argument, NULL, OPT_REGIONS},
+        {"profile-store", required_argument, NULL, OPT_STORE},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -300,6 +314,24 @@ int cmd_run(int argc, char **argv)
                 return 2;
             }
             if (set_env("PADDISER_RUN_HINTS", real))
+                return 2;
+            break;
+        }
+        case OPT_STORE: {
+            /* Absolute: the program may change directory. Its folder must
+             * exist; the file is written at the program's exit. */
+            char dir[PATH_MAX], real[PATH_MAX], abs[PATH_MAX];
+            const char *slash = strrchr(optarg, '/');
+            const char *base = slash ? slash + 1 : optarg;
+            if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+                return pd_opt_error(CMD, "--profile-store needs a file name, got '%s'", optarg);
+            snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - optarg) + (slash == optarg) : 1,
+                     slash ? optarg : ".");
+            if (!realpath(dir, real) || pd_path_join(abs, sizeof abs, real, base) != 0) {
+                fprintf(stderr, CMD ": profile store %s: folder %s: %s\n", optarg, dir, strerror(errno));
+                return 2;
+            }
+            if (set_env("PADDISER_PROFILE_STORE", abs))
                 return 2;
             break;
         }

@@ -287,6 +287,15 @@ int rt_store_save(void)
     /* Under the lock, the file as it is now (another process sharing it,
      * an MPI rank, may have written its tasks since pd_init), this run's
      * tasks merged over it, written whole and renamed over it. */
+    int any = 0; /* a run that learned nothing leaves the disk alone */
+    for (int i = 0; i < rt.ntasks && !any; i++) {
+        double b, d, m, sd;
+        any = rt_task_input_points(rt.tasks[i], &b, &d, 1) > 0 || rt_task_mem_bound_learned(rt.tasks[i], &m, &sd);
+    }
+    if (!any) {
+        store_reset();
+        return PD_OK;
+    }
     char why[256] = "";
     store_list now = {0};
     int rc = PD_OK, fd = lock_store(why, sizeof why);
@@ -298,9 +307,11 @@ int rt_store_save(void)
         snprintf(why, sizeof why, "out of memory");
         rc = PD_ENOMEM;
     }
-    for (int i = 0; rc == PD_OK && i < rt.ntasks; i++)
-        if (rt.tasks[i]->ninputs > 0 || isfinite(rt.tasks[i]->mem_bound_se))
-            merge_task(&all[n++], rt.tasks[i], &now);
+    for (int i = 0; rc == PD_OK && i < rt.ntasks; i++) {
+        merge_task(&all[n], rt.tasks[i], &now);
+        if (all[n].n > 0 || isfinite(all[n].mem_bound)) /* else nothing to keep */
+            n++;
+    }
     /* the stored tasks this run did not run stay as they were */
     for (int k = 0; rc == PD_OK && k < now.ntasks; k++) {
         int ran = 0;

@@ -43,8 +43,6 @@ static void store_reset(void)
     memset(&store, 0, sizeof store);
 }
 
-const char *rt_store_path(void) { return store.path; }
-
 static const rt_store_task *list_find(const store_list *l, int task)
 {
     for (int i = 0; i < l->ntasks; i++)

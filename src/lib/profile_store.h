@@ -48,7 +48,5 @@ const rt_store_task *rt_store_find(int task);
 /* m of task `task` as an earlier run learned it, and its sd: 1, or 0
  * when none was stored. */
 int rt_store_mem_bound(int task, double *m, double *sd);
-/* Where the store is, for notices ("" when none). */
-const char *rt_store_path(void);
 
 #endif

@@ -428,9 +428,9 @@ static void test_store_not_ours_is_left_alone(void **state)
     snprintf(path, sizeof path, "%s/notes.json", dir);
     snprintf(target, sizeof target, "%s/target.json", dir);
     snprintf(link, sizeof link, "%s/link.json", dir);
-    const char *cases[] = {"{\"format\": \"something else\"}\n", "not json\n",
-                           "{\"format\": \"paddiser-profile-store\", \"version\": 1, \"tasks\": "
-                           "[{\"task\": 0, \"inputs\": [{\"bytes\": -1, \"dram_s\": 1}]}]}\n"};
+    const char *negative_bytes = "{\"format\": \"paddiser-profile-store\", \"version\": 1, \"tasks\": "
+                                 "[{\"task\": 0, \"inputs\": [{\"bytes\": -1, \"dram_s\": 1}]}]}\n";
+    const char *cases[] = {"{\"format\": \"something else\"}\n", "not json\n", negative_bytes};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         write_text(path, cases[k]);
         run_with_store(path);

@@ -6,7 +6,8 @@
 # every sync point the 4 ranks report one joint makespan, and their fast
 # bytes fit the capacity); a sync point at each collective on
 # MPI_COMM_WORLD or a duplicate of it, none at the collective on a
-# sub-communicator. Then with PADDISER_RUN_MPI_SYNC=barrier and
+# sub-communicator; one profile store shared by the ranks keeps every
+# rank's task. Then with PADDISER_RUN_MPI_SYNC=barrier and
 # PADDISER_RUN_MPI_JOINT=0: sync points at the barriers only, and each rank
 # plans alone (the ranks' makespans then differ: their work does, 1-16x);
 # a rank's time in MPI_Waitall is outside its task, unless
@@ -82,6 +83,8 @@ launch plain "$T/ring" "$ITERS" "$MB"
 # 2. Defaults: every collective on MPI_COMM_WORLD (or its duplicate) is a sync point.
 export PADDISER_BACKEND=sim PADDISER_FAST_CAPACITY=4194304 PADDISER_RUN_VERBOSE=1
 export PADDISER_TASKS_CSV="$T/tasks.csv"
+# one profile store shared by the 4 ranks: each merges its task under the lock
+export PADDISER_PROFILE_STORE="$T/store.json"
 RUN_MPI_PRELOAD=$PRELOAD
 launch joint "$T/ring" "$ITERS" "$MB"
 cmp -s "$T/plain.out" "$T/joint.out" || { diff "$T/plain.out" "$T/joint.out"; fail "output differs under the preload"; }
@@ -114,6 +117,9 @@ done
 [ "$(grep -c '^policy,task,time_s,dram_share,dram_bytes$' "$T/tasks.csv")" -eq 1 ] || { cat "$T/tasks.csv"; fail "CSV header"; }
 tasks=$(tail -n +2 "$T/tasks.csv" | cut -d, -f2 | sort | tr '\n' ' ')
 [ "$tasks" = "0 1 2 3 " ] || { cat "$T/tasks.csv"; fail "CSV tasks '$tasks', expected one per rank"; }
+stored=$(sed -n 's/^ *"task": \([0-9]*\),$/\1/p' "$T/store.json" 2>/dev/null | sort | tr '\n' ' ')
+[ "$stored" = "0 1 2 3 " ] || { cat "$T/store.json"; fail "profile store tasks '$stored', expected every rank's"; }
+unset PADDISER_PROFILE_STORE
 
 # 3. Sync points at MPI_Barrier only, each rank planning alone. No page
 # sampling in 3: the ratio checks below compare rank 0's own short work

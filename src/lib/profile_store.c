@@ -200,10 +200,16 @@ void rt_store_load(void)
     }
     snprintf(store.path, sizeof store.path, "%s", path);
     char why[256] = "";
-    if (read_store(path, &store.read, why, sizeof why) < 0)
+    int rc = read_store(path, &store.read, why, sizeof why);
+    if (rc < 0) {
         rt_message("profile store %s: %s; not read or written", path, why);
+        return;
+    }
+    store.usable = 1; /* read whole, or a first run: written at pd_finalize */
+    if (rc == 0)
+        rt_message("profile store %s: %d task(s) from earlier runs", path, store.read.ntasks);
     else
-        store.usable = 1; /* read whole, or a first run: written at pd_finalize */
+        rt_message("profile store %s: none yet; written at pd_finalize", path);
 }
 
 /* This run's inputs of task t merged over what was stored for it. */

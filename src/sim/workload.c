@@ -532,6 +532,12 @@ int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capa
     int set_dram_times = !getenv("PADDISER_TIMES_DRAM_ONLY");
     if (set_dram_times)
         setenv("PADDISER_TIMES_DRAM_ONLY", "1", 1);
+    /* Each case is scored on what its own run learns, as the baselines are:
+     * a profile store the user set would carry one case's curve and m into
+     * the next. Off for the call, then as it was. */
+    char *store = getenv("PADDISER_PROFILE_STORE") ? pd_strdup(getenv("PADDISER_PROFILE_STORE")) : NULL;
+    if (store)
+        unsetenv("PADDISER_PROFILE_STORE");
     pd_options opt;
     pd_options_default(&opt);
     opt.backend = PD_BACKEND_SIM;
@@ -543,6 +549,9 @@ int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capa
         snprintf(err, errlen, "pd_init: %s", pd_strerror(st));
         if (set_dram_times)
             unsetenv("PADDISER_TIMES_DRAM_ONLY");
+        if (store)
+            setenv("PADDISER_PROFILE_STORE", store, 1);
+        free(store);
         return -1;
     }
     pd_wl_ctx ctx = {.runtime = 1};
@@ -579,5 +588,8 @@ done:
     free(tiers);
     if (set_dram_times)
         unsetenv("PADDISER_TIMES_DRAM_ONLY");
+    if (store)
+        setenv("PADDISER_PROFILE_STORE", store, 1);
+    free(store);
     return rc;
 }

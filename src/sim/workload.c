@@ -440,6 +440,27 @@ static void rt_instance_end(const pd_workload *w, void *state, pd_wl_ctx *ctx)
     wl_ctx_free(ctx);
 }
 
+/* The simulator's runs of the runtime are each scored on what that run
+ * learns, as the baselines are: a profile store the user set
+ * (PADDISER_PROFILE_STORE) would carry one case's curve and m into the
+ * next, and take the simulator's tasks into the user's file. Off for the
+ * call (store_off), then as it was (store_restore). */
+static char *store_off(void)
+{
+    const char *v = getenv("PADDISER_PROFILE_STORE");
+    char *saved = v ? pd_strdup(v) : NULL;
+    if (v)
+        unsetenv("PADDISER_PROFILE_STORE");
+    return saved;
+}
+
+static void store_restore(char *saved)
+{
+    if (saved)
+        setenv("PADDISER_PROFILE_STORE", saved, 1);
+    free(saved);
+}
+
 int pd_wl_sampling_check(const pd_workload *w, const char *input, pd_wl_sampling *out, char *err,
                          size_t errlen)
 {
@@ -451,10 +472,12 @@ int pd_wl_sampling_check(const pd_workload *w, const char *input, pd_wl_sampling
     pd_options_default(&opt);
     opt.backend = PD_BACKEND_NONE;
     opt.sampling = 1;
+    char *store = store_off();
     int st = pd_init(&opt);
     if (st != PD_OK) {
         snprintf(err, errlen, "pd_init: %s", pd_strerror(st));
         pd_sim_profile_free(exact);
+        store_restore(store);
         return -1;
     }
     pd_wl_ctx ctx;
@@ -497,6 +520,7 @@ int pd_wl_sampling_check(const pd_workload *w, const char *input, pd_wl_sampling
     rc = 0;
 done:
     rt_instance_end(w, state, &ctx);
+    store_restore(store);
     if (rc != 0)
         pd_wl_sampling_free(out);
     pd_sim_profile_free(exact);
@@ -532,12 +556,7 @@ int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capa
     int set_dram_times = !getenv("PADDISER_TIMES_DRAM_ONLY");
     if (set_dram_times)
         setenv("PADDISER_TIMES_DRAM_ONLY", "1", 1);
-    /* Each case is scored on what its own run learns, as the baselines are:
-     * a profile store the user set would carry one case's curve and m into
-     * the next. Off for the call, then as it was. */
-    char *store = getenv("PADDISER_PROFILE_STORE") ? pd_strdup(getenv("PADDISER_PROFILE_STORE")) : NULL;
-    if (store)
-        unsetenv("PADDISER_PROFILE_STORE");
+    char *store = store_off();
     pd_options opt;
     pd_options_default(&opt);
     opt.backend = PD_BACKEND_SIM;
@@ -549,9 +568,7 @@ int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capa
         snprintf(err, errlen, "pd_init: %s", pd_strerror(st));
         if (set_dram_times)
             unsetenv("PADDISER_TIMES_DRAM_ONLY");
-        if (store)
-            setenv("PADDISER_PROFILE_STORE", store, 1);
-        free(store);
+        store_restore(store);
         return -1;
     }
     pd_wl_ctx ctx = {.runtime = 1};
@@ -588,8 +605,6 @@ done:
     free(tiers);
     if (set_dram_times)
         unsetenv("PADDISER_TIMES_DRAM_ONLY");
-    if (store)
-        setenv("PADDISER_PROFILE_STORE", store, 1);
-    free(store);
+    store_restore(store);
     return rc;
 }

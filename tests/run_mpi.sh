@@ -117,8 +117,15 @@ done
 [ "$(grep -c '^policy,task,time_s,dram_share,dram_bytes$' "$T/tasks.csv")" -eq 1 ] || { cat "$T/tasks.csv"; fail "CSV header"; }
 tasks=$(tail -n +2 "$T/tasks.csv" | cut -d, -f2 | sort | tr '\n' ' ')
 [ "$tasks" = "0 1 2 3 " ] || { cat "$T/tasks.csv"; fail "CSV tasks '$tasks', expected one per rank"; }
-stored=$(sed -n 's/^ *"task": \([0-9]*\),$/\1/p' "$T/store.json" 2>/dev/null | sort | tr '\n' ' ')
-[ "$stored" = "0 1 2 3 " ] || { cat "$T/store.json"; fail "profile store tasks '$stored', expected every rank's"; }
+# Only where allocations were registered: under an ASan build ASan's
+# malloc comes first, the preload registers nothing, and a run with no
+# input leaves the store alone.
+if grep -q "^paddiser run: register " "$T/joint.err.0"; then
+    stored=$(sed -n 's/^ *"task": \([0-9]*\),$/\1/p' "$T/store.json" 2>/dev/null | sort | tr '\n' ' ')
+    [ "$stored" = "0 1 2 3 " ] || { cat "$T/store.json"; fail "profile store tasks '$stored', expected every rank's"; }
+else
+    [ ! -e "$T/store.json" ] || { cat "$T/store.json"; fail "nothing registered, yet a profile store was written"; }
+fi
 unset PADDISER_PROFILE_STORE
 
 # 3. Sync points at MPI_Barrier only, each rank planning alone. No page

@@ -212,25 +212,31 @@ void rt_store_load(void)
         rt_message("profile store %s: none yet; written at pd_finalize", path);
 }
 
-/* This run's inputs of task t merged over what was stored for it. */
-static void merge_task(rt_store_task *out, rt_task *t, const store_list *now)
+/* This run's part of task t: its inputs, and m where it learned one
+ * (n = 0 and NaN: nothing). */
+static void own_task(rt_store_task *out, rt_task *t)
 {
-    double bytes[RT_INPUTS], dram[RT_INPUTS];
-    int n = rt_task_input_points(t, bytes, dram, RT_INPUTS);
-    const rt_store_task *old = list_find(now, t->id);
     out->task = t->id;
-    out->n = 0;
-    /* m as this run learned it, else as stored */
-    if (!rt_task_mem_bound_learned(t, &out->mem_bound, &out->mem_bound_sd)) {
-        out->mem_bound = old ? old->mem_bound : NAN;
-        out->mem_bound_sd = old ? old->mem_bound_sd : NAN;
+    out->n = rt_task_input_points(t, out->bytes, out->dram_s, RT_INPUTS);
+    if (!rt_task_mem_bound_learned(t, &out->mem_bound, &out->mem_bound_sd))
+        out->mem_bound = out->mem_bound_sd = NAN;
+}
+
+/* What was stored for the task joins this run's part: m where the run
+ * learned none, and the inputs it did not run again. */
+static void merge_stored(rt_store_task *out, const rt_store_task *old)
+{
+    if (!old)
+        return;
+    if (!isfinite(out->mem_bound)) {
+        out->mem_bound = old->mem_bound;
+        out->mem_bound_sd = old->mem_bound_sd;
     }
-    for (int i = 0; i < n && out->n < RT_INPUTS; i++)
-        out->bytes[out->n] = bytes[i], out->dram_s[out->n++] = dram[i];
-    for (int k = 0; old && k < old->n && out->n < RT_INPUTS; k++) {
+    int mine = out->n;
+    for (int k = 0; k < old->n && out->n < RT_INPUTS; k++) {
         int same = 0;
-        for (int i = 0; i < n && !same; i++)
-            same = fabs(old->bytes[k] - bytes[i]) <= STORE_SAME_INPUT * bytes[i];
+        for (int i = 0; i < mine && !same; i++)
+            same = fabs(old->bytes[k] - out->bytes[i]) <= STORE_SAME_INPUT * out->bytes[i];
         if (!same)
             out->bytes[out->n] = old->bytes[k], out->dram_s[out->n++] = old->dram_s[k];
     }
@@ -288,34 +294,39 @@ int rt_store_save(void)
 {
     if (!store.path[0] || !store.usable)
         return PD_OK;
-    /* Under the lock, the file as it is now (another process sharing it,
-     * an MPI rank, may have written its tasks since pd_init), this run's
-     * tasks merged over it, written whole and renamed over it. */
-    int any = 0; /* a run that learned nothing leaves the disk alone */
-    for (int i = 0; i < rt.ntasks && !any; i++) {
-        double b, d, m, sd;
-        any = rt_task_input_points(rt.tasks[i], &b, &d, 1) > 0 || rt_task_mem_bound_learned(rt.tasks[i], &m, &sd);
-    }
-    if (!any) {
-        store_reset();
-        return PD_OK;
-    }
+    /* This run's part of each task, once; then, under the lock, the file
+     * as it is now (another process sharing it, an MPI rank, may have
+     * written its tasks since pd_init) merged under it, written whole and
+     * renamed over it. */
     char why[256] = "";
-    store_list now = {0};
-    int rc = PD_OK, fd = lock_store(why, sizeof why);
-    if (fd < 0 || read_store(store.path, &now, why, sizeof why) < 0)
-        rc = PD_EIO;
-    int cap = now.ntasks + rt.ntasks, n = 0;
-    rt_store_task *all = rc == PD_OK ? calloc(cap ? (size_t)cap : 1, sizeof *all) : NULL;
-    if (rc == PD_OK && !all) {
+    int rc = PD_OK, n = 0, fd = -1;
+    rt_store_task *all = calloc(rt.ntasks ? (size_t)rt.ntasks : 1, sizeof *all);
+    if (!all) {
         snprintf(why, sizeof why, "out of memory");
         rc = PD_ENOMEM;
     }
     for (int i = 0; rc == PD_OK && i < rt.ntasks; i++) {
-        merge_task(&all[n], rt.tasks[i], &now);
+        own_task(&all[n], rt.tasks[i]);
         if (all[n].n > 0 || isfinite(all[n].mem_bound)) /* else nothing to keep */
             n++;
     }
+    if (rc == PD_OK && n == 0) { /* a run that learned nothing leaves the disk alone */
+        free(all);
+        store_reset();
+        return PD_OK;
+    }
+    store_list now = {0};
+    if (rc == PD_OK && ((fd = lock_store(why, sizeof why)) < 0 || read_store(store.path, &now, why, sizeof why) < 0))
+        rc = PD_EIO;
+    rt_store_task *grown = rc == PD_OK ? realloc(all, (size_t)(n + now.ntasks) * sizeof *all) : NULL;
+    if (rc == PD_OK && !grown) {
+        snprintf(why, sizeof why, "out of memory");
+        rc = PD_ENOMEM;
+    } else if (grown) {
+        all = grown;
+    }
+    for (int i = 0; rc == PD_OK && i < n; i++)
+        merge_stored(&all[i], list_find(&now, all[i].task));
     /* the stored tasks this run did not run stay as they were */
     for (int k = 0; rc == PD_OK && k < now.ntasks; k++) {
         int ran = 0;

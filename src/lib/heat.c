@@ -12,7 +12,10 @@
  * beyond its noise (heat_changed: the pattern really shifted there, and the
  * new heat counts alone). Each object's total stays what the last instance
  * measured: only the distribution within it is smoothed, so Eq. 1 and the
- * per-object factors see measured totals. */
+ * per-object factors see measured totals. An input this run has no heat of
+ * yet takes an earlier run's, where the profile store kept one
+ * (profile_store.h): as the prior its first sampled instance is smoothed
+ * with, and as the heat it is planned with before that. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +23,7 @@
 
 #include "common/util.h"
 #include "lib/placement.h"
+#include "lib/profile_store.h"
 #include "lib/runtime_internal.h"
 
 #define RT_HEAT_WINDOW 4
@@ -66,13 +70,23 @@ static int keep_faded(rt_task *t, size_t *cap, rt_hot o, double w, double noise)
     return rt_hot_push(t, cap, o);
 }
 
-/* t->hot (this instance's regions) blended with base, the heat of `prior`
- * earlier instances of the same input. */
-static int smooth(rt_task *t, size_t *cap, rt_hot *base, size_t nbase, int prior, int window, double noise)
+/* The newest instance's weight against `prior` earlier ones: the running
+ * mean's 1 / (prior + 1), at least 1 / window; an instance whose counts are
+ * thinned (noise: their mean weight, pd_sampler_count_weight) tells that
+ * many times less per region, so it weighs as much less (inverse
+ * variance). */
+static double newest_weight(int prior, int window, double noise)
 {
-    if (!nbase || prior <= 0 || window <= 1)
+    int p = prior < window - 1 ? prior : window - 1;
+    return p > 0 ? 1.0 / (1.0 + p * noise) : 1.0;
+}
+
+/* t->hot (this instance's regions) blended with base, the heat of `prior`
+ * earlier instances of the same input, the newest at weight w. */
+static int smooth(rt_task *t, size_t *cap, rt_hot *base, size_t nbase, int prior, double w, double noise)
+{
+    if (!nbase || prior <= 0 || !(w < 1))
         return 0;
-    double w = 1.0 / (prior + 1 < window ? prior + 1 : window);
     qsort(base, nbase, sizeof *base, cmp_hot_place);
     if (t->nhot)
         qsort(t->hot, t->nhot, sizeof *t->hot, cmp_hot_place);
@@ -176,22 +190,38 @@ static int set_hot_acc(rt_task *t, const double *acc, size_t nacc)
 int rt_heat_merge(rt_task *t, size_t *cap, rt_hot *old, size_t nold, uint64_t ran, double noise)
 {
     rt_hot *base = NULL;
-    size_t nbase = 0;
+    size_t nbase = 0, nbase_acc = 0;
     int prior = 0;
+    double *base_acc = NULL, *own_acc = NULL; /* the prior's per-object totals */
     if (nold && t->hot_input == ran) {
         base = old, nbase = nold, prior = t->hot_n;
+        base_acc = t->hot_acc, nbase_acc = t->nacc;
     } else {
         stash(t, t->hot_input, old, nold, t->hot_acc, t->hot_n);
         rt_heat_entry *e = find_entry(t, ran);
         if (e) {
             base = e->hot, nbase = e->nhot, prior = e->n;
+            base_acc = own_acc = e->acc, nbase_acc = e->nacc;
             e->hot = NULL;
+            e->acc = NULL;
             entry_clear(e);
+        } else if (rt_store_heat(t->id, ran, &base, &nbase, &own_acc, &nbase_acc, &prior)) {
+            base_acc = own_acc;
         }
     }
     int window = heat_window();
-    int rc = smooth(t, cap, base, nbase, prior, window, noise >= 1 ? noise : 1);
+    noise = noise >= 1 ? noise : 1;
+    double w = window > 1 ? newest_weight(prior, window, noise) : 1.0;
+    /* Whole instances keep their measured totals (Eq. 1 and the per-object
+     * factors rest on them). A thinned one's totals are as noisy as its
+     * regions (an object no fault of the slice hit would read 0): with a
+     * prior they are blended as its regions are. */
+    if (noise > 1 && w < 1 && nbase && base_acc)
+        for (size_t o = 0; o < t->nacc; o++)
+            t->last_acc[o] = w * t->last_acc[o] + (1 - w) * (o < nbase_acc ? base_acc[o] : 0);
+    int rc = smooth(t, cap, base, nbase, prior, w, noise);
     free(base);
+    free(own_acc);
     t->hot_input = ran;
     t->hot_n = prior + 1 < window ? prior + 1 : window;
     if (rc == 0 && set_hot_acc(t, t->last_acc, t->nacc) != 0)
@@ -203,12 +233,14 @@ void rt_heat_select(rt_task *t, uint64_t next)
 {
     if (!next || t->hot_input == next)
         return;
-    rt_heat_entry *e = find_entry(t, next);
-    if (!e)
+    rt_heat_entry *e = find_entry(t, next), in;
+    if (e) {
+        in = *e; /* taken out of its slot */
+        memset(e, 0, sizeof *e);
+    } else if (!rt_store_heat(t->id, next, &in.hot, &in.nhot, &in.acc, &in.nacc, &in.n)) {
         return;
+    }
     rt.layout_gen++; /* another input's heat */
-    rt_heat_entry in = *e; /* taken out of its slot */
-    memset(e, 0, sizeof *e);
     if (t->hot_acc)
         stash(t, t->hot_input, t->hot, t->nhot, t->hot_acc, t->hot_n);
     else

@@ -71,6 +71,10 @@ static struct {
     int inst_thin;       /* this instance's spells may be thinned */
     double last_whole;   /* the last sampled instance's cost, had it armed whole */
     double spell_floor;
+    /* The next instance's, where the caller knows what it may afford
+     * (pd_sampler_thin_next); < 0: the configured ones. */
+    double next_frac, next_floor;
+    double inst_frac, inst_floor; /* the instance's (one of the two) */
     double inst_begin;   /* monotonic seconds: the instance's first task began */
     unsigned spell_k, spell_off;
     double sample_cost;  /* seconds an armed sample costs a spell (arming, faults, disarm) */
@@ -304,12 +308,16 @@ static double inst_cost_locked(void)
 }
 
 /* What the instance's faults counted on average: 1 unless spells armed
- * slices (each fault of a slice of 1 in k counts k). */
+ * slices (each fault of a slice of 1 in k counts k). A thinned instance
+ * that took no fault counts at its slice's k: its zero counts are as
+ * uncertain as its faults would have been. */
 static double inst_weight_locked(void)
 {
     uint64_t f = atomic_load(&S.faults) - S.inst_faults_base;
     uint64_t w = atomic_load(&S.weighted) - S.inst_weighted_base;
-    return f && w > f ? (double)w / (double)f : 1.0;
+    if (!f)
+        return S.inst_sampled && S.inst_thin && S.spell_k > 1 ? (double)S.spell_k : 1.0;
+    return w > f ? (double)w / (double)f : 1.0;
 }
 
 /* Earliest time the next budgeted pass may start: the last pass and the
@@ -533,8 +541,8 @@ static size_t samples_enabled(const sample_table *t)
 static unsigned slice_factor_locked(const sample_table *t, double cost)
 {
     unsigned k = 1;
-    if (S.spell_frac > 0 && S.inst_sampled && S.inst_thin && !S.no_protect && t) {
-        double room = S.spell_frac * (pd_monotonic() - S.inst_begin) + S.spell_floor - cost;
+    if (S.inst_frac > 0 && S.inst_sampled && S.inst_thin && !S.no_protect && t) {
+        double room = S.inst_frac * (pd_monotonic() - S.inst_begin) + S.inst_floor - cost;
         double full = (double)samples_enabled(t) * S.sample_cost;
         while (k < PD_SPELL_K_MAX && full / k > room)
             k *= 2;
@@ -914,6 +922,9 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     S.share = cfg && cfg->share < 0 ? -1 : cfg && cfg->share > 0 && cfg->share <= 1 ? cfg->share : 0.02;
     S.spell_frac = cfg && cfg->spell_frac > 0 && cfg->spell_frac <= 1 ? cfg->spell_frac : -1;
     S.spell_floor = cfg && cfg->spell_floor_s > 0 ? cfg->spell_floor_s : 0.001;
+    S.inst_frac = S.spell_frac;
+    S.inst_floor = S.spell_floor;
+    S.next_frac = S.next_floor = -1;
     S.spell_k = 1;
     S.spell_off = 0;
     S.spell_cost0 = 0;
@@ -1196,6 +1207,14 @@ int pd_sampler_duty_cycled(void)
     return on;
 }
 
+void pd_sampler_thin_next(double frac, double floor_s)
+{
+    pthread_mutex_lock(&S.lock);
+    S.next_frac = frac > 0 && frac <= 1 ? frac : -1;
+    S.next_floor = floor_s > 0 ? floor_s : 0.001;
+    pthread_mutex_unlock(&S.lock);
+}
+
 int pd_sampler_instance_begin(int force)
 {
     pthread_mutex_lock(&S.lock);
@@ -1214,6 +1233,9 @@ int pd_sampler_instance_begin(int force)
      * slices their elapsed time affords; one the share chose can afford a
      * whole instance like the last, and arms every sample. */
     S.inst_thin = sampled && (first || force || S.share < 0);
+    S.inst_frac = S.next_frac > 0 ? S.next_frac : S.spell_frac;
+    S.inst_floor = S.next_frac > 0 ? S.next_floor : S.spell_floor;
+    S.next_frac = S.next_floor = -1;
     if (sampled)
         S.instances_sampled++;
     S.inst_begin = pd_monotonic();

@@ -164,6 +164,12 @@ double pd_sampler_instance_cost_share(void);
  * nothing may be armed in it. `force` samples it whatever the cost (a task or
  * object with no profile yet). The instance ends at pd_sampler_reset_counts. */
 int pd_sampler_instance_begin(int force);
+/* The next instance that begins, if it is one whose spells are thinned (the
+ * first, a forced one), thins them to `frac` of its elapsed time plus
+ * floor_s instead of the configured spell_frac / spell_floor_s, where the
+ * caller knows what it can afford (the runtime: an earlier run's heat and
+ * instance length, profile_store.h). frac <= 0: as configured. */
+void pd_sampler_thin_next(double frac, double floor_s);
 /* Changes whenever the sample table is replaced: sample indices kept from
  * an earlier instance name the same pages while it is unchanged. */
 unsigned pd_sampler_table_generation(void);

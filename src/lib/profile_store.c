@@ -18,6 +18,9 @@
 #define STORE_VERSION 1
 #define STORE_MAX_TASKS RT_MAX_TASKS
 #define STORE_SAME_INPUT 0.02 /* bytes within 2%: the same input */
+#define STORE_HEAT_MAX 8        /* inputs' heat kept per task (the most recent run's first) */
+#define STORE_HEAT_REGIONS 1000000 /* a task's regions of one input, at most */
+#define STORE_MAX_OBJECTS 65536  /* per-object totals of one input, at most */
 
 typedef struct {
     rt_store_task *tasks;
@@ -32,6 +35,8 @@ static struct {
 
 static void list_free(store_list *l)
 {
+    for (int i = 0; i < l->ntasks; i++)
+        json_decref(l->tasks[i].heat);
     free(l->tasks);
     l->tasks = NULL;
     l->ntasks = 0;
@@ -69,6 +74,82 @@ int rt_store_mem_bound(int task, double *m, double *sd)
     return 1;
 }
 
+/* A heat entry's input: 16 hex digits (a 64-bit signature; JSON integers
+ * are signed). 0 when it is not one. */
+static uint64_t input_of(json_t *v)
+{
+    const char *s = json_string_value(v);
+    if (!s || strlen(s) != 16 || strspn(s, "0123456789abcdef") != 16)
+        return 0;
+    return strtoull(s, NULL, 16);
+}
+
+static int nonneg(json_t *v) { return json_is_number(v) && json_number_value(v) >= 0 && isfinite(json_number_value(v)); }
+
+static json_t *stored_heat(int task, uint64_t input)
+{
+    const rt_store_task *st = find_any(task);
+    for (size_t k = 0; st && st->heat && k < json_array_size(st->heat); k++) {
+        json_t *e = json_array_get(st->heat, k);
+        if (input_of(json_object_get(e, "input")) == input)
+            return e;
+    }
+    return NULL;
+}
+
+int rt_store_heat(int task, uint64_t input, rt_hot **hot, size_t *nhot, double **acc, size_t *nacc, int *n)
+{
+    json_t *e = input ? stored_heat(task, input) : NULL;
+    if (!e)
+        return 0;
+    json_t *ja = json_object_get(e, "acc"), *jh = json_object_get(e, "hot");
+    size_t na = json_array_size(ja), nh = json_array_size(jh);
+    /* the same signature is the same objects at the same sizes; still,
+     * every object it names must be one in use now */
+    for (size_t o = 0; o < na; o++)
+        if (json_number_value(json_array_get(ja, o)) > 0 && (o >= rt.nobjects || !rt.objects[o].used))
+            return 0;
+    rt_hot *h = malloc((nh ? nh : 1) * sizeof *h);
+    double *a = malloc((na ? na : 1) * sizeof *a);
+    if (!h || !a) {
+        free(h);
+        free(a);
+        return 0;
+    }
+    for (size_t o = 0; o < na; o++)
+        a[o] = json_number_value(json_array_get(ja, o));
+    for (size_t i = 0; i < nh; i++) {
+        json_t *r = json_array_get(jh, i);
+        int ob = (int)json_integer_value(json_array_get(r, 0));
+        if ((size_t)ob >= rt.nobjects || !rt.objects[ob].used) {
+            free(h);
+            free(a);
+            return 0;
+        }
+        h[i] = (rt_hot){ob,
+                        json_number_value(json_array_get(r, 1)),
+                        json_number_value(json_array_get(r, 2)),
+                        (uint64_t)json_number_value(json_array_get(r, 3)),
+                        json_number_value(json_array_get(r, 4)),
+                        json_number_value(json_array_get(r, 5))};
+    }
+    *hot = h, *nhot = nh, *acc = a, *nacc = na;
+    *n = (int)json_integer_value(json_object_get(e, "n"));
+    return 1;
+}
+
+double rt_store_instance_s(uint64_t input)
+{
+    double most = 0;
+    for (int i = 0; input && i < store.read.ntasks; i++) {
+        json_t *e = stored_heat(store.read.tasks[i].task, input);
+        double w = e ? json_number_value(json_object_get(e, "wall_s")) : 0;
+        if (w > most)
+            most = w;
+    }
+    return most;
+}
+
 static int by_bytes(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -84,6 +165,51 @@ static void sort_task(rt_store_task *st)
     qsort(pair, (size_t)st->n, sizeof pair[0], by_bytes);
     for (int i = 0; i < st->n; i++)
         st->bytes[i] = pair[i][0], st->dram_s[i] = pair[i][1];
+}
+
+/* A task's "heat": 0 when every entry is well formed, or -1 with why. */
+static int check_heat(json_t *heat, char *why, size_t whylen)
+{
+    if (!json_is_array(heat) || json_array_size(heat) > STORE_HEAT_MAX) {
+        snprintf(why, whylen, "heat: want an array of at most %d inputs", STORE_HEAT_MAX);
+        return -1;
+    }
+    for (size_t k = 0; k < json_array_size(heat); k++) {
+        json_t *e = json_array_get(heat, k), *n = json_object_get(e, "n"), *w = json_object_get(e, "wall_s"),
+               *acc = json_object_get(e, "acc"), *hot = json_object_get(e, "hot");
+        if (!input_of(json_object_get(e, "input")) || !json_is_integer(n) || json_integer_value(n) < 1 ||
+            json_integer_value(n) > RT_HISTORY || (w && !nonneg(w)) || !json_is_array(acc) ||
+            json_array_size(acc) > STORE_MAX_OBJECTS || !json_is_array(hot) || json_array_size(hot) > STORE_HEAT_REGIONS) {
+            snprintf(why, whylen,
+                     "heat[%zu]: want {\"input\": 16 hex digits, \"n\": 1 .. %d, \"wall_s\": >= 0, \"acc\": [], "
+                     "\"hot\": []}",
+                     k, RT_HISTORY);
+            return -1;
+        }
+        for (size_t o = 0; o < json_array_size(acc); o++)
+            if (!nonneg(json_array_get(acc, o))) {
+                snprintf(why, whylen, "heat[%zu].acc[%zu]: want a number >= 0", k, o);
+                return -1;
+            }
+        for (size_t r = 0; r < json_array_size(hot); r++) {
+            json_t *h = json_array_get(hot, r);
+            int ok = json_is_array(h) && json_array_size(h) == 6 && json_is_integer(json_array_get(h, 0)) &&
+                     json_integer_value(json_array_get(h, 0)) >= 0 &&
+                     (size_t)json_integer_value(json_array_get(h, 0)) < json_array_size(acc);
+            for (size_t c = 1; ok && c < 6; c++)
+                ok = nonneg(json_array_get(h, c));
+            ok = ok && json_number_value(json_array_get(h, 1)) <= 1 && json_number_value(json_array_get(h, 2)) > 0 &&
+                 json_number_value(json_array_get(h, 2)) <= 1;
+            if (!ok) {
+                snprintf(why, whylen,
+                         "heat[%zu].hot[%zu]: want [object < acc's length, offset 0 .. 1, length (0, 1], "
+                         "count, touches, accesses >= 0]",
+                         k, r);
+                return -1;
+            }
+        }
+    }
+    return 0;
 }
 
 /* The document's tasks into l (empty); 0, or -1 with why. */
@@ -131,7 +257,16 @@ static int parse(json_t *doc, store_list *l, char *why, size_t whylen)
             }
             st->mem_bound = mv, st->mem_bound_sd = sv;
         }
-        for (int j = 0; j < l->ntasks; j++)
+        json_t *heat = json_object_get(tk, "heat");
+        if (heat && check_heat(heat, why, whylen) != 0) {
+            char inner[200];
+            snprintf(inner, sizeof inner, "%s", why);
+            snprintf(why, whylen, "tasks[%zu].%s", i, inner);
+            return -1;
+        }
+        st->heat = json_incref(heat);
+        l->ntasks++; /* owns heat from here: list_free releases it */
+        for (int j = 0; j + 1 < l->ntasks; j++)
             if (l->tasks[j].task == st->task) {
                 snprintf(why, whylen, "tasks[%zu]: task %d twice", i, st->task);
                 return -1;
@@ -148,7 +283,6 @@ static int parse(json_t *doc, store_list *l, char *why, size_t whylen)
             st->n++;
         }
         sort_task(st);
-        l->ntasks++;
     }
     return 0;
 }
@@ -212,14 +346,86 @@ void rt_store_load(void)
         rt_message("profile store %s: none yet; written at pd_finalize", path);
 }
 
-/* This run's part of task t: its inputs, and m where it learned one
- * (n = 0 and NaN: nothing). */
+/* The task's median time on input `input` (its kept instances), 0 when
+ * none is kept. */
+static double input_wall_s(const rt_task *t, uint64_t input)
+{
+    for (int i = 0; i < t->ninputs; i++)
+        if (t->inputs[i].input == input && t->inputs[i].n > 0) {
+            double v[RT_INPUT_KEEP];
+            memcpy(v, t->inputs[i].time, (size_t)t->inputs[i].n * sizeof v[0]);
+            return pd_median(v, (size_t)t->inputs[i].n);
+        }
+    return 0;
+}
+
+/* One input's heat as a store entry; NULL out of memory. */
+static json_t *heat_entry(const rt_task *t, uint64_t input, const rt_hot *hot, size_t nhot, const double *acc,
+                          size_t nacc, int n)
+{
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)input);
+    json_t *e = json_object(), *ja = json_array(), *jh = json_array();
+    int ok = e && ja && jh;
+    for (size_t o = 0; ok && o < nacc; o++)
+        ok = !json_array_append_new(ja, json_real(acc && acc[o] > 0 ? acc[o] : 0));
+    for (size_t i = 0; ok && i < nhot; i++) {
+        const rt_hot *h = &hot[i];
+        ok = (size_t)h->object < nacc && h->len_frac > 0;
+        if (!ok) { /* not one the reader would take: left out */
+            ok = 1;
+            continue;
+        }
+        json_t *row = json_pack("[i,f,f,I,f,f]", h->object, fmin(1, fmax(0, h->off_frac)), fmin(1, h->len_frac),
+                                (json_int_t)h->count, fmax(0, h->touches), fmax(0, h->accesses));
+        ok = row && !json_array_append_new(jh, row);
+    }
+    ok = ok && !json_object_set_new(e, "input", json_string(hex)) &&
+         !json_object_set_new(e, "n", json_integer(n < 1 ? 1 : n > RT_HISTORY ? RT_HISTORY : n)) &&
+         !json_object_set_new(e, "wall_s", json_real(input_wall_s(t, input))) && !json_object_set(e, "acc", ja) &&
+         !json_object_set(e, "hot", jh);
+    json_decref(ja);
+    json_decref(jh);
+    if (!ok) {
+        json_decref(e);
+        return NULL;
+    }
+    return e;
+}
+
+/* The task's heat, the current input's first; NULL when it has none (or
+ * out of memory: then the run's heat is not kept). */
+static json_t *own_heat(const rt_task *t)
+{
+    json_t *a = json_array();
+    int ok = a != NULL;
+    if (ok && t->hot_input && t->nhot && t->hot_acc) {
+        json_t *e = heat_entry(t, t->hot_input, t->hot, t->nhot, t->hot_acc, t->nacc, t->hot_n);
+        ok = e && !json_array_append_new(a, e);
+    }
+    for (int i = 0; ok && i < RT_HEAT_INPUTS; i++) {
+        const rt_heat_entry *m = &t->heat_mem[i];
+        if (!m->hot || !m->input || !m->nhot)
+            continue;
+        json_t *e = heat_entry(t, m->input, m->hot, m->nhot, m->acc, m->nacc, m->n);
+        ok = e && !json_array_append_new(a, e);
+    }
+    if (!ok || json_array_size(a) == 0) {
+        json_decref(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* This run's part of task t: its inputs, m where it learned one, and its
+ * heat (n = 0, NaN and NULL: nothing). */
 static void own_task(rt_store_task *out, rt_task *t)
 {
     out->task = t->id;
     out->n = rt_task_input_points(t, out->bytes, out->dram_s, RT_INPUTS);
     if (!rt_task_mem_bound_learned(t, &out->mem_bound, &out->mem_bound_sd))
         out->mem_bound = out->mem_bound_sd = NAN;
+    out->heat = own_heat(t);
 }
 
 /* What was stored for the task joins this run's part: m where the run
@@ -231,6 +437,23 @@ static void merge_stored(rt_store_task *out, const rt_store_task *old)
     if (!isfinite(out->mem_bound)) {
         out->mem_bound = old->mem_bound;
         out->mem_bound_sd = old->mem_bound_sd;
+    }
+    /* the stored heat of inputs this run did not heat, after this run's;
+     * of one it heated, the stored time where this run kept none (its
+     * instances were all sampled or dropped) */
+    for (size_t k = 0; old->heat && k < json_array_size(old->heat); k++) {
+        json_t *e = json_array_get(old->heat, k);
+        if (!out->heat && !(out->heat = json_array()))
+            break;
+        uint64_t in = input_of(json_object_get(e, "input"));
+        json_t *same = NULL;
+        for (size_t i = 0; i < json_array_size(out->heat) && !same; i++)
+            if (input_of(json_object_get(json_array_get(out->heat, i), "input")) == in)
+                same = json_array_get(out->heat, i);
+        if (same && !(json_number_value(json_object_get(same, "wall_s")) > 0))
+            json_object_set(same, "wall_s", json_object_get(e, "wall_s"));
+        else if (!same && json_array_size(out->heat) < STORE_HEAT_MAX)
+            json_array_append(out->heat, e);
     }
     int mine = out->n;
     for (int k = 0; k < old->n && out->n < RT_INPUTS; k++) {
@@ -277,6 +500,8 @@ static char *dump(const rt_store_task *all, int n)
         if (ok && isfinite(all[i].mem_bound) && isfinite(all[i].mem_bound_sd))
             ok = !json_object_set_new(tk, "mem_bound", json_real(all[i].mem_bound)) &&
                  !json_object_set_new(tk, "mem_bound_sd", json_real(all[i].mem_bound_sd));
+        if (ok && all[i].heat)
+            ok = !json_object_set(tk, "heat", all[i].heat);
         ok = ok && !json_array_append(tasks, tk);
         json_decref(ins);
         json_decref(tk);
@@ -307,7 +532,7 @@ int rt_store_save(void)
     }
     for (int i = 0; rc == PD_OK && i < rt.ntasks; i++) {
         own_task(&all[n], rt.tasks[i]);
-        if (all[n].n > 0 || isfinite(all[n].mem_bound)) /* else nothing to keep */
+        if (all[n].n > 0 || isfinite(all[n].mem_bound) || all[n].heat) /* else nothing to keep */
             n++;
     }
     if (rc == PD_OK && n == 0) { /* a run that learned nothing leaves the disk alone */
@@ -332,8 +557,10 @@ int rt_store_save(void)
         int ran = 0;
         for (int i = 0; i < n && !ran; i++)
             ran = all[i].task == now.tasks[k].task;
-        if (!ran)
-            all[n++] = now.tasks[k];
+        if (!ran) {
+            all[n] = now.tasks[k];
+            json_incref(all[n++].heat); /* all's own reference: now's goes below */
+        }
     }
     char *text = rc == PD_OK ? dump(all, n) : NULL;
     if (rc == PD_OK && !text) {
@@ -351,6 +578,8 @@ int rt_store_save(void)
         close(fd);
     }
     free(text);
+    for (int i = 0; all && i < n; i++)
+        json_decref(all[i].heat);
     free(all);
     list_free(&now);
     store_reset();

@@ -14,11 +14,23 @@
  * only the shape from the store. The task's memory-bound fraction m, where
  * a run learned it, is kept too and is the next run's prior for it (in
  * place of 0.5 +- 0.25): a later run plans with what the last one learned
- * instead of moving pages on the prior's guess first.
+ * instead of moving pages on the prior's guess first. And each task's heat
+ * (heat.c) by input: where an earlier run heated the input this run
+ * samples first, the first instance need not be sampled whole to place well
+ * (tasks.c thins it to a share of the stored instance time) and its thin
+ * counts are smoothed with the stored heat, as with earlier instances of the
+ * same input in one run; an input this run has not sampled is planned from
+ * its stored heat (heat.c, rt_heat_select) rather than from another input's.
+ * The input is known by rt_input_signature (the objects' registration order
+ * and sizes), so a stored heat applies only to the same objects at the same
+ * sizes.
  *
  * File: JSON, {"format": "paddiser-profile-store", "version": 1, "tasks":
  * [{"task": ID, "inputs": [{"bytes": B, "dram_s": T}, ...], "mem_bound": M,
- * "mem_bound_sd": S}, ...]} (the last two optional). Processes may share
+ * "mem_bound_sd": S, "heat": [{"input": "16 hex digits", "n": N, "wall_s":
+ * T, "acc": [per object], "hot": [[object, offset, length, count, touches,
+ * accesses], ...]}, ...]}, ...]} (the last three optional; offsets and
+ * lengths as fractions of the object's size, as rt_hot). Processes may share
  * one: at pd_finalize each takes FILE.lock (flock), reads FILE again and
  * writes its own tasks over what is there (tasks are keyed by id: MPI
  * ranks keep theirs), whole, to a temporary file beside it renamed over
@@ -35,6 +47,7 @@ typedef struct {
     int n;
     double bytes[RT_INPUTS], dram_s[RT_INPUTS]; /* by bytes, increasing */
     double mem_bound, mem_bound_sd; /* m as a run learned it, and its sd (NaN: none) */
+    void *heat; /* its heat by input, the JSON array as read (validated), or NULL */
 } rt_store_task;
 
 /* pd_init: reads $PADDISER_PROFILE_STORE (nothing when unset or absent). */
@@ -48,5 +61,13 @@ const rt_store_task *rt_store_find(int task);
 /* m of task `task` as an earlier run learned it, and its sd: 1, or 0
  * when none was stored. */
 int rt_store_mem_bound(int task, double *m, double *sd);
+/* The heat task `task` had on input `input` in an earlier run, as fresh
+ * copies (free them): its regions (objects registered and in use now),
+ * per-object totals (*nacc of them) and how many instances it averages. 1,
+ * or 0 when none is stored or it names an object not registered now. */
+int rt_store_heat(int task, uint64_t input, rt_hot **hot, size_t *nhot, double **acc, size_t *nacc, int *n);
+/* The longest time an earlier run's tasks took on input `input` (their
+ * stored heat's wall_s); 0 when none is stored. */
+double rt_store_instance_s(uint64_t input);
 
 #endif

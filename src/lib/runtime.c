@@ -357,6 +357,10 @@ int pd_init(const pd_options *opt)
             .no_protect = rt.pmu_period != 0, /* the sample table only: PMU samples are charged to it */
             .notify = sampler_notice,
         };
+        /* the sampling allowance's share (or the spell share where one is
+         * set); none in the measurement setting (no budget) */
+        rt.store_thin_frac = cfg.spell_frac > 0 ? cfg.spell_frac : cfg.budget > 0 ? fmax(cfg.allowance_frac, 0) : 0;
+        rt.store_thin_cap = cfg.spell_floor_s;
         int src = pd_sampler_start(&cfg);
         if (src == 0) {
             rt.sampling = 1;

@@ -198,6 +198,11 @@ typedef struct {
     char sampling_note[200]; /* why not, when not started */
     uint64_t pmu_period; /* loads per sample when PMU load samples feed the sample
                             table (mem_sampler.c); 0: faults do (page_sampler.c) */
+    /* A first (or forced) instance whose input an earlier run heated (the
+     * profile store) is thinned to this share of its elapsed time, plus
+     * the share of the stored instance time up to store_thin_cap seconds
+     * (tasks.c); 0: sampled as any first instance. */
+    double store_thin_frac, store_thin_cap;
 
     rt_object *objects;
     size_t nobjects, cap_objects;

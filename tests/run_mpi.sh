@@ -121,7 +121,7 @@ tasks=$(tail -n +2 "$T/tasks.csv" | cut -d, -f2 | sort | tr '\n' ' ')
 # malloc comes first, the preload registers nothing, and a run with no
 # input leaves the store alone.
 if grep -q "^paddiser run: register " "$T/joint.err.0"; then
-    stored=$(sed -n 's/^ *"task": \([0-9]*\),$/\1/p' "$T/store.json" 2>/dev/null | sort | tr '\n' ' ')
+    stored=$(grep -o '"task":[0-9]*' "$T/store.json" 2>/dev/null | cut -d: -f2 | sort | tr '\n' ' ')
     [ "$stored" = "0 1 2 3 " ] || { cat "$T/store.json"; fail "profile store tasks '$stored', expected every rank's"; }
 else
     [ ! -e "$T/store.json" ] || { cat "$T/store.json"; fail "nothing registered, yet a profile store was written"; }

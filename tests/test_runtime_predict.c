@@ -379,9 +379,9 @@ static void test_store_grows_the_first_switch_as_an_earlier_run_did(void **state
     const char *text = slurp(store_path);
     assert_non_null(text);
     assert_non_null(strstr(text, "\"paddiser-profile-store\""));
-    assert_non_null(strstr(text, "\"task\": 7"));
-    assert_non_null(strstr(text, "\"task\": 0"));
-    assert_non_null(strstr(text, "\"task\": 1"));
+    assert_non_null(strstr(text, "\"task\":7"));
+    assert_non_null(strstr(text, "\"task\":0"));
+    assert_non_null(strstr(text, "\"task\":1"));
 
     run_with_store(store_path);
     for (int i = 0; i < 3; i++)

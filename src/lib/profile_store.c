@@ -18,8 +18,11 @@
 #define STORE_VERSION 1
 #define STORE_MAX_TASKS RT_MAX_TASKS
 #define STORE_SAME_INPUT 0.02 /* bytes within 2%: the same input */
-#define STORE_HEAT_MAX 8        /* inputs' heat kept per task (the most recent run's first) */
-#define STORE_HEAT_REGIONS 1000000 /* a task's regions of one input, at most */
+#define STORE_HEAT_MAX (1 + RT_HEAT_INPUTS) /* inputs' heat kept per task (the last run's first) */
+#define STORE_HEAT_REGIONS 1000000 /* a task's regions of one input, at most, read */
+/* ... and written: the hottest (rt_task.hot is hottest first), so that a
+ * store stays small (about 45 bytes a region: at most 230 KB a task) */
+#define STORE_HEAT_ROWS 1024
 #define STORE_MAX_OBJECTS 65536  /* per-object totals of one input, at most */
 
 typedef struct {
@@ -88,6 +91,8 @@ static int nonneg(json_t *v) { return json_is_number(v) && json_number_value(v) 
 
 static json_t *stored_heat(int task, uint64_t input)
 {
+    if (rt_env_off("PADDISER_PROFILE_STORE_HEAT")) /* growth and m alone (bench comparisons) */
+        return NULL;
     const rt_store_task *st = find_any(task);
     for (size_t k = 0; st && st->heat && k < json_array_size(st->heat); k++) {
         json_t *e = json_array_get(st->heat, k);
@@ -368,17 +373,17 @@ static json_t *heat_entry(const rt_task *t, uint64_t input, const rt_hot *hot, s
     json_t *e = json_object(), *ja = json_array(), *jh = json_array();
     int ok = e && ja && jh;
     for (size_t o = 0; ok && o < nacc; o++)
-        ok = !json_array_append_new(ja, json_real(acc && acc[o] > 0 ? acc[o] : 0));
-    for (size_t i = 0; ok && i < nhot; i++) {
+        ok = !json_array_append_new(ja, json_real(acc && acc[o] > 0 && isfinite(acc[o]) ? acc[o] : 0));
+    for (size_t i = 0, rows = 0; ok && i < nhot && rows < STORE_HEAT_ROWS; i++) {
         const rt_hot *h = &hot[i];
-        ok = (size_t)h->object < nacc && h->len_frac > 0;
-        if (!ok) { /* not one the reader would take: left out */
-            ok = 1;
+        /* not one the reader would take: left out */
+        if ((size_t)h->object >= nacc || !(h->len_frac > 0) || !isfinite(h->off_frac) || !isfinite(h->touches) ||
+            !isfinite(h->accesses))
             continue;
-        }
         json_t *row = json_pack("[i,f,f,I,f,f]", h->object, fmin(1, fmax(0, h->off_frac)), fmin(1, h->len_frac),
                                 (json_int_t)h->count, fmax(0, h->touches), fmax(0, h->accesses));
         ok = row && !json_array_append_new(jh, row);
+        rows++;
     }
     ok = ok && !json_object_set_new(e, "input", json_string(hex)) &&
          !json_object_set_new(e, "n", json_integer(n < 1 ? 1 : n > RT_HISTORY ? RT_HISTORY : n)) &&
@@ -403,7 +408,7 @@ static json_t *own_heat(const rt_task *t)
         json_t *e = heat_entry(t, t->hot_input, t->hot, t->nhot, t->hot_acc, t->nacc, t->hot_n);
         ok = e && !json_array_append_new(a, e);
     }
-    for (int i = 0; ok && i < RT_HEAT_INPUTS; i++) {
+    for (int i = 0; ok && i < RT_HEAT_INPUTS && json_array_size(a) < STORE_HEAT_MAX; i++) {
         const rt_heat_entry *m = &t->heat_mem[i];
         if (!m->hot || !m->input || !m->nhot)
             continue;
@@ -509,7 +514,7 @@ static char *dump(const rt_store_task *all, int n)
     char *text = NULL;
     if (ok && !json_object_set_new(doc, "format", json_string(STORE_FORMAT)) &&
         !json_object_set_new(doc, "version", json_integer(STORE_VERSION)) && !json_object_set(doc, "tasks", tasks))
-        text = json_dumps(doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+        text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(10)); /* heat rows: compact */
     json_decref(tasks);
     json_decref(doc);
     return text;

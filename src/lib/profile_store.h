@@ -30,7 +30,9 @@
  * "mem_bound_sd": S, "heat": [{"input": "16 hex digits", "n": N, "wall_s":
  * T, "acc": [per object], "hot": [[object, offset, length, count, touches,
  * accesses], ...]}, ...]}, ...]} (the last three optional; offsets and
- * lengths as fractions of the object's size, as rt_hot). Processes may share
+ * lengths as fractions of the object's size, as rt_hot), written compact,
+ * with at most 1 + RT_HEAT_INPUTS inputs a task and a task's 1024 hottest
+ * regions of each. Processes may share
  * one: at pd_finalize each takes FILE.lock (flock), reads FILE again and
  * writes its own tasks over what is there (tasks are keyed by id: MPI
  * ranks keep theirs), whole, to a temporary file beside it renamed over

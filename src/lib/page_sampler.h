@@ -154,7 +154,8 @@ void pd_sampler_foreach_wait(void (*fn)(void *ctx, size_t sample, int slot, uint
 void pd_sampler_reset_counts(void);
 /* The counts of the instance so far, summed, over the faults behind them:
  * 1 when every spell armed every sample, k on average when spells armed a
- * slice of 1 in k (each fault then counts k). The counts' noise grows with it. */
+ * slice of 1 in k (each fault then counts k; a thinned instance without a
+ * fault: its last slice's k). The counts' noise grows with it. */
 double pd_sampler_count_weight(void);
 /* The instance so far: its sampling cost (passes, faults at the calibrated
  * cost) over the time since its first task began; 0 when it is not sampled. */

@@ -10,6 +10,12 @@
  *       same input took this long" on the same instances, and their ratio;
  *       for reference, the median of the input's previous instances (up to
  *       16, the runtime's window): what averaging the noise away can give;
+ *       and an oracle no predictor can be: the mean of the other instances
+ *       of the visit, later ones included (past its first, the warm-up):
+ *       better than any average of past instances can do where the noise
+ *       is independent (the naive predictor's error is then sqrt(2) sigmas,
+ *       the oracle's about 1), so its ratio to naive says what averaging
+ *       can reach on this machine's noise;
  *   (b) the first instance of each new input: median |error|;
  *   (c) once warmed up (from an input's third instance on), the coefficient
  *       of variation of the runtime's predictions of an unchanged input;
@@ -155,6 +161,7 @@ static int run_example(const char *cmd, const char *keep_path, run_rec *run)
 typedef struct {
     double later_rt, later_naive, ratio;       /* (a), against the wall time */
     double later_window, ratio_window;         /* reference: median of the input's previous walls */
+    double later_oracle, ratio_oracle;         /* the visit's other instances' mean (knows the future) */
     double later_rt_task, later_naive_task, ratio_task;
     double first;                              /* (b) */
     /* (b) by new input, in the order they came: signed error and size */
@@ -173,6 +180,7 @@ static void run_statistics(const run_rec *run, int reps, double *moved_at, run_s
     double *ertt = calloc((size_t)n + 1, sizeof(double)), *envt = calloc((size_t)n + 1, sizeof(double));
     double *ef = calloc((size_t)n + 1, sizeof(double)), *v = calloc((size_t)n + 1, sizeof(double));
     double *ew = calloc((size_t)n + 1, sizeof(double)), *win = calloc((size_t)n + 1, sizeof(double));
+    double *eo = calloc((size_t)n + 1, sizeof(double));
     memset(s, 0, sizeof *s);
     for (int j = 0; j < n; j++) {
         const inst_rec *r = &run->r[j];
@@ -200,6 +208,18 @@ static void run_statistics(const run_rec *run, int reps, double *moved_at, run_s
             if (run->r[q].mib == r->mib)
                 win[nw++] = run->r[q].wall;
         ew[s->nlater] = fabs(bench_median(win, nw) - r->wall) / r->wall;
+        /* the oracle: the visit (instances of one input in a row) */
+        int a = j, b = j;
+        while (a > 0 && run->r[a].rep > 0 && run->r[a - 1].mib == r->mib)
+            a--;
+        while (b + 1 < n && run->r[b + 1].rep > 0 && run->r[b + 1].mib == r->mib)
+            b++;
+        double sum = 0;
+        int no = 0;
+        for (int q = a; q <= b; q++)
+            if (q != j && run->r[q].rep > 0)
+                sum += run->r[q].wall, no++;
+        eo[s->nlater] = no ? fabs(sum / no - r->wall) / r->wall : NAN;
         ert[s->nlater] = fabs(r->pred - r->wall) / r->wall;
         env[s->nlater] = fabs(prev->wall - r->wall) / r->wall;
         ertt[s->nlater] = fabs(r->pred - r->task) / r->task;
@@ -211,6 +231,12 @@ static void run_statistics(const run_rec *run, int reps, double *moved_at, run_s
     s->ratio = s->later_rt / s->later_naive;
     s->later_window = bench_median(ew, (size_t)s->nlater);
     s->ratio_window = s->later_window / s->later_naive;
+    size_t neo = 0;
+    for (int i = 0; i < s->nlater; i++)
+        if (isfinite(eo[i]))
+            eo[neo++] = eo[i];
+    s->later_oracle = bench_median(eo, neo);
+    s->ratio_oracle = s->later_oracle / s->later_naive;
     s->later_rt_task = bench_median(ertt, (size_t)s->nlater);
     s->later_naive_task = bench_median(envt, (size_t)s->nlater);
     s->ratio_task = s->later_rt_task / s->later_naive_task;
@@ -251,6 +277,7 @@ static void run_statistics(const run_rec *run, int reps, double *moved_at, run_s
     free(v);
     free(ew);
     free(win);
+    free(eo);
 }
 
 typedef double (*stat_get)(const run_stats *);
@@ -264,6 +291,8 @@ GETTER(g_later_naive, s->later_naive)
 GETTER(g_ratio, s->ratio)
 GETTER(g_later_window, s->later_window)
 GETTER(g_ratio_window, s->ratio_window)
+GETTER(g_later_oracle, s->later_oracle)
+GETTER(g_ratio_oracle, s->ratio_oracle)
 GETTER(g_later_rt_task, s->later_rt_task)
 GETTER(g_later_naive_task, s->later_naive_task)
 GETTER(g_ratio_task, s->ratio_task)
@@ -522,6 +551,8 @@ int main(int argc, char **argv)
     row("    runtime / naive", st, runs, g_ratio, 1, "", "<= 0.75", met_ratio);
     row("    reference: median of the input's previous walls", st, runs, g_later_window, 100, "%", "", NULL);
     row("    ... reference / naive", st, runs, g_ratio_window, 1, "", "", NULL);
+    row("    oracle: mean of the visit's other instances", st, runs, g_later_oracle, 100, "%", "", NULL);
+    row("    ... oracle / naive (averaging, knowing the visit)", st, runs, g_ratio_oracle, 1, "", "", NULL);
     row("    against the slowest task's time: runtime", st, runs, g_later_rt_task, 100, "%", "< 10%", met_err10);
     row("    ... naive", st, runs, g_later_naive_task, 100, "%", "", NULL);
     row("    ... runtime / naive", st, runs, g_ratio_task, 1, "", "<= 0.75", met_ratio);

@@ -1,9 +1,10 @@
 /* The profile store's heat (PADDISER_PROFILE_STORE, profile_store.h): a
- * run keeps each task's heat by input; a later run whose first instance
- * runs an input so heated samples that instance thinly (its spells arm a
- * slice of the samples, not every one) and smooths the thin counts with the
- * stored heat, so its first profile is as sound as a whole one. Task times
- * come from a fake clock; the sampler's faults are real (mprotect). */
+ * run keeps each task's heat by input; a later run smooths its first
+ * instance's counts with the stored heat, and with
+ * PADDISER_PROFILE_STORE_THIN=on samples that instance thinly (its spells
+ * arm a slice of the samples, not every one), its thin counts weighed as
+ * such, so its first profile is still sound. Task times come from a fake
+ * clock; the sampler's faults are real (mprotect). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -49,6 +50,7 @@ static int teardown(void **state)
     pd_finalize();
     pd_perf_set_clock(NULL);
     unsetenv("PADDISER_MIGRATE_BW");
+    unsetenv("PADDISER_PROFILE_STORE_THIN");
     unlink(path);
     char lock[sizeof path + 8];
     snprintf(lock, sizeof lock, "%s.lock", path);
@@ -139,8 +141,19 @@ static void test_stored_heat_thins_the_first_instance_and_keeps_its_profile(void
     assert_non_null(strstr(text, "\"wall_s\""));
     free(text);
 
-    /* Run B, the same input: its first instance thinned to what the stored
+    /* Run B, the same input, without the thinning asked for: armed whole,
+     * its heat the stored one smoothed with its own */
+    run(path, 16 * MB);
+    instance(16 * MB);
+    assert_int_equal(stats().spells_thinned, 0);
+    assert_int_equal(rt_task_find(0)->hot_n, 2); /* A's one sampled instance and B's */
+    heat_in_own_half(0);
+    heat_in_own_half(1);
+    assert_int_equal(pd_finalize(), PD_OK);
+
+    /* Run B', asking for it: its first instance thinned to what the stored
      * instance time affords, far fewer faults than A's ... */
+    setenv("PADDISER_PROFILE_STORE_THIN", "on", 1);
     run(path, 16 * MB);
     instance(16 * MB);
     pd_sampler_stats b = stats();
@@ -169,7 +182,8 @@ static void test_stored_heat_thins_the_first_instance_and_keeps_its_profile(void
 }
 
 /* A stored heat belongs to the objects at the sizes it was taken at: a run
- * whose table is another size samples its first instance whole. */
+ * whose table is another size samples its first instance whole, thinning
+ * asked for or not. */
 static void test_stored_heat_of_other_sizes_is_not_used(void **state)
 {
     (void)state;
@@ -177,6 +191,7 @@ static void test_stored_heat_of_other_sizes_is_not_used(void **state)
     instance(16 * MB);
     instance(16 * MB);
     assert_int_equal(pd_finalize(), PD_OK);
+    setenv("PADDISER_PROFILE_STORE_THIN", "on", 1);
     run(path, 12 * MB);
     instance(12 * MB);
     assert_int_equal(stats().spells_thinned, 0);
@@ -196,6 +211,7 @@ static void test_bad_heat_leaves_the_store_alone(void **state)
     assert_non_null(f);
     fputs(bad, f);
     fclose(f);
+    setenv("PADDISER_PROFILE_STORE_THIN", "on", 1);
     run(path, 16 * MB);
     instance(16 * MB);
     assert_int_equal(stats().spells_thinned, 0);

@@ -16,11 +16,11 @@
  * place of 0.5 +- 0.25): a later run plans with what the last one learned
  * instead of moving pages on the prior's guess first. And each task's heat
  * (heat.c) by input: where an earlier run heated the input this run
- * samples first, the first instance need not be sampled whole to place well
- * (tasks.c thins it to a share of the stored instance time) and its thin
- * counts are smoothed with the stored heat, as with earlier instances of the
- * same input in one run; an input this run has not sampled is planned from
- * its stored heat (heat.c, rt_heat_select) rather than from another input's.
+ * samples first, that instance's counts are smoothed with the stored heat,
+ * as with earlier instances of the same input in one run (and with
+ * PADDISER_PROFILE_STORE_THIN=on the instance is sampled thinly, tasks.c);
+ * an input this run has not sampled is planned from its stored heat
+ * (heat.c, rt_heat_select) rather than from another input's.
  * The input is known by rt_input_signature (the objects' registration order
  * and sizes), so a stored heat applies only to the same objects at the same
  * sizes.

@@ -105,15 +105,21 @@ static int task_for_locked(int id, int ending, rt_task **out)
     return PD_OK;
 }
 
-/* An instance that must be sampled for a profile (the first) while an
- * earlier run heated its input (profile_store.h): its heat is the prior the
- * instance's counts are smoothed with (heat.c), so the instance need not
- * arm every sample in every spell, whose cost is unbounded by its length
- * (60 ms on a 48 ms first instance of the phases bench). Its spells arm the
- * slice its elapsed time affords at the sampling allowance's share, plus
- * that share of the stored instance time (at most the allowance). */
+/* With PADDISER_PROFILE_STORE_THIN=on: an instance that must be sampled
+ * for a profile (the first) while an earlier run heated its input
+ * (profile_store.h): its heat is the prior the instance's counts are
+ * smoothed with (heat.c), so the instance need not arm every sample in
+ * every spell, whose cost is unbounded by its length (60 ms on a 48 ms
+ * first instance of the phases bench). Its spells arm the slice its
+ * elapsed time affords at the sampling allowance's share, plus that share
+ * of the stored instance time (at most the allowance). Off by default: in
+ * the simulator a thinned first instance placed bfs worse at 10% fast
+ * memory with the stored heat as its prior too (docs/runtime.md, "The
+ * profile store", *its heat*). */
 static void thin_by_store(void)
 {
+    if (!rt_env_on("PADDISER_PROFILE_STORE_THIN"))
+        return;
     double was = rt_store_instance_s(rt_input_signature(0));
     if (was > 0 && rt.store_thin_frac > 0)
         pd_sampler_thin_next(rt.store_thin_frac, fmin(rt.store_thin_frac * was, rt.store_thin_cap));

@@ -361,6 +361,32 @@ static void usage(FILE *f)
                "                    [--compare NAME=VALUE]\n");
 }
 
+/* (d) of an arm: the median of its totals over the median without the
+ * runtime, minus 1, and the range of the runs' paired ratios. 1 out of
+ * memory. */
+static int overhead_row(const char *label, const run_rec *with, const run_rec *off, int runs)
+{
+    double *tw = calloc((size_t)runs, sizeof *tw), *to = calloc((size_t)runs, sizeof *to);
+    if (!tw || !to) {
+        free(tw);
+        free(to);
+        return 1;
+    }
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < runs; i++) {
+        tw[i] = with[i].total_s;
+        to[i] = off[i].total_s;
+        double r = with[i].total_s / off[i].total_s - 1;
+        lo = r < lo ? r : lo;
+        hi = r > hi ? r : hi;
+    }
+    printf("  %-52s %8.2f%-3s %8.2f .. %-8.2f\n", label,
+           100 * (bench_median(tw, (size_t)runs) / bench_median(to, (size_t)runs) - 1), "%", 100 * lo, 100 * hi);
+    free(tw);
+    free(to);
+    return 0;
+}
+
 /* (d) from the second instance on, and the first instance's extra wall
  * time: the first instance of a run is sampled whole (its profile; the
  * share bounds the rest), a cost paid once, whatever the run's length,
@@ -590,40 +616,13 @@ int main(int argc, char **argv)
         }
         printf("  runs where the default did better: (a) ratio %d of %d, (c) %d of %d\n", a_better, runs, c_better,
                runs);
-        double *tal = calloc((size_t)runs, sizeof *tal);
-        if (!tal)
+        if (overhead_row("(d) overhead: median with / median without - 1", alt, off, runs) != 0 ||
+            first_instance_split(alt, off, runs) != 0)
             return 1;
-        double lo = INFINITY, hi = -INFINITY;
-        for (int i = 0; i < runs; i++) {
-            tal[i] = alt[i].total_s;
-            double r = alt[i].total_s / off[i].total_s - 1;
-            lo = r < lo ? r : lo;
-            hi = r > hi ? r : hi;
-        }
-        printf("  %-52s %8.2f%-3s %8.2f .. %-8.2f\n", "(d) overhead: median with / median without - 1",
-               100 * (bench_median(tal, (size_t)runs) / moff - 1), "%", 100 * lo, 100 * hi);
-        if (first_instance_split(alt, off, runs) != 0)
+        /* what one run leaves for the next (PADDISER_PROFILE_STORE) */
+        if (runs > 1 && (overhead_row("    the same, runs 2 .. N", alt + 1, off + 1, runs - 1) != 0 ||
+                         first_instance_split(alt + 1, off + 1, runs - 1) != 0))
             return 1;
-        if (runs > 1) { /* what one run leaves for the next (PADDISER_PROFILE_STORE) */
-            lo = INFINITY, hi = -INFINITY;
-            double *toff = calloc((size_t)runs, sizeof *toff);
-            if (!toff)
-                return 1;
-            for (int i = 1; i < runs; i++) {
-                tal[i - 1] = alt[i].total_s;
-                toff[i - 1] = off[i].total_s;
-                double r = alt[i].total_s / off[i].total_s - 1;
-                lo = r < lo ? r : lo;
-                hi = r > hi ? r : hi;
-            }
-            printf("  %-52s %8.2f%-3s %8.2f .. %-8.2f\n", "    the same, runs 2 .. N",
-                   100 * (bench_median(tal, (size_t)runs - 1) / bench_median(toff, (size_t)runs - 1) - 1), "%",
-                   100 * lo, 100 * hi);
-            if (first_instance_split(alt + 1, off + 1, runs - 1) != 0)
-                return 1;
-            free(toff);
-        }
-        free(tal);
     }
     printf("\n  (d) totals: median %.3f s with the runtime, %.3f s without; range: paired ratios of each run\n",
            mon, moff);

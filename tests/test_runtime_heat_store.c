@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "common/util.h"
 #include "lib/page_sampler.h"
@@ -199,6 +200,147 @@ static void test_stored_heat_of_other_sizes_is_not_used(void **state)
     heat_in_own_half(1);
 }
 
+/* No two of the task's regions are one region (regions of one heat never
+ * overlap). */
+static void no_region_twice(int id)
+{
+    rt_task *t = rt_task_find(id);
+    assert_non_null(t);
+    assert_true(t->nhot > 0);
+    for (size_t i = 0; i < t->nhot; i++)
+        for (size_t j = i + 1; j < t->nhot; j++)
+            if (t->hot[i].object == t->hot[j].object)
+                assert_true(fabs(t->hot[i].off_frac - t->hot[j].off_frac) >=
+                            0.5 * fmin(t->hot[i].len_frac, t->hot[j].len_frac));
+}
+
+/* Task 0's stored regions of its first stored input: their count, after
+ * `edit` (when given) rewrote them in the file. */
+static size_t stored_rows(void (*edit)(json_t *hot))
+{
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, 0, &jerr);
+    assert_non_null(doc);
+    json_t *tasks = json_object_get(doc, "tasks"), *hot = NULL;
+    for (size_t i = 0; i < json_array_size(tasks); i++)
+        if (json_integer_value(json_object_get(json_array_get(tasks, i), "task")) == 0)
+            hot = json_object_get(json_array_get(json_object_get(json_array_get(tasks, i), "heat"), 0), "hot");
+    assert_non_null(hot);
+    size_t n = json_array_size(hot);
+    if (edit) {
+        edit(hot);
+        assert_int_equal(json_dump_file(doc, path, JSON_COMPACT), 0);
+    }
+    json_decref(doc);
+    return n;
+}
+
+/* What a store written before regions were matched within half their
+ * length holds: beside each region, a faded copy whose offset differs in
+ * the 11th digit. */
+static void add_faded_copies(json_t *hot)
+{
+    size_t n = json_array_size(hot);
+    for (size_t i = 0; i < n; i++) {
+        json_t *r = json_array_get(hot, i);
+        json_array_append_new(hot, json_pack("[I,f,f,i,f,f]", json_integer_value(json_array_get(r, 0)),
+                                             json_number_value(json_array_get(r, 1)) + 3e-11,
+                                             json_number_value(json_array_get(r, 2)), 0,
+                                             json_number_value(json_array_get(r, 4)) / 4,
+                                             json_number_value(json_array_get(r, 5)) / 4));
+    }
+}
+
+/* A stored region is the same region when a later run samples it again,
+ * although the store keeps its offset to 10 digits (a 12 MB table's pages
+ * are not decimal fractions of it): the later heat holds it once, and runs
+ * after runs do not pile copies of it up in the store. A store that holds
+ * such copies is read with each region once. */
+static void test_stored_regions_are_matched_not_copied(void **state)
+{
+    (void)state;
+    run(path, 12 * MB);
+    for (int i = 0; i < 3; i++)
+        instance(12 * MB);
+    assert_int_equal(pd_finalize(), PD_OK);
+    size_t rows_a = stored_rows(NULL);
+    assert_true(rows_a > 0);
+    for (int r = 0; r < 3; r++) {
+        run(path, 12 * MB);
+        instance(12 * MB);
+        no_region_twice(0);
+        no_region_twice(1);
+        assert_int_equal(rt_task_find(0)->hot_n, 2 + r);
+        instance(12 * MB);
+        assert_int_equal(pd_finalize(), PD_OK);
+        /* the same sweep each run: the same regions, not more */
+        assert_int_equal(stored_rows(NULL), rows_a);
+    }
+    assert_int_equal(stored_rows(add_faded_copies), rows_a);
+    run(path, 12 * MB);
+    instance(12 * MB);
+    no_region_twice(0);
+    assert_int_equal(pd_finalize(), PD_OK);
+    assert_int_equal(stored_rows(NULL), rows_a);
+}
+
+static const rt_hot *region_at(const rt_task *t, double off)
+{
+    for (size_t i = 0; i < t->nhot; i++)
+        if (t->hot[i].object == 0 && fabs(t->hot[i].off_frac - off) < 1e-9)
+            return &t->hot[i];
+    return NULL;
+}
+
+/* A thinned instance's counts (each spell arms 1 in k samples; here k =
+ * 64) only blend with the heat before, at their weight: a hot region it
+ * did not arm is no sign that the region cooled, and one slice's hit,
+ * k times a spell's intervals, no sign that it heated. (Taken as Poisson
+ * counts, the first was dropped and the second replaced the heat before.) */
+static void test_thinned_counts_blend_at_their_weight(void **state)
+{
+    (void)state;
+    rt_task t;
+    memset(&t, 0, sizeof t);
+    const uint64_t input = 0xabc;
+    double last = 1280, before = 1020;
+    t.nacc = 1;
+    t.last_acc = &last;
+    t.hot_acc = calloc(1, sizeof *t.hot_acc);
+    assert_non_null(t.hot_acc);
+    t.hot_acc[0] = before;
+    t.hot_input = input;
+    t.hot_n = 3; /* three instances before: the newest weighs 1 / (1 + 3 * 64) */
+    rt_hot *old = malloc(3 * sizeof *old);
+    assert_non_null(old);
+    old[0] = (rt_hot){0, 0.00, 0.25, 1000, 1000, 1000}; /* hot, not armed now */
+    old[1] = (rt_hot){0, 0.25, 0.25, 10, 10, 10};       /* hit by the slice now */
+    old[2] = (rt_hot){0, 0.50, 0.25, 10, 10, 10};
+    size_t cap = 1;
+    t.hot = malloc(sizeof *t.hot);
+    assert_non_null(t.hot);
+    t.hot[0] = (rt_hot){0, 0.25, 0.25, 1280, 1280, 1280};
+    t.nhot = 1;
+    assert_int_equal(rt_heat_merge(&t, &cap, old, 3, input, 64), 0);
+    double w = 1.0 / (1 + 3 * 64);
+    assert_int_equal(t.nhot, 3);
+    const rt_hot *a = region_at(&t, 0), *b = region_at(&t, 0.25), *c = region_at(&t, 0.5);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(c);
+    assert_ptr_equal(a, &t.hot[0]); /* still the hottest */
+    /* the object's total is the blended one; each region its blended share */
+    double total = w * 1280 + (1 - w) * before;
+    assert_true(fabs(last - total) < 1e-9 * total);
+    double sum = (1 - w) * 1000 + (w * 1280 + (1 - w) * 10) + (1 - w) * 10;
+    assert_true(fabs(a->accesses - (1 - w) * 1000 * total / sum) < 1e-6 * total);
+    assert_true(fabs(b->accesses - (w * 1280 + (1 - w) * 10) * total / sum) < 1e-6 * total);
+    assert_int_equal(t.hot_n, 4);
+    free(t.hot);
+    t.last_acc = NULL;
+    rt_heat_free(&t);
+}
+
 /* A store whose heat does not parse (an object past its totals) is
  * reported and left alone: not read, not written over. */
 static void test_bad_heat_leaves_the_store_alone(void **state)
@@ -231,6 +373,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_stored_heat_of_other_sizes_is_not_used, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_heat_leaves_the_store_alone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stored_regions_are_matched_not_copied, setup, teardown),
+        cmocka_unit_test(test_thinned_counts_blend_at_their_weight),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

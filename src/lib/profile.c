@@ -63,6 +63,12 @@ static int cmp_hot_desc(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
+void rt_hot_sort_hottest(rt_hot *h, size_t n)
+{
+    if (n)
+        qsort(h, n, sizeof *h, cmp_hot_desc);
+}
+
 int rt_hot_push(rt_task *t, size_t *cap, rt_hot h)
 {
     if (t->nhot == *cap) {
@@ -230,8 +236,7 @@ static int task_counts(rt_task *t, int slot, const raw_list *l, uint64_t ran, do
     }
     if (rc != PD_OK)
         return rc;
-    if (t->nhot)
-        qsort(t->hot, t->nhot, sizeof *t->hot, cmp_hot_desc);
+    rt_hot_sort_hottest(t->hot, t->nhot);
     return PD_OK;
 }
 

@@ -275,6 +275,7 @@ int rt_task_grow_arrays(rt_task *t); /* per-object arrays to rt.nobjects */
 
 /* profile.c: appends a region to t->hot (cap: its allocated length) */
 int rt_hot_push(rt_task *t, size_t *cap, rt_hot h);
+void rt_hot_sort_hottest(rt_hot *h, size_t n); /* by accesses, the most first */
 
 /* heat.c: at a sync point, t->hot holds the instance's regions and old the
  * heat before (taken over); blends them when they are the same input (or

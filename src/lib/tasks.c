@@ -113,9 +113,10 @@ static int task_for_locked(int id, int ending, rt_task **out)
  * first instance of the phases bench). Its spells arm the slice its
  * elapsed time affords at the sampling allowance's share, plus that share
  * of the stored instance time (at most the allowance). Off by default: in
- * the simulator a thinned first instance placed bfs worse at 10% fast
- * memory with the stored heat as its prior too (docs/runtime.md, "The
- * profile store", *its heat*). */
+ * the simulator a thinned first instance's heat is noisier than a whole
+ * one's, and with the stored heat as its prior it placed bfs within the
+ * noise of a whole first instance, not better (docs/runtime.md, "The
+ * profile store", *Placement, in the simulator*). */
 static void thin_by_store(void)
 {
     if (!rt_env_on("PADDISER_PROFILE_STORE_THIN"))

@@ -200,8 +200,9 @@ static void entry_clear(rt_heat_entry *e)
     memset(e, 0, sizeof *e);
 }
 
-/* Keeps (input, hot, acc, n) in the least recently stored slot; takes hot. */
-static void stash(rt_task *t, uint64_t input, rt_hot *hot, size_t nhot, const double *acc, int n)
+/* Keeps (input, hot, acc, n, whole) in the least recently stored slot;
+ * takes hot. */
+static void stash(rt_task *t, uint64_t input, rt_hot *hot, size_t nhot, const double *acc, int n, int whole)
 {
     if (!hot || !nhot || !input) {
         free(hot);
@@ -225,7 +226,7 @@ static void stash(rt_task *t, uint64_t input, rt_hot *hot, size_t nhot, const do
     }
     if (copy)
         memcpy(copy, acc, t->nacc * sizeof *copy);
-    *e = (rt_heat_entry){input, hot, nhot, copy, t->nacc, n, ++t->heat_clock};
+    *e = (rt_heat_entry){input, hot, nhot, copy, t->nacc, n, whole, ++t->heat_clock};
 }
 
 static int set_hot_acc(rt_task *t, const double *acc, size_t nacc)
@@ -241,16 +242,16 @@ int rt_heat_merge(rt_task *t, size_t *cap, rt_hot *old, size_t nold, uint64_t ra
 {
     rt_hot *base = NULL;
     size_t nbase = 0, nbase_acc = 0;
-    int prior = 0;
+    int prior = 0, whole = 0; /* whole instances of this run in the prior */
     double *base_acc = NULL, *own_acc = NULL; /* the prior's per-object totals */
     if (nold && t->hot_input == ran) {
-        base = old, nbase = nold, prior = t->hot_n;
+        base = old, nbase = nold, prior = t->hot_n, whole = t->hot_whole;
         base_acc = t->hot_acc, nbase_acc = t->nacc;
     } else {
-        stash(t, t->hot_input, old, nold, t->hot_acc, t->hot_n);
+        stash(t, t->hot_input, old, nold, t->hot_acc, t->hot_n, t->hot_whole);
         rt_heat_entry *e = find_entry(t, ran);
         if (e) {
-            base = e->hot, nbase = e->nhot, prior = e->n;
+            base = e->hot, nbase = e->nhot, prior = e->n, whole = e->whole;
             base_acc = own_acc = e->acc, nbase_acc = e->nacc;
             e->hot = NULL;
             e->acc = NULL;
@@ -274,6 +275,7 @@ int rt_heat_merge(rt_task *t, size_t *cap, rt_hot *old, size_t nold, uint64_t ra
     free(own_acc);
     t->hot_input = ran;
     t->hot_n = prior + 1 < window ? prior + 1 : window;
+    t->hot_whole = whole + (noise > 1 ? 0 : 1);
     if (rc == 0 && set_hot_acc(t, t->last_acc, t->nacc) != 0)
         rc = -1;
     return rc;
@@ -292,13 +294,14 @@ void rt_heat_select(rt_task *t, uint64_t next)
     }
     rt.layout_gen++; /* another input's heat */
     if (t->hot_acc)
-        stash(t, t->hot_input, t->hot, t->nhot, t->hot_acc, t->hot_n);
+        stash(t, t->hot_input, t->hot, t->nhot, t->hot_acc, t->hot_n, t->hot_whole);
     else
         free(t->hot);
     t->hot = in.hot;
     t->nhot = in.nhot;
     t->hot_input = next;
     t->hot_n = in.n;
+    t->hot_whole = e ? in.whole : 0; /* a stored heat: none of this run */
     if (set_hot_acc(t, in.acc, in.nacc) != 0) { /* out of memory: factors of 1 */
         free(t->hot);
         t->hot = NULL;

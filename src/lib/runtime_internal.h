@@ -102,6 +102,7 @@ typedef struct {
     double *acc; /* per object: the totals hot sums to */
     size_t nacc;
     int n;       /* instances it averages */
+    int whole;   /* whole (not thinned) instances of this run among them */
     unsigned long stamp;
 } rt_heat_entry;
 
@@ -155,6 +156,8 @@ typedef struct {
     size_t nhot;
     uint64_t hot_input;   /* rt_input_signature the heat belongs to */
     int hot_n;            /* instances of it the heat averages */
+    int hot_whole;        /* ... whole (not thinned) ones of this run among them: a heat
+                             with none is not written to the profile store */
     double *hot_acc;      /* [nacc] per object: the accesses hot sums to */
     rt_heat_entry heat_mem[RT_HEAT_INPUTS]; /* other inputs' heat */
     unsigned long heat_clock;

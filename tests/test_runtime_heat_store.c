@@ -308,6 +308,59 @@ static void test_stored_regions_are_matched_not_copied(void **state)
     assert_int_equal(stored_rows(NULL), rows_a);
 }
 
+/* The two tasks of instance(), and a third that reads the first quarter. */
+static void instance3(size_t size)
+{
+    for (int phase = 0; phase < 2; phase++)
+        for (int task = 0; task < 3; task++) {
+            assert_int_equal(pd_task_begin(task), PD_OK);
+            if (task < 2)
+                sweep(buf + (size_t)task * size / 2, size / 2);
+            else
+                sweep(buf, size / 4);
+            fake_now += task == 0 ? 0.002 : 0.001;
+            assert_int_equal(pd_task_end(task), PD_OK);
+        }
+    assert_int_equal(pd_sync_point(), PD_OK);
+}
+
+/* A run with a task the store does not know (one thread more than the
+ * stored run): the thinned first instance gives that task no profile (a
+ * thin slice alone is none), the next instance is sampled whole, and then
+ * the task has its heat; the known tasks keep theirs throughout. */
+static void test_task_unknown_to_the_store_is_sampled_whole_next(void **state)
+{
+    (void)state;
+    run(path, 16 * MB);
+    for (int i = 0; i < 3; i++)
+        instance(16 * MB);
+    assert_int_equal(pd_finalize(), PD_OK);
+
+    setenv("PADDISER_PROFILE_STORE_THIN", "on", 1);
+    run(path, 16 * MB);
+    instance3(16 * MB);
+    uint64_t thinned = stats().spells_thinned;
+    assert_true(thinned > 0);
+    heat_in_own_half(0);
+    heat_in_own_half(1);
+    rt_task *t2 = rt_task_find(2);
+    assert_non_null(t2);
+    assert_int_equal(t2->thin_blind, 1);
+    assert_int_equal(t2->nhot, 0);
+    assert_int_equal(t2->have_base, 0);
+
+    instance3(16 * MB); /* sampled, and whole: task 2 has no stored heat */
+    assert_int_equal(stats().spells_thinned, thinned);
+    t2 = rt_task_find(2);
+    assert_int_equal(t2->thin_blind, 0);
+    assert_true(t2->nhot > 0);
+    assert_int_equal(t2->have_base, 1);
+    for (size_t i = 0; i < t2->nhot; i++)
+        assert_true(t2->hot[i].off_frac + t2->hot[i].len_frac <= 0.25 + 1e-9);
+    assert_int_equal(pd_finalize(), PD_OK);
+    free(stored_heat_text(2)); /* its whole instance's heat was stored */
+}
+
 static const rt_hot *region_at(const rt_task *t, double off)
 {
     for (size_t i = 0; i < t->nhot; i++)
@@ -399,6 +452,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_heat_leaves_the_store_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stored_regions_are_matched_not_copied, setup, teardown),
         cmocka_unit_test(test_thinned_counts_blend_at_their_weight),
+        cmocka_unit_test_setup_teardown(test_task_unknown_to_the_store_is_sampled_whole_next, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

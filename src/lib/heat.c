@@ -270,6 +270,15 @@ int rt_heat_merge(rt_task *t, size_t *cap, rt_hot *old, size_t nold, uint64_t ra
     if (noise > 1 && w < 1 && nbase && base_acc)
         for (size_t o = 0; o < t->nacc; o++)
             t->last_acc[o] = w * t->last_acc[o] + (1 - w) * (o < nbase_acc ? base_acc[o] : 0);
+    /* Thinned for the store, and the store had no heat of this task (a
+     * task the stored run did not have): a thin slice's heat alone is no
+     * profile. Dropped; the task has no base yet, so the next instance is
+     * sampled, and whole (tasks.c). */
+    t->thin_blind = noise > 1 && !nbase && rt.inst_store_thin;
+    if (t->thin_blind) {
+        t->nhot = 0;
+        memset(t->last_acc, 0, t->nacc * sizeof *t->last_acc);
+    }
     int rc = smooth(t, cap, base, nbase, prior, w, noise);
     free(base);
     free(own_acc);

@@ -320,7 +320,7 @@ int rt_sync_locked(int plan)
             /* the share r0 of the task's touched regions, about */
             t->ran_bytes = (size_t)(t->last_r0 * touched) / RT_PAGE * RT_PAGE;
         }
-        if (!t->have_base && observed) {
+        if (!t->have_base && observed && !t->thin_blind) {
             t->have_base = 1;
             t->base_time = t->last_time;
             t->base_sampler_s = t->last_sampler_s;

@@ -143,6 +143,17 @@ int rt_store_heat(int task, uint64_t input, rt_hot **hot, size_t *nhot, double *
     return 1;
 }
 
+int rt_store_has_heat(int task, uint64_t input)
+{
+    rt_hot *hot = NULL;
+    double *acc = NULL;
+    size_t nhot = 0, nacc = 0;
+    int n = 0, has = rt_store_heat(task, input, &hot, &nhot, &acc, &nacc, &n);
+    free(hot);
+    free(acc);
+    return has;
+}
+
 double rt_store_instance_s(uint64_t input)
 {
     double most = 0;

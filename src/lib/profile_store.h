@@ -68,6 +68,9 @@ int rt_store_mem_bound(int task, double *m, double *sd);
  * per-object totals (*nacc of them) and how many instances it averages. 1,
  * or 0 when none is stored or it names an object not registered now. */
 int rt_store_heat(int task, uint64_t input, rt_hot **hot, size_t *nhot, double **acc, size_t *nacc, int *n);
+/* 1 when an earlier run stored task `task`'s heat of input `input` (of the
+ * objects registered and in use now). */
+int rt_store_has_heat(int task, uint64_t input);
 /* The longest time an earlier run's tasks took on input `input` (their
  * stored heat's wall_s); 0 when none is stored. */
 double rt_store_instance_s(uint64_t input);

@@ -158,6 +158,9 @@ typedef struct {
     int hot_n;            /* instances of it the heat averages */
     int hot_whole;        /* ... whole (not thinned) ones of this run among them: a heat
                              with none is not written to the profile store */
+    int thin_blind;       /* its last sampled instance was thinned for the store
+                             while the store had no heat of it: that profile was
+                             dropped, and the next instance is sampled whole */
     double *hot_acc;      /* [nacc] per object: the accesses hot sums to */
     rt_heat_entry heat_mem[RT_HEAT_INPUTS]; /* other inputs' heat */
     unsigned long heat_clock;
@@ -206,6 +209,7 @@ typedef struct {
      * the share of the stored instance time up to store_thin_cap seconds
      * (tasks.c); 0: sampled as any first instance. */
     double store_thin_frac, store_thin_cap;
+    int inst_store_thin; /* the open instance was thinned for the store (tasks.c) */
 
     rt_object *objects;
     size_t nobjects, cap_objects;

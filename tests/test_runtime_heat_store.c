@@ -86,16 +86,30 @@ static void sweep(unsigned char *p, size_t len)
 
 /* Two phases; in each, every task reads its half of the first `size`
  * bytes, task 0 twice as long as task 1 (2 and 1 ms a phase). */
-static void instance(size_t size)
+static void instance_of(size_t size, int ntasks)
 {
     for (int phase = 0; phase < 2; phase++)
-        for (int task = 0; task < 2; task++) {
+        for (int task = 0; task < ntasks; task++) {
             assert_int_equal(pd_task_begin(task), PD_OK);
-            sweep(buf + (size_t)task * size / 2, size / 2);
+            if (task < 2)
+                sweep(buf + (size_t)task * size / 2, size / 2);
+            else /* a third task (instance3): the first quarter */
+                sweep(buf, size / 4);
             fake_now += task == 0 ? 0.002 : 0.001;
             assert_int_equal(pd_task_end(task), PD_OK);
         }
     assert_int_equal(pd_sync_point(), PD_OK);
+}
+
+static void instance(size_t size) { instance_of(size, 2); }
+
+/* A run of three instances of instance() whose heat the store then holds. */
+static void fill_store(size_t size)
+{
+    run(path, size);
+    for (int i = 0; i < 3; i++)
+        instance(size);
+    assert_int_equal(pd_finalize(), PD_OK);
 }
 
 static pd_sampler_stats stats(void)
@@ -106,16 +120,24 @@ static pd_sampler_stats stats(void)
 }
 
 /* Task `id`'s stored heat, as compact JSON text (to free). */
-static char *stored_heat_text(int id)
+/* The store file, parsed (to json_decref), and task `id`'s "heat" in it. */
+static json_t *load_store(int id, json_t **heat)
 {
     json_error_t jerr;
     json_t *doc = json_load_file(path, 0, &jerr);
     assert_non_null(doc);
-    json_t *tasks = json_object_get(doc, "tasks"), *heat = NULL;
+    json_t *tasks = json_object_get(doc, "tasks");
+    *heat = NULL;
     for (size_t i = 0; i < json_array_size(tasks); i++)
         if (json_integer_value(json_object_get(json_array_get(tasks, i), "task")) == id)
-            heat = json_object_get(json_array_get(tasks, i), "heat");
-    assert_non_null(heat);
+            *heat = json_object_get(json_array_get(tasks, i), "heat");
+    assert_non_null(*heat);
+    return doc;
+}
+
+static char *stored_heat_text(int id)
+{
+    json_t *heat, *doc = load_store(id, &heat);
     char *text = json_dumps(heat, JSON_COMPACT);
     assert_non_null(text);
     json_decref(doc);
@@ -242,13 +264,8 @@ static void no_region_twice(int id)
  * `edit` (when given) rewrote them in the file. */
 static size_t stored_rows(void (*edit)(json_t *hot))
 {
-    json_error_t jerr;
-    json_t *doc = json_load_file(path, 0, &jerr);
-    assert_non_null(doc);
-    json_t *tasks = json_object_get(doc, "tasks"), *hot = NULL;
-    for (size_t i = 0; i < json_array_size(tasks); i++)
-        if (json_integer_value(json_object_get(json_array_get(tasks, i), "task")) == 0)
-            hot = json_object_get(json_array_get(json_object_get(json_array_get(tasks, i), "heat"), 0), "hot");
+    json_t *heat, *doc = load_store(0, &heat);
+    json_t *hot = json_object_get(json_array_get(heat, 0), "hot");
     assert_non_null(hot);
     size_t n = json_array_size(hot);
     if (edit) {
@@ -283,10 +300,7 @@ static void add_faded_copies(json_t *hot)
 static void test_stored_regions_are_matched_not_copied(void **state)
 {
     (void)state;
-    run(path, 12 * MB);
-    for (int i = 0; i < 3; i++)
-        instance(12 * MB);
-    assert_int_equal(pd_finalize(), PD_OK);
+    fill_store(12 * MB);
     size_t rows_a = stored_rows(NULL);
     assert_true(rows_a > 0);
     for (int r = 0; r < 3; r++) {
@@ -309,20 +323,7 @@ static void test_stored_regions_are_matched_not_copied(void **state)
 }
 
 /* The two tasks of instance(), and a third that reads the first quarter. */
-static void instance3(size_t size)
-{
-    for (int phase = 0; phase < 2; phase++)
-        for (int task = 0; task < 3; task++) {
-            assert_int_equal(pd_task_begin(task), PD_OK);
-            if (task < 2)
-                sweep(buf + (size_t)task * size / 2, size / 2);
-            else
-                sweep(buf, size / 4);
-            fake_now += task == 0 ? 0.002 : 0.001;
-            assert_int_equal(pd_task_end(task), PD_OK);
-        }
-    assert_int_equal(pd_sync_point(), PD_OK);
-}
+static void instance3(size_t size) { instance_of(size, 3); }
 
 /* A run with a task the store does not know (one thread more than the
  * stored run): the thinned first instance gives that task no profile (a
@@ -331,10 +332,7 @@ static void instance3(size_t size)
 static void test_task_unknown_to_the_store_is_sampled_whole_next(void **state)
 {
     (void)state;
-    run(path, 16 * MB);
-    for (int i = 0; i < 3; i++)
-        instance(16 * MB);
-    assert_int_equal(pd_finalize(), PD_OK);
+    fill_store(16 * MB);
 
     setenv("PADDISER_PROFILE_STORE_THIN", "on", 1);
     run(path, 16 * MB);

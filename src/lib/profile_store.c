@@ -102,18 +102,33 @@ static json_t *stored_heat(int task, uint64_t input)
     return NULL;
 }
 
-int rt_store_heat(int task, uint64_t input, rt_hot **hot, size_t *nhot, double **acc, size_t *nacc, int *n)
+/* Task `task`'s stored heat of `input` where every object it names is one
+ * in use now (the same signature is the same objects at the same sizes;
+ * still, it is checked), else NULL. */
+static json_t *usable_heat(int task, uint64_t input)
 {
     json_t *e = input ? stored_heat(task, input) : NULL;
+    if (!e)
+        return NULL;
+    json_t *ja = json_object_get(e, "acc"), *jh = json_object_get(e, "hot");
+    for (size_t o = 0; o < json_array_size(ja); o++)
+        if (json_number_value(json_array_get(ja, o)) > 0 && (o >= rt.nobjects || !rt.objects[o].used))
+            return NULL;
+    for (size_t i = 0; i < json_array_size(jh); i++) {
+        json_int_t ob = json_integer_value(json_array_get(json_array_get(jh, i), 0));
+        if (ob < 0 || (size_t)ob >= rt.nobjects || !rt.objects[ob].used)
+            return NULL;
+    }
+    return e;
+}
+
+int rt_store_heat(int task, uint64_t input, rt_hot **hot, size_t *nhot, double **acc, size_t *nacc, int *n)
+{
+    json_t *e = usable_heat(task, input);
     if (!e)
         return 0;
     json_t *ja = json_object_get(e, "acc"), *jh = json_object_get(e, "hot");
     size_t na = json_array_size(ja), nh = json_array_size(jh);
-    /* the same signature is the same objects at the same sizes; still,
-     * every object it names must be one in use now */
-    for (size_t o = 0; o < na; o++)
-        if (json_number_value(json_array_get(ja, o)) > 0 && (o >= rt.nobjects || !rt.objects[o].used))
-            return 0;
     rt_hot *h = malloc((nh ? nh : 1) * sizeof *h);
     double *a = malloc((na ? na : 1) * sizeof *a);
     if (!h || !a) {
@@ -125,13 +140,7 @@ int rt_store_heat(int task, uint64_t input, rt_hot **hot, size_t *nhot, double *
         a[o] = json_number_value(json_array_get(ja, o));
     for (size_t i = 0; i < nh; i++) {
         json_t *r = json_array_get(jh, i);
-        int ob = (int)json_integer_value(json_array_get(r, 0));
-        if ((size_t)ob >= rt.nobjects || !rt.objects[ob].used) {
-            free(h);
-            free(a);
-            return 0;
-        }
-        h[i] = (rt_hot){ob,
+        h[i] = (rt_hot){(int)json_integer_value(json_array_get(r, 0)),
                         json_number_value(json_array_get(r, 1)),
                         json_number_value(json_array_get(r, 2)),
                         (uint64_t)json_number_value(json_array_get(r, 3)),
@@ -143,16 +152,7 @@ int rt_store_heat(int task, uint64_t input, rt_hot **hot, size_t *nhot, double *
     return 1;
 }
 
-int rt_store_has_heat(int task, uint64_t input)
-{
-    rt_hot *hot = NULL;
-    double *acc = NULL;
-    size_t nhot = 0, nacc = 0;
-    int n = 0, has = rt_store_heat(task, input, &hot, &nhot, &acc, &nacc, &n);
-    free(hot);
-    free(acc);
-    return has;
-}
+int rt_store_has_heat(int task, uint64_t input) { return usable_heat(task, input) != NULL; }
 
 double rt_store_instance_s(uint64_t input)
 {

@@ -4,6 +4,7 @@
 #   make bench-runtime-sampler   page-sampling overhead (timings; not a test)
 #   make bench-mem-drain         cost of draining one PMU sample ring (timings; not a test)
 #   make bench-handler-window    how long a SIGSEGV handler installed in a task goes unnoticed
+#   make bench-protect-cost      what arming and disarming sampled pages costs (timings; not a test)
 
 RT_EX_DIR      := $(BUILD)/examples/runtime
 RT_OMP_EXAMPLE := $(RT_EX_DIR)/omp_example
@@ -59,3 +60,14 @@ $(BUILD)/bench/handler_window: $(call OBJ,bench/handler_window.c) $(BUILD)/libpa
 bench-handler-window: $(BUILD)/bench/handler_window
 	PADDISER_QUIET=1 $(BUILD)/bench/handler_window $(HANDLER_WINDOW_ARGS)
 -include $(BUILD)/obj/bench/handler_window.d
+
+# What arming and disarming sampled pages costs here (bench/protect_cost.c; a benchmark).
+PROTECT_COST_ARGS ?= 256 512 20 2 0
+$(BUILD)/bench/protect_cost: $(call OBJ,bench/protect_cost.c) $(BUILD)/libpaddiser_internal.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lpthread
+
+.PHONY: bench-protect-cost
+bench-protect-cost: $(BUILD)/bench/protect_cost
+	$(BUILD)/bench/protect_cost $(PROTECT_COST_ARGS)
+-include $(BUILD)/obj/bench/protect_cost.d

@@ -17,7 +17,22 @@ for bad in 0 -1 nan 1001 x; do
     [ $? -eq 2 ] || fail "sim study --migrate-gbs $bad should exit 2"
     grep -q -- "--migrate-gbs must be" "$T/err" || fail "no message for --migrate-gbs $bad"
 done
-"$P" sim run -w bfs --migrate-gbs 2 2>/dev/null; [ $? -eq 2 ] || fail "--migrate-gbs is a study option"
+"$P" sim run -w bfs --migrate-gbs 2 2>/dev/null; [ $? -eq 2 ] || fail "--migrate-gbs is a study and runtime option"
+
+# sim runtime weighs the runtime's moves as the study does (the preset's
+# throughput in the runtime's time, --migrate-gbs, or the user's
+# PADDISER_MIGRATE_BW): moves that can never pay keep first touch, the same
+# placement whatever this machine's speed, and free ones are made
+rt_exact() {
+    "$P" sim runtime -w bfs -c 0.1 -r 1 --profile-dir "$T/rtp" "$@" 2>"$T/rt_err" | awk '$1 == "bfs" {print $4}'
+}
+never=$(rt_exact --migrate-gbs 0.000001)
+never_user=$(PADDISER_MIGRATE_BW=1 rt_exact)
+free_moves=$(rt_exact --migrate-gbs 1000)
+[ -n "$never" ] && [ -n "$free_moves" ] || fail "sim runtime printed no row: $(cat "$T/rt_err")"
+[ "$never" = "$never_user" ] || fail "PADDISER_MIGRATE_BW=1 should keep first touch as --migrate-gbs 1e-6 does: $never_user vs $never"
+awk -v a="$free_moves" -v b="$never" 'BEGIN { exit !(a < b) }' ||
+    fail "free moves should beat first touch at 10% (bfs): $free_moves vs $never ms"
 
 "$P" sim run -w nope 2>"$T/err"; [ $? -eq 2 ] || fail "unknown workload should exit 2"
 grep -q "unknown workload 'nope'" "$T/err" || fail "no message for unknown workload"

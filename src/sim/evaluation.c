@@ -415,9 +415,8 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
                 }
                 const pd_workload *wl = pd_workload_find(p->workload);
                 if (set_bw) { /* the scorer's moves' cost, in the runtime's time */
-                    double ratio = pd_score_time_ratio(&sm[0], p);
                     char bw[64];
-                    snprintf(bw, sizeof bw, "%.17g", sm[0].migrate_gbs * 1e9 * ratio);
+                    snprintf(bw, sizeof bw, "%.17g", pd_score_runtime_migrate_bw(&sm[0], p));
                     setenv("PADDISER_MIGRATE_BW", bw, 1);
                 }
                 for (int c = 0; c < cfg->ncaps; c++) {

@@ -347,6 +347,11 @@ out:
     return rc;
 }
 
+double pd_score_runtime_migrate_bw(const pd_score_machine *m, const pd_sim_profile *p)
+{
+    return m->migrate_gbs * 1e9 * pd_score_time_ratio(m, p);
+}
+
 double pd_score_time_ratio(const pd_score_machine *m, const pd_sim_profile *p)
 {
     double measured = 0;

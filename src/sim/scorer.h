@@ -80,6 +80,12 @@ int pd_score(const pd_score_machine *m, const pd_sim_profile *p, const double *f
  * memory. */
 double pd_score_time_ratio(const pd_score_machine *m, const pd_sim_profile *p);
 
+/* What the study tells the runtime its moves cost on p, in bytes per second
+ * of the runtime's own time (PADDISER_MIGRATE_BW): the scorer's migration
+ * throughput times pd_score_time_ratio. `sim runtime` tells it the same,
+ * so that the runtime decides there as in the study. */
+double pd_score_runtime_migrate_bw(const pd_score_machine *m, const pd_sim_profile *p);
+
 /* Pages whose tier differs between two placements (0/1 per page). */
 size_t pd_score_moved_pages(const double *from, const double *to, size_t npages);
 

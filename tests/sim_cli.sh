@@ -33,6 +33,15 @@ free_moves=$(rt_exact --migrate-gbs 1000)
 [ "$never" = "$never_user" ] || fail "PADDISER_MIGRATE_BW=1 should keep first touch as --migrate-gbs 1e-6 does: $never_user vs $never"
 awk -v a="$free_moves" -v b="$never" 'BEGIN { exit !(a < b) }' ||
     fail "free moves should beat first touch at 10% (bfs): $free_moves vs $never ms"
+# ... and says so in its decision column
+rt_decision() {
+    "$P" sim runtime -w bfs -c 0.1 -r 1 --profile-dir "$T/rtp" "$@" 2>/dev/null | awk '$1 == "bfs" {print $10}'
+}
+[ "$(rt_decision --migrate-gbs 0.000001)" = kept ] || fail "sim runtime: moves that cannot pay should read 'kept'"
+case $(rt_decision --migrate-gbs 1000) in
+moved | hot-first) ;;
+*) fail "sim runtime: free moves should read 'moved N' or 'hot-first N'" ;;
+esac
 
 "$P" sim run -w nope 2>"$T/err"; [ $? -eq 2 ] || fail "unknown workload should exit 2"
 grep -q "unknown workload 'nope'" "$T/err" || fail "no message for unknown workload"

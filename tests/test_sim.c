@@ -468,14 +468,22 @@ static void test_runtime_placement(void **state)
     assert_non_null(p);
     double *fast = malloc(p->npages * sizeof *fast), pred = -1;
     size_t cap = p->npages / 2 * PD_SIM_PAGE;
-    if (pd_wl_runtime_placement(&pd_wl_stencil, "tiny", cap, PD_PLANNER_EXACT, p, fast, &pred, err, sizeof err) != 0)
+    pd_wl_runtime_decision dec = {.decided = -1};
+    if (pd_wl_runtime_placement(&pd_wl_stencil, "tiny", cap, PD_PLANNER_EXACT, p, fast, &pred, &dec, err, sizeof err) != 0)
         fail_msg("runtime placement: %s", err);
     size_t n = 0;
     for (size_t g = 0; g < p->npages; g++)
         n += fast[g] > 0;
     assert_true(n * PD_SIM_PAGE <= cap);
     assert_true(pred >= 0);
-    assert_int_equal(pd_wl_runtime_placement(&pd_wl_stencil, "tiny", 100, PD_PLANNER_GREEDY, p, fast, &pred, err, sizeof err), 0);
+    /* the decision of its one sync point: a plan that moved pages moved
+     * at most the capacity's in (and as many out) */
+    assert_true(dec.decided == 0 || dec.decided == 1);
+    if (dec.decided && !dec.kept)
+        assert_true(dec.pages_moved <= 2 * (cap / PD_SIM_PAGE));
+    if (dec.decided)
+        assert_true(dec.current_s >= 0 && dec.planned_s >= 0 && dec.cost_s >= 0);
+    assert_int_equal(pd_wl_runtime_placement(&pd_wl_stencil, "tiny", 100, PD_PLANNER_GREEDY, p, fast, &pred, NULL, err, sizeof err), 0);
     for (size_t g = 0; g < p->npages; g++)
         assert_true(fast[g] == 0);
     free(fast);

@@ -710,6 +710,20 @@ static int sim_sampling(sim_args *a)
     return each_case(a, "sampling", sampling_case);
 }
 
+/* The exact-planner run's decision in a word: "moved N" (pages), "hot-first N"
+ * (hot-first's set replaced the plan, N pages moved), "kept" (the
+ * gain-versus-cost rule kept the placement) or "same" (the plan was the
+ * placement already). */
+static void decision_word(const pd_wl_runtime_decision *d, char *buf, size_t len)
+{
+    if (!d->decided)
+        snprintf(buf, len, "same");
+    else if (d->kept)
+        snprintf(buf, len, "kept");
+    else
+        snprintf(buf, len, "%s %zu", d->hot_first ? "hot-first" : "moved", d->pages_moved);
+}
+
 static int runtime_case(const sim_args *a, const pd_workload *w, const char *input, char *err,
                         size_t errlen)
 {
@@ -739,6 +753,8 @@ static int runtime_case(const sim_args *a, const pd_workload *w, const char *inp
     for (int c = 0; rc == 0 && c < a->ncaps; c++) {
         pd_sim_result res[PD_SIM_NPOLICIES];
         double rt[2], pred = 0;
+        pd_wl_runtime_decision dec;
+        char word[32];
         if (pd_sim_compare(&m, p, a->caps[c], &a->opts, res, err, errlen) != 0) {
             rc = -1;
             break;
@@ -746,12 +762,14 @@ static int runtime_case(const sim_args *a, const pd_workload *w, const char *inp
         size_t cap = (size_t)(a->caps[c] * (double)pd_sim_footprint(p));
         for (int q = 0; rc == 0 && q < 2; q++)
             rc = pd_sim_runtime_makespan(&m, p, cap, q ? PD_PLANNER_GREEDY : PD_PLANNER_EXACT, fast,
-                                         &rt[q], q ? NULL : &pred, err, errlen);
-        if (rc == 0)
-            printf("%-8s %-6s %4.0f%% %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n", p->workload,
+                                         &rt[q], q ? NULL : &pred, q ? NULL : &dec, err, errlen);
+        if (rc == 0) {
+            decision_word(&dec, word, sizeof word);
+            printf("%-8s %-6s %4.0f%% %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f  %s\n", p->workload,
                    p->input, 100 * a->caps[c], rt[0] * 1e3, rt[1] * 1e3, pred * 1e3,
                    res[PD_SIM_EXACT].out.makespan * 1e3, res[PD_SIM_HOT_FIRST].out.makespan * 1e3,
-                   res[PD_SIM_MEMORY_MODE].out.makespan * 1e3);
+                   res[PD_SIM_MEMORY_MODE].out.makespan * 1e3, word);
+        }
         pd_sim_results_free(res);
     }
     if (set_bw)
@@ -765,13 +783,15 @@ static int sim_runtime(sim_args *a)
 {
     if (set_defaults(a, "runtime", ALL_WORKLOADS, "base", "optane", "0.1,0.3,0.5,0.7") != 0)
         return 1;
-    printf("%-8s %-6s %5s %10s %10s %10s %10s %10s %10s\n", "workload", "input", "cap",
-           "rt-exact", "rt-greedy", "rt-pred", "sim-exact", "hot-first", "mem-mode");
+    printf("%-8s %-6s %5s %10s %10s %10s %10s %10s %10s  %s\n", "workload", "input", "cap",
+           "rt-exact", "rt-greedy", "rt-pred", "sim-exact", "hot-first", "mem-mode", "rt-exact-decision");
     int rc = each_case(a, "runtime", runtime_case);
     if (rc == 0)
         printf("(ms of the execution model; rt-* = libpaddiser's placement with the sim backend, its moves\n"
                " weighed at the study's migration throughput; rt-pred = the runtime's own predicted makespan,\n"
-               " on this machine's measured times)\n");
+               " on this machine's measured times; rt-exact-decision = what the exact-planner run decided at\n"
+               " its sync point: moved N pages, hot-first N (hot-first's set replaced the plan), kept (the\n"
+               " gain-versus-cost rule kept first touch), same (the plan was the placement already))\n");
     return rc;
 }
 

@@ -423,7 +423,7 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
                     size_t cap = (size_t)(cfg->caps[c] * (double)pd_sim_footprint(p));
                     double pred;
                     /* the runtime knows no tier: one placement serves every tier */
-                    if (pd_wl_runtime_placement(wl, p->input, cap, PD_PLANNER_EXACT, p, rt, &pred, err,
+                    if (pd_wl_runtime_placement(wl, p->input, cap, PD_PLANNER_EXACT, p, rt, &pred, NULL, err,
                                                 errlen) != 0)
                         goto out;
                     for (int ti = 0; ti < cfg->ntiers; ti++) {

@@ -73,7 +73,7 @@ int pd_sim_compare(const pd_sim_machine *m, const pd_sim_profile *p, double cap_
 
 int pd_sim_runtime_makespan(const pd_sim_machine *m, const pd_sim_profile *p, size_t cap,
                             pd_planner_kind planner, double *fast, double *makespan,
-                            double *predicted, char *err, size_t errlen)
+                            double *predicted, pd_wl_runtime_decision *decision, char *err, size_t errlen)
 {
     const pd_workload *w = pd_workload_find(p->workload);
     double pred;
@@ -81,7 +81,7 @@ int pd_sim_runtime_makespan(const pd_sim_machine *m, const pd_sim_profile *p, si
         snprintf(err, errlen, "profile of unknown workload '%s'", p->workload);
         return -1;
     }
-    if (pd_wl_runtime_placement(w, p->input, cap, planner, p, fast, &pred, err, errlen) != 0)
+    if (pd_wl_runtime_placement(w, p->input, cap, planner, p, fast, &pred, decision, err, errlen) != 0)
         return -1;
     pd_sim_placement pl = {.fast = fast};
     pd_sim_outcome out;

@@ -9,6 +9,7 @@
 #include "sim/policies.h"
 #include "sim/profile.h"
 #include "sim/tier.h"
+#include "sim/workload.h"
 
 /* <dir>/<workload>-<input>.json, profiled (reps timed runs) when missing or
  * refresh; dir NULL = no cache. NULL + err on failure. */
@@ -29,10 +30,11 @@ void pd_sim_results_free(pd_sim_result *res);
 /* libpaddiser placing p's workload itself (sim backend, cap bytes, planner;
  * pd_wl_runtime_placement) and the execution model's makespan of that
  * placement. fast[p->npages] is scratch; predicted (may be NULL) gets the
- * runtime's own prediction. 0 or -1 with err. */
+ * runtime's own prediction, decision (may be NULL) what it decided.
+ * 0 or -1 with err. */
 int pd_sim_runtime_makespan(const pd_sim_machine *m, const pd_sim_profile *p, size_t cap,
                             pd_planner_kind planner, double *fast, double *makespan,
-                            double *predicted, char *err, size_t errlen);
+                            double *predicted, pd_wl_runtime_decision *decision, char *err, size_t errlen);
 
 /* Makespan reduction of `policy` against `base`: 1 - T_policy / T_base. */
 double pd_sim_gain(double t_policy, double t_base);

@@ -535,8 +535,10 @@ int pd_wl_runtime_starts_slow(void)
 
 int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capacity,
                             pd_planner_kind planner, const pd_sim_profile *layout, double *fast,
-                            double *predicted, char *err, size_t errlen)
+                            double *predicted, pd_wl_runtime_decision *decision, char *err, size_t errlen)
 {
+    if (decision)
+        *decision = (pd_wl_runtime_decision){0};
     for (size_t g = 0; g < layout->npages; g++)
         fast[g] = 0;
     *predicted = 0;
@@ -597,6 +599,11 @@ int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capa
         goto done;
     if (pd_plan_query(NULL, 0, predicted) < 0)
         *predicted = 0;
+    pd_profile_info info;
+    if (decision && pd_profile_info_get(&info) == PD_OK)
+        *decision = (pd_wl_runtime_decision){info.plan_decided, info.plan_kept,     info.plan_hot_first,
+                                             info.plan_current_s, info.plan_planned_s, info.plan_cost_s,
+                                             info.pages_moved};
     if (rt_fast_pages(layout, &ctx, tiers, fast, err, errlen) != 0)
         goto done;
     rc = 0;

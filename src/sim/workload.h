@@ -145,15 +145,28 @@ void pd_wl_sampling_free(pd_wl_sampling *s);
  * page to the slow tier (by default pages stay where first touch put them). */
 int pd_wl_runtime_starts_slow(void);
 
+/* What the runtime decided at the sync point of pd_wl_runtime_placement
+ * (pd_profile_info's plan_* fields): whether a plan differed from where
+ * the pages were, whether the gain-versus-cost rule kept the placement,
+ * whether hot-first's set replaced the planner's plan, the predicted
+ * makespans under the placement and under the plan, the moves' cost, and
+ * the pages that moved. */
+typedef struct {
+    int decided, kept, hot_first;
+    double current_s, planned_s, cost_s;
+    size_t pages_moved;
+} pd_wl_runtime_decision;
+
 /* The runtime's own placement, end to end: runs w on input under
  * libpaddiser with the simulated backend of `capacity` bytes and the given
  * planner (page sampling, Eq. 1/2 prediction, plan, page moves at the sync
  * point after the first instance), then reads which pages the backend holds
  * in fast memory: fast[layout->npages] (layout: the exact profile of the same
- * workload and input). *predicted: the runtime's predicted makespan. */
+ * workload and input). *predicted: the runtime's predicted makespan;
+ * decision (may be NULL): what it decided there. */
 int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capacity,
                             pd_planner_kind planner, const pd_sim_profile *layout, double *fast,
-                            double *predicted, char *err, size_t errlen);
+                            double *predicted, pd_wl_runtime_decision *decision, char *err, size_t errlen);
 
 /* Deterministic per-workload random numbers (splitmix64). */
 static inline uint64_t pd_wl_rand(uint64_t *s)

@@ -791,7 +791,8 @@ static int sim_runtime(sim_args *a)
                " weighed at the study's migration throughput; rt-pred = the runtime's own predicted makespan,\n"
                " on this machine's measured times; rt-exact-decision = what the exact-planner run decided at\n"
                " its sync point: moved N pages, hot-first N (hot-first's set replaced the plan), kept (the\n"
-               " gain-versus-cost rule kept first touch), same (the plan was the placement already))\n");
+               " gain-versus-cost rule left the pages where first touch put them), same (the plan was the\n"
+               " placement already))\n");
     return rc;
 }
 

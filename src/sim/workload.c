@@ -601,9 +601,13 @@ int pd_wl_runtime_placement(const pd_workload *w, const char *input, size_t capa
         *predicted = 0;
     pd_profile_info info;
     if (decision && pd_profile_info_get(&info) == PD_OK)
-        *decision = (pd_wl_runtime_decision){info.plan_decided, info.plan_kept,     info.plan_hot_first,
-                                             info.plan_current_s, info.plan_planned_s, info.plan_cost_s,
-                                             info.pages_moved};
+        *decision = (pd_wl_runtime_decision){.decided = info.plan_decided,
+                                             .kept = info.plan_kept,
+                                             .hot_first = info.plan_hot_first,
+                                             .current_s = info.plan_current_s,
+                                             .planned_s = info.plan_planned_s,
+                                             .cost_s = info.plan_cost_s,
+                                             .pages_moved = info.pages_moved};
     if (rt_fast_pages(layout, &ctx, tiers, fast, err, errlen) != 0)
         goto done;
     rc = 0;

@@ -119,12 +119,13 @@ int main(int argc, char **argv)
     printf("protect_cost: %ld MiB, %zu samples (every %zu pages), %ld rounds, %d reading threads besides, %s\n", mib,
            nsamples, spacing, rounds, started,
            presplit ? "each sample its own mapping beforehand" : "samples split from their mapping by the arming");
-    printf("  arm:    %.2f us a call (one page to PROT_NONE), median over rounds\n", bench_median(arm, (size_t)rounds) * 1e6);
+    double arm_s = bench_median(arm, (size_t)rounds), disarm_s = bench_median(disarm, (size_t)rounds);
+    printf("  arm:    %.2f us a call (one page to PROT_NONE), median over rounds\n", arm_s * 1e6);
     printf(presplit ? "  disarm: %.2f us a sample (one call a sample back to read-write)\n"
                     : "  disarm: %.2f us a sample (one call over the mapping back to read-write)\n",
-           bench_median(disarm, (size_t)rounds) * 1e6);
+           disarm_s * 1e6);
     printf("  a spell arming and disarming %zu samples: %.3f ms\n", nsamples,
-           (bench_median(arm, (size_t)rounds) + bench_median(disarm, (size_t)rounds)) * (double)nsamples * 1e3);
+           (arm_s + disarm_s) * (double)nsamples * 1e3);
     free(arm);
     free(disarm);
     munmap(buf, bytes);

@@ -74,8 +74,10 @@ static int heat_changed(uint64_t now, uint64_t before, double w)
 {
     if (w > 1)
         return 0;
+    /* w is 1 here (rt_heat_merge keeps it >= 1): whole spells, counts of
+     * faults; variance now + before, plus one so that 0 against 0 passes */
     double d = (double)now - (double)before;
-    return d * d > 6.25 * w * ((double)now + (double)before + w);
+    return d * d > 6.25 * ((double)now + (double)before + 1);
 }
 
 /* A region in the earlier heat but not sampled now keeps that heat, faded

@@ -164,7 +164,7 @@ static int smooth(rt_task *t, size_t *cap, rt_hot *base, size_t nbase, int prior
 /* An earlier run's heat of `input` from the profile store, one row per
  * region: a store written before same_place (2026-12-05) holds faded copies
  * of a region beside it, of which the hottest is kept. */
-static int stored_heat(rt_task *t, uint64_t input, rt_hot **hot, size_t *nhot, double **acc, size_t *nacc, int *n)
+static int stored_heat_once(rt_task *t, uint64_t input, rt_hot **hot, size_t *nhot, double **acc, size_t *nacc, int *n)
 {
     if (!rt_store_heat(t->id, input, hot, nhot, acc, nacc, n))
         return 0;
@@ -258,7 +258,7 @@ int rt_heat_merge(rt_task *t, size_t *cap, rt_hot *old, size_t nold, uint64_t ra
             e->hot = NULL;
             e->acc = NULL;
             entry_clear(e);
-        } else if (stored_heat(t, ran, &base, &nbase, &own_acc, &nbase_acc, &prior)) {
+        } else if (stored_heat_once(t, ran, &base, &nbase, &own_acc, &nbase_acc, &prior)) {
             base_acc = own_acc;
         }
     }
@@ -300,7 +300,7 @@ void rt_heat_select(rt_task *t, uint64_t next)
     if (e) {
         in = *e; /* taken out of its slot */
         memset(e, 0, sizeof *e);
-    } else if (!stored_heat(t, next, &in.hot, &in.nhot, &in.acc, &in.nacc, &in.n)) {
+    } else if (!stored_heat_once(t, next, &in.hot, &in.nhot, &in.acc, &in.nacc, &in.n)) {
         return;
     }
     rt.layout_gen++; /* another input's heat */

@@ -97,6 +97,9 @@ static struct {
     atomic_int armed;
     atomic_int inflight; /* handlers running: a table is freed only at 0 */
     atomic_uint swaps;   /* sample tables replaced (set_ranges, stop) */
+    /* A fault's cost outside the handler (trap, signal frame, return),
+     * calibrated; the calibration fault's handler time. */
+    _Atomic uint64_t trap_ns, scratch_handler_ns;
     _Atomic uint64_t faults, rearms, passes, skipped, lost, mprotect_failures, chained;
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 
@@ -112,6 +115,37 @@ static uint64_t mono_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The time this thread spent handling sampled faults (pd_busy_ring in
+ * page_sampler.h): a wait to first touch is counted net of it. */
+static __thread pd_busy_ring thread_busy TLS_IE;
+
+uint64_t pd_busy_ring_since(const pd_busy_ring *r, uint64_t since, uint64_t now)
+{
+    unsigned k = 0; /* faults, newest first, that began at or after since */
+    while (k < r->len && r->at[(r->head + PD_BUSY_RING - 1 - k) % PD_BUSY_RING] >= since)
+        k++;
+    if (!k)
+        return 0;
+    unsigned oldest = (r->head + PD_BUSY_RING - k) % PD_BUSY_RING;
+    uint64_t busy = r->total - r->before[oldest];
+    if (k == PD_BUSY_RING && now > r->at[oldest]) {
+        /* older faults fell out of the ring: the same busy share before it */
+        double share = (double)busy / (double)(now - r->at[oldest]);
+        busy += (uint64_t)((share < 1 ? share : 1) * (double)(r->at[oldest] - since));
+    }
+    return busy;
+}
+
+void pd_busy_ring_add(pd_busy_ring *r, uint64_t began, uint64_t busy)
+{
+    r->at[r->head] = began;
+    r->before[r->head] = r->total;
+    r->head = (r->head + 1) % PD_BUSY_RING;
+    if (r->len < PD_BUSY_RING)
+        r->len++;
+    r->total += busy;
 }
 
 void pd_sampler_set_thread_task(int slot)
@@ -224,11 +258,13 @@ static void chain(int sig, siginfo_t *si, void *uc)
 static void on_segv(int sig, siginfo_t *si, void *uc)
 {
     int saved_errno = errno;
+    uint64_t entered = mono_ns();
     atomic_fetch_add(&S.inflight, 1);
     sample_table *t = atomic_load(&S.table);
     uintptr_t page = (uintptr_t)si->si_addr & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
     if (si->si_code == SEGV_ACCERR && page && page == atomic_load(&S.scratch)) {
         mprotect((void *)page, PD_SAMPLE_PAGE, PROT_READ | PROT_WRITE);
+        atomic_store(&S.scratch_handler_ns, mono_ns() - entered);
         atomic_fetch_sub(&S.inflight, 1);
         errno = saved_errno;
         return;
@@ -242,14 +278,20 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
             unsigned char one = 1;
             if (atomic_compare_exchange_strong(&t->armed[idx], &one, 0)) {
                 /* Time to first touch since the page (or the task) was
-                 * armed: short for a page the task touches often. */
-                uint64_t now = mono_ns(), since = atomic_load_explicit(&t->armed_ns[idx], memory_order_relaxed);
+                 * armed, less this thread's fault handling meanwhile:
+                 * short for a page the task touches often. */
+                uint64_t since = atomic_load_explicit(&t->armed_ns[idx], memory_order_relaxed);
                 if (thread_task_since > since)
                     since = thread_task_since;
+                uint64_t wait = entered > since ? entered - since : 0;
+                uint64_t busy = pd_busy_ring_since(&thread_busy, since, entered);
+                wait = wait > busy ? wait - busy : 0;
                 uint32_t w = atomic_load_explicit(&t->weight[idx], memory_order_relaxed);
-                count_add(t, (size_t)idx, thread_task, now > since ? now - since : 0, w ? w : 1);
+                count_add(t, (size_t)idx, thread_task, wait, w ? w : 1);
                 atomic_fetch_add_explicit(&S.faults, 1, memory_order_relaxed);
                 atomic_fetch_add_explicit(&S.weighted, w ? w : 1, memory_order_relaxed);
+                pd_busy_ring_add(&thread_busy, entered,
+                                 mono_ns() - entered + atomic_load_explicit(&S.trap_ns, memory_order_relaxed));
             }
             atomic_fetch_sub(&S.inflight, 1);
             errno = saved_errno;
@@ -294,6 +336,9 @@ static void protect_sample(sample_table *t, size_t i)
  * call costs about as much for one page as for many). */
 static void protect_run(sample_table *t, size_t a, size_t b)
 {
+    uint64_t now_ns = mono_ns();
+    for (size_t i = a; i < b; i++)
+        atomic_store_explicit(&t->armed_ns[i], now_ns, memory_order_relaxed);
     if (b - a == 1 || mprotect((void *)t->page[a], (b - a) * PD_SAMPLE_PAGE, PROT_NONE) != 0)
         for (size_t i = a; i < b; i++)
             protect_sample(t, i);
@@ -350,7 +395,6 @@ static void rearm_locked(void)
         return;
     double t0 = pd_monotonic();
     slice_widen_locked(t);
-    uint64_t now_ns = mono_ns();
     size_t run = 0, run_len = 0;
     for (size_t i = 0; i < t->n; i++) {
         unsigned char zero = 0;
@@ -368,7 +412,6 @@ static void rearm_locked(void)
         if (!run_len)
             run = i;
         run_len++;
-        atomic_store_explicit(&t->armed_ns[i], now_ns, memory_order_relaxed);
         atomic_store_explicit(&t->weight[i], S.spell_k, memory_order_relaxed);
         atomic_fetch_add_explicit(&S.rearms, 1, memory_order_relaxed);
         S.spell_armed++;
@@ -886,15 +929,20 @@ static double calibrate_fault_cost(void)
         return 10e-6;
     ((volatile char *)p)[0] = 0;
     atomic_store(&S.scratch, (uintptr_t)p);
-    double best = 1;
+    double best = 1, trap = 1;
     for (int i = 0; i < 8; i++) {
         double t0 = pd_monotonic();
         if (mprotect(p, PD_SAMPLE_PAGE, PROT_NONE) != 0)
             break;
+        double t1 = pd_monotonic();
         ((volatile char *)p)[0] += 1;
-        double d = pd_monotonic() - t0;
+        double t2 = pd_monotonic(), d = t2 - t0;
         best = d < best ? d : best;
+        /* the touch less the handler's part of it */
+        double out = t2 - t1 - (double)atomic_load(&S.scratch_handler_ns) * 1e-9;
+        trap = out < trap ? out : trap;
     }
+    atomic_store(&S.trap_ns, trap > 0 && trap < 1 ? (uint64_t)(trap * 1e9) : 0);
     atomic_store(&S.scratch, 0);
     munmap(p, PD_SAMPLE_PAGE);
     return best < 1 ? best : 10e-6;

@@ -139,6 +139,30 @@ int pd_sampler_record(uintptr_t addr, int slot);
 void pd_sampler_set_thread_task(int slot);
 int pd_sampler_thread_task(void);
 
+/* A thread's time handling sampled faults, for waits net of it. A task
+ * that runs into armed pages takes one fault every ~10 us (trap, handler,
+ * restore and its TLB shootdown, on this project's VM), so the k-th page
+ * it first touches after arming waited about k faults longer than its own
+ * progress says: on the simulator's bfs the randomly read `level` (64
+ * pages) showed waits of 100 - 300 us, as long as the task's whole
+ * counting interval, and its touches per interval (interval / wait) came
+ * out near 2 where the task reads each page hundreds of times. The ring
+ * holds when each of the thread's last PD_BUSY_RING faults began and the
+ * busy time before it; total is the busy time so far. */
+#define PD_BUSY_RING 32
+typedef struct {
+    uint64_t at[PD_BUSY_RING];     /* ns: a fault began */
+    uint64_t before[PD_BUSY_RING]; /* total then */
+    uint64_t total;
+    unsigned head, len;
+} pd_busy_ring;
+/* Records a fault that began at `began` and kept the thread `busy` ns. */
+void pd_busy_ring_add(pd_busy_ring *r, uint64_t began, uint64_t busy);
+/* The busy time of the faults that began in [since, now); where the ring
+ * is full and its oldest fault began after since, the ring's busy share of
+ * its own span stands for the time before it. */
+uint64_t pd_busy_ring_since(const pd_busy_ring *r, uint64_t since, uint64_t now);
+
 size_t pd_sampler_nsamples(void);
 size_t pd_sampler_region_bytes(void);
 int pd_sampler_sample(size_t i, pd_sample_info *out);
@@ -147,8 +171,9 @@ uint64_t pd_sampler_count(size_t i, int slot);
 /* Calls fn for every (sample, task slot, count > 0). */
 void pd_sampler_foreach(void (*fn)(void *ctx, size_t sample, int slot, uint64_t count), void *ctx);
 /* Same, with the summed time from arming (or from the task's start on the
- * faulting thread, if later) to each counted fault: count / wait estimates
- * how often the task touches the page while it runs. */
+ * faulting thread, if later) to each counted fault, less the faulting
+ * thread's handling of sampled faults meanwhile (pd_busy_ring): count /
+ * wait estimates how often the task touches the page while it runs. */
 void pd_sampler_foreach_wait(void (*fn)(void *ctx, size_t sample, int slot, uint64_t count, double wait_s),
                              void *ctx);
 void pd_sampler_reset_counts(void);

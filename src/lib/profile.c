@@ -119,15 +119,18 @@ static double count_scale(const pd_sample_info *info)
     return (double)((info->region_len + RT_PAGE - 1) / RT_PAGE);
 }
 
-/* The task's mean interval: its run time over the most intervals any of
- * its pages was touched in (0 when nothing was counted). */
-static double task_interval_s(const rt_task *t, const raw_list *l, int slot)
+/* The task's mean interval: its run time, less what the sampler's faults
+ * cost it (sampler_s), over the most intervals any of its pages was touched
+ * in (0 when nothing was counted). The waits it is divided by are net of
+ * the thread's sampled faults (page_sampler.h, pd_busy_ring), so the
+ * interval is too: both in the task's own progress. */
+static double task_interval_s(const rt_task *t, const raw_list *l, int slot, double sampler_s)
 {
     uint64_t intervals = 0;
     for (size_t i = 0; i < l->n; i++)
         if (l->v[i].slot == slot && l->v[i].count > intervals)
             intervals = l->v[i].count;
-    return intervals ? t->cur.wall_s / (double)intervals : 0;
+    return intervals ? (t->cur.wall_s - sampler_s) / (double)intervals : 0;
 }
 
 /* The sampled object a count belongs to, or NULL (gone, or never sampled). */
@@ -197,7 +200,7 @@ static double sampler_cost_s(const rt_task *t, const raw_list *l, int slot, doub
 }
 
 /* The task's per-object accesses and heat from this instance's counts. */
-static int task_counts(rt_task *t, int slot, const raw_list *l, uint64_t ran, double weight)
+static int task_counts(rt_task *t, int slot, const raw_list *l, uint64_t ran, double weight, double sampler_s)
 {
     int rc = PD_OK;
     rt.layout_gen++; /* new heat */
@@ -209,7 +212,7 @@ static int task_counts(rt_task *t, int slot, const raw_list *l, uint64_t ran, do
     size_t cap = 0;
     t->hot = NULL;
     /* kept: the instance's share is read with it (measured_share) */
-    double interval_s = t->counts_interval_s = task_interval_s(t, l, slot);
+    double interval_s = t->counts_interval_s = task_interval_s(t, l, slot, sampler_s);
     for (size_t i = 0; i < l->n; i++) {
         if (l->v[i].slot != slot)
             continue;
@@ -290,7 +293,8 @@ int rt_sync_locked(int plan)
         }
         /* a task or object left without a profile makes the next
          * instance sampled (rt_profile_missing) */
-        if (observed && (rc = task_counts(t, slot, &l, ran, weight)) != PD_OK)
+        double sampler_s = observed && rt.sampling ? sampler_cost_s(t, &l, slot, weight, fault_cost) : 0;
+        if (observed && (rc = task_counts(t, slot, &l, ran, weight, sampler_s)) != PD_OK)
             break;
 
         double total_acc = 0, touched = 0;
@@ -299,7 +303,7 @@ int rt_sync_locked(int plan)
         for (size_t i = 0; i < t->nhot; i++)
             touched += t->hot[i].len_frac * (double)rt.objects[t->hot[i].object].sampled_size;
         t->last_time = t->cur.wall_s;
-        t->last_sampler_s = observed && rt.sampling ? sampler_cost_s(t, &l, slot, weight, fault_cost) : 0;
+        t->last_sampler_s = sampler_s;
         pd_perf_features(&t->cur, total_acc, t->last_feat);
         t->last_hw = t->cur.hw_used;
         /* An instance the sampler skipped ran at the share its plan (or the

@@ -48,11 +48,11 @@ static void *reader(void *arg)
     return (void *)(uintptr_t)sum;
 }
 
+/* The project's strict parser, and a lower bound. */
 static int parse(const char *s, long lo, long *out)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v < lo)
+    long v;
+    if (!pd_parse_long(s, &v) || v < lo)
         return -1;
     *out = v;
     return 0;

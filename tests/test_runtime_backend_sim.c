@@ -143,6 +143,68 @@ static void test_promote_demotes_for_hotter_pages(void **state)
     b->destroy(b);
 }
 
+/* release: a range the runtime stopped managing gives its fast capacity
+ * back and is forgotten (freed memory whose address may be reused); the
+ * pages left keep their tiers through the table's deletions, and a range
+ * larger than the table is walked through it. */
+static void test_release_gives_capacity_back(void **state)
+{
+    (void)state;
+    pd_backend *b = pd_backend_sim_create(64 * PG);
+    assert_non_null(b->release);
+    pd_migrate_stats st = {0};
+    assert_int_equal(b->place(b, page(0), 64 * PG, PD_PLACE_FIRST_TOUCH, &st), 0); /* all fast */
+    assert_int_equal(b->fast_free(b), 0);
+    void *want[8] = {page(1000), page(1001), page(1002), page(1003), page(1004), page(1005), page(1006), page(1007)};
+    pd_migrate_stats refused = {0};
+    assert_int_equal(b->move(b, want, 8, PD_TIER_FAST, &refused), -ENOMEM);
+    assert_int_equal(refused.enomem, 8);
+
+    /* pages 0..10 (an unaligned start rounds down), then the rest */
+    assert_int_equal(b->release(b, (char *)page(0) + 100, 10 * PG), 0);
+    assert_int_equal(b->fast_free(b), 11 * PG);
+    int tier[3];
+    void *q[3] = {page(5), page(11), page(63)};
+    assert_int_equal(b->query(b, q, 3, tier), 0);
+    assert_int_equal(tier[0], -ENOENT); /* forgotten */
+    assert_int_equal(tier[1], PD_TIER_FAST);
+    assert_int_equal(tier[2], PD_TIER_FAST);
+    assert_int_equal(b->release(b, page(11), 53 * PG), 0);
+    assert_int_equal(b->fast_free(b), 64 * PG);
+    pd_migrate_stats again = {0};
+    assert_int_equal(b->move(b, want, 8, PD_TIER_FAST, &again), 0);
+    assert_int_equal(again.pages_moved, 8);
+    assert_int_equal(b->release(b, page(0), 0), 0);
+    errno = 0;
+    assert_int_equal(b->release(b, NULL, PG), -1);
+    assert_int_equal(errno, EINVAL);
+
+    /* Many pages, every third one released one at a time: the others are
+     * all still found with their tiers (backward-shift deletion keeps
+     * every probe run whole). */
+    pd_backend *big = pd_backend_sim_create(3000 * (size_t)PG);
+    pd_migrate_stats bst = {0};
+    assert_int_equal(big->place(big, page(0), 9000 * (size_t)PG, PD_PLACE_FIRST_TOUCH, &bst), 0);
+    for (uintptr_t i = 0; i < 9000; i += 3)
+        assert_int_equal(big->release(big, page(i), PG), 0);
+    assert_int_equal(big->fast_free(big), 1000 * (size_t)PG); /* pages 0..2999 were fast */
+    for (uintptr_t i = 0; i < 9000; i++) {
+        int t;
+        void *one = page(i);
+        assert_int_equal(big->query(big, &one, 1, &t), 0);
+        assert_int_equal(t, i % 3 == 0 ? -ENOENT : i < 3000 ? PD_TIER_FAST : PD_TIER_SLOW);
+    }
+    /* a range past every page: walked through the table */
+    assert_int_equal(big->release(big, page(0), (size_t)1 << 40), 0);
+    assert_int_equal(big->fast_free(big), 3000 * (size_t)PG);
+    void *q2[2] = {page(1), page(8999)};
+    assert_int_equal(big->query(big, q2, 2, tier), 0);
+    assert_int_equal(tier[0], -ENOENT);
+    assert_int_equal(tier[1], -ENOENT);
+    big->destroy(big);
+    b->destroy(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -150,6 +212,7 @@ int main(void)
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_many_pages),
         cmocka_unit_test(test_promote_demotes_for_hotter_pages),
+        cmocka_unit_test(test_release_gives_capacity_back),
     };
     return cmocka_run_group_tests_name("runtime_backend_sim", tests, NULL, NULL);
 }

@@ -263,6 +263,70 @@ static size_t sim_fast_free(pd_backend *b)
     return free_pages * s->page;
 }
 
+/* Empties slot i of the linear-probing table: later entries of its probe
+ * run move back into the hole (backward-shift deletion), so every key stays
+ * reachable from its home slot without tombstones. Caller holds the lock. */
+static void remove_slot(sim_state *s, size_t i)
+{
+    size_t mask = s->cap - 1;
+    if (s->tier[i] == PD_TIER_FAST)
+        s->fast_pages--;
+    s->keys[i] = 0;
+    s->used--;
+    for (size_t j = (i + 1) & mask; s->keys[j]; j = (j + 1) & mask) {
+        size_t home = hash_page(s->keys[j], mask);
+        /* j's entry may fill the hole unless its home lies cyclically in (i, j] */
+        int stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (stays)
+            continue;
+        s->keys[i] = s->keys[j];
+        s->tier[i] = s->tier[j];
+        s->keys[j] = 0;
+        i = j;
+    }
+}
+
+/* The runtime stops managing [addr, addr+len) (an object unregistered or
+ * moved: its memory may be freed and the address reused): its pages are
+ * forgotten and give their fast-tier capacity back. Without this, a
+ * program's freed temporaries kept the simulated fast tier full for good
+ * and every later promotion failed with ENOMEM (GAP's PageRank under
+ * `paddiser run`: the graph builder's 512 MiB arrays, freed, held all of
+ * it). A range larger than the table is walked through the table. */
+static int sim_release(pd_backend *b, void *addr, size_t len)
+{
+    sim_state *s = b->state;
+    uintptr_t lo = (uintptr_t)addr & ~(uintptr_t)(s->page - 1), end = (uintptr_t)addr + len;
+    if ((!addr && len) || end < (uintptr_t)addr) {
+        errno = EINVAL;
+        return -1;
+    }
+    size_t npages = len ? (size_t)((end - lo + s->page - 1) / s->page) : 0;
+    pthread_mutex_lock(&s->lock);
+    if (!s->cap || !npages) {
+        pthread_mutex_unlock(&s->lock);
+        return 0;
+    }
+    if (npages <= s->used) {
+        for (size_t k = 0; k < npages; k++) {
+            size_t i = find_slot(s, lo + k * s->page + 1);
+            if (s->keys[i])
+                remove_slot(s, i);
+        }
+    } else {
+        /* a removal shifts later entries back into slot i: look at i again */
+        for (size_t i = 0; i < s->cap;) {
+            uintptr_t key = s->keys[i];
+            if (key && key - 1 >= lo && key - 1 - lo < (uintptr_t)npages * s->page)
+                remove_slot(s, i);
+            else
+                i++;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
 static void sim_destroy(pd_backend *b)
 {
     if (!b)
@@ -295,6 +359,7 @@ pd_backend *pd_backend_sim_create(size_t fast_capacity)
     b->fast_free = sim_fast_free;
     b->destroy = sim_destroy;
     b->promote = sim_promote;
+    b->release = sim_release;
     b->state = s;
     return b;
 }

@@ -250,6 +250,102 @@ static void test_shrink_releases_fast_pages(void **state)
     free(buf);
 }
 
+/* Skewed instances over the 16 MB at buf (task 1 the slow one), each
+ * followed by a sync point. */
+static void skewed_instances(unsigned char *buf, int count)
+{
+    for (int it = 0; it < count; it++) {
+        for (int t = 0; t < 2; t++) {
+            assert_int_equal(pd_task_begin(t), PD_OK);
+            sweep(buf + (size_t)t * 8 * MB, 8 * MB, 1);
+            fake_now += t ? 0.004 : 0.001;
+            assert_int_equal(pd_task_end(t), PD_OK);
+        }
+        assert_int_equal(pd_sync_point(), PD_OK);
+    }
+}
+
+/* A freed temporary gives the sim tier's capacity back: a program's first
+ * object took the whole fast tier at its first touch and was freed (a
+ * graph builder's arrays), and the plan for the data that came after it
+ * must still fit (before, every promotion failed with ENOMEM). */
+static void test_freed_object_gives_capacity_back(void **state)
+{
+    (void)state;
+    pd_perf_set_clock(fake_clock);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_SIM;
+    o.fast_capacity = 4 * MB;
+    assert_int_equal(pd_init(&o), PD_OK);
+    unsigned char *tmp = aligned_alloc(4096, 8 * MB);
+    assert_non_null(tmp);
+    int tid = pd_object_register("builder", tmp, 8 * MB, NULL);
+    assert_true(tid >= 0);
+    assert_int_equal(rt.backend->fast_free(rt.backend), 0); /* first touch took it all */
+    assert_int_equal(pd_object_unregister(tid), PD_OK);
+    free(tmp);
+    assert_int_equal(rt.backend->fast_free(rt.backend), 4 * MB);
+
+    unsigned char *buf = aligned_alloc(4096, 16 * MB);
+    assert_non_null(buf);
+    memset(buf, 0, 16 * MB);
+    assert_true(pd_object_register("data", buf, 16 * MB, NULL) >= 0);
+    skewed_instances(buf, 2);
+    pd_profile_info info;
+    assert_int_equal(pd_profile_info_get(&info), PD_OK);
+    assert_int_equal(info.pages_failed, 0);
+    pd_task_plan plan[2];
+    assert_int_equal(pd_plan_query(plan, 2, NULL), 2);
+    size_t planned = plan[0].dram_bytes + plan[1].dram_bytes;
+    assert_true(planned > 0 && planned <= 4 * MB);
+    assert_int_equal(rt.backend->fast_free(rt.backend), 4 * MB - planned);
+    assert_int_equal(pd_finalize(), PD_OK);
+    pd_perf_set_clock(NULL);
+    free(buf);
+}
+
+/* Moves the fast tier refuses (someone else's memory fills it): the tasks
+ * run where their pages are, so the plan query says the share they have,
+ * none, and predicts their time at it, not at the plan's share. */
+static void test_refused_moves_predict_what_is_placed(void **state)
+{
+    (void)state;
+    pd_perf_set_clock(fake_clock);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_SIM;
+    o.fast_capacity = 4 * MB;
+    assert_int_equal(pd_init(&o), PD_OK);
+    /* the sim tier's pages are addresses: these are never registered */
+    pd_migrate_stats st = {0};
+    assert_int_equal(rt.backend->place(rt.backend, (void *)(uintptr_t)0x100000000000ull, 4 * MB, PD_TIER_FAST, &st), 0);
+    assert_int_equal(rt.backend->fast_free(rt.backend), 0);
+
+    unsigned char *buf = aligned_alloc(4096, 16 * MB);
+    assert_non_null(buf);
+    memset(buf, 0, 16 * MB);
+    assert_true(pd_object_register("data", buf, 16 * MB, NULL) >= 0);
+    skewed_instances(buf, 2);
+    pd_profile_info info;
+    assert_int_equal(pd_profile_info_get(&info), PD_OK);
+    assert_true(info.pages_failed > 0);
+    assert_int_equal(info.pages_moved, 0);
+    pd_task_plan plan[2];
+    double makespan = 0;
+    assert_int_equal(pd_plan_query(plan, 2, &makespan), 2);
+    double slowest = 0;
+    for (int i = 0; i < 2; i++) {
+        assert_true(plan[i].dram_share < 1e-9);
+        assert_int_equal(plan[i].dram_bytes, 0);
+        slowest = plan[i].predicted_time > slowest ? plan[i].predicted_time : slowest;
+    }
+    assert_float_equal(makespan, slowest, 1e-12);
+    assert_int_equal(pd_finalize(), PD_OK);
+    pd_perf_set_clock(NULL);
+    free(buf);
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -274,6 +370,8 @@ int main(void)
         cmocka_unit_test_teardown(test_skewed_task_gets_more_dram, teardown),
         cmocka_unit_test_teardown(test_no_sampling_still_plans, teardown),
         cmocka_unit_test_teardown(test_shrink_releases_fast_pages, teardown),
+        cmocka_unit_test_teardown(test_freed_object_gives_capacity_back, teardown),
+        cmocka_unit_test_teardown(test_refused_moves_predict_what_is_placed, teardown),
     };
     return cmocka_run_group_tests_name("runtime_e2e", tests, NULL, NULL);
 }

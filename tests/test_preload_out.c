@@ -2,9 +2,11 @@
  * linked here without the hooks: with PADDISER_RUN_OUT=DIR, pdp_out_setup
  * points the runtime's per-task CSV at DIR/tasks.csv, pdp_after_sync
  * appends one line per sync point to DIR/plan.log (pid, instance, tasks,
- * predicted makespan, moved bytes, the hot-first decision, backend), and
+ * predicted makespan, moved bytes, the hot-first decision, backend, the
+ * measured makespan of the instance that ended), and
  * pdp_out_finish writes DIR/objects.csv with the objects the hooks
  * registered. Without PADDISER_RUN_OUT nothing is written. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -40,14 +42,35 @@ static char *slurp(const char *dir, const char *name)
     return pd_read_file(path, &len);
 }
 
-static void one_instance(unsigned char *buf, size_t len)
+/* Tasks 0 .. ntasks-1 in turn, task k touching the buffer 20 k + 1 times. */
+static void one_instance(unsigned char *buf, size_t len, int ntasks)
 {
-    assert_int_equal(pd_task_begin(0), PD_OK);
-    for (size_t i = 0; i < len; i += 4096)
-        buf[i]++;
-    assert_int_equal(pd_task_end(0), PD_OK);
+    for (int k = 0; k < ntasks; k++) {
+        assert_int_equal(pd_task_begin(k), PD_OK);
+        for (int r = 0; r <= 20 * k; r++)
+            for (size_t i = 0; i < len; i += 4096)
+                buf[i]++;
+        assert_int_equal(pd_task_end(k), PD_OK);
+    }
     assert_int_equal(pd_sync_point(), PD_OK);
     pdp_after_sync();
+}
+
+static double last_time(int task)
+{
+    pd_task_profile p;
+    assert_int_equal(pd_task_profile_get(task, &p), PD_OK);
+    return p.last_time;
+}
+
+/* measured_s=... of the line that begins with prefix. */
+static double measured_on(const char *log, const char *prefix)
+{
+    const char *line = strstr(log, prefix);
+    assert_non_null(line);
+    const char *eol = strchr(line, '\n'), *m = strstr(line, " measured_s=");
+    assert_true(m && eol && m < eol);
+    return strtod(m + strlen(" measured_s="), NULL);
 }
 
 static void test_outputs(void **state)
@@ -75,8 +98,12 @@ static void test_outputs(void **state)
     int id = pd_object_register("app+0x10#0", buf, len, NULL);
     assert_true(id >= 0);
     pdp_out_object(id, "app+0x10#0", len);
-    one_instance(buf, len);
-    one_instance(buf, len);
+    /* the second instance runs task 0 alone: task 1's time is the first
+     * instance's and is not measured in the second */
+    one_instance(buf, len, 2);
+    double first0 = last_time(0), first1 = last_time(1);
+    one_instance(buf, len, 1);
+    double second0 = last_time(0), second1 = last_time(1);
     pdp_out_finish();
     assert_int_equal(pd_finalize(), PD_OK);
 
@@ -84,9 +111,15 @@ static void test_outputs(void **state)
     assert_non_null(plan);
     char first[64], second[64];
     snprintf(first, sizeof first, "pid=%ld instance=1 tasks=", (long)getpid());
-    snprintf(second, sizeof second, "pid=%ld instance=2 tasks=1 makespan_s=", (long)getpid());
+    snprintf(second, sizeof second, "pid=%ld instance=2 tasks=2 makespan_s=", (long)getpid());
     assert_non_null(strstr(plan, first));
     assert_non_null(strstr(plan, second));
+    /* the slowest task of each instance, as printed (%.6g) */
+    assert_true(second1 == first1);
+    /* task 1 did 21 times the work: counting its old time would show */
+    assert_true(first0 > 0 && second0 > 0 && first1 > second0);
+    assert_float_equal(measured_on(plan, first), fmax(first0, first1), 1e-5 * fmax(first0, first1));
+    assert_float_equal(measured_on(plan, second), second0, 1e-5 * second0);
     assert_non_null(strstr(plan, " moved_bytes="));
     assert_non_null(strstr(plan, " hot_first="));
     assert_non_null(strstr(plan, " backend=sim sampler="));

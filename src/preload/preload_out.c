@@ -74,6 +74,43 @@ static void write_all(int fd, const char *s, size_t n)
     }
 }
 
+/* The instance that just ended, as measured: its slowest task's time
+ * (pd_task_profile.last_time) among the planned tasks (pd_plan_query).
+ * Its tasks are those whose instance count
+ * moved since the last line: the regions of a program run different
+ * tasks, and a task that sat this instance out still holds the time of an
+ * older one. Task ids past SEEN_MAX (never under the OpenMP hooks, whose
+ * ids stay below the runtime's 4096 slots) are left out. NaN when no task
+ * ran. With makespan_s of the line before, it is how well the runtime
+ * predicted this program (bench/gapbs_pr.sh). */
+#define SEEN_MAX 4096
+static int seen[SEEN_MAX];
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static double measured_makespan(int ntasks)
+{
+    if (ntasks <= 0)
+        return NAN;
+    pd_task_plan *tp = malloc((size_t)ntasks * sizeof *tp);
+    if (!tp)
+        return NAN;
+    double slowest = NAN;
+    pthread_mutex_lock(&seen_lock);
+    int n = pd_plan_query(tp, ntasks, NULL);
+    for (int i = 0; i < n && i < ntasks; i++) { /* more may have come since the count */
+        pd_task_profile p;
+        int id = tp[i].task;
+        if (id < 0 || id >= SEEN_MAX || pd_task_profile_get(id, &p) != PD_OK || p.instances == seen[id])
+            continue;
+        seen[id] = p.instances;
+        if (!(slowest >= p.last_time))
+            slowest = p.last_time;
+    }
+    pthread_mutex_unlock(&seen_lock);
+    free(tp);
+    return slowest;
+}
+
 void pdp_after_sync(void)
 {
     if (plan_fd < 0)
@@ -84,15 +121,16 @@ void pdp_after_sync(void)
     double makespan = NAN;
     if (pd_profile_info_get(&pi) == PD_OK && pi.initialized) {
         int ntasks = pd_plan_query(NULL, 0, &makespan);
+        double measured = measured_makespan(ntasks);
         char line[512];
         int n = snprintf(line, sizeof line,
                          "pid=%ld instance=%d tasks=%d makespan_s=%.6g moved_bytes=%zu moved_pages=%zu "
                          "failed_pages=%zu demoted_bytes=%zu decided=%d kept=%d hot_first=%d model_s=%.6g "
-                         "hot_first_s=%.6g backend=%s sampler=%s\n",
+                         "hot_first_s=%.6g backend=%s sampler=%s measured_s=%.6g\n",
                          (long)getpid(), pi.instances, ntasks < 0 ? 0 : ntasks, ntasks < 0 ? NAN : makespan,
                          pi.bytes_moved, pi.pages_moved, pi.pages_failed, pi.bytes_demoted, pi.plan_decided,
                          pi.plan_kept, pi.plan_hot_first, pi.plan_model_s, pi.plan_hot_first_s, pi.backend,
-                         pi.sampler);
+                         pi.sampler, measured);
         if (n > 0)
             write_all(plan_fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
         write_tiers(pi.instances);

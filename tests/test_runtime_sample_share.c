@@ -60,6 +60,11 @@ static int teardown(void **state)
     return 0;
 }
 
+/* Real microseconds an instance lasts at least (in its first task's first
+ * phase: the long-run share counts instances' time from their first task);
+ * 0: as long as its sweeps. */
+static useconds_t instance_real_us;
+
 /* One instance of two tasks, each touching its half in two phases; the
  * first task's work is twice the second's (times from the fake clock). */
 static void instance_slowed(double slow)
@@ -67,6 +72,8 @@ static void instance_slowed(double slow)
     for (int phase = 0; phase < 2; phase++)
         for (int task = 0; task < 2; task++) {
             assert_int_equal(pd_task_begin(task), PD_OK);
+            if (phase == 0 && task == 0 && instance_real_us)
+                usleep(instance_real_us);
             sweep(buf + (size_t)task * 8 * MB, 8 * MB);
             fake_now += (task == 0 ? 0.02 : 0.01) * slow;
             assert_int_equal(pd_task_end(task), PD_OK);
@@ -146,11 +153,10 @@ static void test_sampled_instance_time_is_left_out(void **state)
 static double shifted_run(const char *share_pct)
 {
     start(share_pct);
-    for (int i = 0; i < 6; i++) {
-        /* 50 ms of real time an instance: a sampled one costs about 1 ms */
-        usleep(50000);
+    instance_real_us = 50000; /* 50 ms of real time an instance: a sampled one costs about 1 ms */
+    for (int i = 0; i < 6; i++)
         instance_slowed(i < 2 ? 1.0 : 2.0);
-    }
+    instance_real_us = 0;
     pd_profile_info info;
     assert_int_equal(pd_profile_info_get(&info), PD_OK);
     assert_int_equal(info.instances_sampled, 6);

@@ -723,6 +723,37 @@ static void test_share_skips_whole_instances(void **state)
     }
 }
 
+/* The program's time before its first instance (its setup) is no
+ * instance's time: the share does not grow with it. 300 ms of setup at a
+ * share of 0.1% would afford 0.3 ms of sampling; counted from the first
+ * instance only, the second instance (a fraction of a millisecond of work,
+ * much of it the first one's sampling) is skipped. */
+static void test_share_counts_from_the_first_instance(void **state)
+{
+    (void)state;
+    pd_sampler_stop();
+    pd_sampler_config cfg = {.seed = 7, .period_ms = 0, .min_per_object = 1, .share = 1e-3};
+    assert_int_equal(pd_sampler_start(&cfg), 0);
+    unsigned char *buf = map_buf(64 * 1024);
+    pd_sampler_range r = {buf, 64 * 1024, 0};
+    assert_int_equal(pd_sampler_set_ranges(&r, 1), 0);
+    struct timespec setup = {0, 300 * 1000 * 1000};
+    nanosleep(&setup, NULL);
+    pd_sampler_set_thread_task(0);
+    for (int inst = 0; inst < 2; inst++) {
+        assert_int_equal(pd_sampler_instance_begin(0), inst == 0);
+        pd_sampler_arm();
+        touch_region(buf, 0, 64 * 1024);
+        pd_sampler_disarm();
+        pd_sampler_reset_counts();
+    }
+    pd_sampler_stats st;
+    pd_sampler_get_stats(&st);
+    assert_int_equal(st.instances_sampled, 1);
+    assert_true(st.wall_s < 0.15); /* the two instances, not the setup */
+    munmap(buf, 64 * 1024);
+}
+
 /* A pointer into a PROT_NONE page that the sampler does not own. */
 static volatile int *bad_pointer(void)
 {
@@ -810,6 +841,7 @@ int main(void)
         cmocka_unit_test_teardown(test_allowance_before_budget, teardown),
         cmocka_unit_test_teardown(test_allowance_is_a_share_of_the_instance, teardown),
         cmocka_unit_test_teardown(test_share_skips_whole_instances, teardown),
+        cmocka_unit_test_teardown(test_share_counts_from_the_first_instance, teardown),
         cmocka_unit_test_teardown(test_thinned_spells_count_unbiased, teardown),
         cmocka_unit_test_teardown(test_small_objects_get_every_page, teardown),
         cmocka_unit_test_teardown(test_dense_budget_shrinks_floor, teardown),

@@ -123,6 +123,7 @@ static void test_outputs(void **state)
     assert_non_null(strstr(plan, " moved_bytes="));
     assert_non_null(strstr(plan, " hot_first="));
     assert_non_null(strstr(plan, " backend=sim sampler="));
+    assert_non_null(strstr(plan, " instances_sampled=1 sampling_cost_s=")); /* the first instance only */
     int lines = 0;
     for (const char *p = plan; *p; p++)
         lines += *p == '\n';

@@ -126,11 +126,12 @@ void pdp_after_sync(void)
         int n = snprintf(line, sizeof line,
                          "pid=%ld instance=%d tasks=%d makespan_s=%.6g moved_bytes=%zu moved_pages=%zu "
                          "failed_pages=%zu demoted_bytes=%zu decided=%d kept=%d hot_first=%d model_s=%.6g "
-                         "hot_first_s=%.6g backend=%s sampler=%s measured_s=%.6g\n",
+                         "hot_first_s=%.6g backend=%s sampler=%s measured_s=%.6g instances_sampled=%d "
+                         "sampling_cost_s=%.6g\n",
                          (long)getpid(), pi.instances, ntasks < 0 ? 0 : ntasks, ntasks < 0 ? NAN : makespan,
                          pi.bytes_moved, pi.pages_moved, pi.pages_failed, pi.bytes_demoted, pi.plan_decided,
                          pi.plan_kept, pi.plan_hot_first, pi.plan_model_s, pi.plan_hot_first_s, pi.backend,
-                         pi.sampler, measured);
+                         pi.sampler, measured, pi.instances_sampled, pi.sampling_cost_s);
         if (n > 0)
             write_all(plan_fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
         write_tiers(pi.instances);

@@ -11,3 +11,13 @@ $(BUILD)/bench/phases_bench: $(call OBJ,bench/phases_bench.c) $(BUILD)/libpaddis
 bench-phases: $(BUILD)/bench/phases_bench $(RT_PHASES)
 	$(BUILD)/bench/phases_bench --example $(RT_PHASES) $(PHASES_BENCH_ARGS)
 -include $(BUILD)/obj/bench/phases_bench.d
+
+# The runtime on a third-party OpenMP program, unmodified: GAP's PageRank
+# under `paddiser run` (bench/gapbs_pr.sh). GAPBS_DIR names a checkout of
+# github.com/sbeamer/gapbs (not part of this repository); g++ (build-essential,
+# installed with the base packages) builds it.
+#   make bench-gapbs GAPBS_DIR=~/gapbs [GAPBS_ENV="SCALES='21 22' RUNS=4"]
+.PHONY: bench-gapbs
+bench-gapbs: all
+	@[ -n "$(GAPBS_DIR)" ] || { echo "make bench-gapbs GAPBS_DIR=<a checkout of github.com/sbeamer/gapbs>" >&2; exit 2; }
+	env BUILD=$(BUILD) $(GAPBS_ENV) sh bench/gapbs_pr.sh $(GAPBS_DIR)

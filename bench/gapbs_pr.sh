@@ -1,0 +1,135 @@
+#!/bin/sh
+# The runtime on a third-party OpenMP program, unmodified (issue #11's
+# setting: a graph kernel of a public benchmark suite, a sync point per
+# iteration): PageRank of the GAP Benchmark Suite (github.com/sbeamer/gapbs,
+# its src/pr.cc, built here from a checkout you name; nothing of it is in
+# this repository) under `paddiser run`. Only the parallel region of
+# PageRankPullGS's iteration loop is a task region (--regions), one sync
+# point per region, so an instance is one PageRank iteration of one graph.
+# For each graph scale (a Kronecker graph of 2^scale vertices that pr
+# generates), RUNS runs of TRIALS trials, each run once under the runtime
+# and once alone, interleaved. From each run's plan.log (one line per sync
+# point: makespan_s, the predicted makespan of the next instance, and
+# measured_s, the slowest task's time in the instance that ended) it
+# prints, median over runs with their range:
+#   (a) later instances: median |predicted / measured - 1| of the runtime,
+#       of the naive previous-instance predictor, and their ratio;
+#   (c) CV of the runtime's predictions once warmed up (after WARMUP
+#       instances; GAP's trials rerun the same graph, so the input is
+#       unchanged);
+#   (e) bytes moved after warm-up;
+#   (d) overhead: GAP's own "Average Time" of a trial under the runtime over
+#       alone, minus 1 (each trial also runs the untracked setup region).
+# A timing, not a test: it never fails on the numbers.
+#
+#   bench/gapbs_pr.sh GAPBS_DIR
+#   env: BUILD (default the repository's build), SCALES (default "21 22"), TRIALS (8),
+#        RUNS (3), THREADS (2), FAST (fast capacity, default 128M),
+#        SAMPLER (mprotect: this machine has no PMU load sampling),
+#        WARMUP (5), BACKEND (sim), CXX (g++)
+set -eu
+GAPBS_DIR=${1:-}
+[ -n "$GAPBS_DIR" ] && [ -f "$GAPBS_DIR/src/pr.cc" ] || {
+    echo "usage: bench/gapbs_pr.sh GAPBS_DIR (a checkout of github.com/sbeamer/gapbs: its src/pr.cc)" >&2
+    exit 2
+}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+SCALES=${SCALES:-"21 22"}
+TRIALS=${TRIALS:-8}
+RUNS=${RUNS:-3}
+THREADS=${THREADS:-2}
+FAST=${FAST:-128M}
+SAMPLER=${SAMPLER:-mprotect}
+WARMUP=${WARMUP:-5}
+BACKEND=${BACKEND:-sim}
+CXX=${CXX:-g++}
+PADDISER=$(cd "$BUILD" && pwd)/paddiser
+[ -x "$PADDISER" ] || { echo "gapbs_pr: $PADDISER missing (make all)" >&2; exit 1; }
+for tool in "$CXX" nm addr2line; do
+    command -v "$tool" >/dev/null 2>&1 || { echo "gapbs_pr: $tool not found (Debian: g++, binutils)" >&2; exit 1; }
+done
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+# GAP's own flags (its Makefile), plus -g for the region's source line.
+"$CXX" -std=c++11 -O3 -g -Wall -fopenmp "$GAPBS_DIR/src/pr.cc" -o "$T/pr"
+
+# The iteration loop's region: the outlined function of PageRankPullGS
+# whose first instruction is on the line of its `reduction(+ : error)`
+# pragma. Its name under the preload is pr+0x<offset> (a PIE: nm prints
+# offsets).
+line=$(grep -n 'reduction(+ *: *error)' "$GAPBS_DIR/src/pr.cc" | head -1 | cut -d: -f1)
+region=
+for off in $(nm "$T/pr" | awk '/PageRankPullGS.*_omp_fn/ {print $1}'); do
+    at=$(addr2line -e "$T/pr" "0x$off" | sed 's/.*://; s/ .*//')
+    [ "$at" = "$line" ] && region="pr+0x$(echo "$off" | sed 's/^0*//')"
+done
+[ -n "$region" ] || { echo "gapbs_pr: no outlined region of PageRankPullGS at pr.cc:$line" >&2; exit 1; }
+echo "gapbs_pr: $GAPBS_DIR/src/pr.cc ($(cd "$GAPBS_DIR" && git rev-parse --short HEAD 2>/dev/null || echo "no git")), region $region (pr.cc:$line), $THREADS threads, $TRIALS trials a run, $RUNS runs a scale, backend $BACKEND, fast capacity $FAST, sampler $SAMPLER"
+
+avg_time() { awk '/^Average Time:/ {print $3}' "$1"; }
+
+for scale in $SCALES; do
+    for r in $(seq 1 "$RUNS"); do
+        out="$T/s$scale-r$r"
+        OMP_NUM_THREADS=$THREADS "$PADDISER" run --backend "$BACKEND" --fast-capacity "$FAST" \
+            --sampler "$SAMPLER" --regions "$region" --out "$out" -- \
+            "$T/pr" -g "$scale" -n "$TRIALS" >"$T/on-$scale-$r.txt" 2>"$T/on-$scale-$r.err" ||
+            { cat "$T/on-$scale-$r.err" >&2; exit 1; }
+        OMP_NUM_THREADS=$THREADS "$T/pr" -g "$scale" -n "$TRIALS" >"$T/off-$scale-$r.txt"
+        echo "gapbs_pr: scale $scale run $r: trial $(avg_time "$T/on-$scale-$r.txt") s under the runtime, $(avg_time "$T/off-$scale-$r.txt") s alone, $(wc -l <"$out/plan.log") sync points"
+    done
+done
+
+# Per run: one line of statistics; then medians and ranges over runs.
+stats_of_run() { # plan.log on.txt off.txt
+    awk -v warmup="$WARMUP" -v on="$(avg_time "$2")" -v off="$(avg_time "$3")" '
+        function med(a, n,   i, j, t) {
+            for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        }
+        function abs(x) { return x < 0 ? -x : x }
+        {
+            for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+            n++; pred[n] = v["makespan_s"] + 0; meas[n] = v["measured_s"] + 0; moved[n] = v["moved_bytes"] + 0
+        }
+        END {
+            ne = 0; s = 0; s2 = 0; nc = 0; mv = 0; slow = 0
+            for (i = 2; i <= n; i++) {
+                if (!(meas[i] > 0) || !(pred[i - 1] > 0) || !(meas[i - 1] > 0)) continue
+                ne++; er[ne] = abs(pred[i - 1] / meas[i] - 1); en[ne] = abs(meas[i - 1] / meas[i] - 1)
+            }
+            for (i = warmup; i < n; i++) { nc++; s += pred[i]; s2 += pred[i] * pred[i]; mv += moved[i] }
+            for (i = 1; i <= n; i++) if (meas[i] > slow) slow = meas[i]
+            cv = nc > 1 ? sqrt((s2 - s * s / nc) / (nc - 1)) / (s / nc) : 0
+            mr = med(er, ne); mn = med(en, ne)
+            printf "%.4f %.4f %.4f %.4f %.0f %.4f %d\n", 100 * mr, 100 * mn, (mn > 0 ? mr / mn : 0), 100 * cv, mv, 100 * (on / off - 1), n
+        }' "$1"
+}
+summary() { # column label unit
+    awk -v c="$1" -v label="$2" -v unit="$3" '
+        { x[NR] = $c }
+        END {
+            for (i = 2; i <= NR; i++) { t = x[i]; for (j = i - 1; j >= 1 && x[j] > t; j--) x[j + 1] = x[j]; x[j + 1] = t }
+            m = NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2
+            printf "  %-52s %10.2f%s  %8.2f .. %.2f\n", label, m, unit, x[1], x[NR]
+        }'
+}
+for scale in $SCALES; do
+    : >"$T/stats-$scale"
+    for r in $(seq 1 "$RUNS"); do
+        stats_of_run "$T/s$scale-r$r/plan.log" "$T/on-$scale-$r.txt" "$T/off-$scale-$r.txt" >>"$T/stats-$scale"
+    done
+    inst=$(awk '{print $7}' "$T/stats-$scale" | sort -n | head -1)
+    ms=$(for r in $(seq 1 "$RUNS"); do awk '{for (i = 1; i <= NF; i++) if ($i ~ /^measured_s=/) print substr($i, 12)}' "$T/s$scale-r$r/plan.log"; done |
+        sort -g | awk '{x[NR] = $1} END {printf "%.1f", 1000 * (NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2)}')
+    echo
+    echo "scale $scale: $inst or more instances a run, median instance $ms ms (slowest task); median over $RUNS runs, range"
+    summary 1 "(a) later instances, median |error|: runtime" "%" <"$T/stats-$scale"
+    summary 2 "    naive previous-instance predictor" "%" <"$T/stats-$scale"
+    summary 3 "    runtime / naive" " " <"$T/stats-$scale"
+    summary 4 "(c) CV of predictions after $WARMUP instances" "%" <"$T/stats-$scale"
+    summary 5 "(e) bytes moved after $WARMUP instances" " " <"$T/stats-$scale"
+    summary 6 "(d) trial time under the runtime / alone - 1" "%" <"$T/stats-$scale"
+done

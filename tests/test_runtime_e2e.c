@@ -208,6 +208,21 @@ static void test_no_sampling_still_plans(void **state)
     assert_int_equal(pd_finalize(), PD_OK);
 }
 
+/* The last sync point moved every planned page, the two tasks' plan fits
+ * the 4 MB fast tier, and exactly the planned pages are fast: nothing
+ * stale holds capacity. */
+static void plan_holds_the_fast_tier(void)
+{
+    pd_profile_info info;
+    assert_int_equal(pd_profile_info_get(&info), PD_OK);
+    assert_int_equal(info.pages_failed, 0);
+    pd_task_plan plan[2];
+    assert_int_equal(pd_plan_query(plan, 2, NULL), 2);
+    size_t planned = plan[0].dram_bytes + plan[1].dram_bytes;
+    assert_true(planned > 0 && planned <= 4 * MB);
+    assert_int_equal(rt.backend->fast_free(rt.backend), 4 * MB - planned);
+}
+
 /* The next input is smaller (the object is resized before the sync point,
  * the order that plans once per instance): fast pages the object no longer
  * covers are given back, so the new plan's pages all fit. */
@@ -235,15 +250,7 @@ static void test_shrink_releases_fast_pages(void **state)
         }
         assert_int_equal(pd_object_update(id, buf, half), PD_OK);
         assert_int_equal(pd_sync_point(), PD_OK);
-        pd_profile_info info;
-        assert_int_equal(pd_profile_info_get(&info), PD_OK);
-        assert_int_equal(info.pages_failed, 0);
-        pd_task_plan plan[2];
-        assert_int_equal(pd_plan_query(plan, 2, NULL), 2);
-        size_t planned = plan[0].dram_bytes + plan[1].dram_bytes;
-        assert_true(planned > 0 && planned <= 4 * MB);
-        /* Exactly the planned pages are fast: nothing stale holds capacity. */
-        assert_int_equal(rt.backend->fast_free(rt.backend), 4 * MB - planned);
+        plan_holds_the_fast_tier();
     }
     assert_int_equal(pd_finalize(), PD_OK);
     pd_perf_set_clock(NULL);
@@ -265,6 +272,27 @@ static void skewed_instances(unsigned char *buf, int count)
     }
 }
 
+/* The runtime on the fake clock, the sim backend with 4 MB fast. */
+static void start_sim_4mb(void)
+{
+    pd_perf_set_clock(fake_clock);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_SIM;
+    o.fast_capacity = 4 * MB;
+    assert_int_equal(pd_init(&o), PD_OK);
+}
+
+/* 16 MB registered as "data", written once. */
+static unsigned char *data_object(void)
+{
+    unsigned char *buf = aligned_alloc(4096, 16 * MB);
+    assert_non_null(buf);
+    memset(buf, 0, 16 * MB);
+    assert_true(pd_object_register("data", buf, 16 * MB, NULL) >= 0);
+    return buf;
+}
+
 /* A freed temporary gives the sim tier's capacity back: a program's first
  * object took the whole fast tier at its first touch and was freed (a
  * graph builder's arrays), and the plan for the data that came after it
@@ -272,12 +300,7 @@ static void skewed_instances(unsigned char *buf, int count)
 static void test_freed_object_gives_capacity_back(void **state)
 {
     (void)state;
-    pd_perf_set_clock(fake_clock);
-    pd_options o;
-    pd_options_default(&o);
-    o.backend = PD_BACKEND_SIM;
-    o.fast_capacity = 4 * MB;
-    assert_int_equal(pd_init(&o), PD_OK);
+    start_sim_4mb();
     unsigned char *tmp = aligned_alloc(4096, 8 * MB);
     assert_non_null(tmp);
     int tid = pd_object_register("builder", tmp, 8 * MB, NULL);
@@ -287,19 +310,9 @@ static void test_freed_object_gives_capacity_back(void **state)
     free(tmp);
     assert_int_equal(rt.backend->fast_free(rt.backend), 4 * MB);
 
-    unsigned char *buf = aligned_alloc(4096, 16 * MB);
-    assert_non_null(buf);
-    memset(buf, 0, 16 * MB);
-    assert_true(pd_object_register("data", buf, 16 * MB, NULL) >= 0);
+    unsigned char *buf = data_object();
     skewed_instances(buf, 2);
-    pd_profile_info info;
-    assert_int_equal(pd_profile_info_get(&info), PD_OK);
-    assert_int_equal(info.pages_failed, 0);
-    pd_task_plan plan[2];
-    assert_int_equal(pd_plan_query(plan, 2, NULL), 2);
-    size_t planned = plan[0].dram_bytes + plan[1].dram_bytes;
-    assert_true(planned > 0 && planned <= 4 * MB);
-    assert_int_equal(rt.backend->fast_free(rt.backend), 4 * MB - planned);
+    plan_holds_the_fast_tier();
     assert_int_equal(pd_finalize(), PD_OK);
     pd_perf_set_clock(NULL);
     free(buf);
@@ -311,21 +324,13 @@ static void test_freed_object_gives_capacity_back(void **state)
 static void test_refused_moves_predict_what_is_placed(void **state)
 {
     (void)state;
-    pd_perf_set_clock(fake_clock);
-    pd_options o;
-    pd_options_default(&o);
-    o.backend = PD_BACKEND_SIM;
-    o.fast_capacity = 4 * MB;
-    assert_int_equal(pd_init(&o), PD_OK);
+    start_sim_4mb();
     /* the sim tier's pages are addresses: these are never registered */
     pd_migrate_stats st = {0};
     assert_int_equal(rt.backend->place(rt.backend, (void *)(uintptr_t)0x100000000000ull, 4 * MB, PD_TIER_FAST, &st), 0);
     assert_int_equal(rt.backend->fast_free(rt.backend), 0);
 
-    unsigned char *buf = aligned_alloc(4096, 16 * MB);
-    assert_non_null(buf);
-    memset(buf, 0, 16 * MB);
-    assert_true(pd_object_register("data", buf, 16 * MB, NULL) >= 0);
+    unsigned char *buf = data_object();
     skewed_instances(buf, 2);
     pd_profile_info info;
     assert_int_equal(pd_profile_info_get(&info), PD_OK);

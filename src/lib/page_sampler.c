@@ -1267,18 +1267,18 @@ int pd_sampler_instance_begin(int force)
 {
     pthread_mutex_lock(&S.lock);
     S.instances++;
+    /* The first instance's time begins at its first task, not when the
+     * sampler started: the program's setup before it (reading or building
+     * its input) is no instance's time. Counted as one, GAP's PageRank at
+     * scale 21 (3.5 s of graph building before 50 ms instances) had its
+     * first 8 - 10 instances sampled whole, +15-30% on its trials. */
+    if (S.instances == 1)
+        S.inst_start = pd_monotonic();
     /* Sampled while the sampled instances' cost, with one more like the
      * last, stays within the share of all instances' time (with one more
      * like the last). An instance is sampled whole or not at all: every
      * task's profile in it comes from the same sample set, and an instance
      * that samples nothing changes no heat, so its plan stays put. */
-    /* The first instance's time begins at its first task, not when the
-     * sampler started: the program's setup before it (reading or building
-     * its input) is no instance's time. Counted as one, GAP's PageRank at
-     * scale 21 (3.5 s of graph building before 50 ms instances) had the
-     * share sample its next seven instances whole, +15-30% on its trials. */
-    if (S.instances == 1)
-        S.inst_start = pd_monotonic();
     int first = S.instances_sampled == 0;
     int sampled = force || S.share < 0 || S.no_protect || first ||
                   S.cost_total + S.last_whole <= S.share * (S.wall_total + S.last_wall);

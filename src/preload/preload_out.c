@@ -76,10 +76,9 @@ static void write_all(int fd, const char *s, size_t n)
 
 /* The instance that just ended, as measured: its slowest task's time
  * (pd_task_profile.last_time) among the planned tasks (pd_plan_query).
- * Its tasks are those whose instance count
- * moved since the last line: the regions of a program run different
- * tasks, and a task that sat this instance out still holds the time of an
- * older one. Task ids past SEEN_MAX (never under the OpenMP hooks, whose
+ * Its tasks are those whose instance count moved since the last line: the
+ * regions of a program run different tasks, and a task that sat this
+ * instance out still holds the time of an older one. Task ids past SEEN_MAX (never under the OpenMP hooks, whose
  * ids stay below the runtime's 4096 slots) are left out. NaN when no task
  * ran. With makespan_s of the line before, it is how well the runtime
  * predicted this program (bench/gapbs_pr.sh). */

@@ -787,8 +787,9 @@ static int promote_plan(const plan_list *sel, const page_list *hot_new, const pa
 
 /* After a move that reported failures: which of the pages that were or
  * were to be fast really are (one query of those pages, not of every
- * registered page). */
-static int confirm_placed(const page_list *before, const page_list *fast)
+ * registered page). The placed set is then exactly those; *placed_now
+ * receives them, sorted, for the caller to free. */
+static int confirm_placed(const page_list *before, const page_list *fast, page_list *placed_now)
 {
     page_list all = {0};
     int rc = 0;
@@ -807,9 +808,12 @@ static int confirm_placed(const page_list *before, const page_list *fast)
         if (tier[i] == PD_TIER_FAST && covered_by_object((uintptr_t)all.v[i]))
             all.v[k++] = all.v[i];
     all.n = k;
-    rc = placed_set_unsorted(&all);
+    rc = placed_set_unsorted(&all); /* sorts all in place */
     free(tier);
-    free(all.v);
+    if (rc == 0)
+        *placed_now = all;
+    else
+        free(all.v);
     return rc;
 }
 
@@ -1360,10 +1364,11 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
         stats_add(&total, &promoted);
         if (total.bytes_moved)
             rt_migrate_cost_record(total.pages_moved, pd_monotonic() - t0);
+        page_list real = {0}; /* what is fast now, where it was read back */
         if (rc == PD_OK) {
             /* Without failures the plan is what is placed; otherwise ask. */
             int exact = total.pages_failed == 0 && demoted.pages_moved == 0;
-            if (exact ? placed_set(&fast) != 0 : confirm_placed(&before, &fast) != 0)
+            if (exact ? placed_set(&fast) != 0 : confirm_placed(&before, &fast, &real) != 0)
                 rc = PD_ENOMEM;
         }
         if (rc != PD_OK) {
@@ -1389,8 +1394,7 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
          * plan, whose predictions would expect a speed-up that never came
          * (GAP's PageRank under `paddiser run`, the fast tier full: 0.07 s
          * predicted and 0.16 s measured, instance after instance). */
-        page_list real = {0};
-        int refused = rc == PD_OK && total.pages_failed > 0 && !placed.unknown && placed_pages(&real) == 0;
+        int refused = rc == PD_OK && total.pages_failed > 0;
         int differs = hot_first == 1 || refused, unsampled = 0;
         for (int i = 0; i < n; i++)
             unsampled |= p[i].task->nhot == 0;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "common/util.h"
 #include "lib/page_sampler.h"
 
 #define MB (1024ul * 1024ul)
@@ -474,13 +475,6 @@ static void test_busy_ring_counts_faults_since(void **state)
     assert_int_equal(pd_busy_ring_since(&full, 4850, 5000), 50);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void sum_waits(void *ctx, size_t sample, int slot, uint64_t count, double wait_s)
 {
     (void)sample;
@@ -506,9 +500,9 @@ static void test_waits_net_of_fault_handling(void **state)
         pd_sampler_reset_counts();
         pd_sampler_set_thread_task(1);
         pd_sampler_arm();
-        double t0 = now_s();
+        double t0 = pd_monotonic();
         touch_pages(buf, 0, 64);
-        double loop = now_s() - t0;
+        double loop = pd_monotonic() - t0;
         pd_sampler_disarm();
         pd_sampler_set_thread_task(PD_SAMPLER_NO_TASK);
         double waits = 0;

@@ -82,37 +82,37 @@ for scale in $SCALES; do
     done
 done
 
+# The median of a[1..n], awk; it sorts a in place (a[1], a[n]: the range).
+MEDIAN='function med(a, n,   i, j, t) {
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}'
+
 # Per run: one line of statistics; then medians and ranges over runs.
 stats_of_run() { # plan.log on.txt off.txt
-    awk -v warmup="$WARMUP" -v on="$(avg_time "$2")" -v off="$(avg_time "$3")" '
-        function med(a, n,   i, j, t) {
-            for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-        }
+    awk -v warmup="$WARMUP" -v on="$(avg_time "$2")" -v off="$(avg_time "$3")" "$MEDIAN"'
         function abs(x) { return x < 0 ? -x : x }
         {
             for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
             n++; pred[n] = v["makespan_s"] + 0; meas[n] = v["measured_s"] + 0; moved[n] = v["moved_bytes"] + 0
         }
         END {
-            ne = 0; s = 0; s2 = 0; nc = 0; mv = 0; slow = 0
+            ne = 0; s = 0; s2 = 0; nc = 0; mv = 0
             for (i = 2; i <= n; i++) {
                 if (!(meas[i] > 0) || !(pred[i - 1] > 0) || !(meas[i - 1] > 0)) continue
                 ne++; er[ne] = abs(pred[i - 1] / meas[i] - 1); en[ne] = abs(meas[i - 1] / meas[i] - 1)
             }
             for (i = warmup; i < n; i++) { nc++; s += pred[i]; s2 += pred[i] * pred[i]; mv += moved[i] }
-            for (i = 1; i <= n; i++) if (meas[i] > slow) slow = meas[i]
             cv = nc > 1 ? sqrt((s2 - s * s / nc) / (nc - 1)) / (s / nc) : 0
             mr = med(er, ne); mn = med(en, ne)
             printf "%.4f %.4f %.4f %.4f %.0f %.4f %d\n", 100 * mr, 100 * mn, (mn > 0 ? mr / mn : 0), 100 * cv, mv, 100 * (on / off - 1), n
         }' "$1"
 }
 summary() { # column label unit
-    awk -v c="$1" -v label="$2" -v unit="$3" '
+    awk -v c="$1" -v label="$2" -v unit="$3" "$MEDIAN"'
         { x[NR] = $c }
         END {
-            for (i = 2; i <= NR; i++) { t = x[i]; for (j = i - 1; j >= 1 && x[j] > t; j--) x[j + 1] = x[j]; x[j + 1] = t }
-            m = NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2
+            m = med(x, NR)
             printf "  %-52s %10.2f%s  %8.2f .. %.2f\n", label, m, unit, x[1], x[NR]
         }'
 }
@@ -123,7 +123,7 @@ for scale in $SCALES; do
     done
     inst=$(awk '{print $7}' "$T/stats-$scale" | sort -n | head -1)
     ms=$(for r in $(seq 1 "$RUNS"); do awk '{for (i = 1; i <= NF; i++) if ($i ~ /^measured_s=/) print substr($i, 12)}' "$T/s$scale-r$r/plan.log"; done |
-        sort -g | awk '{x[NR] = $1} END {printf "%.1f", 1000 * (NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2)}')
+        awk "$MEDIAN"'{x[NR] = $1} END {printf "%.1f", 1000 * med(x, NR)}')
     echo
     echo "scale $scale: $inst or more instances a run, median instance $ms ms (slowest task); median over $RUNS runs, range"
     summary 1 "(a) later instances, median |error|: runtime" "%" <"$T/stats-$scale"

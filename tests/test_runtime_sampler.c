@@ -678,6 +678,67 @@ static void test_thinned_spells_count_unbiased(void **state)
     munmap(buf, 2 * MB);
 }
 
+/* The cap (spell_cap): a spell that would take the instance's sampling
+ * cost past that share of its elapsed time, plus the floor and one whole
+ * spell, arms a slice, past spell_frac's 1 in 64 where it must. A whole
+ * spell costs the same however short it is: GAP's sssp (a barrier per
+ * bucket, thousands a trial) took 4.7 s for its 0.06 s first trial armed
+ * whole at every barrier. Here the first spell is whole; with a cap of
+ * next to nothing every later one arms 1 in 65536 (of 64 samples, at most
+ * one), each fault counting 65536; with room to spare, none is thinned. */
+static void many_spells(unsigned char *buf, int spells, uint64_t s[2])
+{
+    assert_int_equal(pd_sampler_instance_begin(0), 1);
+    for (int i = 0; i < spells; i++) {
+        pd_sampler_arm();
+        touch_region(buf, 0, 2 * MB);
+        pd_sampler_disarm();
+    }
+    s[0] = s[1] = 0;
+    pd_sampler_foreach(sum_counts, s);
+}
+
+static void test_cap_thins_spells_past_its_share(void **state)
+{
+    (void)state;
+    pd_sampler_stop();
+    pd_sampler_config cfg = {.seed = 7, .period_ms = 0, .min_per_object = 64, .spell_cap = 1e-9,
+                             .spell_floor_s = 1e-9, .share = -1};
+    assert_int_equal(pd_sampler_start(&cfg), 0);
+    unsigned char *buf = map_buf(2 * MB);
+    pd_sampler_range r = {buf, 2 * MB, 0};
+    assert_int_equal(pd_sampler_set_ranges(&r, 1), 0);
+    assert_int_equal(pd_sampler_nsamples(), 64);
+    pd_sampler_set_thread_task(0);
+    uint64_t s[2];
+    many_spells(buf, 17, s);
+    /* the first spell's 64 faults count 1 each; the 16 others' 65536 each */
+    assert_true(s[0] >= 64);
+    assert_int_equal((s[0] - 64) % 65536, 0);
+    assert_true((s[0] - 64) / 65536 <= 16);
+    pd_sampler_stats st;
+    pd_sampler_get_stats(&st);
+    assert_int_equal(st.spells, 17);
+    assert_int_equal(st.spells_thinned, 16);
+    assert_int_equal(st.max_thinning, 65536);
+    assert_true(st.faults <= 64 + 16);
+    pd_sampler_reset_counts();
+
+    /* Room to spare: every spell whole, every fault counting 1. */
+    pd_sampler_stop();
+    cfg.spell_cap = 0.99;
+    cfg.spell_floor_s = 10;
+    assert_int_equal(pd_sampler_start(&cfg), 0);
+    assert_int_equal(pd_sampler_set_ranges(&r, 1), 0);
+    many_spells(buf, 17, s);
+    assert_int_equal(s[0], 64 * 17);
+    pd_sampler_get_stats(&st);
+    assert_int_equal(st.spells_thinned, 0);
+    assert_int_equal(st.max_thinning, 1);
+    pd_sampler_reset_counts();
+    munmap(buf, 2 * MB);
+}
+
 /* The long-run share decides per instance: the first is sampled, then one
  * whose cost (one more like the last sampled one) would exceed the share of
  * all instances' time arms nothing (a touch counts nothing), unless forced;
@@ -837,6 +898,7 @@ int main(void)
         cmocka_unit_test_teardown(test_share_skips_whole_instances, teardown),
         cmocka_unit_test_teardown(test_share_counts_from_the_first_instance, teardown),
         cmocka_unit_test_teardown(test_thinned_spells_count_unbiased, teardown),
+        cmocka_unit_test_teardown(test_cap_thins_spells_past_its_share, teardown),
         cmocka_unit_test_teardown(test_small_objects_get_every_page, teardown),
         cmocka_unit_test_teardown(test_dense_budget_shrinks_floor, teardown),
         cmocka_unit_test_teardown(test_frequency_ranks_pages_per_task, teardown),

@@ -71,6 +71,7 @@ static struct {
     int inst_thin;       /* this instance's spells may be thinned */
     double last_whole;   /* the last sampled instance's cost, had it armed whole */
     double spell_floor;
+    double spell_cap;    /* every sampled instance: thinned past this share (< 0: none) */
     /* The next instance's, where the caller knows what it may afford
      * (pd_sampler_thin_next); < 0: the configured ones. */
     double next_frac, next_floor;
@@ -361,7 +362,7 @@ static double inst_weight_locked(void)
     uint64_t f = atomic_load(&S.faults) - S.inst_faults_base;
     uint64_t w = atomic_load(&S.weighted) - S.inst_weighted_base;
     if (!f)
-        return S.inst_sampled && S.inst_thin && S.spell_k > 1 ? (double)S.spell_k : 1.0;
+        return S.inst_sampled && S.spell_k > 1 ? (double)S.spell_k : 1.0;
     return w > f ? (double)w / (double)f : 1.0;
 }
 
@@ -576,18 +577,33 @@ static size_t samples_enabled(const sample_table *t)
 }
 
 #define PD_SPELL_K_MAX 64u
+/* The cap's slices go on thinning: 1 in 65536 arms a sample in a spell
+ * about as rarely as skipping it, and still unbiased (each sample is in
+ * the slice with probability 1 / k, whatever the table's size). */
+#define PD_SPELL_K_CAP 65536u
 
 /* The slice factor the instance affords now: the smallest power of two k
  * (at most PD_SPELL_K_MAX) for which the cost so far plus a pass over 1 in
  * k samples stays within spell_frac of the instance's elapsed time plus
- * spell_floor. 1 without thinning. */
+ * spell_floor; then, in any sampled instance, doubled on (up to
+ * PD_SPELL_K_CAP) while that pass would take the cost past spell_cap of
+ * the elapsed time plus the floor and one whole pass. 1 without either. */
 static unsigned slice_factor_locked(const sample_table *t, double cost)
 {
     unsigned k = 1;
-    if (S.inst_frac > 0 && S.inst_sampled && S.inst_thin && !S.no_protect && t) {
-        double room = S.inst_frac * (pd_monotonic() - S.inst_begin) + S.inst_floor - cost;
-        double full = (double)samples_enabled(t) * S.sample_cost;
+    if (!S.inst_sampled || S.no_protect || !t)
+        return k;
+    double elapsed = pd_monotonic() - S.inst_begin;
+    double full = (double)samples_enabled(t) * S.sample_cost;
+    if (S.inst_frac > 0 && S.inst_thin) {
+        double room = S.inst_frac * elapsed + S.inst_floor - cost;
         while (k < PD_SPELL_K_MAX && full / k > room)
+            k *= 2;
+    }
+    if (S.spell_cap > 0) {
+        /* an instance always affords its first whole spell */
+        double room = S.spell_cap * elapsed + S.spell_floor + full - cost;
+        while (k < PD_SPELL_K_CAP && full / k > room)
             k *= 2;
     }
     return k;
@@ -970,6 +986,7 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     S.share = cfg && cfg->share < 0 ? -1 : cfg && cfg->share > 0 && cfg->share <= 1 ? cfg->share : 0.02;
     S.spell_frac = cfg && cfg->spell_frac > 0 && cfg->spell_frac <= 1 ? cfg->spell_frac : -1;
     S.spell_floor = cfg && cfg->spell_floor_s > 0 ? cfg->spell_floor_s : 0.001;
+    S.spell_cap = cfg && cfg->spell_cap > 0 && cfg->spell_cap < 1 ? cfg->spell_cap : -1;
     S.inst_frac = S.spell_frac;
     S.inst_floor = S.spell_floor;
     S.next_frac = S.next_floor = -1;

@@ -82,6 +82,16 @@ typedef struct {
                             default); 0 or < 0 = every spell arms every sample
                             (no thinning) */
     double spell_floor_s; /* 0 = 0.001 */
+    double spell_cap;    /* any sampled instance (whole ones too): once arming
+                            every sample in a spell would take the
+                            instance's sampling cost past this fraction of
+                            its elapsed time, plus spell_floor_s and one
+                            whole spell, the spell arms a slice (1 in k, k up
+                            to 65536, each fault counting k), so an instance
+                            of thousands of barriers (thousands of spells)
+                            is not slowed without bound; the runtime's:
+                            PADDISER_SAMPLE_CAP_PCT, off by default; 0, < 0
+                            or >= 1 = no cap */
     int no_protect;      /* counts come only from pd_sampler_record (the PMU
                             sampler, mem_sampler.h): no SIGSEGV handler, no
                             re-arm thread, no page is ever protected */

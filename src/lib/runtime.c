@@ -354,6 +354,14 @@ int pd_init(const pd_options *opt)
             /* plus the per-instance allowance: a first instance of a few
              * ms is still sampled whole where that costs under 20 ms */
             .spell_floor_s = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 20) / 1000.0,
+            /* off by default: at 75% it cut GAP's sssp first trial (a
+             * barrier per bucket, thousands a trial, each a whole spell)
+             * from 4.7 s to 0.9 s, but it also thinned the simulator's bfs
+             * profile, which then placed worse than hot-first
+             * (docs/runtime.md, "Overhead bound", part 1) */
+            .spell_cap = env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1)
+                             ? env_unsigned("PADDISER_SAMPLE_CAP_PCT", 0) / 100.0
+                             : 0,
             .no_protect = rt.pmu_period != 0, /* the sample table only: PMU samples are charged to it */
             .notify = sampler_notice,
         };

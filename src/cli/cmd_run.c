@@ -39,6 +39,10 @@ static void usage(FILE *out)
             "                            (PADDISER_RUN_MIN_BYTES)\n"
             "      --sync-every N        parallel regions per sync point, default 1\n"
             "                            (PADDISER_RUN_SYNC_EVERY)\n"
+            "      --region-cost PCT     a region whose task calls and sync point cost more\n"
+            "                            than PCT%% of its own time runs untracked after its\n"
+            "                            first 4 instances, default 10; 0: never\n"
+            "                            (PADDISER_RUN_REGION_COST_PCT)\n"
             "      --regions GLOBS       only these parallel regions are tasks: comma-separated\n"
             "                            globs on '<module>+0x<offset>' (as -v prints) or the\n"
             "                            symbol (PADDISER_RUN_REGIONS)\n"
@@ -234,7 +238,8 @@ int cmd_run(int argc, char **argv)
         OPT_OUT,
         OPT_SAMPLER,
         OPT_REGIONS,
-        OPT_STORE
+        OPT_STORE,
+        OPT_REGION_COST
     };
     static const struct option longopts[] = {
         {"fast-capacity", required_argument, NULL, OPT_CAP},
@@ -242,6 +247,7 @@ int cmd_run(int argc, char **argv)
         {"planner", required_argument, NULL, OPT_PLANNER},
         {"min-bytes", required_argument, NULL, OPT_MIN},
         {"sync-every", required_argument, NULL, OPT_SYNC},
+        {"region-cost", required_argument, NULL, OPT_REGION_COST},
         {"hints", required_argument, NULL, OPT_HINTS},
         {"out", required_argument, NULL, OPT_OUT},
         {"sampler", required_argument, NULL, OPT_SAMPLER},
@@ -305,6 +311,12 @@ int cmd_run(int argc, char **argv)
             if (!pd_opt_long(CMD, "--sync-every", optarg, 1, 1000000, &n))
                 return 2;
             if (set_env_u64("PADDISER_RUN_SYNC_EVERY", (unsigned long long)n))
+                return 2;
+            break;
+        case OPT_REGION_COST:
+            if (!pd_opt_long(CMD, "--region-cost", optarg, 0, 1000000, &n))
+                return 2;
+            if (set_env_u64("PADDISER_RUN_REGION_COST_PCT", (unsigned long long)n))
                 return 2;
             break;
         case OPT_HINTS: {

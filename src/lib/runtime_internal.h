@@ -277,6 +277,12 @@ int rt_sampler_sync_ranges(void); /* instance start: object sizes, sample table 
 
 /* tasks.c */
 rt_task *rt_task_find(int id);
+/* pd_task_end, with waited_s seconds of the span since its pd_task_begin
+ * left out of the task's time: the waits of `paddiser run`'s OpenMP
+ * barriers, which pause a task without ending it (a pause that ended and
+ * began the task cost two runtime calls and, in a sampled instance, a
+ * whole arming pass per barrier). */
+int rt_task_end_waited(int task_id, double waited_s);
 void rt_tasks_free(void);
 int rt_task_grow_arrays(rt_task *t); /* per-object arrays to rt.nobjects */
 

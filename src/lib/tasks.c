@@ -206,7 +206,9 @@ int pd_task_begin(int task_id)
     return PD_OK;
 }
 
-int pd_task_end(int task_id)
+int pd_task_end(int task_id) { return rt_task_end_waited(task_id, 0); }
+
+int rt_task_end_waited(int task_id, double waited_s)
 {
     int id = task_id < 0 ? default_task_id() : task_id;
     pthread_mutex_lock(&rt.lock);
@@ -219,6 +221,8 @@ int pd_task_end(int task_id)
     /* The session belongs to this task and only its owner ends it. */
     pd_perf_sample s;
     pd_perf_end(&t->session, &s);
+    if (waited_s > 0) /* its barrier waits: no part of the task's time */
+        s.wall_s = waited_s < s.wall_s ? s.wall_s - waited_s : 0;
     pd_perf_sample_add(&t->cur, &s);
     /* The task's load samples are in the table before a sync point can read it. */
     if (rt.pmu_period)

@@ -14,6 +14,8 @@ typedef struct {
     size_t min_bytes;   /* PADDISER_RUN_MIN_BYTES: allocations tracked from this size (1 MiB) */
     int sync_every;     /* PADDISER_RUN_SYNC_EVERY: parallel regions per sync point (1) */
     int verbose;        /* PADDISER_RUN_VERBOSE: one line per hook decision on stderr */
+    int region_cost_pct; /* PADDISER_RUN_REGION_COST_PCT: a region whose tracking costs
+                            more than this share of its time runs untracked (10; 0: never) */
 } pdp_options;
 
 const pdp_options *pdp_opts(void);

@@ -14,7 +14,7 @@
 
 __thread int pdp_busy __attribute__((tls_model("initial-exec")));
 
-static pdp_options options = {.min_bytes = 1u << 20, .sync_every = 1, .verbose = 0};
+static pdp_options options = {.min_bytes = 1u << 20, .sync_every = 1, .verbose = 0, .region_cost_pct = 10};
 
 /* Hooks on any thread read it: 0 not started, 2 starting, 1 running,
  * -1 failed, finished, or a fork() child (whose runtime the parent keeps). */
@@ -31,6 +31,8 @@ static void read_options(void)
         options.sync_every = (int)n;
     if ((v = getenv("PADDISER_RUN_VERBOSE")) && pd_parse_long(v, &n))
         options.verbose = (int)n;
+    if ((v = getenv("PADDISER_RUN_REGION_COST_PCT")) && pd_parse_long(v, &n) && n >= 0 && n <= 1000000)
+        options.region_cost_pct = (int)n;
 }
 
 const pdp_options *pdp_opts(void) { return &options; }

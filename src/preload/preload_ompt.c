@@ -86,10 +86,12 @@ static void on_sync_region(int kind, int endpoint, pdp_ompt_data_t *parallel_dat
     default:
         return; /* taskwait, taskgroup, reduction: the thread keeps working */
     }
+    /* the region's own barrier, or one that may be (the deprecated kind) */
+    int join = kind == PDP_OMPT_SYNC_BARRIER_IMPLICIT_PARALLEL || kind == PDP_OMPT_SYNC_BARRIER_IMPLICIT;
     if (endpoint == PDP_OMPT_SCOPE_BEGIN)
-        pdp_barrier_enter();
+        join ? pdp_join_barrier_enter() : pdp_barrier_enter();
     else if (endpoint == PDP_OMPT_SCOPE_END && parallel_data && kind != PDP_OMPT_SYNC_BARRIER_IMPLICIT_PARALLEL)
-        pdp_barrier_leave();
+        join ? pdp_join_barrier_leave() : pdp_barrier_leave();
 }
 
 static int set_callback(pdp_ompt_set_callback_t set, int event, pdp_ompt_callback_t cb)

@@ -36,6 +36,23 @@ static atomic_int syncs;       /* sync points run */
 static atomic_llong task_ns, sync_ns;
 static atomic_long task_calls;
 
+/* Regions too short to pay for being tracked (PADDISER_RUN_REGION_COST_PCT):
+ * what the runtime's calls cost each region against its own time. GAP's
+ * tc verifies with libstdc++'s parallel set_intersection, thousands of
+ * regions of tens of us, and each tracked one cost about 0.6 ms of task
+ * calls and sync point: its verification ran 14 times slower. */
+#define REGION_TRIAL 3 /* instances after the first before a region is judged */
+static char names[MAX_REGIONS][160];
+static atomic_llong region_task_ns[MAX_REGIONS]; /* its threads' task calls, summed */
+static atomic_uchar untracked[MAX_REGIONS];
+static struct {
+    long long wall_ns, cost_ns; /* summed over its instances after the first */
+    long n;                     /* instances closed */
+} trial[MAX_REGIONS];           /* under table_lock */
+static atomic_llong open_t0, open_task_ns0; /* the open instance's start, its region's task_ns then */
+static atomic_int open_members;             /* threads that began a task in it */
+static atomic_int regions_untracked;
+
 static long long now_ns(void)
 {
     struct timespec ts;
@@ -57,8 +74,10 @@ typedef struct {
     int running;   /* between pd_task_begin and pd_task_end */
     unsigned inst; /* the instance the task belongs to */
     int depth;     /* team bodies entered and not left (> 1: nested) */
+    long long wait_t0;   /* the barrier it waits in began (ns), 0: none */
+    long long waited_ns; /* its task's barrier waits so far */
 } member_state;
-static __thread member_state me __attribute__((tls_model("initial-exec"))) = {-1, 0, 0, 0};
+static __thread member_state me __attribute__((tls_model("initial-exec"))) = {-1, 0, 0, 0, 0, 0};
 
 __thread const void *pdp_gomp_fn __attribute__((tls_model("initial-exec")));
 
@@ -104,8 +123,8 @@ static void describe(int region, const void *code)
         }
     }
     const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
-    char name[160];
-    snprintf(name, sizeof name, "%s+%#lx", base, (unsigned long)mod_off);
+    char *name = names[region];
+    snprintf(name, sizeof names[region], "%s+%#lx", base, (unsigned long)mod_off);
     wanted[region] = (unsigned char)region_matches(name, sym);
     if (wanted[region])
         pdp_log(1, "region %d: %s (%s+%#lx), code %p in %s: tasks %d..%d", region, name, sym ? sym : "-",
@@ -148,8 +167,19 @@ static int task_call(int begin)
     int saved = pdp_busy;
     pdp_busy = 1;
     long long t0 = now_ns();
-    int rc = begin ? pd_task_begin(me.task) : pd_task_end(me.task);
-    atomic_fetch_add_explicit(&task_ns, now_ns() - t0, memory_order_relaxed);
+    int rc;
+    if (begin) {
+        me.wait_t0 = me.waited_ns = 0;
+        rc = pd_task_begin(me.task);
+    } else {
+        if (me.wait_t0) /* it ends in a barrier (OMPT: the region's own) */
+            me.waited_ns += t0 - me.wait_t0;
+        rc = rt_task_end_waited(me.task, 1e-9 * (double)me.waited_ns);
+        me.wait_t0 = me.waited_ns = 0;
+    }
+    long long d = now_ns() - t0;
+    atomic_fetch_add_explicit(&task_ns, d, memory_order_relaxed);
+    atomic_fetch_add_explicit(&region_task_ns[me.task / PDP_REGION_THREADS], d, memory_order_relaxed);
     atomic_fetch_add_explicit(&task_calls, 1, memory_order_relaxed);
     pdp_busy = saved;
     if (rc != PD_OK && warn_first(WARN_TASK))
@@ -161,7 +191,7 @@ static int task_call(int begin)
 
 /* The one place the region layer runs the sync point (the lead may route
  * it through a shared wrapper). */
-static void region_sync(long region_count)
+static long long region_sync(long region_count)
 {
     int saved = pdp_busy;
     pdp_busy = 1;
@@ -176,6 +206,37 @@ static void region_sync(long region_count)
         pdp_log(0, "sync point after region %ld: %s", region_count, pd_strerror(rc));
     pdp_log(1, "sync point %d after %ld region(s): %s, %d instance(s)", n, region_count,
             rc == PD_OK ? "ok" : pd_strerror(rc), instances);
+    return now_ns() - t0;
+}
+
+/* The instance of region r that closed took wall_ns, and the runtime's
+ * calls cost_ns of it or after it (its threads' task calls over their
+ * number, the sync point). From its REGION_TRIAL-th instance after the
+ * first (sampled whole, a cost paid once), a region whose calls cost more
+ * than PADDISER_RUN_REGION_COST_PCT of its time runs untracked from then
+ * on: no task, no sync point. */
+static void region_account(int r, long long wall_ns, long long cost_ns)
+{
+    int pct = pdp_opts()->region_cost_pct;
+    if (pct <= 0)
+        return;
+    /* two application threads may close instances of one region at once */
+    pthread_mutex_lock(&table_lock);
+    long k = trial[r].n++;
+    if (k > 0) { /* the first instance: sampled whole, a cost paid once */
+        trial[r].wall_ns += wall_ns;
+        trial[r].cost_ns += cost_ns;
+    }
+    double wall = (double)trial[r].wall_ns, cost = (double)trial[r].cost_ns;
+    pthread_mutex_unlock(&table_lock);
+    if (k < REGION_TRIAL || cost * 100.0 <= (double)pct * wall || atomic_exchange(&untracked[r], 1))
+        return;
+    int first = atomic_fetch_add(&regions_untracked, 1) == 0;
+    pdp_log(first ? 0 : 1,
+            "region %s: %ld instance(s) of %.0f us, the runtime's calls %.0f us each (more than "
+            "PADDISER_RUN_REGION_COST_PCT=%d%%): untracked from now on%s",
+            names[r], k, 1e-3 * wall / (double)k, 1e-3 * cost / (double)k, pct,
+            first && pdp_opts()->verbose < 1 ? " (others like it: --verbose)" : "");
 }
 
 int pdp_team_open(const void *code, pdp_team *team)
@@ -188,7 +249,7 @@ int pdp_team_open(const void *code, pdp_team *team)
         return 0;
     }
     int region = region_index(code);
-    if (region < 0 || !wanted[region])
+    if (region < 0 || !wanted[region] || atomic_load_explicit(&untracked[region], memory_order_relaxed))
         return 0;
     unsigned inst = atomic_fetch_add(&last_inst, 1) + 1;
     if (inst == 0) /* wrapped: 0 means none */
@@ -201,6 +262,9 @@ int pdp_team_open(const void *code, pdp_team *team)
     }
     team->region = region;
     team->inst = inst;
+    atomic_store(&open_task_ns0, atomic_load(&region_task_ns[region]));
+    atomic_store(&open_members, 0);
+    atomic_store(&open_t0, now_ns());
     return 1;
 }
 
@@ -210,11 +274,15 @@ void pdp_team_close(const pdp_team *team)
         task_call(0);
     if (me.depth == 0)
         me.task = -1;
+    /* read before the next instance may open */
+    long long wall = now_ns() - atomic_load(&open_t0);
+    int members = atomic_load(&open_members);
+    long long calls = atomic_load(&region_task_ns[team->region]) - atomic_load(&open_task_ns0);
     unsigned inst = team->inst;
     atomic_compare_exchange_strong(&open_inst, &inst, 0u);
     long n = atomic_fetch_add(&regions_done, 1) + 1;
-    if (n % pdp_opts()->sync_every == 0)
-        region_sync(n);
+    long long sync = n % pdp_opts()->sync_every == 0 ? region_sync(n) : 0;
+    region_account(team->region, wall, calls / (members > 0 ? members : 1) + sync);
 }
 
 void pdp_member_begin(const pdp_team *team, unsigned thread_num)
@@ -231,6 +299,7 @@ void pdp_member_begin(const pdp_team *team, unsigned thread_num)
         task_call(0);
     me.task = team->region * PDP_REGION_THREADS + (int)thread_num;
     me.inst = team->inst;
+    atomic_fetch_add(&open_members, 1);
     if (task_call(1) != PD_OK)
         me.task = -1;
 }
@@ -248,14 +317,42 @@ void pdp_member_end(void)
 
 /* Only the tracked team's own barriers: inside a nested team (depth > 1)
  * the thread's outer task keeps running, since the nested region's join
- * barrier ends without a resume under OMPT (see preload_ompt.c). */
+ * barrier ends without a resume under OMPT (see preload_ompt.c). The task
+ * pauses: the wait is timed here and left out of its time when it ends
+ * (rt_task_end_waited), with no runtime call. Ending and beginning the
+ * task around every barrier cost GAP's sssp (a barrier per bucket,
+ * thousands a trial) +40% on every trial and, in its first trial, sampled
+ * whole, a spell of activity armed whole per barrier: 4.7 s against
+ * 0.06 s alone. A barrier is no place for system calls on the program's
+ * buffers, so samples may stay armed through it. */
 void pdp_barrier_enter(void)
+{
+    if (me.depth == 1 && me.task >= 0 && me.running && !me.wait_t0)
+        me.wait_t0 = now_ns();
+}
+
+/* The end of a barrier the task is not waiting in (libomp reports the
+ * end of a region's own barrier when the thread starts its next region)
+ * is nothing. */
+void pdp_barrier_leave(void)
+{
+    if (me.depth == 1 && me.task >= 0 && me.running && me.wait_t0) {
+        me.waited_ns += now_ns() - me.wait_t0;
+        me.wait_t0 = 0;
+    }
+}
+
+/* A barrier that may be the region's own (its join): the task ends there,
+ * since the thread may report nothing more before the team closes (libomp
+ * reports a worker's implicit-task end when it starts its next region),
+ * and begins again after it if the instance is still open. */
+void pdp_join_barrier_enter(void)
 {
     if (me.depth == 1 && me.task >= 0 && me.running)
         task_call(0);
 }
 
-void pdp_barrier_leave(void)
+void pdp_join_barrier_leave(void)
 {
     if (me.depth == 1 && me.task >= 0 && !me.running && atomic_load(&open_inst) == me.inst)
         task_call(1);
@@ -269,7 +366,8 @@ __attribute__((destructor)) static void regions_summary(void)
     long n = atomic_load(&regions_done);
     if (n == 0)
         return;
-    pdp_log(1, "%ld region(s), %d sync point(s) in %.6f s; %ld task begin/end call(s) in %.6f s (all threads)", n,
-            atomic_load(&syncs), 1e-9 * (double)atomic_load(&sync_ns), atomic_load(&task_calls),
-            1e-9 * (double)atomic_load(&task_ns));
+    pdp_log(1, "%ld region(s), %d sync point(s) in %.6f s; %ld task begin/end call(s) in %.6f s (all threads); "
+               "%d region(s) untracked as too short",
+            n, atomic_load(&syncs), 1e-9 * (double)atomic_load(&sync_ns), atomic_load(&task_calls),
+            1e-9 * (double)atomic_load(&task_ns), atomic_load(&regions_untracked));
 }

@@ -37,11 +37,16 @@ void pdp_member_begin(const pdp_team *team, unsigned thread_num);
 /* It arrived at the region's implicit barrier: its task ends. */
 void pdp_member_end(void);
 
-/* A barrier of the tracked team: the thread's task pauses before the wait
- * and resumes after it (only while its instance is still open). Barriers
- * of nested teams are part of the outer task. */
+/* A barrier of the tracked team: the thread's task pauses (the wait is
+ * timed and left out of its time, with no runtime call). Barriers of
+ * nested teams are part of the outer task. */
 void pdp_barrier_enter(void);
 void pdp_barrier_leave(void);
+/* A barrier that may be the region's own join barrier (OMPT kinds that
+ * say so, or do not tell): the task ends before the wait and begins again
+ * after it while its instance is still open. */
+void pdp_join_barrier_enter(void);
+void pdp_join_barrier_leave(void);
 
 /* Set by a libgomp-ABI hook on the encountering thread while it passes a
  * region through to LLVM libomp's GOMP_* entry point: the outlined

@@ -21,3 +21,12 @@ bench-phases: $(BUILD)/bench/phases_bench $(RT_PHASES)
 bench-gapbs: all
 	@[ -n "$(GAPBS_DIR)" ] || { echo "make bench-gapbs GAPBS_DIR=<a checkout of github.com/sbeamer/gapbs>" >&2; exit 2; }
 	env BUILD=$(BUILD) $(GAPBS_ENV) sh bench/gapbs_pr.sh $(GAPBS_DIR)
+
+# GAP's eight kernels under `paddiser run` with its default options, each
+# against itself alone (bench/gapbs_suite.sh): what a new user's first runs
+# cost, verified or not.
+#   make bench-gapbs-suite GAPBS_DIR=~/gapbs [GAPBS_ENV="SCALE=20 TRIALS=4"]
+.PHONY: bench-gapbs-suite
+bench-gapbs-suite: all
+	@[ -n "$(GAPBS_DIR)" ] || { echo "make bench-gapbs-suite GAPBS_DIR=<a checkout of github.com/sbeamer/gapbs>" >&2; exit 2; }
+	env BUILD=$(BUILD) $(GAPBS_ENV) sh bench/gapbs_suite.sh $(GAPBS_DIR)

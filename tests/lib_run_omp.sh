@@ -80,3 +80,22 @@ expect_barrier_waits_excluded() {
             fail "$1: task $id ran ${ti} s next to task 0's ${t0} s: barrier waits were counted"
     done
 }
+
+# Regions too short to pay for being tracked (PADDISER_RUN_REGION_COST_PCT):
+# 40 instances of a region of a few us (omp_regions tiny), whose task calls
+# and sync point cost more than 1% of it, are tracked for the first and 3
+# more only; the 4 regions of 200 ms that follow stay tracked. 1%, not the
+# default 10%: a loaded machine can stretch a region of a few us to a few
+# ms now and then, but the runtime's calls stay above 1% of that, and far
+# below 1% of 200 ms. With 0, every region is tracked.
+expect_short_regions_untracked() {
+    PADDISER_RUN_REGION_COST_PCT=1 run_pair tiny "$1" tiny 40
+    grep -q '^tiny 40: s=269880 naps=12$' "$tmp/tiny.out" || fail "tiny: wrong result: $(cat "$tmp/tiny.out")"
+    expect_tasks tiny "0 1 2 64 65 66"
+    expect_count tiny "sync points" "$(syncs_of tiny)" 8
+    grep -q '^paddiser run: region regions+0x[0-9a-f]*: 3 instance(s) of [0-9]* us, the runtime.s calls [0-9]* us each (more than PADDISER_RUN_REGION_COST_PCT=1%): untracked from now on$' "$tmp/tiny.err" ||
+        fail "tiny: the short region was not reported untracked: $(cat "$tmp/tiny.err")"
+    grep -q ' 1 region(s) untracked as too short$' "$tmp/tiny.err" || fail "tiny: summary: $(cat "$tmp/tiny.err")"
+    PADDISER_RUN_REGION_COST_PCT=0 run_pair tiny_kept "$1" tiny 40
+    expect_count tiny_kept "sync points" "$(syncs_of tiny_kept)" 44
+}

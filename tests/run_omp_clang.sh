@@ -33,19 +33,8 @@ grep -q '^paddiser run: sync point 8 after 8 region(s): ok, 8 instance(s)$' "$tm
 PADDISER_RUN_SYNC_EVERY=4 run_pair every4 "$tmp/regions" work 2
 expect_count every4 "sync points" "$(syncs_of every4)" 2
 
-# Regions too short to pay for being tracked (PADDISER_RUN_REGION_COST_PCT,
-# default 10%): 40 instances of a region of a few us, whose task calls and
-# sync point cost more than 10% of it, are tracked for the first and 3 more
-# only; the 4 regions of 50 ms stay tracked. With 0, every one is.
-run_pair tiny "$tmp/regions" tiny 40
-grep -q '^tiny 40: s=269880 naps=12$' "$tmp/tiny.out" || fail "tiny: wrong result: $(cat "$tmp/tiny.out")"
-expect_tasks tiny "0 1 2 64 65 66"
-expect_count tiny "sync points" "$(syncs_of tiny)" 8
-grep -q '^paddiser run: region regions+0x[0-9a-f]*: 3 instance(s) of [0-9]* us, the runtime.s calls [0-9]* us each (more than PADDISER_RUN_REGION_COST_PCT=10%): untracked from now on$' "$tmp/tiny.err" ||
-    fail "tiny: the short region was not reported untracked: $(cat "$tmp/tiny.err")"
-grep -q ' 1 region(s) untracked as too short$' "$tmp/tiny.err" || fail "tiny: summary: $(cat "$tmp/tiny.err")"
-PADDISER_RUN_REGION_COST_PCT=0 run_pair tiny_kept "$tmp/regions" tiny 40
-expect_count tiny_kept "sync points" "$(syncs_of tiny_kept)" 44
+# Regions too short to pay for being tracked: untracked after 4 instances.
+expect_short_regions_untracked "$tmp/regions"
 
 run_pair nested "$tmp/regions" nested
 grep -q '^nested: 6 inner threads$' "$tmp/nested.out" || fail "nested: inner regions did not nest: $(cat "$tmp/nested.out")"

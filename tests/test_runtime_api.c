@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -186,6 +187,28 @@ static void test_task_errors(void **state)
     assert_int_equal(pd_finalize(), PD_ESTATE);
     assert_int_equal(pd_init(NULL), PD_OK);
     assert_int_equal(pd_finalize(), PD_OK);
+}
+
+/* rt_task_end_waited (paddiser run's barrier pauses, which make no runtime
+ * call at the barrier): the waited seconds leave the task's time, which
+ * never goes below 0; with none waited, the task's whole span counts. */
+static void test_task_end_leaves_waits_out(void **state)
+{
+    (void)state;
+    init_none(0);
+    struct timespec ts = {0, 20000000L};
+    assert_int_equal(pd_task_begin(1), PD_OK);
+    assert_int_equal(pd_task_begin(2), PD_OK);
+    nanosleep(&ts, NULL);
+    assert_int_equal(rt_task_end_waited(1, 0.0), PD_OK);
+    assert_int_equal(rt_task_end_waited(2, 1000.0), PD_OK); /* waited longer than it ran */
+    assert_int_equal(rt_task_end_waited(2, 0.0), PD_ESTATE); /* as pd_task_end: not running */
+    assert_int_equal(pd_sync_point(), PD_OK);
+    pd_task_profile tp;
+    assert_int_equal(pd_task_profile_get(1, &tp), PD_OK);
+    assert_true(tp.last_time >= 0.02);
+    assert_int_equal(pd_task_profile_get(2, &tp), PD_OK);
+    assert_float_equal(tp.last_time, 0.0, 0.0);
 }
 
 static void test_strerror(void **state)
@@ -495,6 +518,7 @@ int main(void)
         cmocka_unit_test_teardown(test_object_errors, teardown),
         cmocka_unit_test_teardown(test_object_bad_ranges, teardown),
         cmocka_unit_test_teardown(test_task_errors, teardown),
+        cmocka_unit_test_teardown(test_task_end_leaves_waits_out, teardown),
         cmocka_unit_test_teardown(test_strerror, teardown),
         cmocka_unit_test_teardown(test_lb_hm_config, teardown),
         cmocka_unit_test_teardown(test_lb_hm_config_finalizes_at_exit, teardown),

@@ -221,8 +221,11 @@ int rt_task_end_waited(int task_id, double waited_s)
     /* The session belongs to this task and only its owner ends it. */
     pd_perf_sample s;
     pd_perf_end(&t->session, &s);
-    if (waited_s > 0) /* its barrier waits: no part of the task's time */
+    if (waited_s > 0) { /* its barrier waits: no part of the task's time */
         s.wall_s = waited_s < s.wall_s ? s.wall_s - waited_s : 0;
+        /* nor of its CPU time, at most the wait (a barrier spins a while) */
+        s.sw.cpu_s = waited_s < s.sw.cpu_s ? s.sw.cpu_s - waited_s : 0;
+    }
     pd_perf_sample_add(&t->cur, &s);
     /* The task's load samples are in the table before a sync point can read it. */
     if (rt.pmu_period)

@@ -40,7 +40,7 @@ static atomic_long task_calls;
  * what the runtime's calls cost each region against its own time. GAP's
  * tc verifies with libstdc++'s parallel set_intersection, thousands of
  * regions of tens of us, and each tracked one cost about 0.6 ms of task
- * calls and sync point: its verification ran 14 times slower. */
+ * calls and sync point: its verification ran 17 times slower. */
 #define REGION_TRIAL 3 /* instances after the first before a region is judged */
 static char names[MAX_REGIONS][160];
 static atomic_llong region_task_ns[MAX_REGIONS]; /* its threads' task calls, summed */

@@ -321,8 +321,8 @@ void pdp_member_end(void)
  * pauses: the wait is timed here and left out of its time when it ends
  * (rt_task_end_waited), with no runtime call. Ending and beginning the
  * task around every barrier cost GAP's sssp (a barrier per bucket,
- * thousands a trial) +40% on every trial and, in its first trial, sampled
- * whole, a spell of activity armed whole per barrier: 4.7 s against
+ * thousands a trial) +35% on its later trials and, in its first, sampled
+ * whole, a spell of activity armed whole per barrier: 4.6 s against
  * 0.06 s alone. A barrier is no place for system calls on the program's
  * buffers, so samples may stay armed through it. */
 void pdp_barrier_enter(void)

@@ -39,6 +39,27 @@ static size_t grid_bytes(void *vctx, int task, double r)
     return (size_t)g->b[k > RT_GRID ? RT_GRID : k];
 }
 
+/* Task i's next grid step from where the plan left it: its share and the
+ * bytes it would hold there (never fewer than it holds). */
+static void next_step(const pd_plan_problem *prob, const pd_plan_result *res, int i, double *r, size_t *b)
+{
+    int k = (int)floor(res->share[i] * RT_GRID + 1e-9) + 1;
+    *r = k >= RT_GRID ? 1.0 : (double)k / RT_GRID;
+    *b = prob->bytes(prob->ctx, i, *r);
+    if (*b < res->bytes[i])
+        *b = res->bytes[i];
+}
+
+/* Task i takes the step to share r holding b bytes. */
+static void take_step(const pd_plan_problem *prob, pd_plan_result *res, int i, double r, size_t b)
+{
+    res->share[i] = r;
+    res->bytes[i] = b;
+    double t = prob->time(prob->ctx, i, r);
+    if (t < res->time[i])
+        res->time[i] = t;
+}
+
 /* Leftover capacity, by benefit: the planners return the least bytes that
  * reach the optimal makespan, so capacity stays free wherever a task's
  * curve is flat past its plan or tasks were trimmed to the makespan. The
@@ -47,44 +68,92 @@ static size_t grid_bytes(void *vctx, int task, double r)
  * The makespan never grows; the tasks just below it get the most, which is
  * where an error of the model would otherwise show first. Deterministic,
  * so every process of a plan across processes fills alike. */
-static void fill_leftover(const pd_plan_problem *prob, pd_plan_result *res)
+void rt_fill_leftover(const pd_plan_problem *prob, pd_plan_result *res)
 {
+    int n = prob->ntasks;
     size_t used = 0;
-    for (int i = 0; i < prob->ntasks; i++)
+    for (int i = 0; i < n; i++)
         used += res->bytes[i];
-    for (;;) {
-        int best = -1;
-        double best_share = 0;
-        size_t best_bytes = 0;
-        for (int i = 0; i < prob->ntasks; i++) {
+    /* Where every task's whole curve fits in what is left, every step
+     * fits whenever it comes, so all end at share 1 whatever the order:
+     * taken at once (a sync point of `paddiser run` whose fast memory
+     * outsizes its objects went through the loop below step by step, each
+     * step asking every task for its bytes again). */
+    size_t whole = 0, left = prob->capacity - (used < prob->capacity ? used : prob->capacity);
+    for (int i = 0; i < n && whole <= left; i++)
+        if (res->share[i] < 1.0 - 1e-12) {
+            size_t b = prob->bytes(prob->ctx, i, 1.0);
+            whole += b > res->bytes[i] ? b - res->bytes[i] : 0;
+        }
+    if (whole <= left) {
+        for (int i = 0; i < n; i++) {
             if (res->share[i] >= 1.0 - 1e-12)
                 continue;
-            int k = (int)floor(res->share[i] * RT_GRID + 1e-9) + 1;
-            double r = k >= RT_GRID ? 1.0 : (double)k / RT_GRID;
-            size_t b = prob->bytes(prob->ctx, i, r);
-            if (b < res->bytes[i])
-                b = res->bytes[i];
-            if (b - res->bytes[i] > prob->capacity - (used < prob->capacity ? used : prob->capacity))
-                continue;
-            if (best < 0 || res->time[i] > res->time[best]) {
-                best = i;
-                best_share = r;
-                best_bytes = b;
+            /* the bytes at share 1 (bytes grow with the share); the time,
+             * the least of the steps' on the way, as they would be taken */
+            size_t b = prob->bytes(prob->ctx, i, 1.0);
+            for (int k = (int)floor(res->share[i] * RT_GRID + 1e-9) + 1; k <= RT_GRID; k++) {
+                double t = prob->time(prob->ctx, i, k >= RT_GRID ? 1.0 : (double)k / RT_GRID);
+                if (t < res->time[i])
+                    res->time[i] = t;
+            }
+            b = b > res->bytes[i] ? b : res->bytes[i];
+            used += b - res->bytes[i];
+            res->share[i] = 1.0;
+            res->bytes[i] = b;
+        }
+    } else {
+        /* Each task's next step, asked again only when it took one. */
+        double *nr = malloc((size_t)(n > 0 ? n : 1) * sizeof *nr);
+        size_t *nb = malloc((size_t)(n > 0 ? n : 1) * sizeof *nb);
+        for (int i = 0; i < n && nr && nb; i++)
+            if (res->share[i] < 1.0 - 1e-12)
+                next_step(prob, res, i, &nr[i], &nb[i]);
+            else
+                nr[i] = -1;
+        for (;;) {
+            int best = -1;
+            double best_share = 0;
+            size_t best_bytes = 0;
+            left = prob->capacity - (used < prob->capacity ? used : prob->capacity);
+            for (int i = 0; i < n; i++) {
+                double r;
+                size_t b;
+                if (nr && nb) {
+                    if (nr[i] < 0)
+                        continue;
+                    r = nr[i], b = nb[i];
+                } else { /* no memory for the cache: asked every time, same plan */
+                    if (res->share[i] >= 1.0 - 1e-12)
+                        continue;
+                    next_step(prob, res, i, &r, &b);
+                }
+                if (b - res->bytes[i] > left)
+                    continue;
+                if (best < 0 || res->time[i] > res->time[best]) {
+                    best = i;
+                    best_share = r;
+                    best_bytes = b;
+                }
+            }
+            if (best < 0)
+                break;
+            used += best_bytes - res->bytes[best];
+            take_step(prob, res, best, best_share, best_bytes);
+            if (nr && nb) {
+                if (res->share[best] < 1.0 - 1e-12)
+                    next_step(prob, res, best, &nr[best], &nb[best]);
+                else
+                    nr[best] = -1;
             }
         }
-        if (best < 0)
-            break;
-        used += best_bytes - res->bytes[best];
-        res->share[best] = best_share;
-        res->bytes[best] = best_bytes;
-        double t = prob->time(prob->ctx, best, best_share);
-        if (t < res->time[best])
-            res->time[best] = t;
+        free(nr);
+        free(nb);
     }
     double m = 0;
-    for (int i = 0; i < prob->ntasks; i++)
+    for (int i = 0; i < n; i++)
         m = res->time[i] > m ? res->time[i] : m;
-    if (prob->ntasks > 0 && m < res->makespan)
+    if (n > 0 && m < res->makespan)
         res->makespan = m;
     res->used = used;
 }
@@ -157,7 +226,7 @@ static int plan_across(task_pred *p, int n, plan_ctx *ctx, double *share, size_t
         pd_plan_result res = {gs, gb, gt, 0, 0};
         rc = pd_plan(rt.opt.planner, &prob, 0.0, &res);
         if (rc == PD_OK)
-            fill_leftover(&prob, &res);
+            rt_fill_leftover(&prob, &res);
         if (rc == PD_OK) {
             for (int i = 0; i < n; i++) {
                 share[i] = gs[first_mine + i];
@@ -257,7 +326,7 @@ int rt_replan_locked(int collective)
             if (prc != PD_OK)
                 rt_message("planner failed: %s", pd_strerror(prc));
             else
-                fill_leftover(&prob, &res);
+                rt_fill_leftover(&prob, &res);
         } else if (n == 0) {
             prc = PD_OK;
         }

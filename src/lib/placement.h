@@ -31,6 +31,10 @@ typedef struct {
     double fallback_bytes; /* bytes(r=1) of a task with no sampled accesses */
 } plan_ctx;
 
+/* placement.c: the capacity a plan left, by benefit (Algorithm 1 on from
+ * the plan: the longest task whose next RT_GRID step fits takes it). */
+void rt_fill_leftover(const pd_plan_problem *prob, pd_plan_result *res);
+
 /* predict.c */
 void rt_predict_times(task_pred *tp);        /* t_dram, t_slow, est_acc, factor */
 /* The instance that just ended joins the task's history (profile.c, after

@@ -39,12 +39,18 @@ static size_t grid_bytes(void *vctx, int task, double r)
     return (size_t)g->b[k > RT_GRID ? RT_GRID : k];
 }
 
+/* Task i's share is all its curve has (no step left). */
+static int at_full_share(const pd_plan_result *res, int i) { return res->share[i] >= 1.0 - 1e-12; }
+
+/* The grid step after task i's share, and the share of grid step k. */
+static int step_after(const pd_plan_result *res, int i) { return (int)floor(res->share[i] * RT_GRID + 1e-9) + 1; }
+static double step_share(int k) { return k >= RT_GRID ? 1.0 : (double)k / RT_GRID; }
+
 /* Task i's next grid step from where the plan left it: its share and the
  * bytes it would hold there (never fewer than it holds). */
 static void next_step(const pd_plan_problem *prob, const pd_plan_result *res, int i, double *r, size_t *b)
 {
-    int k = (int)floor(res->share[i] * RT_GRID + 1e-9) + 1;
-    *r = k >= RT_GRID ? 1.0 : (double)k / RT_GRID;
+    *r = step_share(step_after(res, i));
     *b = prob->bytes(prob->ctx, i, *r);
     if (*b < res->bytes[i])
         *b = res->bytes[i];
@@ -81,19 +87,19 @@ void rt_fill_leftover(const pd_plan_problem *prob, pd_plan_result *res)
      * step asking every task for its bytes again). */
     size_t whole = 0, left = prob->capacity - (used < prob->capacity ? used : prob->capacity);
     for (int i = 0; i < n && whole <= left; i++)
-        if (res->share[i] < 1.0 - 1e-12) {
+        if (!at_full_share(res, i)) {
             size_t b = prob->bytes(prob->ctx, i, 1.0);
             whole += b > res->bytes[i] ? b - res->bytes[i] : 0;
         }
     if (whole <= left) {
         for (int i = 0; i < n; i++) {
-            if (res->share[i] >= 1.0 - 1e-12)
+            if (at_full_share(res, i))
                 continue;
             /* the bytes at share 1 (bytes grow with the share); the time,
              * the least of the steps' on the way, as they would be taken */
             size_t b = prob->bytes(prob->ctx, i, 1.0);
-            for (int k = (int)floor(res->share[i] * RT_GRID + 1e-9) + 1; k <= RT_GRID; k++) {
-                double t = prob->time(prob->ctx, i, k >= RT_GRID ? 1.0 : (double)k / RT_GRID);
+            for (int k = step_after(res, i); k <= RT_GRID; k++) {
+                double t = prob->time(prob->ctx, i, step_share(k));
                 if (t < res->time[i])
                     res->time[i] = t;
             }
@@ -107,7 +113,7 @@ void rt_fill_leftover(const pd_plan_problem *prob, pd_plan_result *res)
         double *nr = malloc((size_t)(n > 0 ? n : 1) * sizeof *nr);
         size_t *nb = malloc((size_t)(n > 0 ? n : 1) * sizeof *nb);
         for (int i = 0; i < n && nr && nb; i++)
-            if (res->share[i] < 1.0 - 1e-12)
+            if (!at_full_share(res, i))
                 next_step(prob, res, i, &nr[i], &nb[i]);
             else
                 nr[i] = -1;
@@ -124,7 +130,7 @@ void rt_fill_leftover(const pd_plan_problem *prob, pd_plan_result *res)
                         continue;
                     r = nr[i], b = nb[i];
                 } else { /* no memory for the cache: asked every time, same plan */
-                    if (res->share[i] >= 1.0 - 1e-12)
+                    if (at_full_share(res, i))
                         continue;
                     next_step(prob, res, i, &r, &b);
                 }
@@ -141,7 +147,7 @@ void rt_fill_leftover(const pd_plan_problem *prob, pd_plan_result *res)
             used += best_bytes - res->bytes[best];
             take_step(prob, res, best, best_share, best_bytes);
             if (nr && nb) {
-                if (res->share[best] < 1.0 - 1e-12)
+                if (!at_full_share(res, best))
                     next_step(prob, res, best, &nr[best], &nb[best]);
                 else
                     nr[best] = -1;

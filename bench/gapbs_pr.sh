@@ -28,6 +28,7 @@
 #        SAMPLER (mprotect: this machine has no PMU load sampling),
 #        WARMUP (5), BACKEND (sim), CXX (g++)
 set -eu
+NAME=gapbs_pr
 GAPBS_DIR=${1:-}
 [ -n "$GAPBS_DIR" ] && [ -f "$GAPBS_DIR/src/pr.cc" ] || {
     echo "usage: bench/gapbs_pr.sh GAPBS_DIR (a checkout of github.com/sbeamer/gapbs: its src/pr.cc)" >&2
@@ -44,13 +45,8 @@ SAMPLER=${SAMPLER:-mprotect}
 WARMUP=${WARMUP:-5}
 BACKEND=${BACKEND:-sim}
 CXX=${CXX:-g++}
-PADDISER=$(cd "$BUILD" && pwd)/paddiser
-[ -x "$PADDISER" ] || { echo "gapbs_pr: $PADDISER missing (make all)" >&2; exit 1; }
-for tool in "$CXX" nm addr2line; do
-    command -v "$tool" >/dev/null 2>&1 || { echo "gapbs_pr: $tool not found (Debian: g++, binutils)" >&2; exit 1; }
-done
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$ROOT/bench/gapbs_common.sh"
+need_tools "$CXX" nm addr2line
 
 # GAP's own flags (its Makefile), plus -g for the region's source line.
 "$CXX" -std=c++11 -O3 -g -Wall -fopenmp "$GAPBS_DIR/src/pr.cc" -o "$T/pr"
@@ -66,7 +62,7 @@ for off in $(nm "$T/pr" | awk '/PageRankPullGS.*_omp_fn/ {print $1}'); do
     [ "$at" = "$line" ] && region="pr+0x$(echo "$off" | sed 's/^0*//')"
 done
 [ -n "$region" ] || { echo "gapbs_pr: no outlined region of PageRankPullGS at pr.cc:$line" >&2; exit 1; }
-echo "gapbs_pr: $GAPBS_DIR/src/pr.cc ($(cd "$GAPBS_DIR" && git rev-parse --short HEAD 2>/dev/null || echo "no git")), region $region (pr.cc:$line), $THREADS threads, $TRIALS trials a run, $RUNS runs a scale, backend $BACKEND, fast capacity $FAST, sampler $SAMPLER"
+echo "gapbs_pr: $GAPBS_DIR/src/pr.cc ($(gapbs_rev)), region $region (pr.cc:$line), $THREADS threads, $TRIALS trials a run, $RUNS runs a scale, backend $BACKEND, fast capacity $FAST, sampler $SAMPLER"
 
 avg_time() { awk '/^Average Time:/ {print $3}' "$1"; }
 
@@ -81,12 +77,6 @@ for scale in $SCALES; do
         echo "gapbs_pr: scale $scale run $r: trial $(avg_time "$T/on-$scale-$r.txt") s under the runtime, $(avg_time "$T/off-$scale-$r.txt") s alone, $(wc -l <"$out/plan.log") sync points"
     done
 done
-
-# The median of a[1..n], awk; it sorts a in place (a[1], a[n]: the range).
-MEDIAN='function med(a, n,   i, j, t) {
-    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}'
 
 # Per run: one line of statistics; then medians and ranges over runs.
 stats_of_run() { # plan.log on.txt off.txt

@@ -21,6 +21,7 @@
 #   The state before the cap and the region cost (2026-12-05):
 #        PADDISER_SAMPLE_CAP_PCT=0 RUN_ARGS="--region-cost 0" bench/gapbs_suite.sh DIR
 set -eu
+NAME=gapbs_suite
 GAPBS_DIR=${1:-}
 [ -n "$GAPBS_DIR" ] && [ -f "$GAPBS_DIR/src/bfs.cc" ] || {
     echo "usage: bench/gapbs_suite.sh GAPBS_DIR (a checkout of github.com/sbeamer/gapbs)" >&2
@@ -37,22 +38,19 @@ SAMPLER=${SAMPLER:-mprotect}
 BACKEND=${BACKEND:-sim}
 CXX=${CXX:-g++}
 RUN_ARGS=${RUN_ARGS:-}
-PADDISER=$(cd "$BUILD" && pwd)/paddiser
-[ -x "$PADDISER" ] || { echo "gapbs_suite: $PADDISER missing (make all)" >&2; exit 1; }
-command -v "$CXX" >/dev/null 2>&1 || { echo "gapbs_suite: $CXX not found (Debian: g++)" >&2; exit 1; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$ROOT/bench/gapbs_common.sh"
+need_tools "$CXX"
 
 now() { date +%s.%N; }
 # median of the numbers on stdin (none: -)
-med() { sort -g | awk '{v[NR] = $1} END {if (!NR) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+med() { awk "$MEDIAN"'{x[NR] = $1} END {if (!NR) print "-"; else print med(x, NR)}'; }
 trials() { awk '/^Trial Time:/ {print $3}' "$1"; }
 first() { trials "$1" | head -1; }
 later() { trials "$1" | tail -n +2 | med; }
 verif() { awk '/^Verification Time:/ {print $3}' "$1" | med; }
 passed() { grep -c '^Verification: *PASS' "$1" || true; }
 
-echo "gapbs_suite: $GAPBS_DIR ($(cd "$GAPBS_DIR" && git rev-parse --short HEAD 2>/dev/null || echo "no git")), -g $SCALE (tc -g $TC_SCALE), $TRIALS trials, $THREADS threads; paddiser run --backend $BACKEND --fast-capacity $FAST --sampler $SAMPLER $RUN_ARGS"
+echo "gapbs_suite: $GAPBS_DIR ($(gapbs_rev)), -g $SCALE (tc -g $TC_SCALE), $TRIALS trials, $THREADS threads; paddiser run --backend $BACKEND --fast-capacity $FAST --sampler $SAMPLER $RUN_ARGS"
 printf '%-8s %-9s %-22s %-22s %-20s %-18s %s\n' kernel "verified" "first trial s" "later trials s" "verification s" "run wall s" untracked
 printf '%-8s %-9s %-22s %-22s %-20s %-18s %s\n' "" "alone/on" "alone / on" "alone / on" "alone / on" "alone / on" "regions"
 for k in bc bfs cc cc_sv pr pr_spmv sssp tc; do

@@ -590,14 +590,16 @@ static void sum_counts(void *ctx, size_t sample, int slot, uint64_t count)
     }
 }
 
-/* One instance of one spell that touches every page of buf: the summed
+/* One instance of n spells, each touching every page of buf: the summed
  * counts of task 0 and how many samples have one, in s[0] and s[1]. */
-static void one_spell(unsigned char *buf, uint64_t s[2])
+static void spells(unsigned char *buf, int n, uint64_t s[2])
 {
     assert_int_equal(pd_sampler_instance_begin(0), 1);
-    pd_sampler_arm();
-    touch_region(buf, 0, 2 * MB);
-    pd_sampler_disarm();
+    for (int i = 0; i < n; i++) {
+        pd_sampler_arm();
+        touch_region(buf, 0, 2 * MB);
+        pd_sampler_disarm();
+    }
     s[0] = s[1] = 0;
     pd_sampler_foreach(sum_counts, s);
 }
@@ -624,7 +626,7 @@ static void test_thinned_spells_count_unbiased(void **state)
     int seen[64] = {0}, distinct = 0;
     uint64_t s[2];
     for (int spell = 0; spell < 16; spell++) {
-        one_spell(buf, s);
+        spells(buf, 1, s);
         assert_int_equal(s[0], 64); /* one fault, counted 64 times */
         assert_int_equal(s[1], 1);
         assert_float_equal(pd_sampler_count_weight(), 64.0, 1e-12);
@@ -646,7 +648,7 @@ static void test_thinned_spells_count_unbiased(void **state)
     cfg.spell_floor_s = 10;
     assert_int_equal(pd_sampler_start(&cfg), 0);
     assert_int_equal(pd_sampler_set_ranges(&r, 1), 0);
-    one_spell(buf, s);
+    spells(buf, 1, s);
     assert_int_equal(s[0], 64);
     assert_int_equal(s[1], 64);
     assert_float_equal(pd_sampler_count_weight(), 1.0, 1e-12);
@@ -686,18 +688,6 @@ static void test_thinned_spells_count_unbiased(void **state)
  * whole at every barrier. Here the first spell is whole; with a cap of
  * next to nothing every later one arms 1 in 65536 (of 64 samples, at most
  * one), each fault counting 65536; with room to spare, none is thinned. */
-static void many_spells(unsigned char *buf, int spells, uint64_t s[2])
-{
-    assert_int_equal(pd_sampler_instance_begin(0), 1);
-    for (int i = 0; i < spells; i++) {
-        pd_sampler_arm();
-        touch_region(buf, 0, 2 * MB);
-        pd_sampler_disarm();
-    }
-    s[0] = s[1] = 0;
-    pd_sampler_foreach(sum_counts, s);
-}
-
 static void test_cap_thins_spells_past_its_share(void **state)
 {
     (void)state;
@@ -711,7 +701,7 @@ static void test_cap_thins_spells_past_its_share(void **state)
     assert_int_equal(pd_sampler_nsamples(), 64);
     pd_sampler_set_thread_task(0);
     uint64_t s[2];
-    many_spells(buf, 17, s);
+    spells(buf, 17, s);
     /* the first spell's 64 faults count 1 each; the 16 others' 65536 each */
     assert_true(s[0] >= 64);
     assert_int_equal((s[0] - 64) % 65536, 0);
@@ -730,7 +720,7 @@ static void test_cap_thins_spells_past_its_share(void **state)
     cfg.spell_floor_s = 10;
     assert_int_equal(pd_sampler_start(&cfg), 0);
     assert_int_equal(pd_sampler_set_ranges(&r, 1), 0);
-    many_spells(buf, 17, s);
+    spells(buf, 17, s);
     assert_int_equal(s[0], 64 * 17);
     pd_sampler_get_stats(&st);
     assert_int_equal(st.spells_thinned, 0);

@@ -9,7 +9,8 @@
 # whether every trial verified, with and without the runtime; its first
 # trial and the median of the later ones; the median verification time;
 # the whole run's wall time; and how many regions the runtime left
-# untracked as too short (PADDISER_RUN_REGION_COST_PCT). One run each way:
+# untracked as too short (PADDISER_RUN_REGION_COST_PCT), and how many of
+# them were tracked again when a try found them grown. One run each way:
 # a timing, not a test, and it never fails on the numbers.
 #
 #   bench/gapbs_suite.sh GAPBS_DIR
@@ -66,7 +67,7 @@ for k in bc bfs cc cc_sv pr pr_spmv sssp tc; do
         --sampler "$SAMPLER" $RUN_ARGS -- "$T/$k" -g "$g" -n "$TRIALS" -v >"$T/$k.on" 2>"$T/$k.err" ||
         { cat "$T/$k.err" >&2; exit 1; }
     t2=$(now)
-    untracked=$(sed -n 's/.* \([0-9]*\) region(s) untracked as too short$/\1/p' "$T/$k.err")
+    untracked=$(sed -n 's/.* \([0-9]*\) region(s) untracked as too short, \([0-9]*\) tracked again$/\1 (\2 again)/p' "$T/$k.err")
     printf '%-8s %-9s %-22s %-22s %-20s %-18s %s\n' "$k" "$(passed "$T/$k.off")/$(passed "$T/$k.on")" \
         "$(first "$T/$k.off") / $(first "$T/$k.on")" "$(later "$T/$k.off") / $(later "$T/$k.on")" \
         "$(verif "$T/$k.off") / $(verif "$T/$k.on")" \

@@ -87,15 +87,32 @@ expect_barrier_waits_excluded() {
 # more only; the 4 regions of 200 ms that follow stay tracked. 1%, not the
 # default 10%: a loaded machine can stretch a region of a few us to a few
 # ms now and then, but the runtime's calls stay above 1% of that, and far
-# below 1% of 200 ms. With 0, every region is tracked.
+# below 1% of 200 ms. Untracked after its 4th instance, it is tracked again
+# at its 8th, 16th and 32nd to see whether it grew: 11 sync points in all.
+# With 0, every region is tracked.
 expect_short_regions_untracked() {
     PADDISER_RUN_REGION_COST_PCT=1 run_pair tiny "$1" tiny 40
     grep -q '^tiny 40: s=269880 naps=12$' "$tmp/tiny.out" || fail "tiny: wrong result: $(cat "$tmp/tiny.out")"
     expect_tasks tiny "0 1 2 64 65 66"
-    expect_count tiny "sync points" "$(syncs_of tiny)" 8
+    expect_count tiny "sync points" "$(syncs_of tiny)" 11
     grep -q '^paddiser run: region regions+0x[0-9a-f]*: 3 instance(s) of [0-9]* us, the runtime.s calls [0-9]* us each (more than PADDISER_RUN_REGION_COST_PCT=1%): untracked from now on$' "$tmp/tiny.err" ||
         fail "tiny: the short region was not reported untracked: $(cat "$tmp/tiny.err")"
-    grep -q ' 1 region(s) untracked as too short$' "$tmp/tiny.err" || fail "tiny: summary: $(cat "$tmp/tiny.err")"
+    grep -q ' 1 region(s) untracked as too short, 0 tracked again$' "$tmp/tiny.err" || fail "tiny: summary: $(cat "$tmp/tiny.err")"
     PADDISER_RUN_REGION_COST_PCT=0 run_pair tiny_kept "$1" tiny 40
     expect_count tiny_kept "sync points" "$(syncs_of tiny_kept)" 44
+}
+
+# A region untracked while short is tracked again once it grows (omp_regions
+# grows 6: 6 instances of a few us, then 6 of 300 ms, one region). Untracked
+# after its 4th instance (its 6th on a loaded machine), it is tried again at
+# its 8th (12th), 300 ms now: its calls are far under half of 1% of that, so
+# it is tracked from then on: 4 + 1 + 4 = 9 sync points (6 + 1 = 7 loaded).
+expect_grown_region_tracked_again() {
+    PADDISER_RUN_REGION_COST_PCT=1 run_pair grows "$1" grows 6
+    grep -q '^grows 6: s=63 naps=18$' "$tmp/grows.out" || fail "grows: wrong result: $(cat "$tmp/grows.out")"
+    grep -q '^paddiser run: region regions+0x[0-9a-f]*: an instance of [0-9]* us, the runtime.s calls [0-9]* us (under half of PADDISER_RUN_REGION_COST_PCT=1%): tracked again$' "$tmp/grows.err" ||
+        fail "grows: the grown region was not tracked again: $(cat "$tmp/grows.err")"
+    grep -q ' 1 region(s) untracked as too short, 1 tracked again$' "$tmp/grows.err" || fail "grows: summary: $(cat "$tmp/grows.err")"
+    n=$(syncs_of grows)
+    [ "$n" -ge 7 ] || fail "grows: $n sync points, expected 7 - 9: $(cat "$tmp/grows.err")"
 }

@@ -64,6 +64,8 @@ expect_count old_abi "sync points" "$(syncs_of old_abi)" 4
 
 # Regions too short to pay for being tracked: untracked after 4 instances.
 expect_short_regions_untracked "$tmp/regions"
+# ... and tracked again once it grows.
+expect_grown_region_tracked_again "$tmp/regions"
 
 # No parallel region: nothing found, nothing changed.
 run_pair none "$tmp/regions" none

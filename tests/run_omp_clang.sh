@@ -35,6 +35,8 @@ expect_count every4 "sync points" "$(syncs_of every4)" 2
 
 # Regions too short to pay for being tracked: untracked after 4 instances.
 expect_short_regions_untracked "$tmp/regions"
+# ... and tracked again once it grows.
+expect_grown_region_tracked_again "$tmp/regions"
 
 run_pair nested "$tmp/regions" nested
 grep -q '^nested: 6 inner threads$' "$tmp/nested.out" || fail "nested: inner regions did not nest: $(cat "$tmp/nested.out")"

@@ -23,14 +23,20 @@
 #include "preload/preload.h"
 #include "preload/preload_regions.h"
 
-/* parallel_data of a tracked region: instance << 32 | region + 1; 0 untracked. */
-static uint64_t pack(const pdp_team *t) { return (uint64_t)t->inst << 32 | (uint32_t)(t->region + 1); }
+/* parallel_data of a tracked region: instance << 32 | retrial << 31 |
+ * region + 1; 0 untracked. */
+#define RETRIAL_BIT 0x80000000u
+static uint64_t pack(const pdp_team *t)
+{
+    return (uint64_t)t->inst << 32 | (t->retrial ? RETRIAL_BIT : 0u) | (uint32_t)(t->region + 1);
+}
 
 static int unpack(const pdp_ompt_data_t *d, pdp_team *t)
 {
     if (!d || !d->value)
         return 0;
-    t->region = (int)(uint32_t)d->value - 1;
+    t->region = (int)((uint32_t)d->value & ~RETRIAL_BIT) - 1;
+    t->retrial = ((uint32_t)d->value & RETRIAL_BIT) != 0;
     t->inst = (unsigned)(d->value >> 32);
     return 1;
 }

@@ -3,6 +3,7 @@
  * pdp_opts()->sync_every regions. Both OpenMP layers (libgomp hooks, OMPT)
  * report here, so the rules are the same for gcc, clang and gfortran code. */
 #include <dlfcn.h>
+#include <limits.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,14 @@ static atomic_long task_calls;
 static char names[MAX_REGIONS][160];
 static atomic_llong region_task_ns[MAX_REGIONS]; /* its threads' task calls, summed */
 static atomic_uchar untracked[MAX_REGIONS];
+/* An untracked region may grow (a later, larger input): its instances are
+ * counted, and the one numbered retry_at is tracked again to see. Still
+ * too short, the next try is at twice its number, so a region that stays
+ * short pays for about log2(instances) tracked ones in all (2656
+ * instances, untracked at the 4th: 9). */
+static atomic_long opened[MAX_REGIONS];   /* instances begun, tracked or not */
+static atomic_long retry_at[MAX_REGIONS]; /* the untracked region's next tracked one */
+static atomic_int regions_retracked;
 static struct {
     long long wall_ns, cost_ns; /* summed over its instances after the first */
     long n;                     /* instances closed */
@@ -209,17 +218,43 @@ static long long region_sync(long region_count)
     return now_ns() - t0;
 }
 
+/* A tracked instance of the untracked region r (its retry_at-th) took
+ * wall_ns, and the runtime's calls cost_ns: under half the bound now, the
+ * region is tracked again, judged anew after REGION_TRIAL more instances;
+ * else the next try is at twice this instance's number. Half: a region
+ * near the bound would otherwise be tracked again and dropped again. */
+static void region_retried(int r, long long wall_ns, long long cost_ns, int pct)
+{
+    if ((double)cost_ns * 200.0 > (double)pct * (double)wall_ns) {
+        atomic_store(&retry_at[r], 2 * atomic_load(&opened[r]));
+        return;
+    }
+    pthread_mutex_lock(&table_lock);
+    trial[r].n = 1; /* this instance stands for the first */
+    trial[r].wall_ns = trial[r].cost_ns = 0;
+    pthread_mutex_unlock(&table_lock);
+    atomic_store(&untracked[r], 0);
+    atomic_fetch_add(&regions_retracked, 1);
+    pdp_log(1, "region %s: an instance of %.0f us, the runtime's calls %.0f us (under half of "
+               "PADDISER_RUN_REGION_COST_PCT=%d%%): tracked again",
+            names[r], 1e-3 * (double)wall_ns, 1e-3 * (double)cost_ns, pct);
+}
+
 /* The instance of region r that closed took wall_ns, and the runtime's
  * calls cost_ns of it or after it (its threads' task calls over their
  * number, the sync point). From its REGION_TRIAL-th instance after the
  * first (sampled whole, a cost paid once), a region whose calls cost more
  * than PADDISER_RUN_REGION_COST_PCT of its time runs untracked from then
  * on: no task, no sync point. */
-static void region_account(int r, long long wall_ns, long long cost_ns)
+static void region_account(int r, long long wall_ns, long long cost_ns, int retrial)
 {
     int pct = pdp_opts()->region_cost_pct;
     if (pct <= 0)
         return;
+    if (retrial) {
+        region_retried(r, wall_ns, cost_ns, pct);
+        return;
+    }
     /* two application threads may close instances of one region at once */
     pthread_mutex_lock(&table_lock);
     long k = trial[r].n++;
@@ -229,7 +264,10 @@ static void region_account(int r, long long wall_ns, long long cost_ns)
     }
     double wall = (double)trial[r].wall_ns, cost = (double)trial[r].cost_ns;
     pthread_mutex_unlock(&table_lock);
-    if (k < REGION_TRIAL || cost * 100.0 <= (double)pct * wall || atomic_exchange(&untracked[r], 1))
+    if (k < REGION_TRIAL || cost * 100.0 <= (double)pct * wall || atomic_load(&untracked[r]))
+        return;
+    atomic_store(&retry_at[r], 2 * atomic_load(&opened[r])); /* before the open path can see it untracked */
+    if (atomic_exchange(&untracked[r], 1))
         return;
     int first = atomic_fetch_add(&regions_untracked, 1) == 0;
     pdp_log(first ? 0 : 1,
@@ -249,7 +287,11 @@ int pdp_team_open(const void *code, pdp_team *team)
         return 0;
     }
     int region = region_index(code);
-    if (region < 0 || !wanted[region] || atomic_load_explicit(&untracked[region], memory_order_relaxed))
+    if (region < 0 || !wanted[region])
+        return 0;
+    long count = atomic_fetch_add_explicit(&opened[region], 1, memory_order_relaxed) + 1;
+    int retrial = atomic_load_explicit(&untracked[region], memory_order_relaxed);
+    if (retrial && count < atomic_load_explicit(&retry_at[region], memory_order_relaxed))
         return 0;
     unsigned inst = atomic_fetch_add(&last_inst, 1) + 1;
     if (inst == 0) /* wrapped: 0 means none */
@@ -260,8 +302,11 @@ int pdp_team_open(const void *code, pdp_team *team)
             pdp_log(0, "parallel regions begun from several threads at once: only one at a time is tracked");
         return 0;
     }
+    if (retrial) /* one try at a time; region_retried sets the next */
+        atomic_store(&retry_at[region], LONG_MAX);
     team->region = region;
     team->inst = inst;
+    team->retrial = retrial;
     atomic_store(&open_task_ns0, atomic_load(&region_task_ns[region]));
     atomic_store(&open_members, 0);
     atomic_store(&open_t0, now_ns());
@@ -282,7 +327,7 @@ void pdp_team_close(const pdp_team *team)
     atomic_compare_exchange_strong(&open_inst, &inst, 0u);
     long n = atomic_fetch_add(&regions_done, 1) + 1;
     long long sync = n % pdp_opts()->sync_every == 0 ? region_sync(n) : 0;
-    region_account(team->region, wall, calls / (members > 0 ? members : 1) + sync);
+    region_account(team->region, wall, calls / (members > 0 ? members : 1) + sync, team->retrial);
 }
 
 void pdp_member_begin(const pdp_team *team, unsigned thread_num)
@@ -367,7 +412,8 @@ __attribute__((destructor)) static void regions_summary(void)
     if (n == 0)
         return;
     pdp_log(1, "%ld region(s), %d sync point(s) in %.6f s; %ld task begin/end call(s) in %.6f s (all threads); "
-               "%d region(s) untracked as too short",
+               "%d region(s) untracked as too short, %d tracked again",
             n, atomic_load(&syncs), 1e-9 * (double)atomic_load(&sync_ns), atomic_load(&task_calls),
-            1e-9 * (double)atomic_load(&task_ns), atomic_load(&regions_untracked));
+            1e-9 * (double)atomic_load(&task_ns), atomic_load(&regions_untracked),
+            atomic_load(&regions_retracked));
 }

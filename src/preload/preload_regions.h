@@ -17,6 +17,7 @@
 typedef struct {
     int region;    /* region index, >= 0 */
     unsigned inst; /* instance number, > 0 */
+    int retrial;   /* an untracked region's instance tracked to see whether it grew */
 } pdp_team;
 
 /* Encountering thread, before the team starts: 1 and *team filled when the

@@ -54,6 +54,7 @@ static atomic_uchar untracked[MAX_REGIONS];
 static atomic_long opened[MAX_REGIONS];   /* instances begun, tracked or not */
 static atomic_long retry_at[MAX_REGIONS]; /* the untracked region's next tracked one */
 static atomic_int regions_retracked;
+static atomic_uchar ever_untracked[MAX_REGIONS], ever_retracked[MAX_REGIONS];
 static struct {
     long long wall_ns, cost_ns; /* summed over its instances after the first */
     long n;                     /* instances closed */
@@ -234,7 +235,8 @@ static void region_retried(int r, long long wall_ns, long long cost_ns, int pct)
     trial[r].wall_ns = trial[r].cost_ns = 0;
     pthread_mutex_unlock(&table_lock);
     atomic_store(&untracked[r], 0);
-    atomic_fetch_add(&regions_retracked, 1);
+    if (!atomic_exchange(&ever_retracked[r], 1))
+        atomic_fetch_add(&regions_retracked, 1);
     pdp_log(1, "region %s: an instance of %.0f us, the runtime's calls %.0f us (under half of "
                "PADDISER_RUN_REGION_COST_PCT=%d%%): tracked again",
             names[r], 1e-3 * (double)wall_ns, 1e-3 * (double)cost_ns, pct);
@@ -269,7 +271,8 @@ static void region_account(int r, long long wall_ns, long long cost_ns, int retr
     atomic_store(&retry_at[r], 2 * atomic_load(&opened[r])); /* before the open path can see it untracked */
     if (atomic_exchange(&untracked[r], 1))
         return;
-    int first = atomic_fetch_add(&regions_untracked, 1) == 0;
+    /* regions, not decisions: one tracked again and dropped again counts once */
+    int first = !atomic_exchange(&ever_untracked[r], 1) && atomic_fetch_add(&regions_untracked, 1) == 0;
     pdp_log(first ? 0 : 1,
             "region %s: %ld instance(s) of %.0f us, the runtime's calls %.0f us each (more than "
             "PADDISER_RUN_REGION_COST_PCT=%d%%): untracked from now on%s",

@@ -140,6 +140,17 @@ PD_API void *LB_HM_config_sizes(void *objects, const size_t *sizes);
  * profile; later instances are estimated, predicted and planned. */
 PD_API int pd_task_begin(int task_id);
 PD_API int pd_task_end(int task_id);
+/* The running task's thread waits (an OpenMP barrier between two phases, a
+ * lock another task holds) without ending the task: the time until
+ * pd_task_resume is no part of the task's wall or CPU time, as if it had
+ * ended and begun again, but the instance's sampling goes on through it
+ * (a task end while no other task runs stops it, and the next begin
+ * starts it again at a cost of one protection change per sampled page).
+ * Between the two, as inside a task, no system call may read or write
+ * registered memory. A task ended while paused ends at its pause.
+ * PD_ESTATE when the task is not running (pause) or not paused (resume). */
+PD_API int pd_task_pause(int task_id);
+PD_API int pd_task_resume(int task_id);
 
 /* All tasks of one instance reached the synchronisation point: the runtime
  * estimates, predicts and plans for the next instance and migrates pages. */

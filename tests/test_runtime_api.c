@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "lib/page_sampler.h"
+#include "lib/perf.h"
 #include "lib/runtime_internal.h"
 #include "paddiser.h"
 
@@ -209,6 +210,75 @@ static void test_task_end_leaves_waits_out(void **state)
     assert_true(tp.last_time >= 0.02);
     assert_int_equal(pd_task_profile_get(2, &tp), PD_OK);
     assert_float_equal(tp.last_time, 0.0, 0.0);
+}
+
+/* pd_task_pause / pd_task_resume: the time between them leaves the task's
+ * time (a pause still open at the end counts up to the end), and pausing a
+ * task that does not run, twice, or resuming one that is not paused is an
+ * order error. Task durations come from a fake clock. */
+static double fake_now;
+static double fake_clock(void) { return fake_now; }
+
+static void test_task_pause_leaves_its_wait_out(void **state)
+{
+    (void)state;
+    pd_perf_set_clock(fake_clock);
+    init_none(0);
+    assert_int_equal(pd_task_pause(1), PD_ENOTFOUND);
+    assert_int_equal(pd_task_begin(1), PD_OK);
+    fake_now += 0.010;
+    assert_int_equal(pd_task_resume(1), PD_ESTATE); /* not paused */
+    assert_int_equal(pd_task_pause(1), PD_OK);
+    assert_int_equal(pd_task_pause(1), PD_ESTATE); /* paused already */
+    fake_now += 0.005;
+    assert_int_equal(pd_task_resume(1), PD_OK);
+    fake_now += 0.010;
+    assert_int_equal(pd_task_pause(1), PD_OK);
+    fake_now += 0.007; /* ended while paused: the end is at the pause */
+    assert_int_equal(pd_task_end(1), PD_OK);
+    assert_int_equal(pd_task_pause(1), PD_ESTATE); /* not running */
+    assert_int_equal(pd_task_resume(1), PD_ESTATE);
+    /* a second begin in the instance starts with no pause */
+    assert_int_equal(pd_task_begin(1), PD_OK);
+    fake_now += 0.004;
+    assert_int_equal(pd_task_end(1), PD_OK);
+    assert_int_equal(pd_sync_point(), PD_OK);
+    pd_task_profile tp;
+    assert_int_equal(pd_task_profile_get(1, &tp), PD_OK);
+    assert_float_equal(tp.last_time, 0.024, 1e-9);
+    pd_finalize();
+    pd_perf_set_clock(NULL);
+}
+
+/* A pause is no end: with one task running, its end stops the page
+ * sampler and its next begin starts a new spell of activity that arms
+ * every sample again, while its pause leaves the samples armed. */
+static void test_task_pause_keeps_sampling(void **state)
+{
+    (void)state;
+    init_none(1);
+    unsigned char *buf = mmap(NULL, 4 * MB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(buf != MAP_FAILED);
+    memset(buf, 1, 4 * MB);
+    assert_true(pd_object_register("buf", buf, 4 * MB, NULL) >= 0);
+    pd_sampler_stats before, after;
+    assert_int_equal(pd_task_begin(0), PD_OK);
+    assert_true(pd_sampler_armed());
+    pd_sampler_get_stats(&before);
+    assert_int_equal(pd_task_pause(0), PD_OK);
+    assert_true(pd_sampler_armed());
+    assert_int_equal(pd_task_resume(0), PD_OK);
+    pd_sampler_get_stats(&after);
+    assert_int_equal(after.passes, before.passes); /* nothing armed again */
+    assert_int_equal(pd_task_end(0), PD_OK);
+    assert_false(pd_sampler_armed());
+    assert_int_equal(pd_task_begin(0), PD_OK); /* an end and a begin: a new spell */
+    pd_sampler_get_stats(&after);
+    assert_int_equal(after.passes, before.passes + 1);
+    assert_int_equal(pd_task_end(0), PD_OK);
+    assert_int_equal(pd_sync_point(), PD_OK);
+    pd_finalize();
+    munmap(buf, 4 * MB);
 }
 
 static void test_strerror(void **state)
@@ -519,6 +589,8 @@ int main(void)
         cmocka_unit_test_teardown(test_object_bad_ranges, teardown),
         cmocka_unit_test_teardown(test_task_errors, teardown),
         cmocka_unit_test_teardown(test_task_end_leaves_waits_out, teardown),
+        cmocka_unit_test_teardown(test_task_pause_leaves_its_wait_out, teardown),
+        cmocka_unit_test_teardown(test_task_pause_keeps_sampling, teardown),
         cmocka_unit_test_teardown(test_strerror, teardown),
         cmocka_unit_test_teardown(test_lb_hm_config, teardown),
         cmocka_unit_test_teardown(test_lb_hm_config_finalizes_at_exit, teardown),

@@ -5,8 +5,9 @@
  * revisit of an earlier size), its arrays are allocated and filled, then
  * registered by name with their access hints. Each input runs for several
  * instances; an instance has four barrier-delimited phases, one task per
- * OpenMP thread (pd_task_begin(-1) / pd_task_end(-1) around the thread's
- * work in every phase, `omp for nowait` inside):
+ * OpenMP thread (pd_task_begin(-1) at the instance's start, pd_task_end(-1)
+ * at its end, pd_task_pause(-1) / pd_task_resume(-1) around every barrier
+ * between; `omp for nowait` inside each phase):
  *
  *   1. stream triad a = b + 0.5 c            schedule(static)
  *   2. 5-point stencil grid -> grid_out,     thread t does a (t + 1)-weighted
@@ -228,6 +229,40 @@ static double task_begin(void)
     return t;
 }
 
+/* PHASES_END_AT_BARRIERS=1: the task ends before each barrier inside the
+ * instance and begins again after it, as this example did before
+ * pd_task_pause (bench comparisons: phases_bench --compare). */
+static int end_at_barriers;
+
+/* A barrier between two phases of the instance: the thread's work since
+ * *t0 stops there, and its task pauses while it waits (no part of its
+ * time; the instance's page sampling goes on) and resumes after it.
+ * Returns the work's time; *t0 becomes the time work starts again. */
+static double wait_at_barrier(double *t0)
+{
+    double now = omp_get_wtime(), dt = now - *t0;
+    if (use_rt) {
+        if ((end_at_barriers ? pd_task_end(-1) : pd_task_pause(-1)) != PD_OK) {
+#pragma omp atomic
+            rt_errors++;
+        }
+        call_s[omp_get_thread_num() * PAD] += omp_get_wtime() - now;
+    }
+#pragma omp barrier
+    double t = omp_get_wtime();
+    if (use_rt) {
+        if ((end_at_barriers ? pd_task_begin(-1) : pd_task_resume(-1)) != PD_OK) {
+#pragma omp atomic
+            rt_errors++;
+        }
+        double after = omp_get_wtime();
+        call_s[omp_get_thread_num() * PAD] += after - t;
+        t = after;
+    }
+    *t0 = t;
+    return dt;
+}
+
 static double task_end(double t0)
 {
     double now = omp_get_wtime(), dt = now - t0;
@@ -265,18 +300,16 @@ static double run_instance(const input_t *in, int nt, int passes, int sweeps, do
         int me = omp_get_thread_num(), nth = omp_get_num_threads();
         double mine = 0;
         call_s[me * PAD] = 0;
+        double t0 = task_begin();
         /* 1: stream triad */
         for (int p = 0; p < passes; p++) {
-            double t0 = task_begin();
 #pragma omp for schedule(static) nowait
             for (size_t i = 0; i < n; i++)
                 a[i] = b[i] + 0.5 * c[i];
-            mine += task_end(t0);
-#pragma omp barrier
+            mine += wait_at_barrier(&t0);
         }
         /* 2: 5-point stencil, unequal row shares */
         for (int p = 0; p < passes; p++) {
-            double t0 = task_begin();
             size_t lo, hi;
             weighted_rows(rows, me, nth, &lo, &hi);
             for (int sweep = 0; sweep < sweeps; sweep++)
@@ -293,12 +326,10 @@ static double run_instance(const input_t *in, int nt, int passes, int sweeps, do
                 }
                 out[base + cols - 1] = g[base + cols - 1];
             }
-            mine += task_end(t0);
-#pragma omp barrier
+            mine += wait_at_barrier(&t0);
         }
         /* 3: SpMV over the irregular graph, dynamic schedule */
         for (int p = 0; p < passes; p++) {
-            double t0 = task_begin();
 #pragma omp for schedule(dynamic, 256) nowait
             for (size_t i = 0; i < n; i++) {
                 double s = 0;
@@ -306,12 +337,10 @@ static double run_instance(const input_t *in, int nt, int passes, int sweeps, do
                     s += val[k] * x[col[k]];
                 y[i] = s;
             }
-            mine += task_end(t0);
-#pragma omp barrier
+            mine += wait_at_barrier(&t0);
         }
         /* 4: reduction; per-thread partial sums combined in thread order */
         for (int p = 0; p < passes; p++) {
-            double t0 = task_begin();
             double sa = 0, so = 0, sy = 0;
 #pragma omp for schedule(static) nowait
             for (size_t i = 0; i < n; i++) {
@@ -322,9 +351,10 @@ static double run_instance(const input_t *in, int nt, int passes, int sweeps, do
             partial[me * PAD] = sa;
             partial[me * PAD + 1] = so;
             partial[me * PAD + 2] = sy;
-            mine += task_end(t0);
-#pragma omp barrier
+            if (p + 1 < passes)
+                mine += wait_at_barrier(&t0);
         }
+        mine += task_end(t0); /* the region's own barrier follows */
         task_s[me] = mine;
     }
     double wall = omp_get_wtime() - t_start;
@@ -392,11 +422,15 @@ static void usage(FILE *f)
                "  --passes P     sweeps of every phase per instance (default 1)\n"
                "  --degree D     mean row length of the graph (default 8)\n"
                "  --sweeps S     stencil sweeps per pass, the unbalanced phase (default 4)\n"
-               "  --no-runtime   make no libpaddiser call (baseline)\n");
+               "  --no-runtime   make no libpaddiser call (baseline)\n"
+               "env: PHASES_END_AT_BARRIERS=1 ends each task at every barrier inside an\n"
+               "  instance and begins it again, instead of pd_task_pause / pd_task_resume\n");
 }
 
 int main(int argc, char **argv)
 {
+    const char *eab = getenv("PHASES_END_AT_BARRIERS");
+    end_at_barriers = eab && !strcmp(eab, "1");
     double mib = 256, scales[MAX_INPUTS] = {0.5, 1, 0.75, 0.5};
     int ninputs = 4, reps = 6, nt = omp_get_max_threads(), passes = 1, degree = 8, sweeps = 4;
     static const struct option longopts[] = {

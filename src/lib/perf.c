@@ -175,6 +175,8 @@ static double (*_Atomic wall_clock)(void) = pd_monotonic;
 
 void pd_perf_set_clock(double (*clock)(void)) { wall_clock = clock ? clock : pd_monotonic; }
 
+double pd_perf_wall(void) { return wall_clock(); }
+
 static void read_sw(pd_sw_counts *sw)
 {
     struct timespec ts;

@@ -78,6 +78,8 @@ void pd_perf_fork_release(void);
 /* Test hook: the wall clock task times are measured with (NULL restores the
  * monotonic clock), so tests can give tasks exact durations. */
 void pd_perf_set_clock(double (*clock)(void));
+/* The wall clock task times are measured with (the test clock when set). */
+double pd_perf_wall(void);
 
 /* One measurement of a task instance on the calling thread. */
 typedef struct {

@@ -109,6 +109,9 @@ typedef struct {
 typedef struct {
     int id;
     int active;
+    int paused;           /* between pd_task_pause and pd_task_resume */
+    double pause_t0;      /* when it paused (the task clock, pd_perf_wall) */
+    double paused_s;      /* its pauses since its begin */
     pd_perf_session session;
     pd_perf_sample cur;   /* this instance so far */
     int ran;              /* ran in the current instance */

@@ -148,7 +148,8 @@ PD_API int pd_task_end(int task_id);
  * starts it again at a cost of one protection change per sampled page).
  * Between the two, as inside a task, no system call may read or write
  * registered memory. A task ended while paused ends at its pause.
- * PD_ESTATE when the task is not running (pause) or not paused (resume). */
+ * PD_ESTATE when the task is not running or already paused (pause), or not
+ * paused (resume); PD_ENOTFOUND for a task that never began. */
 PD_API int pd_task_pause(int task_id);
 PD_API int pd_task_resume(int task_id);
 

@@ -89,15 +89,18 @@ expect_barrier_waits_excluded() {
 # ms now and then, but the runtime's calls stay above 1% of that, and far
 # below 1% of 200 ms. Untracked after its 4th instance, it is tracked again
 # at its 8th, 16th and 32nd to see whether it grew: 11 sync points in all.
-# With 0, every region is tracked.
+# A try is one instance, which a loaded machine may stretch past 200 times
+# its calls: then it is tracked again and dropped again 3 instances later,
+# so up to 16 are allowed. With 0, every region is tracked.
 expect_short_regions_untracked() {
     PADDISER_RUN_REGION_COST_PCT=1 run_pair tiny "$1" tiny 40
     grep -q '^tiny 40: s=269880 naps=12$' "$tmp/tiny.out" || fail "tiny: wrong result: $(cat "$tmp/tiny.out")"
     expect_tasks tiny "0 1 2 64 65 66"
-    expect_count tiny "sync points" "$(syncs_of tiny)" 11
+    n=$(syncs_of tiny)
+    [ "$n" -ge 11 ] && [ "$n" -le 16 ] || fail "tiny: $n sync points, expected 11 (16 at most): $(cat "$tmp/tiny.err")"
     grep -q '^paddiser run: region regions+0x[0-9a-f]*: 3 instance(s) of [0-9]* us, the runtime.s calls [0-9]* us each (more than PADDISER_RUN_REGION_COST_PCT=1%): untracked from now on$' "$tmp/tiny.err" ||
         fail "tiny: the short region was not reported untracked: $(cat "$tmp/tiny.err")"
-    grep -q ' 1 region(s) untracked as too short, 0 tracked again$' "$tmp/tiny.err" || fail "tiny: summary: $(cat "$tmp/tiny.err")"
+    grep -q ' 1 region(s) untracked as too short, [01] tracked again$' "$tmp/tiny.err" || fail "tiny: summary: $(cat "$tmp/tiny.err")"
     PADDISER_RUN_REGION_COST_PCT=0 run_pair tiny_kept "$1" tiny 40
     expect_count tiny_kept "sync points" "$(syncs_of tiny_kept)" 44
 }

@@ -246,8 +246,8 @@ static void region_retried(int r, long long wall_ns, long long cost_ns, int pct)
  * calls cost_ns of it or after it (its threads' task calls over their
  * number, the sync point). From its REGION_TRIAL-th instance after the
  * first (sampled whole, a cost paid once), a region whose calls cost more
- * than PADDISER_RUN_REGION_COST_PCT of its time runs untracked from then
- * on: no task, no sync point. */
+ * than PADDISER_RUN_REGION_COST_PCT of its time runs untracked: no task,
+ * no sync point, but for the tries region_retried judges. */
 static void region_account(int r, long long wall_ns, long long cost_ns, int retrial)
 {
     int pct = pdp_opts()->region_cost_pct;

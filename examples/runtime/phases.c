@@ -214,19 +214,24 @@ static int rt_errors;
  * re-plan or a new sample table at an instance's first begin). */
 static double call_s[MAX_THREADS * PAD];
 
+/* One task call of this thread, made at time t (the runtime's task -1):
+ * its time goes to call_s, a failure to rt_errors. Returns the time after
+ * it. */
+static double task_call(int (*call)(int), double t)
+{
+    if (call(-1) != PD_OK) {
+#pragma omp atomic
+        rt_errors++;
+    }
+    double after = omp_get_wtime();
+    call_s[omp_get_thread_num() * PAD] += after - t;
+    return after;
+}
+
 static double task_begin(void)
 {
     double t = omp_get_wtime();
-    if (use_rt) {
-        if (pd_task_begin(-1) != PD_OK) {
-#pragma omp atomic
-            rt_errors++;
-        }
-        double now = omp_get_wtime();
-        call_s[omp_get_thread_num() * PAD] += now - t;
-        t = now;
-    }
-    return t;
+    return use_rt ? task_call(pd_task_begin, t) : t;
 }
 
 /* PHASES_END_AT_BARRIERS=1: the task ends before each barrier inside the
@@ -241,38 +246,19 @@ static int end_at_barriers;
 static double wait_at_barrier(double *t0)
 {
     double now = omp_get_wtime(), dt = now - *t0;
-    if (use_rt) {
-        if ((end_at_barriers ? pd_task_end(-1) : pd_task_pause(-1)) != PD_OK) {
-#pragma omp atomic
-            rt_errors++;
-        }
-        call_s[omp_get_thread_num() * PAD] += omp_get_wtime() - now;
-    }
+    if (use_rt)
+        task_call(end_at_barriers ? pd_task_end : pd_task_pause, now);
 #pragma omp barrier
     double t = omp_get_wtime();
-    if (use_rt) {
-        if ((end_at_barriers ? pd_task_begin(-1) : pd_task_resume(-1)) != PD_OK) {
-#pragma omp atomic
-            rt_errors++;
-        }
-        double after = omp_get_wtime();
-        call_s[omp_get_thread_num() * PAD] += after - t;
-        t = after;
-    }
-    *t0 = t;
+    *t0 = use_rt ? task_call(end_at_barriers ? pd_task_begin : pd_task_resume, t) : t;
     return dt;
 }
 
 static double task_end(double t0)
 {
     double now = omp_get_wtime(), dt = now - t0;
-    if (use_rt) {
-        if (pd_task_end(-1) != PD_OK) {
-#pragma omp atomic
-            rt_errors++;
-        }
-        call_s[omp_get_thread_num() * PAD] += omp_get_wtime() - now;
-    }
+    if (use_rt)
+        task_call(pd_task_end, now);
     return dt;
 }
 

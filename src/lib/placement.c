@@ -39,6 +39,12 @@ static size_t grid_bytes(void *vctx, int task, double r)
     return (size_t)g->b[k > RT_GRID ? RT_GRID : k];
 }
 
+/* Capacity not yet used (none when used reaches or passes it). */
+static size_t capacity_left(const pd_plan_problem *prob, size_t used)
+{
+    return used < prob->capacity ? prob->capacity - used : 0;
+}
+
 /* Task i's share is all its curve has (no step left). */
 static int at_full_share(const pd_plan_result *res, int i) { return res->share[i] >= 1.0 - 1e-12; }
 
@@ -85,7 +91,7 @@ void rt_fill_leftover(const pd_plan_problem *prob, pd_plan_result *res)
      * taken at once (a sync point of `paddiser run` whose fast memory
      * outsizes its objects went through the loop below step by step, each
      * step asking every task for its bytes again). */
-    size_t whole = 0, left = prob->capacity - (used < prob->capacity ? used : prob->capacity);
+    size_t whole = 0, left = capacity_left(prob, used);
     for (int i = 0; i < n && whole <= left; i++)
         if (!at_full_share(res, i)) {
             size_t b = prob->bytes(prob->ctx, i, 1.0);
@@ -121,7 +127,7 @@ void rt_fill_leftover(const pd_plan_problem *prob, pd_plan_result *res)
             int best = -1;
             double best_share = 0;
             size_t best_bytes = 0;
-            left = prob->capacity - (used < prob->capacity ? used : prob->capacity);
+            left = capacity_left(prob, used);
             for (int i = 0; i < n; i++) {
                 double r;
                 size_t b;

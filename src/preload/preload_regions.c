@@ -55,6 +55,9 @@ static atomic_long opened[MAX_REGIONS];   /* instances begun, tracked or not */
 static atomic_long retry_at[MAX_REGIONS]; /* the untracked region's next tracked one */
 static atomic_int regions_retracked;
 static atomic_uchar ever_untracked[MAX_REGIONS], ever_retracked[MAX_REGIONS];
+
+/* The untracked region r's next try: at twice the instances it has begun. */
+static void retry_later(int r) { atomic_store(&retry_at[r], 2 * atomic_load(&opened[r])); }
 static struct {
     long long wall_ns, cost_ns; /* summed over its instances after the first */
     long n;                     /* instances closed */
@@ -227,7 +230,7 @@ static long long region_sync(long region_count)
 static void region_retried(int r, long long wall_ns, long long cost_ns, int pct)
 {
     if ((double)cost_ns * 200.0 > (double)pct * (double)wall_ns) {
-        atomic_store(&retry_at[r], 2 * atomic_load(&opened[r]));
+        retry_later(r);
         return;
     }
     pthread_mutex_lock(&table_lock);
@@ -268,7 +271,7 @@ static void region_account(int r, long long wall_ns, long long cost_ns, int retr
     pthread_mutex_unlock(&table_lock);
     if (k < REGION_TRIAL || cost * 100.0 <= (double)pct * wall || atomic_load(&untracked[r]))
         return;
-    atomic_store(&retry_at[r], 2 * atomic_load(&opened[r])); /* before the open path can see it untracked */
+    retry_later(r); /* before the open path can see it untracked */
     if (atomic_exchange(&untracked[r], 1))
         return;
     /* regions, not decisions: one tracked again and dropped again counts once */

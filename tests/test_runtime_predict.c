@@ -316,6 +316,26 @@ static void test_visit_warmup_is_learned(void **state)
     unsetenv("PADDISER_VISIT_WARMUP");
 }
 
+/* Before any visit has taught the factor, a visit's first instance stands
+ * for its visit only until the visit's next one has run: 15 ms then 10 ms
+ * predicts 10 ms, not the 12.5 ms of their median; once the factor is
+ * learned (a visit's first and two more), the first counts divided by it. */
+static void test_visit_first_left_out_until_warmup_is_learned(void **state)
+{
+    (void)state;
+    instance(0.015);
+    pd_task_plan p = plan_of(0);
+    assert_float_equal(p.predicted_time, 0.015, 1e-9); /* nothing else of the visit */
+    instance(0.010);
+    p = plan_of(0);
+    assert_float_equal(p.predicted_time, 0.010, 1e-9);
+    assert_int_equal(p.predicted_from, 1);
+    instance(0.010);
+    p = plan_of(0);
+    assert_float_equal(p.predicted_time, 0.010, 1e-9); /* 15 / 1.5, 10, 10 */
+    assert_int_equal(p.predicted_from, 3);
+}
+
 /* ---- the profile store (PADDISER_PROFILE_STORE) ---- */
 
 static char store_dir[] = "/tmp/pd_store_XXXXXX";
@@ -480,6 +500,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_new_input_growth_is_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_inputs_scale_linearly, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visit_warmup_is_learned, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_visit_first_left_out_until_warmup_is_learned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_grows_the_first_switch_as_an_earlier_run_did, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_not_ours_is_left_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drifting_input_follows_its_last_instance, setup, teardown),

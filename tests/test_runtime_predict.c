@@ -336,6 +336,25 @@ static void test_visit_first_left_out_until_warmup_is_learned(void **state)
     assert_int_equal(p.predicted_from, 3);
 }
 
+/* ... but an instance that starts a visit is one: with visits too short to
+ * teach the factor (a first and one more), a revisit's first is predicted
+ * from the input's firsts and later instances alike (15 and 10 ms: 12.5),
+ * not from its later instances alone. */
+static void test_visit_first_kept_for_the_next_visits_first(void **state)
+{
+    (void)state;
+    instance(0.015);
+    instance(0.010);
+    assert_int_equal(pd_object_update(0, buf, 4 * MB), PD_OK);
+    instance(0.030);
+    instance(0.020);
+    assert_int_equal(pd_object_update(0, buf + 4 * MB, 2 * MB), PD_OK); /* A again */
+    pd_task_plan p = plan_of(0);
+    assert_int_equal(p.same_input, 1);
+    assert_float_equal(p.predicted_time, 0.0125, 1e-9);
+    assert_int_equal(p.predicted_from, 2);
+}
+
 /* ---- the profile store (PADDISER_PROFILE_STORE) ---- */
 
 static char store_dir[] = "/tmp/pd_store_XXXXXX";
@@ -501,6 +520,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_close_inputs_scale_linearly, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visit_warmup_is_learned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visit_first_left_out_until_warmup_is_learned, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_visit_first_kept_for_the_next_visits_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_grows_the_first_switch_as_an_earlier_run_did, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_not_ours_is_left_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drifting_input_follows_its_last_instance, setup, teardown),

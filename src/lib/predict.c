@@ -544,8 +544,9 @@ static int stable_window(double *v, int n, int na)
  * perturbed) gives none: its next instances are not marked as a first. 1
  * without any, and *learned 0. Predictions divide a visit's first out of
  * the times they rest on and multiply a new visit's first back in; while
- * none is learned, they leave a visit's first out once the visit has a
- * later instance (robust_dram_time). */
+ * none is learned, a prediction of an instance that continues a visit
+ * leaves a visit's first out once the visit has a later instance
+ * (robust_dram_time). */
 #define RT_WARMUP_VISITS 8
 #define RT_WARMUP_MIN 0.5
 #define RT_WARMUP_MAX 3.0
@@ -846,12 +847,14 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
     for (int i = 0; i < t->nhist && n < RT_WINDOW_MAX; i++) {
         const rt_instance *h = recent(t, i);
         /* Until a factor is learned, a visit's first cannot be brought to
-         * what the rest of its visit takes; it stands for its visit only
-         * while nothing else of the visit has run (on the phases example,
-         * the first visit after the sampled instance: its third and fourth
-         * instances were predicted 12 and 5 % high with it in the window,
-         * 1 % low without; docs/runtime.md). */
-        if (!learned && h->visit_first && i > 0) {
+         * what the rest of its visit takes: for an instance that continues
+         * a visit, it stands for its visit only while nothing else of the
+         * visit has run (on the phases example, the first visit after the
+         * sampled instance: its third and fourth instances were predicted
+         * 12 and 5 % high with it in the window, 1 % low without;
+         * docs/runtime.md). For one that starts a visit, firsts are kept:
+         * they are what it is. */
+        if (!learned && !starts && h->visit_first && i > 0) {
             const rt_instance *later = recent(t, i - 1);
             if (later->input == h->input && !later->visit_first)
                 continue;

@@ -542,11 +542,11 @@ static int stable_window(double *v, int n, int na)
  * of the visit's next instances (at least two). A visit whose first
  * instance was not recorded (sampled while most are not, or dropped as
  * perturbed) gives none: its next instances are not marked as a first. 1
- * without any, and *learned 0. Predictions divide a visit's first out of
- * the times they rest on and multiply a new visit's first back in; while
- * none is learned, a prediction of an instance that continues a visit
- * leaves a visit's first out once the visit has a later instance
- * (robust_dram_time). */
+ * without any, and *known 0 (1 when it is learned or turned off).
+ * Predictions divide a visit's first out of the times they rest on and
+ * multiply a new visit's first back in; while none is known, a prediction
+ * of an instance that continues a visit leaves a visit's first out once
+ * the visit has a later instance (robust_dram_time). */
 #define RT_WARMUP_VISITS 8
 #define RT_WARMUP_MIN 0.5
 #define RT_WARMUP_MAX 3.0
@@ -566,11 +566,12 @@ static double settled_dram(double time, double r0, int visit_first, double sigma
     return dram_only(time, r0, sigma) / (visit_first ? warmup : 1.0);
 }
 
-static double visit_warmup(const rt_task *t, double sigma, int *learned)
+static double visit_warmup(const rt_task *t, double sigma, int *known)
 {
-    *learned = 0;
-    if (rt_env_off("PADDISER_VISIT_WARMUP")) /* no factor (bench comparisons) */
+    *known = 1;
+    if (rt_env_off("PADDISER_VISIT_WARMUP")) /* no factor, every time as it came (bench comparisons) */
         return 1.0;
+    *known = 0;
     double ratio[RT_WARMUP_VISITS];
     int nr = 0;
     /* newest first: i is a visit's first; its next ones are i-1, i-2, ... */
@@ -595,7 +596,7 @@ static double visit_warmup(const rt_task *t, double sigma, int *learned)
     }
     if (nr == 0)
         return 1.0;
-    *learned = 1;
+    *known = 1;
     double w = pd_median(ratio, (size_t)nr);
     return w < RT_WARMUP_MIN ? RT_WARMUP_MIN : w > RT_WARMUP_MAX ? RT_WARMUP_MAX : w;
 }
@@ -678,8 +679,8 @@ int rt_task_input_points(rt_task *t, double *bytes, double *dram_s, int max)
     task_scale(t, 0, NULL, &L);
     double sigma = task_sigma(t, L);
     input_point pt[RT_INPUTS];
-    int learned;
-    int np = own_input_points(t, sigma, visit_warmup(t, sigma, &learned), pt);
+    int known;
+    int np = own_input_points(t, sigma, visit_warmup(t, sigma, &known), pt);
     int n = 0;
     for (int i = 0; i < np && n < max; i++, n++)
         bytes[n] = exp(pt[i].log_s), dram_s[n] = exp(pt[i].log_t);
@@ -837,8 +838,8 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
     uint64_t next = rt_input_signature(0);
     /* a visit's first instances weigh as the rest would have; the next
      * instance, if it starts a visit, as a first */
-    int learned;
-    double warmup = visit_warmup(t, sigma, &learned);
+    int known;
+    double warmup = visit_warmup(t, sigma, &known);
     int starts = !(t->ran_before && t->prev_input == next);
     double ahead = starts ? warmup : 1.0;
     double v[RT_WINDOW_MAX];
@@ -846,7 +847,7 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
     int n = 0;
     for (int i = 0; i < t->nhist && n < RT_WINDOW_MAX; i++) {
         const rt_instance *h = recent(t, i);
-        /* Until a factor is learned, a visit's first cannot be brought to
+        /* Until a factor is known, a visit's first cannot be brought to
          * what the rest of its visit takes: for an instance that continues
          * a visit, it stands for its visit only while nothing else of the
          * visit has run (on the phases example, the first visit after the
@@ -854,7 +855,7 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
          * 12 and 5 % high with it in the window, 1 % low without;
          * docs/runtime.md). For one that starts a visit, firsts are kept:
          * they are what it is. */
-        if (!learned && !starts && h->visit_first && i > 0) {
+        if (!known && !starts && h->visit_first && i > 0) {
             const rt_instance *later = recent(t, i - 1);
             if (later->input == h->input && !later->visit_first)
                 continue;

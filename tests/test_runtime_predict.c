@@ -355,18 +355,30 @@ static void test_visit_first_kept_for_the_next_visits_first(void **state)
     assert_int_equal(p.predicted_from, 2);
 }
 
-/* PADDISER_VISIT_WARMUP=off: no factor, and every time counts as it came
- * (the median of 15 and 10 ms). */
-static void test_visit_warmup_off_counts_the_first_as_it_came(void **state)
+/* PADDISER_VISIT_WARMUP=off (no factor) and PADDISER_VISIT_FIRST_OUT=off
+ * (no factor learned yet, the first kept in): every time counts as it
+ * came, the median of 15 and 10 ms. */
+static void first_counts_as_it_came_with(const char *name)
 {
-    (void)state;
-    setenv("PADDISER_VISIT_WARMUP", "off", 1);
+    setenv(name, "off", 1);
     instance(0.015);
     instance(0.010);
     pd_task_plan p = plan_of(0);
-    unsetenv("PADDISER_VISIT_WARMUP");
+    unsetenv(name);
     assert_float_equal(p.predicted_time, 0.0125, 1e-9);
     assert_int_equal(p.predicted_from, 2);
+}
+
+static void test_visit_warmup_off_counts_the_first_as_it_came(void **state)
+{
+    (void)state;
+    first_counts_as_it_came_with("PADDISER_VISIT_WARMUP");
+}
+
+static void test_visit_first_out_off_counts_the_first_as_it_came(void **state)
+{
+    (void)state;
+    first_counts_as_it_came_with("PADDISER_VISIT_FIRST_OUT");
 }
 
 /* ---- the profile store (PADDISER_PROFILE_STORE) ---- */
@@ -536,6 +548,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_visit_first_left_out_until_warmup_is_learned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visit_first_kept_for_the_next_visits_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visit_warmup_off_counts_the_first_as_it_came, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_visit_first_out_off_counts_the_first_as_it_came, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_grows_the_first_switch_as_an_earlier_run_did, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_not_ours_is_left_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drifting_input_follows_its_last_instance, setup, teardown),

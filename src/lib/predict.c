@@ -845,17 +845,18 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
     double v[RT_WINDOW_MAX];
     unsigned char first[RT_WINDOW_MAX];
     int n = 0;
+    /* Until a factor is known, a visit's first cannot be brought to what
+     * the rest of its visit takes: for an instance that continues a visit,
+     * it stands for its visit only while nothing else of the visit has run
+     * (on the phases example, the first visit after the sampled instance:
+     * its third and fourth instances were predicted 12 and 5 % high with it
+     * in the window, 1 % low without; docs/runtime.md). For one that starts
+     * a visit, firsts are kept: they are what it is.
+     * PADDISER_VISIT_FIRST_OUT=off keeps them in (bench comparisons). */
+    int first_out = !known && !starts && !rt_env_off("PADDISER_VISIT_FIRST_OUT");
     for (int i = 0; i < t->nhist && n < RT_WINDOW_MAX; i++) {
         const rt_instance *h = recent(t, i);
-        /* Until a factor is known, a visit's first cannot be brought to
-         * what the rest of its visit takes: for an instance that continues
-         * a visit, it stands for its visit only while nothing else of the
-         * visit has run (on the phases example, the first visit after the
-         * sampled instance: its third and fourth instances were predicted
-         * 12 and 5 % high with it in the window, 1 % low without;
-         * docs/runtime.md). For one that starts a visit, firsts are kept:
-         * they are what it is. */
-        if (!known && !starts && h->visit_first && i > 0) {
+        if (first_out && h->visit_first && i > 0) {
             const rt_instance *later = recent(t, i - 1);
             if (later->input == h->input && !later->visit_first)
                 continue;

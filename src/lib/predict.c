@@ -566,6 +566,13 @@ static double settled_dram(double time, double r0, int visit_first, double sigma
     return dram_only(time, r0, sigma) / (visit_first ? warmup : 1.0);
 }
 
+/* later, recorded right after in (or after instances that all do), is of
+ * in's visit: the same input, and no new visit began with it. */
+static int continues_visit(const rt_instance *in, const rt_instance *later)
+{
+    return later->input == in->input && !later->visit_first;
+}
+
 static double visit_warmup(const rt_task *t, double sigma, int *known)
 {
     *known = 1;
@@ -583,7 +590,7 @@ static double visit_warmup(const rt_task *t, double sigma, int *known)
         int n = 0;
         for (int k = i - 1; k >= 0 && n < RT_WINDOW; k--) {
             const rt_instance *h = recent(t, k);
-            if (h->visit_first || h->input != f->input)
+            if (!continues_visit(f, h))
                 break;
             if (!h->perturbed)
                 v[n++] = dram_time_of(h, sigma);
@@ -856,11 +863,8 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
     int first_out = !known && !starts && !rt_env_off("PADDISER_VISIT_FIRST_OUT");
     for (int i = 0; i < t->nhist && n < RT_WINDOW_MAX; i++) {
         const rt_instance *h = recent(t, i);
-        if (first_out && h->visit_first && i > 0) {
-            const rt_instance *later = recent(t, i - 1);
-            if (later->input == h->input && !later->visit_first)
-                continue;
-        }
+        if (first_out && h->visit_first && i > 0 && continues_visit(h, recent(t, i - 1)))
+            continue;
         if (h->input == next) {
             first[n] = (unsigned char)h->visit_first;
             v[n++] = settled_dram(h->time, h->r0, h->visit_first, sigma, warmup);

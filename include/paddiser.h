@@ -253,7 +253,7 @@ typedef struct {
      * instance it skips arms nothing and keeps the last sampled profile. */
     int instances_sampled;       /* instances the sampler armed pages in */
     double sampling_cost_s;      /* their measured cost: arming, disarming, faults */
-    double sampling_wall_s;      /* time of all instances (sync point to sync point) */
+    double sampling_wall_s;      /* time of all instances (first task's begin to last task's end) */
 } pd_profile_info;
 
 PD_API int pd_profile_info_get(pd_profile_info *out);

@@ -83,8 +83,8 @@ static void instance_slowed(double slow)
 
 static void instance(void) { instance_slowed(1.0); }
 
-/* The same with each task's time per phase given. */
-static void instance_times(double t0, double t1)
+/* The same with each task's time per phase given, without its sync point. */
+static void instance_tasks(double t0, double t1)
 {
     for (int phase = 0; phase < 2; phase++)
         for (int task = 0; task < 2; task++) {
@@ -93,6 +93,11 @@ static void instance_times(double t0, double t1)
             fake_now += task == 0 ? t0 : t1;
             assert_int_equal(pd_task_end(task), PD_OK);
         }
+}
+
+static void instance_times(double t0, double t1)
+{
+    instance_tasks(t0, t1);
     assert_int_equal(pd_sync_point(), PD_OK);
 }
 
@@ -176,6 +181,32 @@ static void test_all_sampled_instances_count(void **state)
     assert_float_equal(all_perturbed, none_perturbed, 0.1 * none_perturbed);
 }
 
+/* What the program does outside its tasks between instances (here 0.25 s
+ * of setting up the next input, four times: twice after the last task's end
+ * and before the sync point, as the phases example does, twice after the
+ * sync point) is no instance's time: the share stays a share of the
+ * instances' time, and no gap lets it sample a later instance whole at that
+ * instance's cost. */
+static void test_time_between_instances_is_not_theirs(void **state)
+{
+    (void)state;
+    start("2");
+    instance();
+    pd_profile_info info;
+    for (int i = 0; i < 4; i++) {
+        if (i % 2)
+            usleep(250000);
+        instance_tasks(0.02, 0.01);
+        if (i % 2 == 0)
+            usleep(250000);
+        assert_int_equal(pd_sync_point(), PD_OK);
+        assert_int_equal(pd_profile_info_get(&info), PD_OK);
+        assert_int_equal(info.instances_sampled, 1);
+    }
+    assert_true(info.sampling_wall_s > 0);
+    assert_true(info.sampling_wall_s < 0.25); /* five short instances, no gap */
+}
+
 /* PADDISER_SAMPLE_SHARE_PCT=0: every instance is sampled. */
 static void test_share_zero_samples_every_instance(void **state)
 {
@@ -256,6 +287,7 @@ int main(void)
         cmocka_unit_test_teardown(test_skipped_instances_keep_profile_and_move_nothing, teardown),
         cmocka_unit_test_teardown(test_sampled_instance_time_is_left_out, teardown),
         cmocka_unit_test(test_all_sampled_instances_count),
+        cmocka_unit_test_teardown(test_time_between_instances_is_not_theirs, teardown),
         cmocka_unit_test_teardown(test_share_zero_samples_every_instance, teardown),
         cmocka_unit_test_teardown(test_unchanged_decision_reused_until_times_change, teardown),
         cmocka_unit_test_teardown(test_object_change_voids_reused_decision, teardown),

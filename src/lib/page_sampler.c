@@ -53,7 +53,6 @@ static struct {
     double allowance;  /* seconds of sampling cost per instance before the budget applies, at most */
     double allowance_frac; /* ... and at most this share of the previous instance (< 0: no bound) */
     double inst_allowance; /* this instance's */
-    double inst_start; /* monotonic seconds: this instance began (counts reset) */
     double inst_passes; /* this instance (since the counts were reset): pass seconds,
                            arming and disarming */
     double share;      /* long-run bound: sampled instances' cost over all instances' time */
@@ -77,6 +76,7 @@ static struct {
     double next_frac, next_floor;
     double inst_frac, inst_floor; /* the instance's (one of the two) */
     double inst_begin;   /* monotonic seconds: the instance's first task began */
+    double inst_end;     /* ... its last spell ended (the last disarm), 0: none yet */
     unsigned spell_k, spell_off;
     double sample_cost;  /* seconds an armed sample costs a spell (arming, faults, disarm) */
     double spell_cost0;  /* the instance's cost when this spell began */
@@ -676,6 +676,7 @@ void pd_sampler_arm(void)
 void pd_sampler_disarm(void)
 {
     pthread_mutex_lock(&S.lock);
+    S.inst_end = pd_monotonic(); /* no task runs: the instance's time so far */
     disarm_locked();
     pthread_mutex_unlock(&S.lock);
 }
@@ -1000,8 +1001,8 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     atomic_store(&S.weighted, 0);
     S.inst_weighted_base = 0;
     S.inst_allowance = S.allowance;
-    S.inst_start = pd_monotonic();
-    S.inst_begin = S.inst_start;
+    S.inst_begin = pd_monotonic();
+    S.inst_end = 0;
     S.inst_passes = 0;
     S.inst_faults_base = 0;
     S.inst_sampled = 1; /* callers that never begin instances sample them all */
@@ -1222,6 +1223,14 @@ void pd_sampler_reset_counts(void)
     /* The instance that ends: its measured cost (passes, faults) if it was
      * sampled, and its time, for the long-run share. */
     double now = pd_monotonic();
+    /* An instance's time runs from its first task to its last task's end
+     * (the last disarm), not to here: what the program does outside its
+     * tasks between instances (setting up its next input before the sync
+     * point, serial work after it) is no instance's time. Counted from sync
+     * point to sync point, the phases example's input building (0.6 - 1.5 s
+     * between visits) let the share sample a later visit's first instance
+     * whole, at its instances' cost. */
+    double len = (S.inst_end > S.inst_begin ? S.inst_end : now) - S.inst_begin;
     if (S.inst_sampled) {
         S.last_cost = inst_cost_locked();
         S.cost_total += S.last_cost;
@@ -1229,18 +1238,18 @@ void pd_sampler_reset_counts(void)
          * average, so about k times the samples armed and faulted. */
         S.last_whole = S.last_cost * inst_weight_locked();
     }
-    S.last_wall = now - S.inst_start;
+    S.last_wall = len;
     S.wall_total += S.last_wall;
     S.inst_sampled = 1; /* until pd_sampler_instance_begin says otherwise */
     /* A new instance: a new allowance, a share of the last one's length. */
     S.inst_allowance = S.allowance;
-    if (S.allowance_frac > 0 && S.allowance_frac * (now - S.inst_start) < S.inst_allowance)
-        S.inst_allowance = S.allowance_frac * (now - S.inst_start);
-    S.inst_start = now;
+    if (S.allowance_frac > 0 && S.allowance_frac * len < S.inst_allowance)
+        S.inst_allowance = S.allowance_frac * len;
     S.inst_passes = 0;
     S.inst_faults_base = atomic_load(&S.faults);
     S.inst_weighted_base = atomic_load(&S.weighted);
     S.inst_begin = now; /* pd_sampler_instance_begin sets it again */
+    S.inst_end = 0;
     S.spell_armed = 0;  /* a spell is measured within its instance */
     pthread_mutex_unlock(&S.lock);
 }
@@ -1284,13 +1293,12 @@ int pd_sampler_instance_begin(int force)
 {
     pthread_mutex_lock(&S.lock);
     S.instances++;
-    /* The first instance's time begins at its first task, not when the
-     * sampler started: the program's setup before it (reading or building
-     * its input) is no instance's time. Counted as one, GAP's PageRank at
-     * scale 21 (3.5 s of graph building before 50 ms instances) had its
-     * first 8 - 10 instances sampled whole, +15-30% on its trials. */
-    if (S.instances == 1)
-        S.inst_start = pd_monotonic();
+    /* Every instance's time begins at its first task (inst_begin, below),
+     * the first's too, not when the sampler started: the program's setup
+     * before it (reading or building its input) is no instance's time.
+     * Counted as one, GAP's PageRank at scale 21 (3.5 s of graph building
+     * before 50 ms instances) had its first 8 - 10 instances sampled whole,
+     * +15-30% on its trials. */
     /* Sampled while the sampled instances' cost, with one more like the
      * last, stays within the share of all instances' time (with one more
      * like the last). An instance is sampled whole or not at all: every

@@ -200,7 +200,9 @@ double pd_sampler_instance_cost_share(void);
 /* At an instance's start (its first task begin): 1 when this instance is
  * sampled, 0 when the long-run share (pd_sampler_config.share) is spent and
  * nothing may be armed in it. `force` samples it whatever the cost (a task or
- * object with no profile yet). The instance ends at pd_sampler_reset_counts. */
+ * object with no profile yet). The instance ends at pd_sampler_reset_counts;
+ * its time, for the share, runs from here to the last pd_sampler_disarm
+ * before that (its last task's end), or to the reset if there was none. */
 int pd_sampler_instance_begin(int force);
 /* The next instance that begins, if it is one whose spells are thinned (the
  * first, a forced one), thins them to `frac` of its elapsed time plus

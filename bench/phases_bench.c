@@ -23,7 +23,9 @@
  *       runtime call: registration, sync points, plan queries) with the
  *       runtime over the same without, median over the runs; and the same
  *       from the second instance on (the first, sampled whole for the
- *       profile, is a cost paid once per run);
+ *       profile, is a cost paid once per run); and how many instances the
+ *       sampler armed pages in per run, with their measured cost over the
+ *       instances' time (what the long-run share bounds, 2% by default);
  *   (e) bytes migrated at the sync points between instances of an
  *       unchanged input once warmed up (after its third instance of a visit).
  *
@@ -73,6 +75,7 @@ typedef struct {
     double total_s;
     int verified, instances, errors, ids_kept, planned, summary;
     int objects, unsampled; /* objects in the "accesses:" line, and those with none sampled */
+    double sampled, sampling_cost_s, work_s; /* instances the sampler armed, their cost, all instances' time */
 } run_rec;
 
 static const char *field(const char *line, const char *key, char *buf, size_t len)
@@ -145,6 +148,9 @@ static int run_example(const char *cmd, const char *keep_path, run_rec *run)
             run->errors = (int)num(line, "runtime_errors");
             run->ids_kept = (int)num(line, "ids_kept");
             run->planned = (int)num(line, "planned_tasks");
+            run->sampled = num(line, "instances_sampled");
+            run->sampling_cost_s = num(line, "sampling_cost_s");
+            run->work_s = num(line, "work_s");
         }
     }
     if (keep)
@@ -396,10 +402,13 @@ static int first_instance_split(const run_rec *with, const run_rec *off, int run
 {
     double *aon = calloc((size_t)runs, sizeof *aon), *aoff = calloc((size_t)runs, sizeof *aoff);
     double *first_extra = calloc((size_t)runs, sizeof *first_extra);
-    if (!aon || !aoff || !first_extra) {
+    double *sampled = calloc((size_t)runs, sizeof *sampled), *cost = calloc((size_t)runs, sizeof *cost);
+    if (!aon || !aoff || !first_extra || !sampled || !cost) {
         free(aon);
         free(aoff);
         free(first_extra);
+        free(sampled);
+        free(cost);
         return 1;
     }
     for (int i = 0; i < runs; i++) {
@@ -407,11 +416,27 @@ static int first_instance_split(const run_rec *with, const run_rec *off, int run
         aon[i] = with[i].total_s - w_on;
         aoff[i] = off[i].total_s - w_off;
         first_extra[i] = w_on - w_off;
+        sampled[i] = with[i].sampled;
+        cost[i] = with[i].work_s > 0 ? with[i].sampling_cost_s / with[i].work_s : NAN;
     }
     double after = bench_median(aon, (size_t)runs) / bench_median(aoff, (size_t)runs) - 1;
     printf("  %-52s %8.2f%%\n", "    after the first (sampled) instance", 100 * after);
     printf("  %-52s %8.1f ms\n", "    the first instance's extra wall time, median",
            1e3 * bench_median(first_extra, (size_t)runs));
+    /* what the long-run share let the sampler do besides the first */
+    if (isfinite(with[0].sampled)) {
+        double lo = sampled[0], hi = sampled[0];
+        for (int i = 1; i < runs; i++) {
+            lo = fmin(lo, sampled[i]);
+            hi = fmax(hi, sampled[i]);
+        }
+        printf("  %-52s %8.1f       %.0f .. %.0f\n", "    instances sampled a run", bench_median(sampled, (size_t)runs),
+               lo, hi);
+        printf("  %-52s %8.2f%%\n", "    their measured cost over the instances' time",
+               100 * bench_median(cost, (size_t)runs));
+    }
+    free(sampled);
+    free(cost);
     free(aon);
     free(aoff);
     free(first_extra);

@@ -15,6 +15,17 @@ static inline double bench_median(double *v, size_t n)
     return n ? pd_median(v, n) : NAN;
 }
 
+/* Smallest and largest of v[0..n) (INFINITY and -INFINITY when n is 0). */
+static inline void bench_range(const double *v, size_t n, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        *lo = v[i] < *lo ? v[i] : *lo;
+        *hi = v[i] > *hi ? v[i] : *hi;
+    }
+}
+
 /* Coefficient of variation (sample standard deviation over the mean);
  * NaN with fewer than 2 values. */
 static inline double bench_cv(const double *v, size_t n)

@@ -425,11 +425,8 @@ static int first_instance_split(const run_rec *with, const run_rec *off, int run
            1e3 * bench_median(first_extra, (size_t)runs));
     /* what the long-run share let the sampler do besides the first */
     if (isfinite(with[0].sampled)) {
-        double lo = sampled[0], hi = sampled[0];
-        for (int i = 1; i < runs; i++) {
-            lo = fmin(lo, sampled[i]);
-            hi = fmax(hi, sampled[i]);
-        }
+        double lo, hi;
+        bench_range(sampled, (size_t)runs, &lo, &hi);
         printf("  %-52s %8.1f       %.0f .. %.0f\n", "    instances sampled a run", bench_median(sampled, (size_t)runs),
                lo, hi);
         printf("  %-52s %8.2f%%\n", "    their measured cost over the instances' time",
@@ -610,11 +607,8 @@ int main(int argc, char **argv)
     row("(b) first instance of a new input, median |error|", st, runs, g_first, 100, "%", "<= 15%", met_first);
     first_by_input(st, runs);
     row("(c) CV of predictions, unchanged input (worst input)", st, runs, g_cv, 100, "%", "< 10%", met_cv);
-    double plo = INFINITY, phi = -INFINITY;
-    for (int i = 0; i < runs; i++) {
-        plo = paired[i] < plo ? paired[i] : plo;
-        phi = paired[i] > phi ? paired[i] : phi;
-    }
+    double plo, phi;
+    bench_range(paired, (size_t)runs, &plo, &phi);
     printf("  %-52s %8.2f%-3s %8.2f .. %-8.2f %-8s %s\n", "(d) overhead: median with / median without - 1",
            100 * overhead, "%", 100 * plo, 100 * phi, "<= 3%", overhead <= 0.03 ? "yes" : "NO");
     if (first_instance_split(on, off, runs) != 0)

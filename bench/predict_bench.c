@@ -321,11 +321,8 @@ int main(int argc, char **argv)
         mfirst_abs = bench_median(a, nf);
         free(a);
     }
-    double lo = INFINITY, hi = -INFINITY;
-    for (size_t j = 0; j < nf; j++) {
-        lo = e_first[j] < lo ? e_first[j] : lo;
-        hi = e_first[j] > hi ? e_first[j] : hi;
-    }
+    double lo, hi;
+    bench_range(e_first, nf, &lo, &hi);
     double mrt = bench_median(e_rt, nl), mnv = bench_median(e_nv, nl);
     printf("predict_bench: %d threads, inputs", nt);
     for (int i = 0; i < ninputs; i++)

@@ -542,7 +542,8 @@ static int stable_window(double *v, int n, int na)
  * of the visit's next instances (at least two). A visit whose first
  * instance was not recorded (sampled while most are not, or dropped as
  * perturbed) gives none: its next instances are not marked as a first. 1
- * without any, and *known 0 (1 when it is learned or turned off).
+ * without any, and *known 0 (1 when it is learned or turned off; known may
+ * be NULL).
  * Predictions divide a visit's first out of the times they rest on and
  * multiply a new visit's first back in; while none is known, a prediction
  * of an instance that continues a visit leaves a visit's first out once
@@ -575,6 +576,9 @@ static int continues_visit(const rt_instance *in, const rt_instance *later)
 
 static double visit_warmup(const rt_task *t, double sigma, int *known)
 {
+    int ignored;
+    if (!known)
+        known = &ignored;
     *known = 1;
     if (rt_env_off("PADDISER_VISIT_WARMUP")) /* no factor, every time as it came (bench comparisons) */
         return 1.0;
@@ -686,8 +690,7 @@ int rt_task_input_points(rt_task *t, double *bytes, double *dram_s, int max)
     task_scale(t, 0, NULL, &L);
     double sigma = task_sigma(t, L);
     input_point pt[RT_INPUTS];
-    int known;
-    int np = own_input_points(t, sigma, visit_warmup(t, sigma, &known), pt);
+    int np = own_input_points(t, sigma, visit_warmup(t, sigma, NULL), pt);
     int n = 0;
     for (int i = 0; i < np && n < max; i++, n++)
         bytes[n] = exp(pt[i].log_s), dram_s[n] = exp(pt[i].log_t);

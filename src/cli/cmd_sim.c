@@ -745,11 +745,8 @@ static int runtime_case(const sim_args *a, const pd_workload *w, const char *inp
      * backend's free rate, and the same case kept first touch in some runs
      * and moved in others (docs/runtime.md). A value the user set is kept. */
     int set_bw = p && !getenv("PADDISER_MIGRATE_BW");
-    if (set_bw) {
-        char bw[64];
-        snprintf(bw, sizeof bw, "%.17g", pd_score_runtime_migrate_bw(&sm, p));
-        setenv("PADDISER_MIGRATE_BW", bw, 1);
-    }
+    if (set_bw)
+        pd_score_tell_runtime_migrate_bw(&sm, p);
     for (int c = 0; rc == 0 && c < a->ncaps; c++) {
         pd_sim_result res[PD_SIM_NPOLICIES];
         double rt[2], pred = 0;

@@ -414,11 +414,8 @@ int pd_sim_study(const pd_sim_study_cfg *cfg, char *err, size_t errlen)
                     goto out;
                 }
                 const pd_workload *wl = pd_workload_find(p->workload);
-                if (set_bw) { /* the scorer's moves' cost, in the runtime's time */
-                    char bw[64];
-                    snprintf(bw, sizeof bw, "%.17g", pd_score_runtime_migrate_bw(&sm[0], p));
-                    setenv("PADDISER_MIGRATE_BW", bw, 1);
-                }
+                if (set_bw) /* the scorer's moves' cost, in the runtime's time */
+                    pd_score_tell_runtime_migrate_bw(&sm[0], p);
                 for (int c = 0; c < cfg->ncaps; c++) {
                     size_t cap = (size_t)(cfg->caps[c] * (double)pd_sim_footprint(p));
                     double pred;

@@ -352,6 +352,13 @@ double pd_score_runtime_migrate_bw(const pd_score_machine *m, const pd_sim_profi
     return m->migrate_gbs * 1e9 * pd_score_time_ratio(m, p);
 }
 
+void pd_score_tell_runtime_migrate_bw(const pd_score_machine *m, const pd_sim_profile *p)
+{
+    char bw[64];
+    snprintf(bw, sizeof bw, "%.17g", pd_score_runtime_migrate_bw(m, p));
+    setenv("PADDISER_MIGRATE_BW", bw, 1);
+}
+
 double pd_score_time_ratio(const pd_score_machine *m, const pd_sim_profile *p)
 {
     double measured = 0;

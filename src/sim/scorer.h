@@ -86,6 +86,10 @@ double pd_score_time_ratio(const pd_score_machine *m, const pd_sim_profile *p);
  * so that the runtime decides there as in the study. */
 double pd_score_runtime_migrate_bw(const pd_score_machine *m, const pd_sim_profile *p);
 
+/* Sets PADDISER_MIGRATE_BW to pd_score_runtime_migrate_bw(m, p) for the
+ * runtime runs that follow (the caller unsets it after them). */
+void pd_score_tell_runtime_migrate_bw(const pd_score_machine *m, const pd_sim_profile *p);
+
 /* Pages whose tier differs between two placements (0/1 per page). */
 size_t pd_score_moved_pages(const double *from, const double *to, size_t npages);
 

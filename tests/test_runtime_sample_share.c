@@ -12,9 +12,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "lib/page_sampler.h"
 #include "lib/perf.h"
 #include "lib/runtime_internal.h"
 #include "paddiser.h"
@@ -207,6 +209,44 @@ static void test_time_between_instances_is_not_theirs(void **state)
     assert_true(info.sampling_wall_s < 0.25); /* five short instances, no gap */
 }
 
+/* The first instance's re-arm passes while task 0 sweeps its half for 80 ms
+ * of real time in one spell, the tick every 1 ms; allowance_ms NULL: the
+ * default. */
+static uint64_t first_instance_passes(const char *allowance_ms)
+{
+    if (allowance_ms)
+        setenv("PADDISER_SAMPLE_ALLOWANCE_MS", allowance_ms, 1);
+    setenv("PADDISER_SAMPLE_PERIOD_MS", "1", 1);
+    start("2");
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    assert_int_equal(pd_task_begin(0), PD_OK);
+    do {
+        sweep(buf, 8 * MB);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+    } while ((double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec) < 0.08);
+    assert_int_equal(pd_task_end(0), PD_OK);
+    pd_sampler_stats st;
+    pd_sampler_get_stats(&st);
+    teardown(NULL);
+    unsetenv("PADDISER_SAMPLE_ALLOWANCE_MS");
+    unsetenv("PADDISER_SAMPLE_PERIOD_MS");
+    return st.passes;
+}
+
+/* No fixed allowance by default (PADDISER_SAMPLE_ALLOWANCE_MS unset): past
+ * its first arming pass, the first instance re-arms at the 1% budget alone,
+ * each pass waiting 100 times what the last one and its faults cost. With
+ * the 20 ms allowance it had until 2026-12-06, every tick re-armed until the
+ * instance's sampling had cost 20 ms. */
+static void test_first_instance_has_no_fixed_allowance(void **state)
+{
+    (void)state;
+    uint64_t none = first_instance_passes(NULL), fixed = first_instance_passes("20");
+    assert_true(fixed >= 3);
+    assert_true(none < fixed);
+}
+
 /* PADDISER_SAMPLE_SHARE_PCT=0: every instance is sampled. */
 static void test_share_zero_samples_every_instance(void **state)
 {
@@ -289,6 +329,7 @@ int main(void)
         cmocka_unit_test(test_all_sampled_instances_count),
         cmocka_unit_test_teardown(test_time_between_instances_is_not_theirs, teardown),
         cmocka_unit_test_teardown(test_share_zero_samples_every_instance, teardown),
+        cmocka_unit_test(test_first_instance_has_no_fixed_allowance),
         cmocka_unit_test_teardown(test_unchanged_decision_reused_until_times_change, teardown),
         cmocka_unit_test_teardown(test_object_change_voids_reused_decision, teardown),
     };

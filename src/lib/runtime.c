@@ -340,7 +340,13 @@ int pd_init(const pd_options *opt)
             .period_ms = env_unsigned("PADDISER_SAMPLE_PERIOD_MS", 10),
             /* 0 = unlimited */
             .budget = env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1) ? env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1) / 100.0 : -1,
-            .allowance_s = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 20) ? env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 20) / 1000.0 : -1,
+            /* 0 (the default) = none: past its first arming pass an
+             * instance re-arms at the budget alone. The fixed 20 ms it was
+             * until 2026-12-06 went to the first instance, whose length is
+             * not known: half of its sampling cost on the phases example,
+             * and the simulator's placements were better without it
+             * (docs/runtime.md, *No fixed allowance*). */
+            .allowance_s = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 0) ? env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 0) / 1000.0 : -1,
             /* 0 = the fixed allowance alone */
             .allowance_frac = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_PCT", 2) ? env_unsigned("PADDISER_SAMPLE_ALLOWANCE_PCT", 2) / 100.0 : -1,
             /* 0 = every instance sampled */
@@ -351,9 +357,11 @@ int pd_init(const pd_options *opt)
             .spell_frac = env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1)
                               ? env_unsigned("PADDISER_SAMPLE_SPELL_PCT", 0) / 100.0
                               : 0,
-            /* plus the per-instance allowance: a first instance of a few
-             * ms is still sampled whole where that costs under 20 ms */
-            .spell_floor_s = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 20) / 1000.0,
+            /* plus the per-instance allowance where one is set, else 20 ms
+             * (what the thinning options were measured with): a first
+             * instance of a few ms is still sampled whole where that costs
+             * under 20 ms */
+            .spell_floor_s = (env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 0) ? env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 0) : 20) / 1000.0,
             /* off by default: at 75% it cut GAP's sssp first trial (a
              * barrier per bucket, thousands a trial, each a whole spell)
              * from 4.7 s to 0.9 s, but it also thinned the simulator's bfs

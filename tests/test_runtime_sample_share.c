@@ -57,6 +57,8 @@ static int teardown(void **state)
     pd_perf_set_clock(NULL);
     unsetenv("PADDISER_SAMPLE_SHARE_PCT");
     unsetenv("PADDISER_MIGRATE_BW");
+    unsetenv("PADDISER_SAMPLE_ALLOWANCE_MS");
+    unsetenv("PADDISER_SAMPLE_PERIOD_MS");
     free(buf);
     buf = NULL;
     return 0;
@@ -229,8 +231,6 @@ static uint64_t first_instance_passes(const char *allowance_ms)
     pd_sampler_stats st;
     pd_sampler_get_stats(&st);
     teardown(NULL);
-    unsetenv("PADDISER_SAMPLE_ALLOWANCE_MS");
-    unsetenv("PADDISER_SAMPLE_PERIOD_MS");
     return st.passes;
 }
 
@@ -329,7 +329,7 @@ int main(void)
         cmocka_unit_test(test_all_sampled_instances_count),
         cmocka_unit_test_teardown(test_time_between_instances_is_not_theirs, teardown),
         cmocka_unit_test_teardown(test_share_zero_samples_every_instance, teardown),
-        cmocka_unit_test(test_first_instance_has_no_fixed_allowance),
+        cmocka_unit_test_teardown(test_first_instance_has_no_fixed_allowance, teardown),
         cmocka_unit_test_teardown(test_unchanged_decision_reused_until_times_change, teardown),
         cmocka_unit_test_teardown(test_object_change_voids_reused_decision, teardown),
     };

@@ -189,10 +189,11 @@ static unsigned env_unsigned(const char *name, unsigned dflt)
 
 /* PADDISER_SAMPLE_SHARE_PCT: the long-run share of the program's time that
  * sampled instances may cost (default 2; 0 = every instance sampled, also the
- * default under PADDISER_SAMPLE_BUDGET_PCT=0, the measurement setting). */
-static double sample_share(void)
+ * default under PADDISER_SAMPLE_BUDGET_PCT=0, the measurement setting, whose
+ * value budget_pct is). */
+static double sample_share(unsigned budget_pct)
 {
-    unsigned dflt = env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1) ? 2 : 0;
+    unsigned dflt = budget_pct ? 2 : 0;
     unsigned pct = env_unsigned("PADDISER_SAMPLE_SHARE_PCT", dflt);
     return pct ? pct / 100.0 : -1;
 }
@@ -333,43 +334,43 @@ int pd_init(const pd_options *opt)
                      "PADDISER_SAMPLER=pmu and no PMU load sampling: per-object accesses not measured");
     }
     if (rt.pmu_period || use_mprotect) {
+        /* read once: each sets more than one field below */
+        unsigned budget_pct = env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1);
+        unsigned allowance_ms = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 0);
+        unsigned allowance_pct = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_PCT", 2);
         pd_sampler_config cfg = {
             .seed = env_unsigned("PADDISER_SAMPLE_SEED", 12345),
             .max_samples = env_unsigned("PADDISER_SAMPLE_MAX", 16384),
             .min_per_object = env_unsigned("PADDISER_SAMPLE_MIN_PER_OBJECT", PD_SAMPLE_MIN_PER_OBJECT),
             .period_ms = env_unsigned("PADDISER_SAMPLE_PERIOD_MS", 10),
             /* 0 = unlimited */
-            .budget = env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1) ? env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1) / 100.0 : -1,
+            .budget = budget_pct ? budget_pct / 100.0 : -1,
             /* 0 (the default) = none: past its first arming pass an
              * instance re-arms at the budget alone. The fixed 20 ms it was
              * until 2026-12-06 went to the first instance, whose length is
              * not known: half of its sampling cost on the phases example,
              * and the simulator's placements were better without it
              * (docs/runtime.md, *No fixed allowance*). */
-            .allowance_s = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 0) ? env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 0) / 1000.0 : -1,
+            .allowance_s = allowance_ms ? allowance_ms / 1000.0 : -1,
             /* 0 = the fixed allowance alone */
-            .allowance_frac = env_unsigned("PADDISER_SAMPLE_ALLOWANCE_PCT", 2) ? env_unsigned("PADDISER_SAMPLE_ALLOWANCE_PCT", 2) / 100.0 : -1,
+            .allowance_frac = allowance_pct ? allowance_pct / 100.0 : -1,
             /* 0 = every instance sampled */
-            .share = sample_share(),
+            .share = sample_share(budget_pct),
             /* 0 (the default: a thin first profile placed bfs worse in the
              * simulator, docs/runtime.md "Overhead bound"), or the
              * measurement setting: every spell arms every sample */
-            .spell_frac = env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1)
-                              ? env_unsigned("PADDISER_SAMPLE_SPELL_PCT", 0) / 100.0
-                              : 0,
+            .spell_frac = budget_pct ? env_unsigned("PADDISER_SAMPLE_SPELL_PCT", 0) / 100.0 : 0,
             /* plus the per-instance allowance where one is set, else 20 ms
              * (what the thinning options were measured with): a first
              * instance of a few ms is still sampled whole where that costs
              * under 20 ms */
-            .spell_floor_s = (env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 0) ? env_unsigned("PADDISER_SAMPLE_ALLOWANCE_MS", 0) : 20) / 1000.0,
+            .spell_floor_s = (allowance_ms ? allowance_ms : 20) / 1000.0,
             /* off by default: at 75% it cut GAP's sssp first trial (a
              * barrier per bucket, thousands a trial, each a whole spell)
              * from 4.7 s to 0.9 s, but it also thinned the simulator's bfs
              * profile, which then placed worse than hot-first
              * (docs/runtime.md, "Overhead bound", part 1) */
-            .spell_cap = env_unsigned("PADDISER_SAMPLE_BUDGET_PCT", 1)
-                             ? env_unsigned("PADDISER_SAMPLE_CAP_PCT", 0) / 100.0
-                             : 0,
+            .spell_cap = budget_pct ? env_unsigned("PADDISER_SAMPLE_CAP_PCT", 0) / 100.0 : 0,
             .no_protect = rt.pmu_period != 0, /* the sample table only: PMU samples are charged to it */
             .notify = sampler_notice,
         };

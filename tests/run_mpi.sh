@@ -60,7 +60,12 @@ EOF
 export ASAN_OPTIONS=${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0
 export RUN_MPI_ERR RUN_MPI_PRELOAD
 ITERS=3
-MB=2
+# Rank r's work per iteration is (r+1)^2 x MB MiB of passes; 8 MiB makes
+# rank 0's ~1 ms and rank 3's ~40 ms here, so that one preemption of rank 0
+# (a few ms: under srun the 4 ranks busy-poll on 2 cores) cannot take the
+# ratio checks of step 3 past half. At 2 MiB (0.4 ms vs 8 ms) it did once
+# in CI (4.2 ms vs 8.4 ms).
+MB=8
 NP=4
 launch() { # $1: name of this run; the rest: the program and its arguments
     name=$1
@@ -153,8 +158,9 @@ done
 
 # Rank 0 waits for rank 3 (its left neighbour, 16x its work) in MPI_Waitall:
 # outside the task by default, so rank 0's task time at the later sync
-# points is its own work, below half of rank 3's (1/16 without noise; the
-# task calls' fixed cost, larger under ASan, took it to 0.29 in one run);
+# points is its own work, below half of rank 3's (1/16 without noise, 0.03
+# measured with MB=8; at MB=2 the task calls' fixed cost, larger under
+# ASan, took it to 0.29 in one run and a preemption to 0.50 in another);
 # with PADDISER_RUN_MPI_EXCLUDE=0 the wait stays in the task and rank 0
 # looks about as slow as rank 3 (above half, 0.86 measured: 4 ranks share 2 cores here,
 # so a rank's time includes being descheduled).

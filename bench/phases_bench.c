@@ -1,8 +1,9 @@
 /* The runtime on a realistic workload (issue #11, "Done when"): runs
  * examples/runtime/phases (a multi-phase OpenMP program, several inputs
  * with per-input reallocation, integrated as docs/runtime.md says) with the
- * runtime on the sim backend and with no runtime call at all, interleaved,
- * and measures from the example's own per-instance lines:
+ * runtime on the sim backend and with no runtime call at all, interleaved
+ * in alternating order, and measures from the example's own per-instance
+ * lines:
  *
  *   (a) later instances of an input (any instance after its first): median
  *       |predicted - measured| / measured of the runtime's makespan
@@ -368,8 +369,10 @@ static void usage(FILE *f)
 }
 
 /* (d) of an arm: the median of its totals over the median without the
- * runtime, minus 1, and the range of the runs' paired ratios. 1 out of
- * memory. */
+ * runtime, minus 1, and the range of the runs' paired ratios; then the
+ * median of those paired ratios, which a drift from run to run (this
+ * project's VM: whole runs 10 - 20% slower) moves less. 1 out of memory. */
+#define PAIRED_LABEL "    the median of the runs' paired ratios - 1"
 static int overhead_row(const char *label, const run_rec *with, const run_rec *off, int runs)
 {
     double *tw = calloc((size_t)runs, sizeof *tw), *to = calloc((size_t)runs, sizeof *to);
@@ -388,6 +391,9 @@ static int overhead_row(const char *label, const run_rec *with, const run_rec *o
     }
     printf("  %-52s %8.2f%-3s %8.2f .. %-8.2f\n", label,
            100 * (bench_median(tw, (size_t)runs) / bench_median(to, (size_t)runs) - 1), "%", 100 * lo, 100 * hi);
+    for (int i = 0; i < runs; i++)
+        tw[i] = with[i].total_s / off[i].total_s - 1;
+    printf("  %-52s %8.2f%%\n", PAIRED_LABEL, 100 * bench_median(tw, (size_t)runs));
     free(tw);
     free(to);
     return 0;
@@ -438,6 +444,30 @@ static int first_instance_split(const run_rec *with, const run_rec *off, int run
     free(aoff);
     free(first_extra);
     return 0;
+}
+
+/* One run of one arm (0 with the runtime, 1 without, 2 the runtime with
+ * cmp_name=cmp_value set), its output kept as keep/{on,off,cmp}_NN.txt. */
+static int run_arm(int arm, const char *base, const char *keep, int i, run_rec *rec, const char *cmp_name,
+                   const char *cmp_value)
+{
+    static const char *const tag[] = {"on", "off", "cmp"};
+    char cmd[1200], kp[1024];
+    snprintf(cmd, sizeof cmd, "%s%s", base, arm == 1 ? " --no-runtime" : "");
+    if (keep)
+        snprintf(kp, sizeof kp, "%s/%s_%02d.txt", keep, tag[arm], i);
+    if (arm != 2)
+        return run_example(cmd, keep ? kp : NULL, rec);
+    const char *was = getenv(cmp_name);
+    char *saved = was ? strdup(was) : NULL;
+    setenv(cmp_name, cmp_value, 1);
+    int rc = run_example(cmd, keep ? kp : NULL, rec);
+    if (saved)
+        setenv(cmp_name, saved, 1);
+    else
+        unsetenv(cmp_name);
+    free(saved);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -508,39 +538,25 @@ int main(int argc, char **argv)
     if (!on || !off || !st || !moved_at || !alt || !st_alt || !moved_alt)
         return 1;
     int mismatch = 0, ids_lost = 0;
-    for (int i = 0; i < runs; i++) { /* interleaved, so load drifts hit both alike */
-        char cmd[1200], kp[1024];
-        snprintf(cmd, sizeof cmd, "%s", base);
-        if (keep)
-            snprintf(kp, sizeof kp, "%s/on_%02d.txt", keep, i);
-        if (run_example(cmd, keep ? kp : NULL, &on[i]) != 0)
-            return 1;
-        snprintf(cmd, sizeof cmd, "%s --no-runtime", base);
-        if (keep)
-            snprintf(kp, sizeof kp, "%s/off_%02d.txt", keep, i);
-        if (run_example(cmd, keep ? kp : NULL, &off[i]) != 0)
-            return 1;
+    /* Interleaved, so load drifts hit every arm alike, and in alternating
+     * order (with, without[, third] in even runs, the reverse in odd ones),
+     * so that neither a drift within a run's arms nor what the arm before
+     * left behind (page cache, the host's frequency) favours one arm. */
+    int narms = compare ? 3 : 2;
+    for (int i = 0; i < runs; i++) {
+        for (int k = 0; k < narms; k++) {
+            int arm = i % 2 ? narms - 1 - k : k; /* 0 with, 1 without, 2 the third */
+            if (run_arm(arm, base, keep, i, arm == 0 ? &on[i] : arm == 1 ? &off[i] : &alt[i],
+                        cmp_name, cmp_value) != 0)
+                return 1;
+        }
         if (on[i].n != off[i].n)
             mismatch++;
         for (int j = 0; j < on[i].n && j < off[i].n; j++)
             mismatch += strcmp(on[i].r[j].checksum, off[i].r[j].checksum) != 0;
         ids_lost += on[i].ids_kept != 1;
         run_statistics(&on[i], reps, moved_at, &st[i]);
-        if (compare) { /* the third arm: the runtime with NAME=VALUE */
-            const char *was = getenv(cmp_name);
-            char *saved = was ? strdup(was) : NULL;
-            setenv(cmp_name, cmp_value, 1);
-            snprintf(cmd, sizeof cmd, "%s", base);
-            if (keep)
-                snprintf(kp, sizeof kp, "%s/cmp_%02d.txt", keep, i);
-            int rc = run_example(cmd, keep ? kp : NULL, &alt[i]);
-            if (saved)
-                setenv(cmp_name, saved, 1);
-            else
-                unsetenv(cmp_name);
-            free(saved);
-            if (rc != 0)
-                return 1;
+        if (compare) {
             for (int j = 0; j < on[i].n && j < alt[i].n; j++)
                 mismatch += strcmp(on[i].r[j].checksum, alt[i].r[j].checksum) != 0;
             run_statistics(&alt[i], reps, moved_alt, &st_alt[i]);
@@ -586,7 +602,8 @@ int main(int argc, char **argv)
 
     printf("phases_bench: %s, %g MiB (inputs %s of it), %d instances an input visit, %d threads, %d passes, "
            "%d stencil sweeps;\n"
-           "  sim backend, fast capacity %.1f MiB (%.0f%%); %d runs with the runtime and %d without, interleaved\n",
+           "  sim backend, fast capacity %.1f MiB (%.0f%%); %d runs with the runtime and %d without, interleaved, in\n"
+           "  alternating order\n",
            example, mib, scales, reps, threads, passes, sweeps, capacity / MIB, 100 * fast_frac, runs, runs);
     printf("  instances without the runtime: median %.1f ms, shortest %.1f ms%s\n", 1e3 * wmed, 1e3 * wmin,
            wmin < 0.05 ? " (under 50 ms: raise --passes)" : "");
@@ -611,6 +628,7 @@ int main(int argc, char **argv)
     bench_range(paired, (size_t)runs, &plo, &phi);
     printf("  %-52s %8.2f%-3s %8.2f .. %-8.2f %-8s %s\n", "(d) overhead: median with / median without - 1",
            100 * overhead, "%", 100 * plo, 100 * phi, "<= 3%", overhead <= 0.03 ? "yes" : "NO");
+    printf("  %-52s %8.2f%%\n", PAIRED_LABEL, 100 * bench_median(paired, (size_t)runs));
     if (first_instance_split(on, off, runs) != 0)
         return 1;
     row("(e) MiB moved on an unchanged input after warm-up", st, runs, g_moved, 1, "", "0", met_zero);

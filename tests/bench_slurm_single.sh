@@ -314,9 +314,12 @@ rc=0; wait $pid || rc=$?
 grep -q "the SLURM allocation ended before it ran" end.log || fail "allocation end: not said: $(cat end.log)"
 
 # 4b. --fail-fast: the stop file the kickoff script checks before each
-# repetition; the one it is running when paddiser notices finishes (it may
-# already be the next one), nothing more starts, the rest stay PENDING
-sed -e 's/wd_single_end/wd_single_ff/' -e 's/sleep ${STUB_SLEEP:-30}/sleep 0.3; exit 3/' \
+# repetition; the one it is running when paddiser notices finishes, nothing
+# more starts, the rest stay PENDING. Every repetition fails; the second
+# waits for the stop file first (20 s at most, in its run directory two
+# levels up), so that exactly two fail however slowly paddiser polls.
+sed -e 's/wd_single_end/wd_single_ff/' \
+    -e 's|sleep ${STUB_SLEEP:-30}|[ {{ x }} = 1 ] \|\| for i in $(seq 400); do [ -e ../../__paddiser_alloc_stop ] \&\& break; sleep 0.05; done; exit 3|' \
     -e 's/values: \[1, 2, 3\]/values: [1, 2, 3, 4, 5]/' single_end.yaml >single_ff.yaml
 rc=0; "$PD" bench single_ff.yaml -q --fail-fast >/dev/null 2>ff.log || rc=$?
 [ "$rc" -eq 1 ] || { cat ff.log; fail "--fail-fast: exit $rc, want 1"; }
@@ -324,8 +327,7 @@ R=$T/wd_single_ff/run_001
 [ -e "$R/__paddiser_alloc_stop" ] || fail "--fail-fast: no stop file"
 nf=$(grep -l '"status": "FAILED"' "$R"/exec_000*/repetition_001/__iops_status.json | wc -l)
 np=$(grep -l '"status": "PENDING"' "$R"/exec_000*/repetition_001/__iops_status.json | wc -l)
-[ "$nf" -ge 1 ] && [ "$nf" -le 2 ] && [ $((nf + np)) -eq 5 ] ||
-    fail "--fail-fast: $nf failed, $np pending; want 1 or 2 failed, the rest pending"
+[ "$nf" -eq 2 ] && [ "$np" -eq 3 ] || fail "--fail-fast: $nf failed, $np pending; want 2 failed, 3 pending"
 
 # 5. configuration errors (IOPS 3.5.8's loader checks)
 conf_err() { # yaml-fragment expected-message

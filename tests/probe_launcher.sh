@@ -65,9 +65,10 @@ launch() {
     pids=$(env -u SLURM_JOB_ID -u SLURM_JOB_NODELIST -u SLURMD_NODENAME -u SLURM_NTASKS -u OAR_NODEFILE -u PBS_NODEFILE \
         PATH="${STUB_PATH:-$T/bin}:$PATH" "$@" sh "$T/launcher.sh" "$W/wrap.sh" att ${REMOTE_ONLY:+""} ${REMOTE_ONLY:-999}) ||
         fail "launcher failed: $*"
-    for p in $pids; do
+    for p in $pids; do # 20 s each at most: a hang guard, not a deadline
         i=0
-        while running "$p" && [ $i -lt 40 ]; do sleep 0.05; i=$((i + 1)); done
+        while running "$p" && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+        ! running "$p" || fail "what the launcher started (PID $p) still runs after 20 s: $*"
     done
     npids=$(echo $pids | wc -w)
 }

@@ -42,14 +42,16 @@ static char *slurp(const char *dir, const char *name)
     return pd_read_file(path, &len);
 }
 
-/* Tasks 0 .. ntasks-1 in turn, task k touching the buffer 20 k + 1 times. */
+/* Tasks 0 .. ntasks-1 in turn, task k touching every cache line of the
+ * buffer 200 k + 1 times: task 1 takes milliseconds, so that a preemption
+ * of task 0 cannot make task 0 the slower. */
 static void one_instance(unsigned char *buf, size_t len, int ntasks)
 {
     for (int k = 0; k < ntasks; k++) {
         assert_int_equal(pd_task_begin(k), PD_OK);
-        for (int r = 0; r <= 20 * k; r++)
-            for (size_t i = 0; i < len; i += 4096)
-                buf[i]++;
+        for (int r = 0; r <= 200 * k; r++)
+            for (size_t i = 0; i < len; i += 64)
+                ((volatile unsigned char *)buf)[i]++;
         assert_int_equal(pd_task_end(k), PD_OK);
     }
     assert_int_equal(pd_sync_point(), PD_OK);
@@ -116,7 +118,7 @@ static void test_outputs(void **state)
     assert_non_null(strstr(plan, second));
     /* the slowest task of each instance, as printed (%.6g) */
     assert_true(second1 == first1);
-    /* task 1 did 21 times the work: counting its old time would show */
+    /* task 1 did 201 times the work: counting its old time would show */
     assert_true(first0 > 0 && second0 > 0 && first1 > second0);
     assert_float_equal(measured_on(plan, first), fmax(first0, first1), 1e-5 * fmax(first0, first1));
     assert_float_equal(measured_on(plan, second), second0, 1e-5 * second0);

@@ -655,8 +655,12 @@ static void test_thinned_spells_count_unbiased(void **state)
     pd_sampler_reset_counts();
 
     /* Widened within the spell: thin at its start (no time elapsed, a floor
-     * of nothing), whole after 200 ms at spell_frac 1. */
+     * of nothing), whole after 1 s at spell_frac 0.02 (20 ms, against a
+     * whole spell's 128 faults at 7 - 24 us each here). At 0.02 a stall
+     * between the instance's start and the arming (a preemption on a loaded
+     * machine) would have to last 50 whole spells to arm it whole. */
     pd_sampler_stop();
+    cfg.spell_frac = 0.02;
     cfg.spell_floor_s = 1e-9;
     assert_int_equal(pd_sampler_start(&cfg), 0);
     assert_int_equal(pd_sampler_set_ranges(&r, 1), 0);
@@ -667,7 +671,7 @@ static void test_thinned_spells_count_unbiased(void **state)
     pd_sampler_foreach(sum_counts, s);
     assert_int_equal(s[0], 64);
     assert_true(s[1] < 64);
-    struct timespec ts = {0, 200000000L};
+    struct timespec ts = {1, 0};
     nanosleep(&ts, NULL);
     pd_sampler_rearm();
     touch_region(buf, 0, 2 * MB);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <cmocka.h>
 
@@ -142,16 +143,22 @@ static void test_pthread_tasks_with_ticker_and_queries(void **state)
 
 static struct {
     unsigned char *buf;
-    int stop; /* __atomic */
+    int stop;    /* __atomic */
+    int started; /* __atomic: faulters past their first pass */
 } F;
 
 static void *faulter(void *arg)
 {
     int slot = (int)(intptr_t)arg;
     pd_sampler_set_thread_task(slot);
-    while (!__atomic_load_n(&F.stop, __ATOMIC_ACQUIRE))
+    int first = 1;
+    while (!__atomic_load_n(&F.stop, __ATOMIC_ACQUIRE)) {
         for (size_t p = (size_t)slot; p < SWAP_PAGES; p += 2) /* its own pages */
             ((volatile unsigned char *)F.buf)[p * 4096] += 1;
+        if (first)
+            __atomic_add_fetch(&F.started, 1, __ATOMIC_RELEASE);
+        first = 0;
+    }
     pd_sampler_set_thread_task(PD_SAMPLER_NO_TASK);
     return NULL;
 }
@@ -164,12 +171,18 @@ static void test_sampler_tables_swapped_while_faulting(void **state)
     F.buf = mmap(NULL, SWAP_PAGES * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     assert_true(F.buf != MAP_FAILED);
     F.stop = 0;
+    F.started = 0;
     pd_sampler_range r[2] = {{F.buf, SWAP_PAGES / 2 * 4096, 0}, {F.buf + SWAP_PAGES / 2 * 4096, SWAP_PAGES / 2 * 4096, 1}};
     assert_int_equal(pd_sampler_set_ranges(r, 2), 0);
     pd_sampler_arm();
     pthread_t th[2];
     for (int t = 0; t < 2; t++)
         assert_int_equal(pthread_create(&th[t], NULL, faulter, (void *)(intptr_t)t), 0);
+    /* The rounds race the faulters only once both run: on a loaded machine
+     * a new thread may not run before the 50 rounds (a few ms) are over. */
+    for (int w = 0; w < 20000 && __atomic_load_n(&F.started, __ATOMIC_ACQUIRE) < 2; w++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL); /* up to 20 s: a hang guard */
+    assert_int_equal(__atomic_load_n(&F.started, __ATOMIC_ACQUIRE), 2);
     for (int round = 0; round < 50; round++) {
         /* new tables (other seeds' pages), dropped objects, re-arms, reads */
         assert_int_equal(pd_sampler_set_ranges(r, 1 + round % 2), 0);

@@ -34,7 +34,8 @@
  * user waits for); the same statistics against the slowest task's time
  * between its pd_task_begin and pd_task_end calls (what the runtime models)
  * are printed too. Each statistic is computed per run; the table gives the
- * median over the runs and their range. A benchmark, not a test: the
+ * median over the runs, its 95% confidence interval (bench_median_ci95)
+ * and their range. A benchmark, not a test: the
  * numbers depend on this machine and on its load.
  *
  *   make bench-phases [PHASES_BENCH_ARGS="--runs 10 --mib 256 --passes 3"]
@@ -308,13 +309,16 @@ GETTER(g_cv, s->cv_worst)
 GETTER(g_moved, s->moved_warm / MIB)
 
 /* Median over the runs and the range of one statistic. */
-static void over_runs(const run_stats *st, int n, stat_get get, double *med, double *lo, double *hi)
+/* The median of the finite values of get over the runs, its 95%
+ * confidence interval (cl, ch; NaN with fewer than 6) and their range. */
+static void over_runs(const run_stats *st, int n, stat_get get, double *med, double *cl, double *ch, double *lo,
+                      double *hi)
 {
     double *v = calloc((size_t)n + 1, sizeof *v);
     size_t m = 0;
     *lo = INFINITY;
     *hi = -INFINITY;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; v && i < n; i++) {
         double x = get(&st[i]);
         if (!isfinite(x))
             continue;
@@ -322,17 +326,29 @@ static void over_runs(const run_stats *st, int n, stat_get get, double *med, dou
         *lo = x < *lo ? x : *lo;
         *hi = x > *hi ? x : *hi;
     }
+    bench_median_ci95(v, m, cl, ch);
     *med = bench_median(v, m);
     free(v);
+}
+
+/* "[lo, hi]" of a confidence interval scaled by scale, or "-". */
+static const char *ci_text(char *buf, size_t len, double lo, double hi, double scale)
+{
+    if (isfinite(lo) && isfinite(hi))
+        snprintf(buf, len, "[%.2f, %.2f]", scale * lo, scale * hi);
+    else
+        snprintf(buf, len, "-");
+    return buf;
 }
 
 static void row(const char *what, const run_stats *st, int n, stat_get get, double scale, const char *unit,
                 const char *target, int (*met)(double))
 {
-    double med, lo, hi;
-    over_runs(st, n, get, &med, &lo, &hi);
-    printf("  %-52s %8.2f%-3s %8.2f .. %-8.2f %-8s %s\n", what, scale * med, unit, scale * lo, scale * hi, target,
-           met ? (met(med) ? "yes" : "NO") : "");
+    double med, cl, ch, lo, hi;
+    char ci[64];
+    over_runs(st, n, get, &med, &cl, &ch, &lo, &hi);
+    printf("  %-52s %8.2f%-3s %-18s %8.2f .. %-8.2f %-8s %s\n", what, scale * med, unit,
+           ci_text(ci, sizeof ci, cl, ch, scale), scale * lo, scale * hi, target, met ? (met(med) ? "yes" : "NO") : "");
 }
 
 /* (b) new input by new input: which switch misses (every run sees the
@@ -373,6 +389,19 @@ static void usage(FILE *f)
  * median of those paired ratios, which a drift from run to run (this
  * project's VM: whole runs 10 - 20% slower) moves less. 1 out of memory. */
 #define PAIRED_LABEL "    the median of the runs' paired ratios - 1"
+static void paired_row(const double *paired, int runs)
+{
+    double cl, ch;
+    char ci[64];
+    bench_median_ci95(paired, (size_t)runs, &cl, &ch);
+    double *c = malloc((size_t)runs * sizeof *c);
+    if (!c)
+        return;
+    memcpy(c, paired, (size_t)runs * sizeof *c);
+    printf("  %-52s %8.2f%-3s %s\n", PAIRED_LABEL, 100 * bench_median(c, (size_t)runs), "%",
+           ci_text(ci, sizeof ci, cl, ch, 100));
+    free(c);
+}
 static int overhead_row(const char *label, const run_rec *with, const run_rec *off, int runs)
 {
     double *tw = calloc((size_t)runs, sizeof *tw), *to = calloc((size_t)runs, sizeof *to);
@@ -389,11 +418,11 @@ static int overhead_row(const char *label, const run_rec *with, const run_rec *o
         lo = r < lo ? r : lo;
         hi = r > hi ? r : hi;
     }
-    printf("  %-52s %8.2f%-3s %8.2f .. %-8.2f\n", label,
-           100 * (bench_median(tw, (size_t)runs) / bench_median(to, (size_t)runs) - 1), "%", 100 * lo, 100 * hi);
+    printf("  %-52s %8.2f%-3s %-18s %8.2f .. %-8.2f\n", label,
+           100 * (bench_median(tw, (size_t)runs) / bench_median(to, (size_t)runs) - 1), "%", "", 100 * lo, 100 * hi);
     for (int i = 0; i < runs; i++)
         tw[i] = with[i].total_s / off[i].total_s - 1;
-    printf("  %-52s %8.2f%%\n", PAIRED_LABEL, 100 * bench_median(tw, (size_t)runs));
+    paired_row(tw, runs);
     free(tw);
     free(to);
     return 0;
@@ -609,7 +638,8 @@ int main(int argc, char **argv)
            wmin < 0.05 ? " (under 50 ms: raise --passes)" : "");
     printf("  checksums with and without the runtime: %s; object ids kept across reallocation: %s\n",
            mismatch ? "DIFFER" : "identical", ids_lost ? "NO" : "yes");
-    printf("\n  %-52s %11s %20s %-8s %s\n", "statistic (per run; median over runs)", "median", "range over runs",
+    printf("\n  %-52s %11s %-18s %20s %-8s %s\n", "statistic (per run; median over runs)", "median",
+           "   95% CI", "range over runs",
            "target", "met");
     row("(a) later instances, median |error|: runtime", st, runs, g_later_rt, 100, "%", "< 10%", met_err10);
     row("    naive previous-instance predictor", st, runs, g_later_naive, 100, "%", "", NULL);
@@ -626,9 +656,9 @@ int main(int argc, char **argv)
     row("(c) CV of predictions, unchanged input (worst input)", st, runs, g_cv, 100, "%", "< 10%", met_cv);
     double plo, phi;
     bench_range(paired, (size_t)runs, &plo, &phi);
-    printf("  %-52s %8.2f%-3s %8.2f .. %-8.2f %-8s %s\n", "(d) overhead: median with / median without - 1",
-           100 * overhead, "%", 100 * plo, 100 * phi, "<= 3%", overhead <= 0.03 ? "yes" : "NO");
-    printf("  %-52s %8.2f%%\n", PAIRED_LABEL, 100 * bench_median(paired, (size_t)runs));
+    printf("  %-52s %8.2f%-3s %-18s %8.2f .. %-8.2f %-8s %s\n", "(d) overhead: median with / median without - 1",
+           100 * overhead, "%", "", 100 * plo, 100 * phi, "<= 3%", overhead <= 0.03 ? "yes" : "NO");
+    paired_row(paired, runs);
     if (first_instance_split(on, off, runs) != 0)
         return 1;
     row("(e) MiB moved on an unchanged input after warm-up", st, runs, g_moved, 1, "", "0", met_zero);

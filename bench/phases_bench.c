@@ -308,7 +308,6 @@ GETTER(g_first, s->first)
 GETTER(g_cv, s->cv_worst)
 GETTER(g_moved, s->moved_warm / MIB)
 
-/* Median over the runs and the range of one statistic. */
 /* The median of the finite values of get over the runs, its 95%
  * confidence interval (cl, ch; NaN with fewer than 6) and their range. */
 static void over_runs(const run_stats *st, int n, stat_get get, double *med, double *cl, double *ch, double *lo,
@@ -384,10 +383,9 @@ static void usage(FILE *f)
                "                    [--compare NAME=VALUE]\n");
 }
 
-/* (d) of an arm: the median of its totals over the median without the
- * runtime, minus 1, and the range of the runs' paired ratios; then the
- * median of those paired ratios, which a drift from run to run (this
- * project's VM: whole runs 10 - 20% slower) moves less. 1 out of memory. */
+/* The median of the runs' paired ratios (with / without - 1) and its
+ * confidence interval: a drift from run to run (this project's VM: whole
+ * runs 10 - 20% slower) moves it less than the ratio of the medians. */
 #define PAIRED_LABEL "    the median of the runs' paired ratios - 1"
 static void paired_row(const double *paired, int runs)
 {
@@ -402,6 +400,10 @@ static void paired_row(const double *paired, int runs)
            ci_text(ci, sizeof ci, cl, ch, 100));
     free(c);
 }
+
+/* (d) of an arm: the median of its totals over the median without the
+ * runtime, minus 1, and the range of the runs' paired ratios; then the
+ * paired row. 1 out of memory. */
 static int overhead_row(const char *label, const run_rec *with, const run_rec *off, int runs)
 {
     double *tw = calloc((size_t)runs, sizeof *tw), *to = calloc((size_t)runs, sizeof *to);

@@ -656,7 +656,8 @@ static void test_thinned_spells_count_unbiased(void **state)
 
     /* Widened within the spell: thin at its start (no time elapsed, a floor
      * of nothing), whole after 1 s at spell_frac 0.02 (20 ms, against a
-     * whole spell's 128 faults at 7 - 24 us each here). At 0.02 a stall
+     * whole spell's 64 samples armed and faulted, at 7 - 24 us a fault
+     * here). At 0.02 a stall
      * between the instance's start and the arming (a preemption on a loaded
      * machine) would have to last 50 whole spells to arm it whole. */
     pd_sampler_stop();

@@ -248,7 +248,8 @@ typedef struct {
                                     because the SIGSEGV handler was replaced ("" while it runs) */
     char sampler[12];            /* what feeds the access samples: "pmu" (PMU load sampling,
                                     no page protection), "mprotect" (page protection) or "off" */
-    /* Page protection samples whole instances while their measured cost stays
+    /* Page protection samples whole instances while their measured cost
+     * (times the wall factor PADDISER_SAMPLE_WALL_FACTOR describes) stays
      * within PADDISER_SAMPLE_SHARE_PCT of the program's time (default 2%); an
      * instance it skips arms nothing and keeps the last sampled profile. */
     int instances_sampled;       /* instances the sampler armed pages in */

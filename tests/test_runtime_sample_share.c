@@ -247,6 +247,56 @@ static void test_first_instance_has_no_fixed_allowance(void **state)
     assert_true(none < fixed);
 }
 
+/* 24 instances of 30 ms of real time under a 10% share, each sampled one
+ * made 1 s longer in task time than the others (the fake clock): what its
+ * plan predicted falls 1 s short, against a measured sampling cost of
+ * milliseconds. Returns how many were sampled; *factor the share's wall
+ * factor at the end. PADDISER_SAMPLE_WALL_FACTOR=wall (NULL: unset). */
+static unsigned long long wall_run(const char *wall, double *factor)
+{
+    if (wall)
+        setenv("PADDISER_SAMPLE_WALL_FACTOR", wall, 1);
+    start("10");
+    for (int i = 0; i < 24; i++) {
+        for (int phase = 0; phase < 2; phase++)
+            for (int task = 0; task < 2; task++) {
+                assert_int_equal(pd_task_begin(task), PD_OK);
+                if (phase == 0 && task == 0) {
+                    usleep(30000);
+                    if (rt.inst_sampled)
+                        fake_now += 1.0;
+                }
+                sweep(buf + (size_t)task * 8 * MB, 8 * MB);
+                fake_now += task == 0 ? 0.02 : 0.01;
+                assert_int_equal(pd_task_end(task), PD_OK);
+            }
+        assert_int_equal(pd_sync_point(), PD_OK);
+    }
+    pd_sampler_stats st;
+    pd_sampler_get_stats(&st);
+    *factor = st.wall_factor;
+    pd_profile_info info;
+    assert_int_equal(pd_profile_info_get(&info), PD_OK);
+    teardown(NULL);
+    unsetenv("PADDISER_SAMPLE_WALL_FACTOR");
+    return info.instances_sampled;
+}
+
+/* The share counts what a sampled instance cost the program in wall time,
+ * learned from the instances the plan predicted: here far more than the
+ * faults and passes measured, so the factor reaches its bound (10) and
+ * fewer instances are sampled than on the measured cost alone. */
+static void test_share_counts_sampling_wall_cost(void **state)
+{
+    (void)state;
+    double on_factor, off_factor;
+    unsigned long long on = wall_run(NULL, &on_factor), off = wall_run("off", &off_factor);
+    assert_float_equal(on_factor, PD_SAMPLER_WALL_MAX, 0);
+    assert_float_equal(off_factor, 1.0, 0);
+    assert_true(on >= 2); /* the first, and one the share chose, whose excess taught the factor */
+    assert_true(on < off);
+}
+
 /* PADDISER_SAMPLE_SHARE_PCT=0: every instance is sampled. */
 static void test_share_zero_samples_every_instance(void **state)
 {
@@ -332,6 +382,7 @@ int main(void)
         cmocka_unit_test_teardown(test_first_instance_has_no_fixed_allowance, teardown),
         cmocka_unit_test_teardown(test_unchanged_decision_reused_until_times_change, teardown),
         cmocka_unit_test_teardown(test_object_change_voids_reused_decision, teardown),
+        cmocka_unit_test(test_share_counts_sampling_wall_cost),
     };
     return cmocka_run_group_tests_name("runtime_sample_share", tests, NULL, NULL);
 }

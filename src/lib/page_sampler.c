@@ -3,6 +3,7 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -61,6 +62,13 @@ static struct {
     double wall_total; /* time of all instances that ended */
     double last_cost;  /* the last sampled instance's cost */
     double last_wall;  /* the last instance's time */
+    /* What a sampled instance costs the program beyond its measured cost
+     * (pd_sampler_note_wall_excess): the ratios wall excess / measured
+     * cost of the last sampled instances, and their median (1 without any),
+     * which the share multiplies the measured costs by. */
+    double wall_ratio[PD_SAMPLER_WALL_RATIOS];
+    unsigned nwall_ratios;
+    double wall_factor;
     uint64_t instances, instances_sampled;
     /* Thinned spells: a sampled instance's spell of activity arms only the
      * samples i with (i + spell_off) % spell_k == 0, each fault counting
@@ -1007,6 +1015,8 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     S.inst_faults_base = 0;
     S.inst_sampled = 1; /* callers that never begin instances sample them all */
     S.cost_total = S.wall_total = S.last_cost = S.last_wall = S.last_whole = 0;
+    S.nwall_ratios = 0;
+    S.wall_factor = 1;
     S.inst_thin = 1; /* callers that never begin instances: as a first one */
     S.instances = S.instances_sampled = 0;
     atomic_store(&S.passes, 0);
@@ -1254,6 +1264,22 @@ void pd_sampler_reset_counts(void)
     pthread_mutex_unlock(&S.lock);
 }
 
+void pd_sampler_note_wall_excess(double excess_s)
+{
+    pthread_mutex_lock(&S.lock);
+    /* only for a sampled instance that cost something measurable */
+    if (isfinite(excess_s) && S.last_cost > 0 && S.instances_sampled > 0) {
+        double r = excess_s / S.last_cost;
+        r = r < PD_SAMPLER_WALL_MIN ? PD_SAMPLER_WALL_MIN : r > PD_SAMPLER_WALL_MAX ? PD_SAMPLER_WALL_MAX : r;
+        S.wall_ratio[S.nwall_ratios++ % PD_SAMPLER_WALL_RATIOS] = r;
+        unsigned n = S.nwall_ratios < PD_SAMPLER_WALL_RATIOS ? S.nwall_ratios : PD_SAMPLER_WALL_RATIOS;
+        double v[PD_SAMPLER_WALL_RATIOS];
+        memcpy(v, S.wall_ratio, n * sizeof *v);
+        S.wall_factor = pd_median(v, n);
+    }
+    pthread_mutex_unlock(&S.lock);
+}
+
 double pd_sampler_instance_cost_share(void)
 {
     pthread_mutex_lock(&S.lock);
@@ -1306,7 +1332,7 @@ int pd_sampler_instance_begin(int force)
      * that samples nothing changes no heat, so its plan stays put. */
     int first = S.instances_sampled == 0;
     int sampled = force || S.share < 0 || S.no_protect || first ||
-                  S.cost_total + S.last_whole <= S.share * (S.wall_total + S.last_wall);
+                  S.wall_factor * (S.cost_total + S.last_whole) <= S.share * (S.wall_total + S.last_wall);
     S.inst_sampled = sampled;
     /* The instances the share did not choose (the first, one forced by a
      * task or object without a profile, every one without a share) arm the
@@ -1338,6 +1364,7 @@ void pd_sampler_get_stats(pd_sampler_stats *st)
     st->instances = S.instances;
     st->instances_sampled = S.instances_sampled;
     st->cost_s = S.cost_total;
+    st->wall_factor = S.wall_factor;
     st->wall_s = S.wall_total;
     st->spells = S.spells;
     st->spells_thinned = S.spells_thinned;

@@ -204,6 +204,21 @@ double pd_sampler_instance_cost_share(void);
  * its time, for the share, runs from here to the last pd_sampler_disarm
  * before that (its last task's end), or to the reset if there was none. */
 int pd_sampler_instance_begin(int force);
+/* After pd_sampler_reset_counts ended a sampled instance: how much longer
+ * it took than the caller predicted for it unsampled (the runtime: its
+ * makespan over the plan's, for an instance that continued its input).
+ * Faults and arming passes are all the sampler measures; the program also
+ * loses what the protection changes cost its other threads (TLB shootdowns,
+ * refills) and what the faults do to its caches. The share then counts
+ * every sampled instance's measured cost times the median of the last
+ * PD_SAMPLER_WALL_RATIOS ratios excess / measured cost, each within
+ * [PD_SAMPLER_WALL_MIN, PD_SAMPLER_WALL_MAX]: never less than measured, so
+ * noise in the predictions can only make the sampler sample less. Ignored
+ * for an instance that cost nothing measured, or excess_s not finite. */
+#define PD_SAMPLER_WALL_RATIOS 8
+#define PD_SAMPLER_WALL_MIN 1.0
+#define PD_SAMPLER_WALL_MAX 10.0
+void pd_sampler_note_wall_excess(double excess_s);
 /* The next instance that begins, if it is one whose spells are thinned (the
  * first, a forced one), thins them to `frac` of its elapsed time plus
  * floor_s instead of the configured spell_frac / spell_floor_s, where the
@@ -231,6 +246,8 @@ typedef struct {
     uint64_t instances_sampled;
     double cost_s;          /* measured cost of the sampled instances: arming and
                                disarming passes, faults at fault_cost_s */
+    double wall_factor;     /* what the share multiplies cost_s by
+                               (pd_sampler_note_wall_excess; 1 without) */
     double wall_s;          /* time of all ended instances, reset to reset */
     uint64_t spells;        /* spells of activity armed (pd_sampler_arm) */
     uint64_t spells_thinned; /* ... with a slice of the samples */

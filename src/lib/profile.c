@@ -256,6 +256,28 @@ int rt_profile_missing(void)
     return 0;
 }
 
+/* A sampled instance: how much longer its makespan was than the plan
+ * predicted for it, which rests on the unsampled instances where there are
+ * any (what the sampler cost the program in wall time, with the
+ * prediction's noise). NaN unless every task that ran had a plan. Before
+ * the tasks' ran flags are cleared. */
+static double sampled_excess_s(void)
+{
+    double measured = 0, predicted = 0;
+    int n = 0;
+    for (int s = 0; s < rt.ntasks; s++) {
+        const rt_task *t = rt.tasks[s];
+        if (!t->ran)
+            continue;
+        if (!t->planned || !(t->plan_time > 0) || !isfinite(t->plan_time) || !(t->last_time > 0))
+            return NAN;
+        measured = fmax(measured, t->last_time);
+        predicted = fmax(predicted, t->plan_time);
+        n++;
+    }
+    return n ? measured - predicted : NAN;
+}
+
 int rt_sync_locked(int plan)
 {
     if (!rt.instance_open)
@@ -358,6 +380,12 @@ int rt_sync_locked(int plan)
         else if (pd_alpha_is_online(&ob->alpha.hint) && est > 0 && meas > 0)
             pd_alpha_refine(&ob->alpha, est, meas);
     }
+    /* page protection's wall cost, learned where the plan predicted the
+     * instance (PADDISER_SAMPLE_WALL_FACTOR=off: the measured cost alone) */
+    double excess = rt.sampling && rt.inst_sampled && !rt.pmu_period && rc == PD_OK &&
+                            !rt_env_off("PADDISER_SAMPLE_WALL_FACTOR")
+                        ? sampled_excess_s()
+                        : NAN;
     for (int s = 0; s < rt.ntasks; s++) {
         if (rt.tasks[s]->ran && rc == PD_OK)
             rt_record_instance(rt.tasks[s]);
@@ -373,6 +401,10 @@ int rt_sync_locked(int plan)
     if (rt.sampling)
         pd_sampler_reset_counts();
     rt_input_run_record();
+    /* only an instance that continued its input: a new input's first is
+     * predicted from other inputs, with errors of 20% and more */
+    if (rt.input_run >= 2 && isfinite(excess))
+        pd_sampler_note_wall_excess(excess);
     rt.instance_open = 0;
     rt.instances++;
     if (rc != PD_OK || !plan)

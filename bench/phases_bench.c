@@ -26,7 +26,8 @@
  *       from the second instance on (the first, sampled whole for the
  *       profile, is a cost paid once per run); and how many instances the
  *       sampler armed pages in per run, with their measured cost over the
- *       instances' time (what the long-run share bounds, 2% by default);
+ *       instances' time (what the long-run share bounds, 2% by default),
+ *       and the later instances' extra wall time, sampled and not apart;
  *   (e) bytes migrated at the sync points between instances of an
  *       unchanged input once warmed up (after its third instance of a visit).
  *
@@ -66,6 +67,7 @@
 
 typedef struct {
     int visit, occ, rep, ok;
+    int sampled; /* the sampler armed pages in it (-1: the example did not say) */
     double mib, wall, task, pred, sync, calls;
     double moved;
     char checksum[128];
@@ -128,6 +130,8 @@ static int run_example(const char *cmd, const char *keep_path, run_rec *run)
             r->occ = (int)num(line, "occurrence");
             r->rep = (int)num(line, "rep");
             r->ok = (int)num(line, "ok");
+            double sm = num(line, "sampled");
+            r->sampled = isfinite(sm) ? (int)sm : -1;
             r->mib = num(line, "input_mib");
             r->wall = num(line, "wall_s");
             r->task = num(line, "task_makespan_s");
@@ -430,6 +434,49 @@ static int overhead_row(const char *label, const run_rec *with, const run_rec *o
     return 0;
 }
 
+/* What the later instances cost, sampled or not: per run, the wall time of
+ * its later instances (past the first) the sampler armed pages in, with the
+ * runtime over the same instances without it, minus 1, and the same for
+ * those it left alone; the median over the runs that had any. Where the
+ * sampled ones cost more than their measured cost, page protection's wall
+ * cost is larger than the sampler counts; where the others cost anything,
+ * the runtime costs more than sampling. */
+static void sampled_split(const run_rec *with, const run_rec *off, int runs)
+{
+    double *rs = calloc((size_t)runs, sizeof *rs), *ru = calloc((size_t)runs, sizeof *ru);
+    size_t ns = 0, nu = 0;
+    for (int i = 0; rs && ru && i < runs; i++) {
+        double ws = 0, os = 0, wu = 0, ou = 0;
+        int known = with[i].n == off[i].n;
+        for (int k = 1; known && k < with[i].n; k++) {
+            const inst_rec *a = &with[i].r[k], *b = &off[i].r[k];
+            if (a->sampled < 0 || a->visit != b->visit || a->rep != b->rep) {
+                known = 0;
+                break;
+            }
+            if (a->sampled) {
+                ws += a->wall;
+                os += b->wall;
+            } else {
+                wu += a->wall;
+                ou += b->wall;
+            }
+        }
+        if (known && os > 0)
+            rs[ns++] = ws / os - 1;
+        if (known && ou > 0)
+            ru[nu++] = wu / ou - 1;
+    }
+    if (ns)
+        printf("  %-52s %+7.2f%%   (%zu runs)\n", "    later sampled instances, with / without - 1", 100 * bench_median(rs, ns),
+               ns);
+    if (nu)
+        printf("  %-52s %+7.2f%%   (%zu runs)\n", "    later instances not sampled, with / without - 1",
+               100 * bench_median(ru, nu), nu);
+    free(rs);
+    free(ru);
+}
+
 /* (d) from the second instance on, and the first instance's extra wall
  * time: the first instance of a run is sampled whole (its profile; the
  * share bounds the rest), a cost paid once, whatever the run's length,
@@ -468,6 +515,7 @@ static int first_instance_split(const run_rec *with, const run_rec *off, int run
                lo, hi);
         printf("  %-52s %8.2f%%\n", "    their measured cost over the instances' time",
                100 * bench_median(cost, (size_t)runs));
+        sampled_split(with, off, runs);
     }
     free(sampled);
     free(cost);

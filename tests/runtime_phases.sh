@@ -41,6 +41,13 @@ done
 bad=$(sed -n 's/^instance=\([0-9]*\) .* predicted_s=\([^ ]*\) .*/\1 \2/p' "$tmp/on" |
       awk '$1 > 0 && !($2 + 0 > 0) { n++ } END { print n + 0 }')
 [ "$bad" -eq 0 ] || fail "$bad instances after the first without a predicted makespan"
+# Sampled: every line says whether the sampler armed pages in it; the first
+# instance always is (its profile), and the count matches the summary's.
+[ "$(grep -c '^instance=.* sampled=[01]\( \|$\)' "$tmp/on")" -eq 12 ] || fail "an instance line lacks sampled=0|1"
+grep -q '^instance=0 .* sampled=1' "$tmp/on" || fail "the first instance not sampled"
+n_sampled=$(grep -c '^instance=.* sampled=1' "$tmp/on" || true)
+case " $summary " in *" instances_sampled=$n_sampled "*) ;; *) fail "$n_sampled sampled lines against: $summary";; esac
+[ "$(grep -c '^instance=.* sampled=0' "$tmp/off")" -eq 12 ] || fail "--no-runtime reports a sampled instance"
 case "$(grep '^summary:' "$tmp/off")" in *" rt_instances=0 "*"backend=off"*) ;; *) fail "--no-runtime called the runtime";; esac
 
 # Bad arguments: a usage message, no crash.

@@ -37,8 +37,9 @@
  * after the previous sync point), the bytes the sync point after it moved
  * (pd_profile_info.bytes_moved), the time spent in runtime calls between
  * instances, and the most time a thread spent inside pd_task_begin and
- * pd_task_end (part of the wall time, in no task's time). The
- * last line sums up. --no-runtime makes no runtime call at all (the
+ * pd_task_end (part of the wall time, in no task's time), and whether the
+ * sampler armed pages in it (sampled=1; from pd_profile_info's
+ * instances_sampled). The last line sums up. --no-runtime makes no runtime call at all (the
  * baseline of the overhead measurement in bench/phases_bench.c).
  *
  *   build/examples/runtime/phases [--mib M] [--scales LIST] [--reps K]
@@ -493,6 +494,7 @@ int main(int argc, char **argv)
     int seen_count[MAX_INPUTS], nseen = 0;
     double task_s[MAX_THREADS], work_s = 0, rt_s = 0;
     int instance = 0, verified = 0, ids_kept = 1, planned_tasks = 0;
+    int sampled_so_far = 0; /* the sampler's count, to say whether an instance was sampled */
     for (int v = 0; v < ninputs; v++) {
         int which = -1;
         for (int q = 0; q < nseen; q++)
@@ -561,6 +563,7 @@ int main(int argc, char **argv)
             double sync_s = 0;
             size_t moved = 0;
             char decision[160] = "";
+            int sampled = 0;
             if (use_rt) {
                 double s0 = omp_get_wtime();
                 int rc = pd_sync_point();
@@ -572,6 +575,9 @@ int main(int argc, char **argv)
                 pd_profile_info info;
                 if (pd_profile_info_get(&info) == PD_OK) {
                     moved = info.bytes_moved;
+                    /* counted at the instance's first task, so by now */
+                    sampled = info.instances_sampled > sampled_so_far;
+                    sampled_so_far = info.instances_sampled;
                     /* the gain-versus-cost rule's decision (docs/runtime.md) */
                     snprintf(decision, sizeof decision,
                              " plan_decided=%d plan_kept=%d plan_hot_first=%d plan_current_s=%.6g plan_planned_s=%.6g",
@@ -583,9 +589,9 @@ int main(int argc, char **argv)
             rt_s += query_s + reg_s + sync_s;
             printf("instance=%d visit=%d input_mib=%.3f occurrence=%d rep=%d wall_s=%.6f task_makespan_s=%.6f "
                    "predicted_s=%.6g moved_bytes=%zu sync_s=%.6f reg_s=%.6f query_s=%.6f task_calls_s=%.6f checksum=%s "
-                   "ok=%d%s%s%s\n",
+                   "ok=%d sampled=%d%s%s%s\n",
                    instance, v, seen_mib[which], seen_count[which], j, wall, makespan, predicted, moved, sync_s,
-                   reg_s, use_rt ? query_s : 0.0, calls, checksum, ok, decision, mem_bound, tasks);
+                   reg_s, use_rt ? query_s : 0.0, calls, checksum, ok, sampled, decision, mem_bound, tasks);
             fflush(stdout);
             seen_count[which]++;
         }

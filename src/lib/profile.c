@@ -176,8 +176,10 @@ static double measured_share(const raw_list *l, int slot, double interval_s)
     }
     if (all > 0)
         return fast / all;
+    /* Placed pages of objects unregistered since the last plan still count
+     * in fast_bytes until the next one moves them out: a share is at most 1. */
     size_t total = rt_objects_total_bytes();
-    return total ? (double)rt.fast_bytes / (double)total : 0.0;
+    return total ? fmin(1.0, (double)rt.fast_bytes / (double)total) : 0.0;
 }
 
 /* What the page sampler's faults cost the task in this instance: its

@@ -271,6 +271,8 @@ void rt_objects_free(void);
  * own writable memory (it is, by construction), which was most of a
  * registration's cost (about 25 us of 41 us per 2 MiB malloc + free). */
 int rt_object_register_owned(const char *name, void *addr, size_t size, const pd_access_hint *hint);
+/* The bytes of the whole pages the registered objects touch (a page two
+ * objects share counts for each): what placed pages are a share of. */
 size_t rt_objects_total_bytes(void);
 /* Which input the objects hold: a hash of every registered object's
  * position and size (sampled: the sizes the last instance ran with), so a

@@ -112,7 +112,10 @@ PD_API int pd_finalize(void);
 /* Registers [addr, addr+size) under a name; returns the object id (>= 0) or
  * an error. hint may be NULL (unknown pattern). The name of an object that
  * was unregistered brings that object back (same id, its history kept): free,
- * unregister, allocate and register again for the next input. */
+ * unregister, allocate and register again for the next input. The memory
+ * may be freed before the unregistration, but only between instances: no
+ * task may run while a registered object's memory is gone (the sampler
+ * would protect pages of whatever is mapped there next). */
 PD_API int pd_object_register(const char *name, void *addr, size_t size, const pd_access_hint *hint);
 /* The object was reallocated or resized for a new input. */
 PD_API int pd_object_update(int id, void *addr, size_t size);

@@ -444,14 +444,21 @@ static int overhead_row(const char *label, const run_rec *with, const run_rec *o
  * those it left alone; the median over the runs that had any. Where the
  * sampled ones cost more than their measured cost, page protection's wall
  * cost is larger than the sampler counts; where the others cost anything,
- * the runtime costs more than sampling. */
+ * the runtime costs more than sampling. Then (d) by part, each over the
+ * run's instances' time without the runtime: the first instance's extra
+ * wall time, the later sampled and unsampled instances' extra, and the
+ * runtime calls between instances (sync points, registration, plan
+ * queries); the medians over the runs, which need not add up exactly. */
+enum { PART_FIRST, PART_SAMPLED, PART_UNSAMPLED, PART_CALLS, NPARTS };
+
 static void sampled_split(const run_rec *with, const run_rec *off, int runs)
 {
     double *rs = calloc((size_t)runs, sizeof *rs), *ru = calloc((size_t)runs, sizeof *ru);
-    size_t ns = 0, nu = 0;
-    for (int i = 0; rs && ru && i < runs; i++) {
+    double *part = calloc((size_t)runs * NPARTS, sizeof *part), *calls_ms = calloc((size_t)runs, sizeof *calls_ms);
+    size_t ns = 0, nu = 0, np = 0;
+    for (int i = 0; rs && ru && part && calls_ms && i < runs; i++) {
         double ws = 0, os = 0, wu = 0, ou = 0;
-        int known = with[i].n == off[i].n;
+        int known = with[i].n == off[i].n && with[i].n > 0;
         for (int k = 1; known && k < with[i].n; k++) {
             const inst_rec *a = &with[i].r[k], *b = &off[i].r[k];
             if (a->sampled < 0 || a->visit != b->visit || a->rep != b->rep) {
@@ -470,6 +477,14 @@ static void sampled_split(const run_rec *with, const run_rec *off, int runs)
             rs[ns++] = ws / os - 1;
         if (known && ou > 0)
             ru[nu++] = wu / ou - 1;
+        double w = off[i].work_s;
+        if (known && w > 0) {
+            part[PART_FIRST * (size_t)runs + np] = (with[i].r[0].wall - off[i].r[0].wall) / w;
+            part[PART_SAMPLED * (size_t)runs + np] = (ws - os) / w;
+            part[PART_UNSAMPLED * (size_t)runs + np] = (wu - ou) / w;
+            part[PART_CALLS * (size_t)runs + np] = (with[i].total_s - with[i].work_s) / w;
+            calls_ms[np++] = 1e3 * (with[i].total_s - with[i].work_s);
+        }
     }
     if (ns)
         printf("  %-52s %+7.2f%%   (%zu runs)\n", "    later sampled instances, with / without - 1", 100 * bench_median(rs, ns),
@@ -477,8 +492,22 @@ static void sampled_split(const run_rec *with, const run_rec *off, int runs)
     if (nu)
         printf("  %-52s %+7.2f%%   (%zu runs)\n", "    later instances not sampled, with / without - 1",
                100 * bench_median(ru, nu), nu);
+    if (np) {
+        static const char *const label[NPARTS] = {
+            "      the first instance's extra wall time",
+            "      the later sampled instances' extra wall time",
+            "      the later unsampled instances' extra wall time",
+            "      runtime calls between instances",
+        };
+        printf("  %s\n", "    (d) by part, over the instances' time without the runtime:");
+        for (int q = 0; q < NPARTS; q++)
+            printf("  %-52s %+7.2f%%\n", label[q], 100 * bench_median(part + (size_t)q * (size_t)runs, np));
+        printf("  %-52s %8.1f ms\n", "      ... the calls a run, median", bench_median(calls_ms, np));
+    }
     free(rs);
     free(ru);
+    free(part);
+    free(calls_ms);
 }
 
 /* (d) from the second instance on, and the first instance's extra wall

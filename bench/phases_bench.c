@@ -27,7 +27,9 @@
  *       profile, is a cost paid once per run); and how many instances the
  *       sampler armed pages in per run, with their measured cost over the
  *       instances' time (what the long-run share bounds, 2% by default),
- *       and the later instances' extra wall time, sampled and not apart;
+ *       the later instances' extra wall time, sampled and not apart, and
+ *       (d) by part (the first instance, the later sampled and unsampled
+ *       instances, the runtime calls between instances);
  *   (e) bytes migrated at the sync points between instances of an
  *       unchanged input once warmed up (after its third instance of a visit).
  *

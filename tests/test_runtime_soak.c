@@ -102,7 +102,7 @@ static void touch_live(const slot *slots, int stride)
 }
 
 /* After a sync point: the fast pages of all registered objects within the
- * capacity, and a live object's query answers for each of its pages. */
+ * capacity, and each one's query answers for each page its range touches. */
 static void check_placement(const slot *slots, int step)
 {
     int tiers[MAX_PAGES + 2];
@@ -130,7 +130,8 @@ static void soak(uint64_t seed, const char *share_pct)
 {
     rng = seed;
     setenv("PADDISER_SAMPLE_SHARE_PCT", share_pct, 1);
-    if (!getenv("SOAK_VERBOSE")) setenv("PADDISER_QUIET", "1", 1);
+    if (!getenv("SOAK_VERBOSE")) /* SOAK_VERBOSE=1: the runtime's messages and each seed's counts */
+        setenv("PADDISER_QUIET", "1", 1);
     setenv("PADDISER_SAMPLE_MIN_PER_OBJECT", "8", 1);
     pd_options o;
     pd_options_default(&o);
@@ -143,7 +144,7 @@ static void soak(uint64_t seed, const char *share_pct)
     for (int k = 0; k < SLOTS; k++)
         slots[k] = (slot){NULL, 0, -1, NULL, 0};
     pd_access_hint hints[] = {{PD_PATTERN_STREAM, 8, 1, 0}, {PD_PATTERN_RANDOM, 8, 0, 0}, {PD_PATTERN_UNKNOWN, 0, 0, 0}};
-    int running[2] = {0, 0}, paused[2] = {0, 0}, syncs = 0, ran = 0;
+    int running[2] = {0, 0}, paused[2] = {0, 0}, syncs = 0;
     for (int step = 0; step < STEPS; step++) {
         slot *s = &slots[below(SLOTS)];
         int k = (int)(s - slots);
@@ -228,7 +229,6 @@ static void soak(uint64_t seed, const char *share_pct)
             if (rc == PD_OK) {
                 running[t] = 1;
                 paused[t] = 0;
-                ran = 1;
             }
             touch_live(slots, 1 + (int)below(3));
             break;
@@ -255,10 +255,8 @@ static void soak(uint64_t seed, const char *share_pct)
                 assert_int_equal(rc, PD_ESTATE);
             if (rc == PD_OK) {
                 syncs++;
-                ran = 0;
                 check_placement(slots, step);
             }
-            (void)ran;
             break;
         default: { /* queries */
             pd_task_plan plan[4];

@@ -107,6 +107,13 @@ trap 'exit 143' TERM
 fail_with_log() {   # PHASE LOGFILE
     printf '\n== check-fresh: %s FAILED after %s s; last lines of %s:\n' "$1" "$(( $(date +%s) - phase_t ))" "$2" >&2
     tail -n 60 "$2" >&2 || :
+    # What the failing tests said may lie further up (a shell test's
+    # "FAIL: ..." line, cmocka's FAILED/ERROR/LINE lines): the root and its
+    # log are removed at exit.
+    if grep -qE '(^|: )FAIL|\[  (FAILED|ERROR) +\]' "$2" 2>/dev/null; then
+        printf '== check-fresh: the failures in %s:\n' "$2" >&2
+        grep -nE '(^|: )FAIL|\[  (FAILED|ERROR) +\]|\[   LINE   \]' "$2" | head -n 40 >&2 || :
+    fi
     exit 1
 }
 

@@ -39,8 +39,9 @@
  * instances, and the most time a thread spent inside pd_task_begin and
  * pd_task_end (part of the wall time, in no task's time), and whether the
  * sampler armed pages in it (sampled=1; from pd_profile_info's
- * instances_sampled). The last line sums up. --no-runtime makes no runtime call at all (the
- * baseline of the overhead measurement in bench/phases_bench.c).
+ * instances_sampled). The last line sums up. --no-runtime makes no runtime
+ * call at all (the baseline of the overhead measurement in
+ * bench/phases_bench.c).
  *
  *   build/examples/runtime/phases [--mib M] [--scales LIST] [--reps K]
  *       [--threads N] [--passes P] [--degree D] [--sweeps S] [--no-runtime]

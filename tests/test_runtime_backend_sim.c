@@ -145,8 +145,8 @@ static void test_promote_demotes_for_hotter_pages(void **state)
 
 /* release: a range the runtime stopped managing gives its fast capacity
  * back and is forgotten (freed memory whose address may be reused); the
- * pages left keep their tiers through the table's deletions, and a range
- * larger than the table is walked through it. */
+ * pages left keep their tiers as their runs are cut, and a range far
+ * larger than every run forgets them all. */
 static void test_release_gives_capacity_back(void **state)
 {
     (void)state;
@@ -180,8 +180,7 @@ static void test_release_gives_capacity_back(void **state)
     assert_int_equal(errno, EINVAL);
 
     /* Many pages, every third one released one at a time: the others are
-     * all still found with their tiers (backward-shift deletion keeps
-     * every probe run whole). */
+     * all still found with their tiers (each release cuts a run in two). */
     pd_backend *big = pd_backend_sim_create(3000 * (size_t)PG);
     pd_migrate_stats bst = {0};
     assert_int_equal(big->place(big, page(0), 9000 * (size_t)PG, PD_PLACE_FIRST_TOUCH, &bst), 0);
@@ -194,7 +193,7 @@ static void test_release_gives_capacity_back(void **state)
         assert_int_equal(big->query(big, &one, 1, &t), 0);
         assert_int_equal(t, i % 3 == 0 ? -ENOENT : i < 3000 ? PD_TIER_FAST : PD_TIER_SLOW);
     }
-    /* a range past every page: walked through the table */
+    /* a range past every page */
     assert_int_equal(big->release(big, page(0), (size_t)1 << 40), 0);
     assert_int_equal(big->fast_free(big), 3000 * (size_t)PG);
     void *q2[2] = {page(1), page(8999)};
@@ -205,6 +204,209 @@ static void test_release_gives_capacity_back(void **state)
     b->destroy(b);
 }
 
+/* The backend against a model of its contract, page by page: random
+ * places (fast, slow, first touch), moves, promotions, queries and
+ * releases over a window of pages, with duplicates, misaligned addresses
+ * and a small capacity, must give the same return codes, counts and tiers
+ * after every call. The model is a tier per page and nothing else, so it
+ * checks that keeping runs instead of pages changed no outcome. */
+#define WIN 96
+
+typedef struct {
+    int tier[WIN]; /* -1: never placed */
+    size_t fast, cap;
+} page_model;
+
+static void model_set(page_model *m, size_t i, int tier, pd_migrate_stats *st)
+{
+    st->pages_requested++;
+    if (m->tier[i] == tier) {
+        st->pages_moved++;
+        return;
+    }
+    if (tier == PD_TIER_FAST && m->fast >= m->cap) {
+        st->pages_failed++;
+        st->enomem++;
+        if (m->tier[i] < 0)
+            m->tier[i] = PD_TIER_SLOW;
+        return;
+    }
+    m->fast -= m->tier[i] == PD_TIER_FAST;
+    m->fast += tier == PD_TIER_FAST;
+    m->tier[i] = tier;
+    st->pages_moved++;
+    st->bytes_moved += PG;
+}
+
+static int model_place(page_model *m, size_t first, size_t n, int tier, pd_migrate_stats *st)
+{
+    for (size_t i = first; i < first + n; i++) {
+        if (tier != PD_PLACE_FIRST_TOUCH) {
+            model_set(m, i, tier, st);
+            continue;
+        }
+        st->pages_requested++;
+        if (m->tier[i] < 0) {
+            pd_migrate_stats quiet = {0};
+            model_set(m, i, m->fast < m->cap ? PD_TIER_FAST : PD_TIER_SLOW, &quiet);
+        }
+    }
+    return st->pages_failed ? -ENOMEM : 0;
+}
+
+static size_t index_of(void *p) { return ((uintptr_t)p - (uintptr_t)page(0)) / PG; }
+static int misaligned(void *p) { return ((uintptr_t)p - (uintptr_t)page(0)) % PG != 0; }
+
+static int model_move(page_model *m, void **pages, size_t n, int tier, pd_migrate_stats *st)
+{
+    size_t failed0 = st->pages_failed;
+    for (size_t i = 0; i < n; i++) {
+        if (misaligned(pages[i])) {
+            st->pages_requested++;
+            st->pages_failed++;
+            st->efault++;
+        } else {
+            model_set(m, index_of(pages[i]), tier, st);
+        }
+    }
+    return st->pages_failed > failed0 ? -ENOMEM : 0;
+}
+
+/* promote's contract (backend.h), one page at a time. */
+static int model_promote(page_model *m, void **pages, size_t n, void **cold, size_t nc, pd_migrate_stats *st,
+                         pd_migrate_stats *demoted)
+{
+    signed char state[4 * WIN];
+    unsigned char displaced[4 * WIN] = {0};
+    for (size_t i = 0; i < n; i++) {
+        pd_migrate_stats one = {0};
+        if (misaligned(pages[i])) {
+            state[i] = -1;
+            continue;
+        }
+        model_set(m, index_of(pages[i]), PD_TIER_FAST, &one);
+        state[i] = one.pages_moved ? (one.bytes_moved ? 2 : 1) : 0;
+    }
+    size_t hottest = 0;
+    for (size_t c = 0; c < nc; c++) {
+        while (hottest < n && (state[hottest] != 0 || displaced[hottest]))
+            hottest++;
+        if (hottest == n)
+            break;
+        if (misaligned(cold[c]) || m->tier[index_of(cold[c])] != PD_TIER_FAST)
+            continue;
+        long at = -1;
+        for (size_t i = 0; i < n && at < 0; i++)
+            if (pages[i] == cold[c])
+                at = (long)i;
+        if (at >= 0 && ((size_t)at <= hottest || displaced[at]))
+            continue;
+        model_set(m, index_of(cold[c]), PD_TIER_SLOW, demoted);
+        if (at >= 0) {
+            displaced[at] = 1;
+            state[at] = 0;
+        }
+        pd_migrate_stats one = {0};
+        model_set(m, index_of(pages[hottest]), PD_TIER_FAST, &one);
+        state[hottest] = one.pages_moved ? 2 : 0;
+    }
+    size_t failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        failed += state[i] <= 0;
+        st->pages_requested++;
+        if (state[i] > 0) {
+            st->pages_moved++;
+            st->bytes_moved += state[i] == 2 ? PG : 0;
+        } else {
+            st->pages_failed++;
+            if (state[i] == 0)
+                st->enomem++;
+            else
+                st->efault++;
+        }
+    }
+    return failed ? -ENOMEM : 0;
+}
+
+static void assert_same_stats(const pd_migrate_stats *a, const pd_migrate_stats *b)
+{
+    assert_int_equal(a->pages_requested, b->pages_requested);
+    assert_int_equal(a->pages_moved, b->pages_moved);
+    assert_int_equal(a->pages_failed, b->pages_failed);
+    assert_int_equal(a->bytes_moved, b->bytes_moved);
+    assert_int_equal(a->enomem, b->enomem);
+    assert_int_equal(a->efault, b->efault);
+}
+
+static void *random_page(unsigned *seed)
+{
+    void *p = page((uintptr_t)(rand_r(seed) % WIN));
+    return rand_r(seed) % 40 == 0 ? (char *)p + 8 : p; /* now and then misaligned */
+}
+
+static void test_matches_page_model(void **state)
+{
+    (void)state;
+    for (unsigned trial = 0; trial < 40; trial++) {
+        unsigned seed = 1000 + trial;
+        page_model m = {.cap = (size_t)(rand_r(&seed) % (WIN / 2))};
+        for (size_t i = 0; i < WIN; i++)
+            m.tier[i] = -1;
+        pd_backend *b = pd_backend_sim_create(m.cap * PG);
+        assert_non_null(b);
+        for (int step = 0; step < 400; step++) {
+            pd_migrate_stats got = {0}, want = {0}, gdem = {0}, wdem = {0};
+            int op = rand_r(&seed) % 6, rg = 0, rw = 0;
+            if (op <= 1) { /* a range to a tier, or first touch */
+                size_t first = (size_t)(rand_r(&seed) % WIN), n = (size_t)(rand_r(&seed) % (WIN - first + 1));
+                int tier = rand_r(&seed) % 3;
+                size_t len = n * PG - (n && rand_r(&seed) % 4 == 0 ? 100 : 0); /* a length short of a page */
+                rg = b->place(b, page(first), len, tier, &got);
+                rw = model_place(&m, first, n, tier, &want);
+            } else if (op == 2) {
+                void *pages[WIN];
+                size_t n = (size_t)(rand_r(&seed) % WIN);
+                for (size_t i = 0; i < n; i++)
+                    pages[i] = random_page(&seed);
+                int tier = rand_r(&seed) % 2;
+                rg = b->move(b, pages, n, tier, &got);
+                rw = model_move(&m, pages, n, tier, &want);
+            } else if (op == 3) { /* as the runtime calls it: dropped pages, then the plan reversed */
+                void *pages[WIN], *cold[3 * WIN];
+                size_t n = (size_t)(rand_r(&seed) % WIN), nc = (size_t)(rand_r(&seed) % WIN);
+                for (size_t i = 0; i < n; i++)
+                    pages[i] = random_page(&seed);
+                for (size_t i = 0; i < nc; i++)
+                    cold[i] = random_page(&seed);
+                for (size_t i = n; i-- > 0;)
+                    cold[nc++] = pages[i];
+                rg = b->promote(b, pages, n, cold, nc, &got, &gdem);
+                rw = model_promote(&m, pages, n, cold, nc, &want, &wdem);
+            } else if (op == 4) {
+                size_t first = (size_t)(rand_r(&seed) % WIN), n = (size_t)(rand_r(&seed) % (WIN - first + 1));
+                rg = b->release(b, page(first), n * PG);
+                for (size_t i = first; i < first + n; i++) {
+                    m.fast -= m.tier[i] == PD_TIER_FAST;
+                    m.tier[i] = -1;
+                }
+            }
+            assert_int_equal(rg, rw);
+            assert_same_stats(&got, &want);
+            assert_same_stats(&gdem, &wdem);
+            assert_int_equal(b->fast_free(b), (m.cap - m.fast) * PG);
+            void *all[WIN + 1];
+            int tier[WIN + 1];
+            for (size_t i = 0; i <= WIN; i++)
+                all[i] = page(i);
+            assert_int_equal(b->query(b, all, WIN + 1, tier), 0);
+            for (size_t i = 0; i < WIN; i++)
+                assert_int_equal(tier[i], m.tier[i] < 0 ? -ENOENT : m.tier[i]);
+            assert_int_equal(tier[WIN], -ENOENT);
+        }
+        b->destroy(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -213,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_many_pages),
         cmocka_unit_test(test_promote_demotes_for_hotter_pages),
         cmocka_unit_test(test_release_gives_capacity_back),
+        cmocka_unit_test(test_matches_page_model),
     };
     return cmocka_run_group_tests_name("runtime_backend_sim", tests, NULL, NULL);
 }

@@ -650,18 +650,42 @@ void rt_migrate_forget(const void *addr, size_t len)
     if (!placed.n || !len)
         return;
     uintptr_t lo = (uintptr_t)addr & ~(uintptr_t)(RT_PAGE - 1);
-    uintptr_t hi = (uintptr_t)addr + len;
-    page_list all = {0}, keep = {0};
-    int rc = placed_pages(&all);
-    for (size_t i = 0; i < all.n && rc == 0; i++)
-        if ((uintptr_t)all.v[i] < lo || (uintptr_t)all.v[i] >= hi)
-            rc = page_push(&keep, (uintptr_t)all.v[i]);
-    if (rc != 0 || placed_set(&keep) != 0) {
+    uintptr_t hi = (uintptr_t)addr + len, past = (hi + RT_PAGE - 1) & ~(uintptr_t)(RT_PAGE - 1);
+    if (hi < lo || past < hi)
+        hi = past = UINTPTR_MAX; /* up to the end of the address space */
+    /* The runs less the pages that start in [lo, hi): run arithmetic, not
+     * a list of every placed page (which made each registration cost about
+     * the fast memory's size in pages). One run at most splits in two. */
+    uintptr_t *start = malloc((placed.n + 1) * sizeof *start);
+    size_t *npages = malloc((placed.n + 1) * sizeof *npages);
+    if (!start || !npages) {
+        free(start);
+        free(npages);
         rt_migrate_reset();
         placed.unknown = 1; /* the next sync point submits every page, as if none were known */
+        return;
     }
-    free(all.v);
-    free(keep.v);
+    size_t m = 0;
+    for (size_t r = 0; r < placed.n; r++) {
+        uintptr_t s = placed.start[r], e = s + placed.npages[r] * RT_PAGE;
+        if (e <= lo || s >= hi) {
+            start[m] = s;
+            npages[m++] = placed.npages[r];
+            continue;
+        }
+        if (s < lo) {
+            start[m] = s;
+            npages[m++] = (lo - s) / RT_PAGE;
+        }
+        if (e > past) {
+            start[m] = past;
+            npages[m++] = (e - past) / RT_PAGE;
+        }
+    }
+    rt_migrate_reset();
+    placed.start = start;
+    placed.npages = npages;
+    placed.n = m;
 }
 
 /* placed := the pages of a list in any order, duplicates allowed. */

@@ -16,6 +16,7 @@
 #include "common/util.h"
 #include "lib/page_sampler.h"
 #include "lib/addr_sort.h"
+#include "lib/page_runs.h"
 #include "lib/placement.h"
 #include "lib/runtime_internal.h"
 
@@ -1037,6 +1038,167 @@ static double makespan_under(task_pred *p, int n, const page_list *fast)
     return ms;
 }
 
+/* share_under and makespan_under for a set of pages kept as runs. The
+ * same sums in the same order, so the same values to the bit. */
+static double share_under_runs(const task_pred *tp, const rt_runs *fast, size_t total_pages)
+{
+    const rt_task *t = tp->task;
+    double all = 0, on = 0;
+    for (size_t j = 0; j < t->nhot; j++) {
+        const rt_hot *h = &t->hot[j];
+        const rt_object *o = &rt.objects[h->object];
+        double w = rt_hot_weight(tp, h);
+        uintptr_t lo, hi;
+        if (!o->used || !(w > 0))
+            continue;
+        region_bounds(o, h, &lo, &hi);
+        lo &= ~(uintptr_t)(RT_PAGE - 1);
+        if (hi <= lo)
+            continue;
+        size_t np = (size_t)((hi - lo + RT_PAGE - 1) / RT_PAGE);
+        all += w * (double)np;
+        on += w * (double)rt_runs_count(fast, lo, hi);
+    }
+    if (all > 0)
+        return on / all;
+    size_t nf = rt_runs_pages(fast);
+    if (!total_pages)
+        return 0;
+    return nf >= total_pages ? 1.0 : (double)nf / (double)total_pages;
+}
+
+static double makespan_under_runs(task_pred *p, int n, const rt_runs *fast)
+{
+    size_t total_pages = rt_objects_total_bytes() / RT_PAGE;
+    plan_ctx ctx = {p, n, 0};
+    double ms = 0;
+    for (int i = 0; i < n; i++) {
+        double t = rt_time_cb(&ctx, i, share_under_runs(&p[i], fast, total_pages));
+        ms = t > ms ? t : ms;
+    }
+    return ms;
+}
+
+/* A region's pages as hot_first_guard's page walks take them: from lo
+ * (page-aligned) while below hi. */
+static uintptr_t region_end(uintptr_t lo, uintptr_t hi) { return lo + (hi - lo + RT_PAGE - 1) / RT_PAGE * RT_PAGE; }
+
+/* Hot-first's predicted makespan as hot_first_guard's page lists give it
+ * (the same selection, keeping and displacement, step by step), on sets
+ * of runs: at a replan with 512 MiB of fast memory the lists took 14 -
+ * 38 ms of a 40 - 60 ms sync point, most of it for a set that then lost.
+ * covered must be in address order (the placement known). NaN out of
+ * memory. */
+static double hot_first_runs(task_pred *p, int n, benefit_regions *br, size_t budget_pages, const page_list *covered)
+{
+    room_region *rr;
+    size_t m;
+    if (collect_regions(p, n, 0, &rr, &m) != 0)
+        return NAN;
+    rt_runs hot = {0}, kept = {0}, both_sets = {0}, regions = {0}, unseen = {0}, out = {0}, rest = {0};
+    int rc = 0;
+    /* the regions by heat, a page counted each time a region holds it, up
+     * to the budget */
+    size_t pushed = 0;
+    for (size_t i = 0; i < m && pushed < budget_pages && rc == 0; i++) {
+        size_t np = (region_end(rr[i].lo, rr[i].hi) - rr[i].lo) / RT_PAGE;
+        size_t take = np < budget_pages - pushed ? np : budget_pages - pushed;
+        rc = rt_runs_add(&hot, rr[i].lo, rr[i].lo + take * RT_PAGE);
+        pushed += take;
+    }
+    free(rr);
+    if (rc == 0)
+        rc = rt_runs_normalize(&hot);
+    /* keep_placed: placed pages not in it, in address order, up to the room */
+    size_t nhot = rt_runs_pages(&hot);
+    if (rc == 0 && nhot < budget_pages) {
+        size_t room = budget_pages - nhot, at = 0;
+        uintptr_t last = 0;
+        for (size_t i = 0; i < covered->n && room && rc == 0; i++) {
+            uintptr_t pg = (uintptr_t)covered->v[i];
+            if (pg < last)
+                at = rt_runs_after(&hot, pg);
+            last = pg;
+            while (at < hot.n && hot.v[at].hi <= pg)
+                at++;
+            if (at < hot.n && hot.v[at].lo <= pg)
+                continue;
+            rc = rt_runs_add(&kept, pg, pg + RT_PAGE);
+            room--;
+        }
+    }
+    if (rc == 0)
+        rc = rt_runs_normalize(&kept);
+    for (size_t i = 0; i < hot.n && rc == 0; i++)
+        rc = rt_runs_add(&both_sets, hot.v[i].lo, hot.v[i].hi);
+    for (size_t i = 0; i < kept.n && rc == 0; i++)
+        rc = rt_runs_add(&both_sets, kept.v[i].lo, kept.v[i].hi);
+    if (rc == 0)
+        rc = rt_runs_normalize(&both_sets);
+    const rt_runs *fast = &both_sets;
+    /* displace_kept: kept pages no sampled region holds give their room,
+     * in address order, to the pages not yet in the set of the regions by
+     * benefit whose benefit beats both moves */
+    if (rc == 0 && rt_runs_pages(&kept) && !rt_env_off("PADDISER_DISPLACE_KEPT")) {
+        rc = benefit_regions_get(br);
+        const room_region *bv = br->v;
+        size_t bm = br->m;
+        for (size_t i = 0; i < bm && rc == 0; i++)
+            rc = rt_runs_add(&regions, bv[i].lo, region_end(bv[i].lo, bv[i].hi));
+        if (rc == 0)
+            rc = rt_runs_normalize(&regions);
+        if (rc == 0)
+            rc = rt_runs_subtract(&kept, &regions, &unseen);
+        size_t nz = rt_runs_pages(&unseen), j = 0;
+        if (rc == 0 && bm && nz) {
+            double trust = tasks_gain_trust(br->p, br->n);
+            double both = 2.0 * rt_migrate_seconds_per_page() / (double)rt_plan_horizon() /
+                          (isnan(trust) ? 1.0 : fmax(trust, 1e-6));
+            rt_runs extra = {0};
+            for (size_t i = 0; i < bm && j < nz && rc == 0 && bv[i].benefit - 0.0 > both; i++) {
+                uintptr_t at = bv[i].lo, end = region_end(bv[i].lo, bv[i].hi);
+                for (size_t r = rt_runs_after(&both_sets, at); at < end && j < nz && rc == 0; r++) {
+                    uintptr_t gap = r < both_sets.n && both_sets.v[r].lo < end ? both_sets.v[r].lo : end;
+                    if (gap > at) {
+                        size_t t = (gap - at) / RT_PAGE < nz - j ? (gap - at) / RT_PAGE : nz - j;
+                        rc = rt_runs_add(&extra, at, at + t * RT_PAGE);
+                        j += t;
+                    }
+                    if (r >= both_sets.n || both_sets.v[r].lo >= end)
+                        break;
+                    at = both_sets.v[r].hi > at ? both_sets.v[r].hi : at;
+                }
+            }
+            /* the first j unseen pages leave; the extra pages join */
+            for (size_t i = 0, left = j; i < unseen.n && left && rc == 0; i++) {
+                size_t np = (unseen.v[i].hi - unseen.v[i].lo) / RT_PAGE, t = np < left ? np : left;
+                rc = rt_runs_add(&out, unseen.v[i].lo, unseen.v[i].lo + t * RT_PAGE);
+                left -= t;
+            }
+            if (rc == 0)
+                rc = rt_runs_normalize(&out);
+            if (rc == 0)
+                rc = rt_runs_subtract(&both_sets, &out, &rest);
+            for (size_t i = 0; i < extra.n && rc == 0; i++)
+                rc = rt_runs_add(&rest, extra.v[i].lo, extra.v[i].hi);
+            if (rc == 0)
+                rc = rt_runs_normalize(&rest);
+            rt_runs_free(&extra);
+            if (j)
+                fast = &rest;
+        }
+    }
+    double ms = rc == 0 ? makespan_under_runs(p, n, fast) : NAN;
+    rt_runs_free(&hot);
+    rt_runs_free(&kept);
+    rt_runs_free(&both_sets);
+    rt_runs_free(&regions);
+    rt_runs_free(&unseen);
+    rt_runs_free(&out);
+    rt_runs_free(&rest);
+    return ms;
+}
+
 /* Hot-first on the same information as the plan: every sampled region by
  * its heat per page summed over the tasks, hottest first, up to the budget,
  * then the plan's keep rule for the room left (pages already fast stay, in
@@ -1053,6 +1215,14 @@ static int hot_first_guard(task_pred *p, int n, benefit_regions *br, size_t budg
     rt.last_decision.hot_first_s = NAN;
     if (rt.thp == PD_THP_KEEP || !budget_pages)
         return 0;
+    /* Hot-first's prediction from runs; its page lists only where it wins
+     * (PADDISER_GUARD_SELFCHECK=1, for tests: always, and both must agree). */
+    double by_runs = placed.unknown ? NAN : hot_first_runs(p, n, br, budget_pages, covered);
+    int selfcheck = rt_env_on("PADDISER_GUARD_SELFCHECK");
+    if (!isnan(by_runs) && !selfcheck && !(by_runs < (1.0 - rt_min_gain_share()) * rt.last_decision.model_s)) {
+        rt.last_decision.hot_first_s = by_runs;
+        return 0;
+    }
     room_region *rr;
     size_t m;
     if (collect_regions(p, n, 0, &rr, &m) != 0)
@@ -1080,6 +1250,11 @@ static int hot_first_guard(task_pred *p, int n, benefit_regions *br, size_t budg
     int won = 0;
     if (rc == 0) {
         rt.last_decision.hot_first_s = makespan_under(p, n, &hf);
+        if (selfcheck && !isnan(by_runs) && by_runs != rt.last_decision.hot_first_s) {
+            rt_message("hot-first guard: %.17g s from runs, %.17g s from pages", by_runs,
+                       rt.last_decision.hot_first_s);
+            abort();
+        }
         /* by more than the noise floor: closer than that, the two are the
          * same prediction, and the plan (ranked per task) stays */
         won = rt.last_decision.hot_first_s < (1.0 - rt_min_gain_share()) * rt.last_decision.model_s;

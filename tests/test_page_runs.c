@@ -79,6 +79,26 @@ static void test_count_and_subtract_match_bitmap(void **state)
     }
 }
 
+/* The cursor answers as the set does, for pages asked mostly in
+ * ascending order with now and then a step back. */
+static void test_cursor_matches_bitmap(void **state)
+{
+    (void)state;
+    for (unsigned trial = 0; trial < 200; trial++) {
+        unsigned seed = 99 + trial;
+        rt_runs a = {0};
+        unsigned char ba[WIN] = {0};
+        random_set(&seed, &a, ba);
+        rt_runs_cursor c = rt_runs_cursor_at(&a);
+        size_t i = 0;
+        for (int q = 0; q < 400; q++) {
+            i = rand_r(&seed) % 10 == 0 ? (size_t)(rand_r(&seed) % WIN) : (i + (size_t)(rand_r(&seed) % 3)) % WIN;
+            assert_int_equal(rt_runs_cursor_has(&c, pg(i)), ba[i]);
+        }
+        rt_runs_free(&a);
+    }
+}
+
 static void test_empty_sets(void **state)
 {
     (void)state;
@@ -106,6 +126,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_count_and_subtract_match_bitmap),
+        cmocka_unit_test(test_cursor_matches_bitmap),
         cmocka_unit_test(test_empty_sets),
     };
     return cmocka_run_group_tests_name("page_runs", tests, NULL, NULL);

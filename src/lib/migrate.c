@@ -737,6 +737,21 @@ int rt_migrate_adopt(void)
     return rc;
 }
 
+/* The registered objects' pages as runs, for covered_by_object's question
+ * about many pages: O(pages + objects), not O(pages x objects) (a program
+ * under `paddiser run` registers every large allocation). */
+static int object_cover(rt_runs *out)
+{
+    for (size_t o = 0; o < rt.nobjects; o++) {
+        const rt_object *ob = &rt.objects[o];
+        uintptr_t lo = (uintptr_t)ob->addr & ~(uintptr_t)(RT_PAGE - 1);
+        uintptr_t hi = ((uintptr_t)ob->addr + ob->size + RT_PAGE - 1) & ~(uintptr_t)(RT_PAGE - 1);
+        if (ob->used && rt_runs_add(out, lo, hi) != 0)
+            return -1;
+    }
+    return rt_runs_normalize(out);
+}
+
 static int covered_by_object(uintptr_t pg)
 {
     for (size_t o = 0; o < rt.nobjects; o++) {
@@ -1112,16 +1127,11 @@ static double hot_first_runs(task_pred *p, int n, benefit_regions *br, size_t bu
     /* keep_placed: placed pages not in it, in address order, up to the room */
     size_t nhot = rt_runs_pages(&hot);
     if (rc == 0 && nhot < budget_pages) {
-        size_t room = budget_pages - nhot, at = 0;
-        uintptr_t last = 0;
+        size_t room = budget_pages - nhot;
+        rt_runs_cursor in_hot = rt_runs_cursor_at(&hot);
         for (size_t i = 0; i < covered->n && room && rc == 0; i++) {
             uintptr_t pg = (uintptr_t)covered->v[i];
-            if (pg < last)
-                at = rt_runs_after(&hot, pg);
-            last = pg;
-            while (at < hot.n && hot.v[at].hi <= pg)
-                at++;
-            if (at < hot.n && hot.v[at].lo <= pg)
+            if (rt_runs_cursor_has(&in_hot, pg))
                 continue;
             rc = rt_runs_add(&kept, pg, pg + RT_PAGE);
             room--;
@@ -1521,9 +1531,15 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
      * did not see, a plan that fills less than the capacity). What is left
      * then goes to sampled pages whose benefit pays for their move. */
     /* Placed pages no object covers any more (stale) leave in any case. */
+    rt_runs cover = {0};
+    if (rc == PD_OK && object_cover(&cover) != 0)
+        rc = PD_ENOMEM;
+    rt_runs_cursor in_cover = rt_runs_cursor_at(&cover);
     for (size_t i = 0; i < before.n && rc == PD_OK; i++)
-        if (page_push(covered_by_object((uintptr_t)before.v[i]) ? &covered : &stale, (uintptr_t)before.v[i]) != 0)
+        if (page_push(rt_runs_cursor_has(&in_cover, (uintptr_t)before.v[i]) ? &covered : &stale,
+                      (uintptr_t)before.v[i]) != 0)
             rc = PD_ENOMEM;
+    rt_runs_free(&cover);
     if (rc == PD_OK && !placed.unknown && fast.n < budget / RT_PAGE &&
         keep_placed(&covered, budget / RT_PAGE - fast.n, &sel, &fast) != 0)
         rc = PD_ENOMEM;

@@ -130,3 +130,15 @@ void rt_runs_free(rt_runs *r)
     r->pre = NULL;
     r->n = r->cap = 0;
 }
+
+rt_runs_cursor rt_runs_cursor_at(const rt_runs *r) { return (rt_runs_cursor){r, 0, 0}; }
+
+int rt_runs_cursor_has(rt_runs_cursor *c, uintptr_t page)
+{
+    if (page < c->last)
+        c->at = rt_runs_after(c->r, page);
+    c->last = page;
+    while (c->at < c->r->n && c->r->v[c->at].hi <= page)
+        c->at++;
+    return c->at < c->r->n && c->r->v[c->at].lo <= page;
+}

@@ -32,4 +32,16 @@ size_t rt_runs_after(const rt_runs *r, uintptr_t addr);
 int rt_runs_subtract(const rt_runs *a, const rt_runs *b, rt_runs *out);
 void rt_runs_free(rt_runs *r);
 
+/* Whether pages asked about mostly in ascending order are in a normalized
+ * set: each question moves forward, a question below the last one
+ * searches again. */
+typedef struct {
+    const rt_runs *r;
+    size_t at;
+    uintptr_t last;
+} rt_runs_cursor;
+
+rt_runs_cursor rt_runs_cursor_at(const rt_runs *r);
+int rt_runs_cursor_has(rt_runs_cursor *c, uintptr_t page);
+
 #endif

@@ -450,15 +450,23 @@ static int overhead_row(const char *label, const run_rec *with, const run_rec *o
  * run's instances' time without the runtime: the first instance's extra
  * wall time, the later sampled and unsampled instances' extra, and the
  * runtime calls between instances (sync points, registration, plan
- * queries); the medians over the runs, which need not add up exactly. */
+ * queries); the medians over the runs, which need not add up exactly.
+ * 1 out of memory. */
 enum { PART_FIRST, PART_SAMPLED, PART_UNSAMPLED, PART_CALLS, NPARTS };
 
-static void sampled_split(const run_rec *with, const run_rec *off, int runs)
+static int sampled_split(const run_rec *with, const run_rec *off, int runs)
 {
     double *rs = calloc((size_t)runs, sizeof *rs), *ru = calloc((size_t)runs, sizeof *ru);
     double *part = calloc((size_t)runs * NPARTS, sizeof *part), *calls_ms = calloc((size_t)runs, sizeof *calls_ms);
+    if (!rs || !ru || !part || !calls_ms) {
+        free(rs);
+        free(ru);
+        free(part);
+        free(calls_ms);
+        return 1;
+    }
     size_t ns = 0, nu = 0, np = 0;
-    for (int i = 0; rs && ru && part && calls_ms && i < runs; i++) {
+    for (int i = 0; i < runs; i++) {
         double ws = 0, os = 0, wu = 0, ou = 0;
         int known = with[i].n == off[i].n && with[i].n > 0;
         for (int k = 1; known && k < with[i].n; k++) {
@@ -510,6 +518,7 @@ static void sampled_split(const run_rec *with, const run_rec *off, int runs)
     free(ru);
     free(part);
     free(calls_ms);
+    return 0;
 }
 
 /* (d) from the second instance on, and the first instance's extra wall
@@ -550,14 +559,14 @@ static int first_instance_split(const run_rec *with, const run_rec *off, int run
                lo, hi);
         printf("  %-52s %8.2f%%\n", "    their measured cost over the instances' time",
                100 * bench_median(cost, (size_t)runs));
-        sampled_split(with, off, runs);
     }
+    int rc = isfinite(with[0].sampled) ? sampled_split(with, off, runs) : 0;
     free(sampled);
     free(cost);
     free(aon);
     free(aoff);
     free(first_extra);
-    return 0;
+    return rc;
 }
 
 /* One run of one arm (0 with the runtime, 1 without, 2 the runtime with

@@ -344,6 +344,32 @@ static void *random_page(unsigned *seed)
     return rand_r(seed) % 40 == 0 ? (char *)p + 8 : p; /* now and then misaligned */
 }
 
+/* fast_runs' answer as a bitmap over the window. */
+typedef struct {
+    unsigned char fast[WIN];
+    uintptr_t last_hi;
+    int calls, unordered;
+} run_seen;
+
+static int mark_run(void *ctx, uintptr_t lo, uintptr_t hi)
+{
+    run_seen *r = ctx;
+    r->unordered |= r->calls && lo < r->last_hi;
+    r->calls++;
+    r->last_hi = hi;
+    for (uintptr_t p = lo; p < hi; p += PG)
+        r->fast[index_of((void *)p)] = 1;
+    return 0;
+}
+
+static int stop_at_first(void *ctx, uintptr_t lo, uintptr_t hi)
+{
+    (void)lo;
+    (void)hi;
+    ++*(int *)ctx;
+    return 1;
+}
+
 static void test_matches_page_model(void **state)
 {
     (void)state;
@@ -402,7 +428,19 @@ static void test_matches_page_model(void **state)
             for (size_t i = 0; i < WIN; i++)
                 assert_int_equal(tier[i], m.tier[i] < 0 ? -ENOENT : m.tier[i]);
             assert_int_equal(tier[WIN], -ENOENT);
+            /* the fast runs of a part of the window, its length short of a page */
+            size_t first = (size_t)(rand_r(&seed) % WIN), n = (size_t)(rand_r(&seed) % (WIN - first + 1));
+            run_seen seen = {{0}, 0, 0, 0};
+            assert_int_equal(b->fast_runs(b, page(first), n * PG - (n ? 1 : 0), mark_run, &seen), 0);
+            assert_false(seen.unordered);
+            for (size_t i = 0; i < WIN; i++)
+                assert_int_equal(seen.fast[i], i >= first && i < first + n && m.tier[i] == PD_TIER_FAST);
         }
+        int stops = 0;
+        void *all_pages = page(0);
+        assert_int_equal(b->fast_runs(b, all_pages, WIN * PG, stop_at_first, &stops), m.fast ? 1 : 0);
+        assert_int_equal(stops, m.fast ? 1 : 0);
+        assert_int_equal(b->fast_runs(b, (char *)page(0) + 1, PG, stop_at_first, &stops), -EINVAL);
         b->destroy(b);
     }
 }

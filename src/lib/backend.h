@@ -7,6 +7,7 @@
 #define PD_LIB_BACKEND_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 enum { PD_TIER_FAST = 0, PD_TIER_SLOW = 1 };
 /* place only: leave the range where first touch put it; the backend takes
@@ -52,6 +53,12 @@ struct pd_backend {
      * longer counts them against its fast-memory budget. Moves nothing.
      * 0, or -1 with errno (EINVAL). */
     int (*release)(pd_backend *b, void *addr, size_t len);
+    /* Optional (NULL: ask query page by page). Calls fn(ctx, lo, hi) for
+     * each run [lo, hi) of pages of [addr, addr+len) (addr page-aligned)
+     * on the fast tier, in address order; fn must not call the backend.
+     * 0; 1 when fn returned nonzero (it stops there); -EINVAL. */
+    int (*fast_runs)(pd_backend *b, void *addr, size_t len, int (*fn)(void *ctx, uintptr_t lo, uintptr_t hi),
+                     void *ctx);
 };
 
 /* Position of each page of a list by address, to ask "is this page also in

@@ -524,6 +524,27 @@ static int sim_release(pd_backend *b, void *addr, size_t len)
     return 0;
 }
 
+/* The fast runs of a range, straight from the map: what the runtime's
+ * adoption of a new object asked page by page (8 - 9.5 ms of a sync point
+ * after registering a 1 - 2 GiB input). */
+static int sim_fast_runs(pd_backend *b, void *addr, size_t len, int (*fn)(void *ctx, uintptr_t lo, uintptr_t hi),
+                         void *ctx)
+{
+    sim_state *s = b->state;
+    uintptr_t lo = (uintptr_t)addr;
+    size_t pages = len / s->page + (len % s->page != 0);
+    if (!fn || lo % s->page || pages > (UINTPTR_MAX - lo) / s->page)
+        return -EINVAL;
+    uintptr_t hi = lo + pages * s->page;
+    int rc = 0;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = run_after(s, lo); i < s->n && s->runs[i].lo < hi && !rc; i++)
+        if (s->runs[i].tier == PD_TIER_FAST)
+            rc = fn(ctx, s->runs[i].lo > lo ? s->runs[i].lo : lo, s->runs[i].hi < hi ? s->runs[i].hi : hi) != 0;
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
 static void sim_destroy(pd_backend *b)
 {
     if (!b)
@@ -556,6 +577,7 @@ pd_backend *pd_backend_sim_create(size_t fast_capacity)
     b->destroy = sim_destroy;
     b->promote = sim_promote;
     b->release = sim_release;
+    b->fast_runs = sim_fast_runs;
     b->state = s;
     return b;
 }

@@ -696,13 +696,42 @@ static int placed_set_unsorted(page_list *l)
     return placed_set(l);
 }
 
+/* placed := a normalized set of runs. */
+static int placed_set_runs(const rt_runs *r)
+{
+    uintptr_t *start = malloc((r->n ? r->n : 1) * sizeof *start);
+    size_t *npages = malloc((r->n ? r->n : 1) * sizeof *npages);
+    if (!start || !npages) {
+        free(start);
+        free(npages);
+        return -1;
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        start[i] = r->v[i].lo;
+        npages[i] = (r->v[i].hi - r->v[i].lo) / RT_PAGE;
+    }
+    rt_migrate_reset();
+    placed.start = start;
+    placed.npages = npages;
+    placed.n = r->n;
+    return 0;
+}
+
+static int add_fast_run(void *ctx, uintptr_t lo, uintptr_t hi) { return rt_runs_add(ctx, lo, hi); }
+
 int rt_migrate_adopt(void)
 {
     if (!rt.adopt_pending || !rt.backend)
         return PD_OK;
     rt.adopt_pending = 0;
-    page_list all = {0};
-    int rc = placed.unknown || placed_pages(&all) == 0 ? PD_OK : PD_ENOMEM;
+    /* the placed set as runs, and the new objects' fast pages added as
+     * runs: a backend that knows its runs (sim) answers per run, others
+     * per page */
+    rt_runs all = {0};
+    int rc = PD_OK;
+    for (size_t r = 0; r < placed.n && rc == PD_OK; r++)
+        if (rt_runs_add(&all, placed.start[r], placed.start[r] + placed.npages[r] * RT_PAGE) != 0)
+            rc = PD_ENOMEM;
     enum { BATCH = 4096 };
     void *pages[BATCH];
     int tier[BATCH];
@@ -712,9 +741,16 @@ int rt_migrate_adopt(void)
             continue;
         ob->adopt = 0;
         uintptr_t lo = (uintptr_t)ob->addr & ~(uintptr_t)(RT_PAGE - 1), hi = (uintptr_t)ob->addr + ob->size;
+        size_t len = (size_t)((hi - lo + RT_PAGE - 1) & ~(uintptr_t)(RT_PAGE - 1));
         pd_migrate_stats st = {0};
-        rt.backend->place(rt.backend, (void *)lo, (size_t)((hi - lo + RT_PAGE - 1) & ~(uintptr_t)(RT_PAGE - 1)),
-                          PD_PLACE_FIRST_TOUCH, &st);
+        rt.backend->place(rt.backend, (void *)lo, len, PD_PLACE_FIRST_TOUCH, &st);
+        if (placed.unknown)
+            continue; /* every page is planned from scratch anyway */
+        if (rt.backend->fast_runs) {
+            if (rt.backend->fast_runs(rt.backend, (void *)lo, len, add_fast_run, &all) == 1)
+                rc = PD_ENOMEM; /* -EINVAL: cannot tell, these pages are planned from scratch */
+            continue;
+        }
         for (uintptr_t pg = lo; pg < hi && rc == PD_OK;) {
             size_t n = 0;
             for (; n < BATCH && pg < hi; pg += RT_PAGE)
@@ -722,18 +758,18 @@ int rt_migrate_adopt(void)
             if (rt.backend->query(rt.backend, pages, n, tier) != 0)
                 continue; /* cannot tell: these pages are planned from scratch */
             for (size_t i = 0; i < n && rc == PD_OK; i++)
-                if (tier[i] == PD_TIER_FAST && page_push(&all, (uintptr_t)pages[i]) != 0)
+                if (tier[i] == PD_TIER_FAST && rt_runs_add(&all, (uintptr_t)pages[i], (uintptr_t)pages[i] + RT_PAGE) != 0)
                     rc = PD_ENOMEM;
         }
     }
-    if (rc == PD_OK && !placed.unknown && placed_set_unsorted(&all) != 0)
+    if (rc == PD_OK && !placed.unknown && (rt_runs_normalize(&all) != 0 || placed_set_runs(&all) != 0))
         rc = PD_ENOMEM;
     if (rc != PD_OK) {
         rt_migrate_reset();
         placed.unknown = 1;
     }
     rt.fast_bytes = placed_bytes();
-    free(all.v);
+    rt_runs_free(&all);
     return rc;
 }
 

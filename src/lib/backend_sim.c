@@ -71,18 +71,18 @@ static void emit(run *out, size_t *n, uintptr_t lo, uintptr_t hi, int tier)
 static size_t merge_room(const sim_state *s, size_t m) { return s->n + 2 * m + 1; }
 
 /* The runs overlaid by seg[0..m) (sorted, disjoint), written to out (room
- * for merge_room(s, m)), which becomes the state's; the fast pages are
- * counted again from the result. The runs before the first segment and
- * after the last are copied whole. */
+ * for merge_room(s, m)), which becomes the state's (or is freed when m is
+ * 0); the fast pages are counted again from the result. The runs before
+ * the first segment are copied whole. */
 static void merge(sim_state *s, const run *seg, size_t m, run *out)
 {
-    size_t n = 0, i = 0;
-    if (m) {
-        i = run_after(s, seg[0].lo);
-        if (i)
-            memcpy(out, s->runs, i * sizeof *out);
-        n = i;
+    if (!m) { /* nothing changed: the runs stay as they are */
+        free(out);
+        return;
     }
+    size_t i = run_after(s, seg[0].lo), n = i;
+    if (i)
+        memcpy(out, s->runs, i * sizeof *out);
     run cur = {0, 0, 0};
     int have = 0; /* cur: what is left of runs[i - 1] past the last segment */
     for (size_t g = 0; g < m; g++) {

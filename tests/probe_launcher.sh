@@ -53,10 +53,16 @@ chmod +x "$T"/bin/*
 cp "$T/bin/scontrol" "$T/bin/srun" "$T/bin2/"   # bin2: no oarsh, no ssh
 
 self=$(uname -n)
-running() { # alive and not a zombie waiting for its reaper
+running() { # alive, not a zombie waiting for its reaper, and still ours:
+    # with pid_max at 32768 (this VM) a busy CI wraps the PID space, and a
+    # PID whose process ended can be another's by the time it is asked
+    # about (check-fresh failed twice on "still runs after 20 s"). What the
+    # launcher starts runs a script under $T.
     kill -0 "$1" 2>/dev/null || return 1
     st=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
     case $st in *") Z "*) return 1 ;; esac
+    cmd=$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null) || return 0
+    case $cmd in *"$T"*) return 0 ;; *) return 1 ;; esac
 }
 # Runs the launcher in a clean scheduler environment plus the given
 # assignments; waits for what it started (it prints their PIDs).

@@ -893,12 +893,26 @@ static int confirm_placed(const page_list *before, const page_list *fast, page_l
     return rc;
 }
 
+/* A set of fast pages as share_under asks it: how many lie in [lo, hi),
+ * and how many there are. A sorted page list or a set of runs. */
+typedef struct {
+    const page_list *pages;
+    const rt_runs *runs;
+} fast_set;
+
+static size_t fast_set_count(const fast_set *f, uintptr_t lo, uintptr_t hi)
+{
+    return f->runs ? rt_runs_count(f->runs, lo, hi) : lower_bound(f->pages, hi) - lower_bound(f->pages, lo);
+}
+
+static size_t fast_set_size(const fast_set *f) { return f->runs ? rt_runs_pages(f->runs) : f->pages->n; }
+
 /* Fast share of a task's next-instance accesses if exactly the pages of
- * fast (sorted) were on the fast tier: its sampled regions weighted as in
- * its bytes curve (per-page weight times pages); a task with nothing
- * sampled gets the fast share of all registered pages. *fast_bytes: the
- * fast bytes inside its regions. */
-static double share_under(const task_pred *tp, const page_list *fast, size_t total_pages, size_t *fast_bytes)
+ * fast were on the fast tier: its sampled regions weighted as in its bytes
+ * curve (per-page weight times pages); a task with nothing sampled gets
+ * the fast share of all registered pages. *fast_bytes: the fast bytes
+ * inside its regions. */
+static double share_of(const task_pred *tp, const fast_set *fast, size_t total_pages, size_t *fast_bytes)
 {
     const rt_task *t = tp->task;
     double all = 0, on = 0;
@@ -915,7 +929,7 @@ static double share_under(const task_pred *tp, const page_list *fast, size_t tot
         if (hi <= lo)
             continue;
         size_t np = (size_t)((hi - lo + RT_PAGE - 1) / RT_PAGE);
-        size_t nf = lower_bound(fast, hi) - lower_bound(fast, lo);
+        size_t nf = fast_set_count(fast, lo, hi);
         all += w * (double)np;
         on += w * (double)nf;
         nb += nf * RT_PAGE;
@@ -925,7 +939,15 @@ static double share_under(const task_pred *tp, const page_list *fast, size_t tot
         return on / all;
     if (!total_pages)
         return 0;
-    return fast->n >= total_pages ? 1.0 : (double)fast->n / (double)total_pages;
+    size_t nf = fast_set_size(fast);
+    return nf >= total_pages ? 1.0 : (double)nf / (double)total_pages;
+}
+
+/* share_of for a sorted page list. */
+static double share_under(const task_pred *tp, const page_list *fast, size_t total_pages, size_t *fast_bytes)
+{
+    fast_set f = {fast, NULL};
+    return share_of(tp, &f, total_pages, fast_bytes);
 }
 
 /* Sorts a selection by page and keeps each page once, at its best rank. */
@@ -1077,57 +1099,30 @@ static int displace_kept(benefit_regions *br, plan_list *sel, page_list *fast)
 
 /* Predicted makespan if exactly the pages of fast (sorted) were fast: the
  * curves and page accounting of the gain-versus-cost rule. */
-static double makespan_under(task_pred *p, int n, const page_list *fast)
+static double makespan_of(task_pred *p, int n, const fast_set *fast)
 {
     size_t total_pages = rt_objects_total_bytes() / RT_PAGE, nb;
     plan_ctx ctx = {p, n, 0};
     double ms = 0;
     for (int i = 0; i < n; i++) {
-        double t = rt_time_cb(&ctx, i, share_under(&p[i], fast, total_pages, &nb));
+        double t = rt_time_cb(&ctx, i, share_of(&p[i], fast, total_pages, &nb));
         ms = t > ms ? t : ms;
     }
     return ms;
 }
 
-/* share_under and makespan_under for a set of pages kept as runs. The
- * same sums in the same order, so the same values to the bit. */
-static double share_under_runs(const task_pred *tp, const rt_runs *fast, size_t total_pages)
+static double makespan_under(task_pred *p, int n, const page_list *fast)
 {
-    const rt_task *t = tp->task;
-    double all = 0, on = 0;
-    for (size_t j = 0; j < t->nhot; j++) {
-        const rt_hot *h = &t->hot[j];
-        const rt_object *o = &rt.objects[h->object];
-        double w = rt_hot_weight(tp, h);
-        uintptr_t lo, hi;
-        if (!o->used || !(w > 0))
-            continue;
-        region_bounds(o, h, &lo, &hi);
-        lo &= ~(uintptr_t)(RT_PAGE - 1);
-        if (hi <= lo)
-            continue;
-        size_t np = (size_t)((hi - lo + RT_PAGE - 1) / RT_PAGE);
-        all += w * (double)np;
-        on += w * (double)rt_runs_count(fast, lo, hi);
-    }
-    if (all > 0)
-        return on / all;
-    size_t nf = rt_runs_pages(fast);
-    if (!total_pages)
-        return 0;
-    return nf >= total_pages ? 1.0 : (double)nf / (double)total_pages;
+    fast_set f = {fast, NULL};
+    return makespan_of(p, n, &f);
 }
 
+/* makespan_under for a set of pages kept as runs: the same sums in the
+ * same order (share_of), so the same value to the bit. */
 static double makespan_under_runs(task_pred *p, int n, const rt_runs *fast)
 {
-    size_t total_pages = rt_objects_total_bytes() / RT_PAGE;
-    plan_ctx ctx = {p, n, 0};
-    double ms = 0;
-    for (int i = 0; i < n; i++) {
-        double t = rt_time_cb(&ctx, i, share_under_runs(&p[i], fast, total_pages));
-        ms = t > ms ? t : ms;
-    }
-    return ms;
+    fast_set f = {NULL, fast};
+    return makespan_of(p, n, &f);
 }
 
 /* A region's pages as hot_first_guard's page walks take them: from lo

@@ -73,6 +73,8 @@ pd_page_pos *pd_page_index(void *const *pages, size_t n);
 /* Position of page in the list, or -1. */
 long pd_page_index_find(const pd_page_pos *ix, size_t n, const void *page);
 
+/* a += b, every count. */
+void pd_migrate_stats_add(pd_migrate_stats *a, const pd_migrate_stats *b);
 /* fast_capacity in bytes. */
 pd_backend *pd_backend_sim_create(size_t fast_capacity);
 /* NULL with errno = ENODEV when the machine has no slow tier. */

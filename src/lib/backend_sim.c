@@ -206,11 +206,7 @@ static int place_range(sim_state *s, uintptr_t lo, uintptr_t hi, int tier, pd_mi
     merge(s, seg, keep, out);
     free(p);
     free(seg);
-    st->pages_requested += loc.pages_requested;
-    st->pages_moved += loc.pages_moved;
-    st->bytes_moved += loc.bytes_moved;
-    st->pages_failed += loc.pages_failed;
-    st->enomem += loc.enomem;
+    pd_migrate_stats_add(st, &loc);
     return 0;
 }
 
@@ -453,13 +449,8 @@ static int sim_promote(pd_backend *b, void **pages, size_t n, void **cold, size_
             }
         }
     }
-    if (demoted) {
-        demoted->pages_requested += dem.pages_requested;
-        demoted->pages_moved += dem.pages_moved;
-        demoted->bytes_moved += dem.bytes_moved;
-        demoted->pages_failed += dem.pages_failed;
-        demoted->enomem += dem.enomem;
-    }
+    if (demoted)
+        pd_migrate_stats_add(demoted, &dem); /* dem counts only what txn_set counts */
     free(state);
     free(displaced);
     free(ix);

@@ -36,3 +36,15 @@ long pd_page_index_find(const pd_page_pos *ix, size_t n, const void *page)
     }
     return lo < n && ix[lo].page == page ? (long)ix[lo].at : -1;
 }
+
+void pd_migrate_stats_add(pd_migrate_stats *a, const pd_migrate_stats *b)
+{
+    a->pages_requested += b->pages_requested;
+    a->pages_moved += b->pages_moved;
+    a->pages_failed += b->pages_failed;
+    a->bytes_moved += b->bytes_moved;
+    a->ebusy += b->ebusy;
+    a->enomem += b->enomem;
+    a->efault += b->efault;
+    a->other_errors += b->other_errors;
+}

@@ -519,18 +519,6 @@ static int cmp_plan_rank(const void *a, const void *b)
     return x->page < y->page ? -1 : x->page > y->page;
 }
 
-static void stats_add(pd_migrate_stats *a, const pd_migrate_stats *b)
-{
-    a->pages_requested += b->pages_requested;
-    a->pages_moved += b->pages_moved;
-    a->pages_failed += b->pages_failed;
-    a->bytes_moved += b->bytes_moved;
-    a->ebusy += b->ebusy;
-    a->enomem += b->enomem;
-    a->efault += b->efault;
-    a->other_errors += b->other_errors;
-}
-
 static void move_chunked(page_list *l, int tier, pd_migrate_stats *total, size_t *ok_pages)
 {
     const size_t chunk = 4096;
@@ -538,7 +526,7 @@ static void move_chunked(page_list *l, int tier, pd_migrate_stats *total, size_t
         size_t n = l->n - i < chunk ? l->n - i : chunk;
         pd_migrate_stats st = {0};
         rt.backend->move(rt.backend, l->v + i, n, tier, &st);
-        stats_add(total, &st);
+        pd_migrate_stats_add(total, &st);
         if (ok_pages)
             *ok_pages += st.pages_moved;
     }
@@ -854,7 +842,7 @@ static int promote_plan(const plan_list *sel, const page_list *hot_new, const pa
         rc = promote_pages(all.v, all.n, dropped, &again, &dem2);
         again.bytes_moved += first.bytes_moved; /* the first pass's moves happened too */
         *st = again;
-        stats_add(demoted, &dem2);
+        pd_migrate_stats_add(demoted, &dem2);
     }
     free(all.v);
     return rc;
@@ -1621,7 +1609,7 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
         move_chunked(&dropped, PD_TIER_SLOW, &total, NULL); /* out first: frees room */
         if (promote_plan(&sel, &hot, &dropped, &promoted, &demoted) != 0)
             rc = PD_ENOMEM;
-        stats_add(&total, &promoted);
+        pd_migrate_stats_add(&total, &promoted);
         if (total.bytes_moved)
             rt_migrate_cost_record(total.pages_moved, pd_monotonic() - t0);
         page_list real = {0}; /* what is fast now, where it was read back */

@@ -19,10 +19,7 @@
  * hang), and the state must stay consistent: after every sync point the
  * registered objects hold no more fast pages than the capacity, each
  * object's page query answers for its pages, and the sync points counted
- * match what the test did. The runtime checks itself too: hot-first's
- * prediction comes from runs of pages and, in this test, also from page
- * lists, and the two must agree (PADDISER_GUARD_SELFCHECK). Seeded: the
- * same sequence every run. */
+ * match what the test did. Seeded: the same sequence every run. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -136,9 +133,6 @@ static void soak(uint64_t seed, const char *share_pct)
     if (!getenv("SOAK_VERBOSE")) /* SOAK_VERBOSE=1: the runtime's messages and each seed's counts */
         setenv("PADDISER_QUIET", "1", 1);
     setenv("PADDISER_SAMPLE_MIN_PER_OBJECT", "8", 1);
-    /* hot-first's prediction from runs and from page lists, at every
-     * replan: they must agree to the bit, or the runtime aborts */
-    setenv("PADDISER_GUARD_SELFCHECK", "1", 1);
     pd_options o;
     pd_options_default(&o);
     o.backend = PD_BACKEND_SIM;
@@ -375,7 +369,6 @@ static int finalize(void **state)
     (void)state;
     pd_finalize();
     unsetenv("PADDISER_SAMPLE_SHARE_PCT");
-    unsetenv("PADDISER_GUARD_SELFCHECK");
     return 0;
 }
 

@@ -15,8 +15,8 @@
 
 #include "common/util.h"
 #include "lib/page_sampler.h"
-#include "lib/addr_sort.h"
 #include "lib/page_runs.h"
+#include "lib/plan_runs.h"
 #include "lib/placement.h"
 #include "lib/runtime_internal.h"
 
@@ -39,12 +39,6 @@ static int page_push(page_list *l, uintptr_t p)
     return 0;
 }
 
-static int cmp_page(const void *a, const void *b)
-{
-    uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Index of the first page >= p in a sorted list. */
 static size_t lower_bound(const page_list *l, uintptr_t p)
 {
@@ -57,64 +51,6 @@ static size_t lower_bound(const page_list *l, uintptr_t p)
             hi = mid;
     }
     return lo;
-}
-
-/* Whether a sorted page list holds pages asked about mostly in ascending
- * order (a region's pages, an address-ordered list): each question moves
- * the cursor forward, so n questions cost O(n + the list's length from the
- * start) instead of n binary searches, which were most of a sync point
- * after an input change. A question below the last one searches again
- * (the unknown placement lists objects in registration order). */
-typedef struct {
-    const page_list *l;
-    size_t i;
-    uintptr_t last;
-} page_cursor;
-
-static page_cursor cursor_at(const page_list *l, uintptr_t from)
-{
-    return (page_cursor){l, lower_bound(l, from), from};
-}
-
-static int cursor_has(page_cursor *c, uintptr_t p)
-{
-    if (p < c->last)
-        c->i = lower_bound(c->l, p);
-    c->last = p;
-    while (c->i < c->l->n && (uintptr_t)c->l->v[c->i] < p)
-        c->i++;
-    return c->i < c->l->n && (uintptr_t)c->l->v[c->i] == p;
-}
-
-/* Sorts a page list and drops its duplicates. */
-static void sort_unique(page_list *l)
-{
-    rt_sort_by_address(l->v, l->n, sizeof *l->v, cmp_page);
-    size_t k = 0;
-    for (size_t i = 0; i < l->n; i++)
-        if (k == 0 || l->v[k - 1] != l->v[i])
-            l->v[k++] = l->v[i];
-    l->n = k;
-}
-
-/* fast := fast (sorted) merged with extra (sorted, none of them in fast):
- * one linear pass instead of sorting the whole again. */
-static int merge_sorted(page_list *fast, const page_list *extra)
-{
-    if (!extra->n)
-        return 0;
-    size_t n = fast->n + extra->n;
-    void **v = malloc(n * sizeof *v);
-    if (!v)
-        return -1;
-    size_t i = 0, j = 0, k = 0;
-    while (i < fast->n || j < extra->n)
-        v[k++] = j == extra->n || (i < fast->n && (uintptr_t)fast->v[i] < (uintptr_t)extra->v[j]) ? fast->v[i++]
-                                                                                                   : extra->v[j++];
-    free(fast->v);
-    fast->v = v;
-    fast->n = fast->cap = n;
-    return 0;
 }
 
 static const task_pred *sort_tp; /* qsort context; rt.lock is held */
@@ -130,7 +66,8 @@ static int cmp_weight_desc(const void *a, const void *b)
 }
 
 /* A planned page and its rank within its task's plan (0 = hottest, 1 =
- * coldest): the promotion order across tasks. */
+ * coldest): the promotion order across tasks. The plan itself is kept as
+ * ranked runs (plan_runs.h); single pages only for the pages that move. */
 typedef struct {
     uintptr_t page;
     double rank;
@@ -146,7 +83,7 @@ typedef struct {
 #define RANK_ROOM 1.5
 #define RANK_KEPT 2.0
 
-static int plan_push(plan_list *l, uintptr_t p)
+static int plan_push(plan_list *l, uintptr_t p, double rank)
 {
     if (l->n == l->cap) {
         size_t ncap = l->cap ? l->cap * 2 : 1024;
@@ -156,26 +93,33 @@ static int plan_push(plan_list *l, uintptr_t p)
         l->v = np;
         l->cap = ncap;
     }
-    l->v[l->n++] = (plan_page){p, 0};
+    l->v[l->n++] = (plan_page){p, rank};
     return 0;
 }
 
+static uintptr_t page_up(uintptr_t a) { return (a + RT_PAGE - 1) & ~(uintptr_t)(RT_PAGE - 1); }
+
 /* Pages [lo, hi) of a region, or with THP kept the whole 2 MB units it
- * touches (within the object's pages), while the budget lasts: a unit is
- * taken only whole, so a task's fast bytes stay within its plan. units
- * holds this task's units so far (a region may share one with another). */
-static int push_region(plan_list *out, const rt_object *o, uintptr_t lo, uintptr_t hi, size_t budget, size_t *used,
-                       page_list *units)
+ * touches (within the object's pages), while the budget lasts, as the
+ * next pages (*seq on) of the task's sequence: a unit is taken only whole,
+ * so a task's fast bytes stay within its plan. units holds this task's
+ * units so far (a region may share one with another). */
+static int push_region(rt_plan_runs *out, const rt_object *o, uintptr_t lo, uintptr_t hi, size_t budget, size_t *used,
+                       size_t *seq, page_list *units)
 {
     if (rt.thp != PD_THP_KEEP) {
-        for (uintptr_t p = lo & ~(uintptr_t)(RT_PAGE - 1); p < hi && *used < budget; p += RT_PAGE) {
-            if (plan_push(out, p) != 0)
-                return -1;
-            *used += RT_PAGE;
-        }
+        uintptr_t p = lo & ~(uintptr_t)(RT_PAGE - 1);
+        if (p >= hi || *used >= budget)
+            return 0;
+        size_t np = (hi - p + RT_PAGE - 1) / RT_PAGE, left = (budget - *used + RT_PAGE - 1) / RT_PAGE;
+        size_t take = np < left ? np : left;
+        if (rt_plan_runs_push(out, p, p + take * RT_PAGE, *seq) != 0)
+            return -1;
+        *seq += take;
+        *used += take * RT_PAGE;
         return 0;
     }
-    uintptr_t olo = (uintptr_t)o->addr & ~(uintptr_t)(RT_PAGE - 1), ohi = (uintptr_t)o->addr + o->size;
+    uintptr_t olo = (uintptr_t)o->addr & ~(uintptr_t)(RT_PAGE - 1), ohi = page_up((uintptr_t)o->addr + o->size);
     for (uintptr_t u = lo & ~(uintptr_t)(RT_THP_UNIT - 1); u < hi; u += RT_THP_UNIT) {
         int seen = 0;
         for (size_t k = 0; k < units->n && !seen; k++)
@@ -187,9 +131,12 @@ static int push_region(plan_list *out, const rt_object *o, uintptr_t lo, uintptr
         if (page_push(units, u) != 0)
             return -1;
         *used += RT_THP_UNIT;
-        for (uintptr_t p = u < olo ? olo : u; p < u + RT_THP_UNIT && p < ohi; p += RT_PAGE)
-            if (plan_push(out, p) != 0)
+        uintptr_t a = u < olo ? olo : u, b = u + RT_THP_UNIT < ohi ? u + RT_THP_UNIT : ohi;
+        if (a < b) {
+            if (rt_plan_runs_push(out, a, b, *seq) != 0)
                 return -1;
+            *seq += (b - a) / RT_PAGE;
+        }
     }
     return 0;
 }
@@ -204,11 +151,11 @@ static void region_bounds(const rt_object *o, const rt_hot *h, uintptr_t *lo, ui
 }
 
 /* Pages of a task's hottest regions (by next-instance weight, the order of
- * its bytes curve) up to its planned bytes, hottest first, each with its
- * rank in the task's plan. page_select's pd_select_plan wants one count per
- * page; a region's pages share one sample, so the walk is per region here,
- * O(samples) instead of O(pages). */
-static int select_task_pages(const task_pred *tp, size_t budget, plan_list *out)
+ * its bytes curve) up to its planned bytes, hottest first, as one ranked
+ * sequence: a run per region, O(samples) instead of O(pages) (at 512 MiB
+ * of fast memory, building and sorting one entry per page took 13 - 24 ms
+ * of a replan). */
+static int select_task_pages(const task_pred *tp, size_t budget, rt_plan_runs *out)
 {
     const rt_task *t = tp->task;
     if (!t->nhot || !budget)
@@ -221,7 +168,7 @@ static int select_task_pages(const task_pred *tp, size_t budget, plan_list *out)
     sort_tp = tp;
     qsort(order, t->nhot, sizeof *order, cmp_weight_desc);
     sort_tp = NULL;
-    size_t used = 0, first = out->n;
+    size_t used = 0, seq = 0, first = out->n;
     page_list units = {0};
     int rc = 0;
     for (size_t j = 0; j < t->nhot && used < budget && rc == 0; j++) {
@@ -231,10 +178,9 @@ static int select_task_pages(const task_pred *tp, size_t budget, plan_list *out)
             continue;
         uintptr_t lo, hi;
         region_bounds(o, h, &lo, &hi);
-        rc = push_region(out, o, lo, hi, budget, &used, &units);
+        rc = push_region(out, o, lo, hi, budget, &used, &seq, &units);
     }
-    for (size_t k = first; k < out->n; k++)
-        out->v[k].rank = ((double)(k - first) + 0.5) / (double)(out->n - first);
+    rt_plan_runs_seal(out, first, seq);
     free(units.v);
     free(order);
     return rc;
@@ -326,37 +272,55 @@ static int collect_regions(const task_pred *p, int n, int by_benefit, room_regio
     return 0;
 }
 
-/* Pages of the regions rr[0..m), in their order, that are not in `skip`
- * (sorted, may be empty) and have value above `floor`, until `room` pages:
- * sorted and unique in *extra. */
-static int take_regions(const room_region *rr, size_t m, double floor, const page_list *skip, size_t room,
-                        page_list *extra)
+/* A region's pages as the plan takes them: from lo (page-aligned) while
+ * below hi. */
+static uintptr_t region_end(uintptr_t lo, uintptr_t hi) { return lo + (hi - lo + RT_PAGE - 1) / RT_PAGE * RT_PAGE; }
+
+/* The pages of [at, end) (page-aligned) not in `skip` (normalized), from
+ * at upward, up to *room of them, added to out as runs; *room and *taken
+ * count them. */
+static int take_gaps(const rt_runs *skip, uintptr_t at, uintptr_t end, size_t *room, size_t *taken, rt_runs *out)
 {
-    int rc = 0;
-    for (size_t i = 0; i < m && room && rc == 0 && rr[i].benefit > floor; i++) {
-        page_cursor in_skip = cursor_at(skip, rr[i].lo);
-        for (uintptr_t pg = rr[i].lo; pg < rr[i].hi && room && rc == 0; pg += RT_PAGE) {
-            if (cursor_has(&in_skip, pg))
-                continue;
-            rc = page_push(extra, pg);
-            room -= rc == 0;
+    for (size_t r = rt_runs_after(skip, at); at < end && *room; r++) {
+        uintptr_t gap = r < skip->n && skip->v[r].lo < end ? skip->v[r].lo : end;
+        if (gap > at) {
+            size_t t = (gap - at) / RT_PAGE < *room ? (gap - at) / RT_PAGE : *room;
+            if (rt_runs_add(out, at, at + t * RT_PAGE) != 0)
+                return -1;
+            *room -= t;
+            *taken += t;
         }
+        if (r >= skip->n || skip->v[r].lo >= end)
+            break;
+        at = skip->v[r].hi > at ? skip->v[r].hi : at;
     }
-    if (rc == 0) /* regions of different objects' strata can overlap at a page: once */
-        sort_unique(extra);
-    return rc;
+    return 0;
 }
 
-/* The pages a room fill chose (sorted, none in fast) join the selection,
- * ranked after the plans' own pages, and fast (kept sorted). */
-static int add_room_pages(const page_list *extra, plan_list *sel, page_list *fast)
+/* Pages of the regions rr[0..m), in their order, that are not in `skip`
+ * (normalized) and have value above `floor`, until `room` pages (a page
+ * that two regions hold counts twice): normalized in *extra. */
+static int take_regions(const room_region *rr, size_t m, double floor, const rt_runs *skip, size_t room,
+                        rt_runs *extra)
 {
-    for (size_t i = 0; i < extra->n; i++) {
-        if (plan_push(sel, (uintptr_t)extra->v[i]) != 0)
+    size_t taken = 0;
+    for (size_t i = 0; i < m && room && rr[i].benefit > floor; i++)
+        if (take_gaps(skip, rr[i].lo, region_end(rr[i].lo, rr[i].hi), &room, &taken, extra) != 0)
             return -1;
-        sel->v[sel->n - 1].rank = RANK_ROOM;
-    }
-    return merge_sorted(fast, extra);
+    return rt_runs_normalize(extra); /* regions of different objects' strata can overlap at a page: once */
+}
+
+/* The pages a fill chose (normalized, none in fast) join the selection at
+ * `rank` and fast (normalized again). */
+static int add_pages(const rt_runs *extra, double rank, rt_plan_runs *sel, rt_runs *fast)
+{
+    if (!extra->n)
+        return 0;
+    for (size_t i = 0; i < extra->n; i++)
+        if (rt_plan_runs_push_rank(sel, extra->v[i].lo, extra->v[i].hi, rank) != 0 ||
+            rt_runs_add(fast, extra->v[i].lo, extra->v[i].hi) != 0)
+            return -1;
+    return rt_runs_normalize(fast);
 }
 
 /* The tasks' regions by benefit (collect_regions(..., 1)) for one
@@ -391,18 +355,18 @@ static int benefit_regions_get(benefit_regions *b)
  * move: the study's runtime was 1-2% slower on bfs and dmrg on the same
  * profiles.) fast (sorted) and sel receive at most `room` pages; fast stays
  * sorted. With THP kept, fill_room_by_units instead (whole units only). */
-static int fill_room_by_benefit(benefit_regions *br, size_t room, plan_list *sel, page_list *fast)
+static int fill_room_by_benefit(benefit_regions *br, size_t room, rt_plan_runs *sel, rt_runs *fast)
 {
     if (!room)
         return 0;
     if (benefit_regions_get(br) != 0)
         return -1;
     double move = rt_migrate_seconds_per_page() / (double)rt_plan_horizon(); /* per instance */
-    page_list extra = {0};
+    rt_runs extra = {0};
     int rc = take_regions(br->v, br->m, move, fast, room, &extra);
     if (rc == 0)
-        rc = add_room_pages(&extra, sel, fast);
-    free(extra.v);
+        rc = add_pages(&extra, RANK_ROOM, sel, fast);
+    rt_runs_free(&extra);
     return rc;
 }
 
@@ -437,7 +401,7 @@ static int covered_by_object(uintptr_t pg);
  * its sampled pages' (summed over the tasks), it takes as much room as it
  * has pages not fast yet, and it is taken only whole, only if it fits, and
  * only if its benefit per page moved pays for the move over the horizon. */
-static int fill_room_by_units(benefit_regions *br, size_t room, plan_list *sel, page_list *fast)
+static int fill_room_by_units(benefit_regions *br, size_t room, rt_plan_runs *sel, rt_runs *fast)
 {
     size_t nu = 0, cap = 0;
     if (!room || benefit_regions_get(br) != 0)
@@ -470,11 +434,10 @@ static int fill_room_by_units(benefit_regions *br, size_t room, plan_list *sel, 
             else
                 u[k++] = u[i];
         }
-        for (size_t i = 0; i < k; i++) {
-            page_cursor in_fast = cursor_at(fast, u[i].unit);
+        rt_runs_cursor in_fast = rt_runs_cursor_at(fast); /* the units in address order */
+        for (size_t i = 0; i < k; i++)
             for (uintptr_t pg = u[i].unit; pg < u[i].unit + RT_THP_UNIT; pg += RT_PAGE)
-                u[i].cost += covered_by_object(pg) && !cursor_has(&in_fast, pg);
-        }
+                u[i].cost += covered_by_object(pg) && !rt_runs_cursor_has(&in_fast, pg);
         size_t j = 0;
         for (size_t i = 0; i < k; i++)
             if (u[i].cost)
@@ -484,31 +447,23 @@ static int fill_room_by_units(benefit_regions *br, size_t room, plan_list *sel, 
             qsort(u, k, sizeof *u, cmp_unit_value);
     }
     double move = rt_migrate_seconds_per_page() / (double)rt_plan_horizon(); /* per instance */
-    page_list extra = {0};
+    rt_runs extra = {0};
     for (size_t i = 0; i < k && rc == 0; i++) {
         if (u[i].cost > room || !(u[i].benefit / (double)u[i].cost > move))
             continue;
         room -= u[i].cost;
-        page_cursor in_fast = cursor_at(fast, u[i].unit);
+        rt_runs_cursor in_fast = rt_runs_cursor_at(fast);
         for (uintptr_t pg = u[i].unit; pg < u[i].unit + RT_THP_UNIT && rc == 0; pg += RT_PAGE)
-            if (covered_by_object(pg) && !cursor_has(&in_fast, pg))
-                rc = page_push(&extra, pg);
+            if (covered_by_object(pg) && !rt_runs_cursor_has(&in_fast, pg))
+                rc = rt_runs_add(&extra, pg, pg + RT_PAGE);
     }
     free(u);
     if (rc == 0)
-        sort_unique(&extra);
+        rc = rt_runs_normalize(&extra);
     if (rc == 0)
-        rc = add_room_pages(&extra, sel, fast);
-    free(extra.v);
+        rc = add_pages(&extra, RANK_ROOM, sel, fast);
+    rt_runs_free(&extra);
     return rc;
-}
-
-static int cmp_plan_page(const void *a, const void *b)
-{
-    const plan_page *x = a, *y = b;
-    if (x->page != y->page)
-        return x->page < y->page ? -1 : 1;
-    return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
 static int cmp_plan_rank(const void *a, const void *b)
@@ -596,44 +551,6 @@ static size_t placed_bytes(void)
     return np * RT_PAGE;
 }
 
-static int placed_has(uintptr_t pg)
-{
-    if (placed.unknown)
-        return 0;
-    size_t lo = 0, hi = placed.n; /* first run starting after pg */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (placed.start[mid] <= pg)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo > 0 && pg < placed.start[lo - 1] + placed.npages[lo - 1] * RT_PAGE;
-}
-
-/* Every page of the placed set, in address order, into out; when the set
- * is unknown, every registered page. */
-static int placed_pages(page_list *out)
-{
-    if (placed.unknown) {
-        for (size_t o = 0; o < rt.nobjects; o++) {
-            const rt_object *ob = &rt.objects[o];
-            if (!ob->used)
-                continue;
-            for (uintptr_t pg = (uintptr_t)ob->addr & ~(uintptr_t)(RT_PAGE - 1); pg < (uintptr_t)ob->addr + ob->size;
-                 pg += RT_PAGE)
-                if (page_push(out, pg) != 0)
-                    return -1;
-        }
-        return 0;
-    }
-    for (size_t r = 0; r < placed.n; r++)
-        for (size_t k = 0; k < placed.npages[r]; k++)
-            if (page_push(out, placed.start[r] + k * RT_PAGE) != 0)
-                return -1;
-    return 0;
-}
-
 void rt_migrate_forget(const void *addr, size_t len)
 {
     if (!placed.n || !len)
@@ -675,13 +592,6 @@ void rt_migrate_forget(const void *addr, size_t len)
     placed.start = start;
     placed.npages = npages;
     placed.n = m;
-}
-
-/* placed := the pages of a list in any order, duplicates allowed. */
-static int placed_set_unsorted(page_list *l)
-{
-    sort_unique(l);
-    return placed_set(l);
 }
 
 /* placed := a normalized set of runs. */
@@ -776,6 +686,28 @@ static int object_cover(rt_runs *out)
     return rt_runs_normalize(out);
 }
 
+/* The placed set as normalized runs into out; when the set is unknown,
+ * every registered page. */
+static int placed_runs(rt_runs *out)
+{
+    if (placed.unknown)
+        return object_cover(out);
+    for (size_t r = 0; r < placed.n; r++)
+        if (rt_runs_add(out, placed.start[r], placed.start[r] + placed.npages[r] * RT_PAGE) != 0)
+            return -1;
+    return rt_runs_normalize(out);
+}
+
+/* The pages of a normalized set, in address order, into a page list. */
+static int runs_to_pages(const rt_runs *r, page_list *out)
+{
+    for (size_t i = 0; i < r->n; i++)
+        for (uintptr_t pg = r->v[i].lo; pg < r->v[i].hi; pg += RT_PAGE)
+            if (page_push(out, pg) != 0)
+                return -1;
+    return 0;
+}
+
 static int covered_by_object(uintptr_t pg)
 {
     for (size_t o = 0; o < rt.nobjects; o++) {
@@ -816,7 +748,7 @@ static int promote_pages(void **pages, size_t n, const page_list *dropped, pd_mi
  * order, so that the backend can trade a placed but colder planned page for
  * a hotter new one: the rare case pays for the whole plan, the common one
  * only for what changed. */
-static int promote_plan(const plan_list *sel, const page_list *hot_new, const page_list *dropped,
+static int promote_plan(const rt_plan_runs *sel, const page_list *hot_new, const page_list *dropped,
                         pd_migrate_stats *st, pd_migrate_stats *demoted)
 {
     pd_migrate_stats first = {0};
@@ -826,17 +758,18 @@ static int promote_plan(const plan_list *sel, const page_list *hot_new, const pa
         *st = first;
         return 0;
     }
-    /* the whole plan in rank order: a copy, sel is in page order */
-    plan_page *byrank = malloc((sel->n ? sel->n : 1) * sizeof *byrank);
-    if (!byrank)
-        return -1;
-    memcpy(byrank, sel->v, sel->n * sizeof *byrank);
-    qsort(byrank, sel->n, sizeof *byrank, cmp_plan_rank);
-    page_list all = {0};
+    /* the whole plan in rank order */
+    plan_list byrank = {0};
     int rc = 0;
     for (size_t i = 0; i < sel->n && rc == 0; i++)
-        rc = page_push(&all, byrank[i].page);
-    free(byrank);
+        for (uintptr_t pg = sel->v[i].lo; pg < sel->v[i].hi && rc == 0; pg += RT_PAGE)
+            rc = plan_push(&byrank, pg, rt_plan_run_rank(&sel->v[i], pg));
+    if (rc == 0 && byrank.n > 1)
+        qsort(byrank.v, byrank.n, sizeof *byrank.v, cmp_plan_rank);
+    page_list all = {0};
+    for (size_t i = 0; i < byrank.n && rc == 0; i++)
+        rc = page_push(&all, byrank.v[i].page);
+    free(byrank.v);
     if (rc == 0) {
         pd_migrate_stats again = {0}, dem2 = {0};
         rc = promote_pages(all.v, all.n, dropped, &again, &dem2);
@@ -848,19 +781,22 @@ static int promote_plan(const plan_list *sel, const page_list *hot_new, const pa
     return rc;
 }
 
-
 /* After a move that reported failures: which of the pages that were or
  * were to be fast really are (one query of those pages, not of every
  * registered page). The placed set is then exactly those; *placed_now
  * receives them, sorted, for the caller to free. */
-static int confirm_placed(const page_list *before, const page_list *fast, page_list *placed_now)
+static int confirm_placed(const rt_runs *before, const rt_runs *fast, page_list *placed_now)
 {
+    rt_runs both = {0};
     page_list all = {0};
     int rc = 0;
     for (size_t i = 0; i < before->n && rc == 0; i++)
-        rc = page_push(&all, (uintptr_t)before->v[i]);
+        rc = rt_runs_add(&both, before->v[i].lo, before->v[i].hi);
     for (size_t i = 0; i < fast->n && rc == 0; i++)
-        rc = page_push(&all, (uintptr_t)fast->v[i]);
+        rc = rt_runs_add(&both, fast->v[i].lo, fast->v[i].hi);
+    if (rc == 0 && (rt_runs_normalize(&both) != 0 || runs_to_pages(&both, &all) != 0))
+        rc = -1;
+    rt_runs_free(&both);
     int *tier = rc == 0 ? malloc((all.n ? all.n : 1) * sizeof *tier) : NULL;
     if (!tier || rt.backend->query(rt.backend, all.v, all.n, tier) != 0) {
         free(tier);
@@ -872,7 +808,7 @@ static int confirm_placed(const page_list *before, const page_list *fast, page_l
         if (tier[i] == PD_TIER_FAST && covered_by_object((uintptr_t)all.v[i]))
             all.v[k++] = all.v[i];
     all.n = k;
-    rc = placed_set_unsorted(&all); /* sorts all in place */
+    rc = placed_set(&all); /* in address order, each page once */
     free(tier);
     if (rc == 0)
         *placed_now = all;
@@ -938,80 +874,35 @@ static double share_under(const task_pred *tp, const page_list *fast, size_t tot
     return share_of(tp, &f, total_pages, fast_bytes);
 }
 
-/* Sorts a selection by page and keeps each page once, at its best rank. */
-static void plan_unique(plan_list *sel)
+/* share_of for a normalized set of runs. */
+static double share_under_runs(const task_pred *tp, const rt_runs *fast, size_t total_pages, size_t *fast_bytes)
 {
-    rt_sort_by_address(sel->v, sel->n, sizeof *sel->v, cmp_plan_page);
-    size_t k = 0;
-    for (size_t i = 0; i < sel->n; i++) {
-        if (k == 0 || sel->v[k - 1].page != sel->v[i].page)
-            sel->v[k++] = sel->v[i];
-        else if (sel->v[i].rank < sel->v[k - 1].rank)
-            sel->v[k - 1].rank = sel->v[i].rank;
-    }
-    sel->n = k;
+    fast_set f = {NULL, fast};
+    return share_of(tp, &f, total_pages, fast_bytes);
 }
 
-/* The keep rule: up to `room` pages already fast (covered, in address
- * order) that fast (sorted) does not hold join it, ranked after every
- * planned page: keeping them costs no move. 0 or -1 (out of memory). */
-static int keep_placed(const page_list *covered, size_t room, plan_list *sel, page_list *fast)
+/* The keep rule: up to `room` pages already fast (covered) that fast does
+ * not hold join it, in address order, ranked after every planned page:
+ * keeping them costs no move. 0 or -1 (out of memory). */
+static int keep_placed(const rt_runs *covered, size_t room, rt_plan_runs *sel, rt_runs *fast)
 {
-    page_list keep = {0};
-    int rc = 0;
-    page_cursor in_fast = cursor_at(fast, 0);
-    for (size_t i = 0; i < covered->n && room && rc == 0; i++) {
-        uintptr_t pg = (uintptr_t)covered->v[i];
-        if (cursor_has(&in_fast, pg))
-            continue;
-        if ((rc = plan_push(sel, pg)) == 0 && (rc = page_push(&keep, pg)) == 0)
-            sel->v[sel->n - 1].rank = RANK_KEPT;
-        room--;
+    rt_runs cand = {0}, keep = {0};
+    int rc = rt_runs_subtract(covered, fast, &cand);
+    for (size_t i = 0; i < cand.n && room && rc == 0; i++) {
+        size_t np = (cand.v[i].hi - cand.v[i].lo) / RT_PAGE, t = np < room ? np : room;
+        rc = rt_runs_add(&keep, cand.v[i].lo, cand.v[i].lo + t * RT_PAGE);
+        room -= t;
     }
     if (rc == 0)
-        rc = merge_sorted(fast, &keep); /* covered is in address order */
-    free(keep.v);
+        rc = rt_runs_normalize(&keep);
+    if (rc == 0)
+        rc = add_pages(&keep, RANK_KEPT, sel, fast);
+    rt_runs_free(&cand);
+    rt_runs_free(&keep);
     return rc;
 }
 
 static double tasks_gain_trust(const task_pred *p, int n);
-
-/* A page keep_placed kept and what it is worth an instance on the fast
- * tier (the best sampled region holding it; 0 if none does). */
-typedef struct {
-    uintptr_t page;
-    double benefit;
-} kept_page;
-
-static int cmp_kept_benefit(const void *a, const void *b)
-{
-    const kept_page *x = a, *y = b;
-    if (x->benefit != y->benefit)
-        return x->benefit < y->benefit ? -1 : 1;
-    return x->page < y->page ? -1 : x->page > y->page;
-}
-
-/* fast (sorted) without the pages of out (sorted), and sel without their
- * kept entries. */
-static void drop_kept(const page_list *out, plan_list *sel, page_list *fast)
-{
-    size_t k = 0, j = 0;
-    for (size_t i = 0; i < fast->n; i++) {
-        uintptr_t pg = (uintptr_t)fast->v[i];
-        while (j < out->n && (uintptr_t)out->v[j] < pg)
-            j++;
-        if (!(j < out->n && (uintptr_t)out->v[j] == pg))
-            fast->v[k++] = fast->v[i];
-    }
-    fast->n = k;
-    k = 0;
-    for (size_t i = 0; i < sel->n; i++) {
-        size_t at = lower_bound(out, sel->v[i].page);
-        if (!(sel->v[i].rank == RANK_KEPT && at < out->n && (uintptr_t)out->v[at] == sel->v[i].page))
-            sel->v[k++] = sel->v[i];
-    }
-    sel->n = k;
-}
 
 /* The pages keep_placed kept hold room for free, but they may be cold
  * (first touch put them there, not the heat): at a small capacity the room
@@ -1020,73 +911,69 @@ static void drop_kept(const page_list *out, plan_list *sel, page_list *fast)
  * A kept page that no sampled touch was seen on gives its room to a
  * sampled page not yet fast whose benefit, at the rule's trust, beats it by
  * more than both moves cost over the horizon (the promotion and the kept
- * page's demotion), the most beneficial first. Kept pages with sampled
- * touches stay: where the sampler under-weights a page (bfs's `level`),
- * displacing them by benefit cost the study 2 - 4 % at 50 - 70 % capacity.
- * Runs after the keeping and the room fill, so room nobody holds is still
- * filled first. */
-static int displace_kept(benefit_regions *br, plan_list *sel, page_list *fast)
+ * page's demotion), the most beneficial first; the kept pages leave in
+ * address order. Kept pages with sampled touches stay: where the sampler
+ * under-weights a page (bfs's `level`), displacing them by benefit cost the
+ * study 2 - 4 % at 50 - 70 % capacity. Runs after the keeping and the room
+ * fill, so room nobody holds is still filled first. */
+static int displace_kept(benefit_regions *br, rt_plan_runs *sel, rt_runs *fast)
 {
-    size_t nk = 0;
-    for (size_t i = 0; i < sel->n; i++)
-        nk += sel->v[i].rank == RANK_KEPT;
-    if (!nk)
+    rt_runs kept = {0}, regions = {0}, unseen = {0}, extra = {0}, out = {0}, rest = {0};
+    int rc = 0;
+    for (size_t i = 0; i < sel->n && rc == 0; i++)
+        if (!sel->v[i].len && sel->v[i].rank == RANK_KEPT)
+            rc = rt_runs_add(&kept, sel->v[i].lo, sel->v[i].hi);
+    if (rc == 0 && !kept.n)
         return 0;
-    kept_page *kp = malloc(nk * sizeof *kp);
-    page_list kept = {0}, extra = {0}, out = {0};
-    int rc = kp && benefit_regions_get(br) == 0 ? 0 : -1;
+    if (rc == 0 && (rt_runs_normalize(&kept) != 0 || benefit_regions_get(br) != 0))
+        rc = -1;
     const room_region *rr = br->v;
     size_t m = br->m;
-    for (size_t i = 0; i < sel->n && rc == 0; i++)
-        if (sel->v[i].rank == RANK_KEPT)
-            rc = page_push(&kept, sel->v[i].page);
-    if (rc == 0 && m) {
-        sort_unique(&kept);
-        nk = kept.n;
-        for (size_t i = 0; i < nk; i++)
-            kp[i] = (kept_page){(uintptr_t)kept.v[i], NAN};
-        for (size_t i = 0; i < m; i++) /* rr is by benefit, highest first: the best region holding it */
-            for (size_t at = lower_bound(&kept, rr[i].lo); at < nk && kp[at].page < rr[i].hi; at++)
-                if (isnan(kp[at].benefit))
-                    kp[at].benefit = rr[i].benefit;
-        for (size_t i = 0; i < nk; i++)
-            if (isnan(kp[i].benefit))
-                kp[i].benefit = 0;
-        qsort(kp, nk, sizeof *kp, cmp_kept_benefit);
+    for (size_t i = 0; i < m && rc == 0; i++)
+        rc = rt_runs_add(&regions, rr[i].lo, region_end(rr[i].lo, rr[i].hi));
+    if (rc == 0)
+        rc = rt_runs_normalize(&regions);
+    if (rc == 0)
+        rc = rt_runs_subtract(&kept, &regions, &unseen);
+    size_t nz = rc == 0 ? rt_runs_pages(&unseen) : 0, left = nz, j = 0;
+    if (rc == 0 && m && nz) {
         /* per instance, in benefit as the rule counts it (at its trust) */
         double trust = tasks_gain_trust(br->p, br->n);
         double both = 2.0 * rt_migrate_seconds_per_page() / (double)rt_plan_horizon() /
                       (isnan(trust) ? 1.0 : fmax(trust, 1e-6));
-        size_t j = 0;
-        while (nk > 0 && kp[nk - 1].benefit > 0) /* only pages no sampled touch is known of */
-            nk--;
-        for (size_t i = 0; i < m && j < nk && rc == 0 && rr[i].benefit - kp[j].benefit > both; i++) {
-            page_cursor in_fast = cursor_at(fast, rr[i].lo);
-            for (uintptr_t pg = rr[i].lo; pg < rr[i].hi && j < nk && rc == 0; pg += RT_PAGE) {
-                if (rr[i].benefit - kp[j].benefit <= both)
-                    break;
-                if (cursor_has(&in_fast, pg))
-                    continue;
-                if ((rc = page_push(&extra, pg)) == 0)
-                    rc = page_push(&out, kp[j++].page);
-            }
+        /* rr is by benefit, highest first; a page two regions hold is
+         * taken for each (and a kept page leaves for each) */
+        for (size_t i = 0; i < m && left && rc == 0 && rr[i].benefit > both; i++)
+            rc = take_gaps(fast, rr[i].lo, region_end(rr[i].lo, rr[i].hi), &left, &j, &extra);
+    }
+    if (rc == 0 && j) {
+        /* the first j unseen pages leave; the extra pages join */
+        for (size_t i = 0, n = j; i < unseen.n && n && rc == 0; i++) {
+            size_t np = (unseen.v[i].hi - unseen.v[i].lo) / RT_PAGE, t = np < n ? np : n;
+            rc = rt_runs_add(&out, unseen.v[i].lo, unseen.v[i].lo + t * RT_PAGE);
+            n -= t;
+        }
+        if (rc == 0 && (rt_runs_normalize(&out) != 0 || rt_runs_normalize(&extra) != 0 ||
+                        rt_runs_subtract(fast, &out, &rest) != 0 || rt_plan_runs_subtract(sel, &out) != 0))
+            rc = -1;
+        if (rc == 0) {
+            rt_runs_free(fast);
+            *fast = rest;
+            rest = (rt_runs){0};
+            rc = add_pages(&extra, RANK_ROOM, sel, fast);
         }
     }
-    if (rc == 0 && extra.n) {
-        sort_unique(&extra); /* regions of different objects' strata can overlap at a page */
-        sort_unique(&out);
-        drop_kept(&out, sel, fast);
-        rc = add_room_pages(&extra, sel, fast);
-    }
-    free(kp);
-    free(kept.v);
-    free(extra.v);
-    free(out.v);
+    rt_runs_free(&kept);
+    rt_runs_free(&regions);
+    rt_runs_free(&unseen);
+    rt_runs_free(&extra);
+    rt_runs_free(&out);
+    rt_runs_free(&rest);
     return rc;
 }
 
-/* Predicted makespan if exactly the pages of fast (sorted) were fast: the
- * curves and page accounting of the gain-versus-cost rule. */
+/* Predicted makespan if exactly the pages of fast were fast: the curves
+ * and page accounting of the gain-versus-cost rule. */
 static double makespan_of(task_pred *p, int n, const fast_set *fast)
 {
     size_t total_pages = rt_objects_total_bytes() / RT_PAGE, nb;
@@ -1099,206 +986,74 @@ static double makespan_of(task_pred *p, int n, const fast_set *fast)
     return ms;
 }
 
-static double makespan_under(task_pred *p, int n, const page_list *fast)
-{
-    fast_set f = {fast, NULL};
-    return makespan_of(p, n, &f);
-}
-
-/* makespan_under for a set of pages kept as runs: the same sums in the
- * same order (share_of), so the same value to the bit. */
 static double makespan_under_runs(task_pred *p, int n, const rt_runs *fast)
 {
     fast_set f = {NULL, fast};
     return makespan_of(p, n, &f);
 }
 
-/* A region's pages as hot_first_guard's page walks take them: from lo
- * (page-aligned) while below hi. */
-static uintptr_t region_end(uintptr_t lo, uintptr_t hi) { return lo + (hi - lo + RT_PAGE - 1) / RT_PAGE * RT_PAGE; }
-
-/* Hot-first's predicted makespan as hot_first_guard's page lists give it
- * (the same selection, keeping and displacement, step by step), on sets
- * of runs: at a replan with 512 MiB of fast memory the lists took 14 -
- * 38 ms of a 40 - 60 ms sync point, most of it for a set that then lost.
- * covered must be in address order (the placement known). NaN out of
- * memory. */
-static double hot_first_runs(task_pred *p, int n, benefit_regions *br, size_t budget_pages, const page_list *covered)
-{
-    room_region *rr;
-    size_t m;
-    if (collect_regions(p, n, 0, &rr, &m) != 0)
-        return NAN;
-    rt_runs hot = {0}, kept = {0}, both_sets = {0}, regions = {0}, unseen = {0}, out = {0}, rest = {0};
-    int rc = 0;
-    /* the regions by heat, a page counted each time a region holds it, up
-     * to the budget */
-    size_t pushed = 0;
-    for (size_t i = 0; i < m && pushed < budget_pages && rc == 0; i++) {
-        size_t np = (region_end(rr[i].lo, rr[i].hi) - rr[i].lo) / RT_PAGE;
-        size_t take = np < budget_pages - pushed ? np : budget_pages - pushed;
-        rc = rt_runs_add(&hot, rr[i].lo, rr[i].lo + take * RT_PAGE);
-        pushed += take;
-    }
-    free(rr);
-    if (rc == 0)
-        rc = rt_runs_normalize(&hot);
-    /* keep_placed: placed pages not in it, in address order, up to the room */
-    size_t nhot = rt_runs_pages(&hot);
-    if (rc == 0 && nhot < budget_pages) {
-        size_t room = budget_pages - nhot;
-        rt_runs_cursor in_hot = rt_runs_cursor_at(&hot);
-        for (size_t i = 0; i < covered->n && room && rc == 0; i++) {
-            uintptr_t pg = (uintptr_t)covered->v[i];
-            if (rt_runs_cursor_has(&in_hot, pg))
-                continue;
-            rc = rt_runs_add(&kept, pg, pg + RT_PAGE);
-            room--;
-        }
-    }
-    if (rc == 0)
-        rc = rt_runs_normalize(&kept);
-    for (size_t i = 0; i < hot.n && rc == 0; i++)
-        rc = rt_runs_add(&both_sets, hot.v[i].lo, hot.v[i].hi);
-    for (size_t i = 0; i < kept.n && rc == 0; i++)
-        rc = rt_runs_add(&both_sets, kept.v[i].lo, kept.v[i].hi);
-    if (rc == 0)
-        rc = rt_runs_normalize(&both_sets);
-    const rt_runs *fast = &both_sets;
-    /* displace_kept: kept pages no sampled region holds give their room,
-     * in address order, to the pages not yet in the set of the regions by
-     * benefit whose benefit beats both moves */
-    if (rc == 0 && rt_runs_pages(&kept) && !rt_env_off("PADDISER_DISPLACE_KEPT")) {
-        rc = benefit_regions_get(br);
-        const room_region *bv = br->v;
-        size_t bm = br->m;
-        for (size_t i = 0; i < bm && rc == 0; i++)
-            rc = rt_runs_add(&regions, bv[i].lo, region_end(bv[i].lo, bv[i].hi));
-        if (rc == 0)
-            rc = rt_runs_normalize(&regions);
-        if (rc == 0)
-            rc = rt_runs_subtract(&kept, &regions, &unseen);
-        size_t nz = rt_runs_pages(&unseen), j = 0;
-        if (rc == 0 && bm && nz) {
-            double trust = tasks_gain_trust(br->p, br->n);
-            double both = 2.0 * rt_migrate_seconds_per_page() / (double)rt_plan_horizon() /
-                          (isnan(trust) ? 1.0 : fmax(trust, 1e-6));
-            rt_runs extra = {0};
-            for (size_t i = 0; i < bm && j < nz && rc == 0 && bv[i].benefit - 0.0 > both; i++) {
-                uintptr_t at = bv[i].lo, end = region_end(bv[i].lo, bv[i].hi);
-                for (size_t r = rt_runs_after(&both_sets, at); at < end && j < nz && rc == 0; r++) {
-                    uintptr_t gap = r < both_sets.n && both_sets.v[r].lo < end ? both_sets.v[r].lo : end;
-                    if (gap > at) {
-                        size_t t = (gap - at) / RT_PAGE < nz - j ? (gap - at) / RT_PAGE : nz - j;
-                        rc = rt_runs_add(&extra, at, at + t * RT_PAGE);
-                        j += t;
-                    }
-                    if (r >= both_sets.n || both_sets.v[r].lo >= end)
-                        break;
-                    at = both_sets.v[r].hi > at ? both_sets.v[r].hi : at;
-                }
-            }
-            /* the first j unseen pages leave; the extra pages join */
-            for (size_t i = 0, left = j; i < unseen.n && left && rc == 0; i++) {
-                size_t np = (unseen.v[i].hi - unseen.v[i].lo) / RT_PAGE, t = np < left ? np : left;
-                rc = rt_runs_add(&out, unseen.v[i].lo, unseen.v[i].lo + t * RT_PAGE);
-                left -= t;
-            }
-            if (rc == 0)
-                rc = rt_runs_normalize(&out);
-            if (rc == 0)
-                rc = rt_runs_subtract(&both_sets, &out, &rest);
-            for (size_t i = 0; i < extra.n && rc == 0; i++)
-                rc = rt_runs_add(&rest, extra.v[i].lo, extra.v[i].hi);
-            if (rc == 0)
-                rc = rt_runs_normalize(&rest);
-            rt_runs_free(&extra);
-            if (j)
-                fast = &rest;
-        }
-    }
-    double ms = rc == 0 ? makespan_under_runs(p, n, fast) : NAN;
-    rt_runs_free(&hot);
-    rt_runs_free(&kept);
-    rt_runs_free(&both_sets);
-    rt_runs_free(&regions);
-    rt_runs_free(&unseen);
-    rt_runs_free(&out);
-    rt_runs_free(&rest);
-    return ms;
-}
-
 /* Hot-first on the same information as the plan: every sampled region by
- * its heat per page summed over the tasks, hottest first, up to the budget,
- * then the plan's keep rule for the room left (pages already fast stay, in
- * address order, those never seen touched giving room to sampled pages
- * that pay for it). If its predicted makespan is below the plan's (fast, sel:
- * the plan with its fills) by more than the noise floor (PADDISER_MIN_GAIN,
- * as in the gain-versus-cost rule), it replaces them: a plan predicted
- * slower than hot-first is never applied. Returns 1 if it did, 0 if not, -1 out of
- * memory. Not with THP kept (hot-first has no whole-unit form here). */
-static int hot_first_guard(task_pred *p, int n, benefit_regions *br, size_t budget_pages, const page_list *covered,
-                           plan_list *sel, page_list *fast)
+ * its heat per page summed over the tasks, hottest first, up to the budget
+ * (a page counted each time a region holds it), then the plan's keep rule
+ * for the room left (pages already fast stay, in address order, those
+ * never seen touched giving room to sampled pages that pay for it). If its
+ * predicted makespan is below the plan's (fast, sel: the plan with its
+ * fills) by more than the noise floor (PADDISER_MIN_GAIN, as in the
+ * gain-versus-cost rule), it replaces them: a plan predicted slower than
+ * hot-first is never applied. Built as ranked runs like the plan (its
+ * page lists took 14 - 38 ms of a 40 - 60 ms replan at 512 MiB of fast
+ * memory). covered: the placed pages objects cover, empty when the
+ * placement is unknown (the plan keeps nothing then either). Returns 1 if
+ * it replaced the plan, 0 if not, -1 out of memory. Not with THP kept
+ * (hot-first has no whole-unit form here). */
+static int hot_first_guard(task_pred *p, int n, benefit_regions *br, size_t budget_pages, const rt_runs *covered,
+                           rt_plan_runs *sel, rt_runs *fast)
 {
-    rt.last_decision.model_s = makespan_under(p, n, fast);
+    rt.last_decision.model_s = makespan_under_runs(p, n, fast);
     rt.last_decision.hot_first_s = NAN;
     if (rt.thp == PD_THP_KEEP || !budget_pages)
         return 0;
-    /* Hot-first's prediction from runs; its page lists only where it wins
-     * (PADDISER_GUARD_SELFCHECK=1, for tests: always, and both must agree). */
-    double by_runs = placed.unknown ? NAN : hot_first_runs(p, n, br, budget_pages, covered);
-    int selfcheck = rt_env_on("PADDISER_GUARD_SELFCHECK");
-    if (!isnan(by_runs) && !selfcheck && !(by_runs < (1.0 - rt_min_gain_share()) * rt.last_decision.model_s)) {
-        rt.last_decision.hot_first_s = by_runs;
-        return 0;
-    }
     room_region *rr;
     size_t m;
     if (collect_regions(p, n, 0, &rr, &m) != 0)
         return -1;
-    plan_list hsel = {0};
-    page_list hf = {0};
+    rt_plan_runs hsel = {0};
+    rt_runs hf = {0};
+    size_t pushed = 0;
     int rc = 0;
-    for (size_t i = 0; i < m && hsel.n < budget_pages && rc == 0; i++)
-        for (uintptr_t pg = rr[i].lo; pg < rr[i].hi && hsel.n < budget_pages && rc == 0; pg += RT_PAGE)
-            if ((rc = plan_push(&hsel, pg)) == 0)
-                hsel.v[hsel.n - 1].rank = (double)hsel.n;
+    for (size_t i = 0; i < m && pushed < budget_pages && rc == 0; i++) {
+        size_t np = (region_end(rr[i].lo, rr[i].hi) - rr[i].lo) / RT_PAGE;
+        size_t take = np < budget_pages - pushed ? np : budget_pages - pushed;
+        rc = rt_plan_runs_push(&hsel, rr[i].lo, rr[i].lo + take * RT_PAGE, pushed);
+        pushed += take;
+    }
     free(rr);
     /* overlapping regions: each page once, at its hottest rank, in [0, 1):
      * before the kept pages */
-    for (size_t i = 0; i < hsel.n; i++)
-        hsel.v[i].rank = (hsel.v[i].rank - 0.5) / (double)hsel.n;
-    if (rc == 0)
-        plan_unique(&hsel);
-    for (size_t i = 0; i < hsel.n && rc == 0; i++)
-        rc = page_push(&hf, hsel.v[i].page); /* hsel is in page order */
-    if (rc == 0 && hf.n < budget_pages)
-        rc = keep_placed(covered, budget_pages - hf.n, &hsel, &hf);
+    rt_plan_runs_seal(&hsel, 0, pushed);
+    if (rc == 0 && (rt_plan_runs_unique(&hsel) != 0 || rt_plan_runs_pages(&hsel, &hf) != 0))
+        rc = -1;
+    if (rc == 0 && rt_runs_pages(&hf) < budget_pages)
+        rc = keep_placed(covered, budget_pages - rt_runs_pages(&hf), &hsel, &hf);
     if (rc == 0 && !rt_env_off("PADDISER_DISPLACE_KEPT"))
         rc = displace_kept(br, &hsel, &hf);
     int won = 0;
     if (rc == 0) {
-        rt.last_decision.hot_first_s = makespan_under(p, n, &hf);
-        if (selfcheck && !isnan(by_runs) && by_runs != rt.last_decision.hot_first_s) {
-            rt_message("hot-first guard: %.17g s from runs, %.17g s from pages", by_runs,
-                       rt.last_decision.hot_first_s);
-            abort();
-        }
+        rt.last_decision.hot_first_s = makespan_under_runs(p, n, &hf);
         /* by more than the noise floor: closer than that, the two are the
          * same prediction, and the plan (ranked per task) stays */
         won = rt.last_decision.hot_first_s < (1.0 - rt_min_gain_share()) * rt.last_decision.model_s;
     }
     if (won) {
-        rt_sort_by_address(hsel.v, hsel.n, sizeof *hsel.v, cmp_plan_page);
-        free(sel->v);
-        free(fast->v);
+        rt_plan_runs_free(sel);
+        rt_runs_free(fast);
         *sel = hsel;
         *fast = hf;
         rt.last_decision.hot_first = 1;
         return 1;
     }
-    free(hsel.v);
-    free(hf.v);
+    rt_plan_runs_free(&hsel);
+    rt_runs_free(&hf);
     return rc == 0 ? 0 : -1;
 }
 
@@ -1337,7 +1092,7 @@ static int rule_pays(double gain, double min_gain_s, int horizon, double cost_s)
  * unchanged input) gains less than the floor. Returns 1 to keep the
  * placement; cur_* receive each task's share, fast bytes and predicted
  * time under it. */
-static int keep_placement(task_pred *p, int n, const page_list *placed_now, const page_list *planned, size_t moves,
+static int keep_placement(task_pred *p, int n, const rt_runs *placed_now, const rt_runs *planned, size_t moves,
                           double *cur_share, size_t *cur_bytes, double *cur_time)
 {
     rt_plan_decision d = {.decided = 1, .pages = moves, .horizon = rt_plan_horizon()};
@@ -1348,8 +1103,8 @@ static int keep_placement(task_pred *p, int n, const page_list *placed_now, cons
     plan_ctx ctx = {p, n, 0};
     for (int i = 0; i < n; i++) {
         size_t nb;
-        double planned_t = rt_time_cb(&ctx, i, share_under(&p[i], planned, total_pages, &nb));
-        cur_share[i] = share_under(&p[i], placed_now, total_pages, &cur_bytes[i]);
+        double planned_t = rt_time_cb(&ctx, i, share_under_runs(&p[i], planned, total_pages, &nb));
+        cur_share[i] = share_under_runs(&p[i], placed_now, total_pages, &cur_bytes[i]);
         cur_time[i] = rt_time_cb(&ctx, i, cur_share[i]);
         if (planned_t > d.planned_s)
             d.planned_s = planned_t;
@@ -1483,21 +1238,27 @@ static int memo_reuse(task_pred *p, int n, const size_t *bytes, size_t budget, i
     return 1;
 }
 
-/* The plan's pages not placed yet into hot, hottest first: only these move
- * in, usually few or none. Sorted only when the plan is applied: a kept
- * placement moves nothing (on the phases example's first plan, 11k pages
- * ranked for nothing, 0.5 - 1 ms of a 5 ms sync point). */
-static int rank_new_pages(const plan_list *sel, page_list *hot)
+/* The plan's pages not placed yet (not in `placed_now`, normalized; every
+ * page when the placement is unknown) into hot, hottest first: only these
+ * move in, usually few or none. Built only when the plan is applied: a
+ * kept placement moves nothing. */
+static int rank_new_pages(const rt_plan_runs *sel, const rt_runs *placed_now, page_list *hot)
 {
     plan_list fresh = {0};
     int rc = PD_OK;
     for (size_t i = 0; i < sel->n && rc == PD_OK; i++) {
-        if (placed_has(sel->v[i].page))
-            continue;
-        if (plan_push(&fresh, sel->v[i].page) != 0)
-            rc = PD_ENOMEM;
-        else
-            fresh.v[fresh.n - 1].rank = sel->v[i].rank;
+        const rt_plan_run *r = &sel->v[i];
+        uintptr_t at = r->lo;
+        size_t k = placed.unknown ? placed_now->n : rt_runs_after(placed_now, r->lo);
+        while (at < r->hi && rc == PD_OK) {
+            uintptr_t gap = k < placed_now->n && placed_now->v[k].lo < r->hi ? placed_now->v[k].lo : r->hi;
+            for (uintptr_t pg = at; pg < gap && rc == PD_OK; pg += RT_PAGE)
+                if (plan_push(&fresh, pg, rt_plan_run_rank(r, pg)) != 0)
+                    rc = PD_ENOMEM;
+            if (gap >= r->hi)
+                break;
+            at = placed_now->v[k++].hi;
+        }
     }
     if (fresh.n > 1)
         qsort(fresh.v, fresh.n, sizeof *fresh.v, cmp_plan_rank);
@@ -1527,70 +1288,67 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
     if (memo_reuse(p, n, bytes, budget, kept, kept_share, kept_bytes, kept_time))
         return PD_OK;
     memo_drop();
-    plan_list sel = {0};
-    page_list fast = {0}, before = {0}, covered = {0}, dropped = {0}, stale = {0}, hot = {0};
+    /* The plan and the sets it is compared with, as runs of pages: a
+     * replan's cost follows its regions and runs, not the fast memory's
+     * size in pages (at 512 MiB fast, page lists were 25 - 38 ms of it);
+     * only the pages that move are listed one by one. */
+    rt_plan_runs sel = {0};
+    rt_runs fast = {0}, before = {0}, cover = {0}, covered = {0}, stale_r = {0}, dropped_r = {0}, news = {0};
+    page_list dropped = {0}, stale = {0}, hot = {0};
     benefit_regions br = {p, n, 0, NULL, 0};
+    size_t budget_pages = budget / RT_PAGE;
     int rc = PD_OK;
     for (int i = 0; i < n && rc == PD_OK; i++)
         if (select_task_pages(&p[i], bytes[i], &sel) != 0)
             rc = PD_ENOMEM;
-    if (rc == PD_OK && sel.n) {
-        plan_unique(&sel); /* tasks may share pages */
-        for (size_t i = 0; i < sel.n && rc == PD_OK; i++)
-            if (page_push(&fast, sel.v[i].page) != 0)
-                rc = PD_ENOMEM;
-    }
-    /* The difference: placed pages the plan drops (or no object covers any
-     * more) go slow, planned pages not yet placed go fast, hottest first. */
-    if (rc == PD_OK && placed_pages(&before) != 0)
+    /* tasks may share pages: each once, at its best rank */
+    if (rc == PD_OK && (rt_plan_runs_unique(&sel) != 0 || rt_plan_runs_pages(&sel, &fast) != 0))
         rc = PD_ENOMEM;
+    /* The difference: placed pages the plan drops (or no object covers any
+     * more) go slow, planned pages not yet placed go fast, hottest first.
+     * Placed pages no object covers any more (stale) leave in any case. */
+    if (rc == PD_OK && (placed_runs(&before) != 0 || object_cover(&cover) != 0 ||
+                        rt_runs_subtract(&before, &cover, &stale_r) != 0 ||
+                        rt_runs_subtract(&before, &stale_r, &covered) != 0))
+        rc = PD_ENOMEM;
+    rt_runs_free(&cover);
     /* What the plan leaves of that budget keeps pages that are there
      * already, in address order: keeping costs no move, while sending
      * them out would leave the room empty (first-touch pages the sampler
      * did not see, a plan that fills less than the capacity). What is left
      * then goes to sampled pages whose benefit pays for their move. */
-    /* Placed pages no object covers any more (stale) leave in any case. */
-    rt_runs cover = {0};
-    if (rc == PD_OK && object_cover(&cover) != 0)
+    if (rc == PD_OK && !placed.unknown && rt_runs_pages(&fast) < budget_pages &&
+        keep_placed(&covered, budget_pages - rt_runs_pages(&fast), &sel, &fast) != 0)
         rc = PD_ENOMEM;
-    rt_runs_cursor in_cover = rt_runs_cursor_at(&cover);
-    for (size_t i = 0; i < before.n && rc == PD_OK; i++)
-        if (page_push(rt_runs_cursor_has(&in_cover, (uintptr_t)before.v[i]) ? &covered : &stale,
-                      (uintptr_t)before.v[i]) != 0)
-            rc = PD_ENOMEM;
-    rt_runs_free(&cover);
-    if (rc == PD_OK && !placed.unknown && fast.n < budget / RT_PAGE &&
-        keep_placed(&covered, budget / RT_PAGE - fast.n, &sel, &fast) != 0)
-        rc = PD_ENOMEM;
-    if (rc == PD_OK && fast.n < budget / RT_PAGE &&
-        (rt.thp == PD_THP_KEEP ? fill_room_by_units : fill_room_by_benefit)(&br, budget / RT_PAGE - fast.n, &sel,
-                                                                           &fast) != 0)
+    if (rc == PD_OK && rt_runs_pages(&fast) < budget_pages &&
+        (rt.thp == PD_THP_KEEP ? fill_room_by_units : fill_room_by_benefit)(
+            &br, budget_pages - rt_runs_pages(&fast), &sel, &fast) != 0)
         rc = PD_ENOMEM;
     if (rc == PD_OK && rt.thp != PD_THP_KEEP && !rt_env_off("PADDISER_DISPLACE_KEPT") &&
         displace_kept(&br, &sel, &fast) != 0)
         rc = PD_ENOMEM;
     int hot_first = 0;
-    if (rc == PD_OK && (hot_first = hot_first_guard(p, n, &br, budget / RT_PAGE, &covered, &sel, &fast)) < 0)
+    rt_runs none = {0}; /* hot-first keeps nothing either when the placement is unknown */
+    if (rc == PD_OK && (hot_first = hot_first_guard(p, n, &br, budget_pages, placed.unknown ? &none : &covered, &sel,
+                                                    &fast)) < 0)
         rc = PD_ENOMEM;
-    page_cursor in_fast = cursor_at(&fast, 0); /* covered: in address order when the placement is known */
-    for (size_t i = 0; i < covered.n && rc == PD_OK; i++)
-        if (!cursor_has(&in_fast, (uintptr_t)covered.v[i]) && page_push(&dropped, (uintptr_t)covered.v[i]) != 0)
-            rc = PD_ENOMEM;
+    if (rc == PD_OK && (rt_runs_subtract(&covered, &fast, &dropped_r) != 0 ||
+                        rt_runs_subtract(&fast, &before, &news) != 0 || runs_to_pages(&dropped_r, &dropped) != 0 ||
+                        runs_to_pages(&stale_r, &stale) != 0))
+        rc = PD_ENOMEM;
     /* The plan's pages not placed yet: counted for the rule, ranked only
      * where they move (rank_new_pages). */
-    size_t nnew = 0;
-    for (size_t i = 0; i < sel.n && rc == PD_OK; i++)
-        nnew += !placed_has(sel.v[i].page);
+    size_t nnew = placed.unknown ? rt_runs_pages(&fast) : rt_runs_pages(&news);
     /* A placement holding more fast memory than the plan may use (first
      * touch beyond the capacity, or beyond this process's part of a plan
      * across processes: the others count on the rest) is never kept. */
-    int over = covered.n * RT_PAGE > budget;
+    int over = rt_runs_pages(&covered) * RT_PAGE > budget;
     if (rc == PD_OK && !placed.unknown && !over && (nnew || dropped.n) &&
         keep_placement(p, n, &covered, &fast, nnew + dropped.n, kept_share, kept_bytes, kept_time)) {
         /* The placement stays; only what no object covers any more leaves. */
         pd_migrate_stats ignored = {0};
         move_chunked(&stale, PD_TIER_SLOW, &ignored, NULL);
-        if (stale.n && placed_set(&covered) != 0) {
+        if (stale.n && placed_set_runs(&covered) != 0) {
             rc = PD_ENOMEM;
             rt_migrate_reset();
             placed.unknown = 1;
@@ -1601,7 +1359,7 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
         *kept = 1;
         if (!stale.n && rc == PD_OK)
             memo_store(p, n, bytes, budget, 1, kept_share, kept_bytes);
-    } else if (rc == PD_OK && (rc = rank_new_pages(&sel, &hot)) == PD_OK) {
+    } else if (rc == PD_OK && (rc = rank_new_pages(&sel, &before, &hot)) == PD_OK) {
         pd_migrate_stats total = {0}, promoted = {0}, demoted = {0}, ignored = {0};
         /* stale pages: failures not counted, the memory may be gone */
         move_chunked(&stale, PD_TIER_SLOW, &ignored, NULL);
@@ -1616,7 +1374,7 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
         if (rc == PD_OK) {
             /* Without failures the plan is what is placed; otherwise ask. */
             int exact = total.pages_failed == 0 && demoted.pages_moved == 0;
-            if (exact ? placed_set(&fast) != 0 : confirm_placed(&before, &fast, &real) != 0)
+            if (exact ? placed_set_runs(&fast) != 0 : confirm_placed(&before, &fast, &real) != 0)
                 rc = PD_ENOMEM;
         }
         if (rc != PD_OK) {
@@ -1650,7 +1408,8 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
             size_t total_pages = rt_objects_total_bytes() / RT_PAGE;
             plan_ctx ctx = {p, n, 0};
             for (int i = 0; i < n; i++) {
-                kept_share[i] = share_under(&p[i], refused ? &real : &fast, total_pages, &kept_bytes[i]);
+                kept_share[i] = refused ? share_under(&p[i], &real, total_pages, &kept_bytes[i])
+                                        : share_under_runs(&p[i], &fast, total_pages, &kept_bytes[i]);
                 kept_time[i] = rt_time_cb(&ctx, i, kept_share[i]);
                 differs |= p[i].task->nhot == 0 && fabs(kept_share[i] - p[i].task->plan_share) > 1e-3;
             }
@@ -1666,10 +1425,13 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
                        total.pages_failed, total.pages_requested, total.enomem, total.ebusy, total.efault,
                        total.other_errors, demoted.pages_moved);
     }
-    free(sel.v);
-    free(fast.v);
-    free(before.v);
-    free(covered.v);
+    rt_plan_runs_free(&sel);
+    rt_runs_free(&fast);
+    rt_runs_free(&before);
+    rt_runs_free(&covered);
+    rt_runs_free(&stale_r);
+    rt_runs_free(&dropped_r);
+    rt_runs_free(&news);
     free(dropped.v);
     free(stale.v);
     free(hot.v);

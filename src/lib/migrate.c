@@ -1333,18 +1333,19 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
                                                     &fast)) < 0)
         rc = PD_ENOMEM;
     if (rc == PD_OK && (rt_runs_subtract(&covered, &fast, &dropped_r) != 0 ||
-                        rt_runs_subtract(&fast, &before, &news) != 0 || runs_to_pages(&dropped_r, &dropped) != 0 ||
-                        runs_to_pages(&stale_r, &stale) != 0))
+                        rt_runs_subtract(&fast, &before, &news) != 0 || runs_to_pages(&stale_r, &stale) != 0))
         rc = PD_ENOMEM;
-    /* The plan's pages not placed yet: counted for the rule, ranked only
-     * where they move (rank_new_pages). */
+    /* The plan's pages not placed yet and the placed ones it drops:
+     * counted for the rule, listed only where they move (rank_new_pages,
+     * and the dropped pages' list when the plan is applied). */
     size_t nnew = placed.unknown ? rt_runs_pages(&fast) : rt_runs_pages(&news);
+    size_t ndropped = rt_runs_pages(&dropped_r);
     /* A placement holding more fast memory than the plan may use (first
      * touch beyond the capacity, or beyond this process's part of a plan
      * across processes: the others count on the rest) is never kept. */
     int over = rt_runs_pages(&covered) * RT_PAGE > budget;
-    if (rc == PD_OK && !placed.unknown && !over && (nnew || dropped.n) &&
-        keep_placement(p, n, &covered, &fast, nnew + dropped.n, kept_share, kept_bytes, kept_time)) {
+    if (rc == PD_OK && !placed.unknown && !over && (nnew || ndropped) &&
+        keep_placement(p, n, &covered, &fast, nnew + ndropped, kept_share, kept_bytes, kept_time)) {
         /* The placement stays; only what no object covers any more leaves. */
         pd_migrate_stats ignored = {0};
         move_chunked(&stale, PD_TIER_SLOW, &ignored, NULL);
@@ -1359,7 +1360,8 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
         *kept = 1;
         if (!stale.n && rc == PD_OK)
             memo_store(p, n, bytes, budget, 1, kept_share, kept_bytes);
-    } else if (rc == PD_OK && (rc = rank_new_pages(&sel, &before, &hot)) == PD_OK) {
+    } else if (rc == PD_OK && (rc = rank_new_pages(&sel, &before, &hot)) == PD_OK &&
+               (rc = runs_to_pages(&dropped_r, &dropped) == 0 ? PD_OK : PD_ENOMEM) == PD_OK) {
         pd_migrate_stats total = {0}, promoted = {0}, demoted = {0}, ignored = {0};
         /* stale pages: failures not counted, the memory may be gone */
         move_chunked(&stale, PD_TIER_SLOW, &ignored, NULL);

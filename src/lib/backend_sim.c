@@ -342,6 +342,17 @@ static void count_misaligned(pd_migrate_stats *st)
     st->efault++;
 }
 
+/* Out of memory before any page was decided: every page failed, none moved. */
+static int refuse_all(pd_migrate_stats *st, size_t n)
+{
+    if (st) {
+        st->pages_requested += n;
+        st->pages_failed += n;
+        st->enomem += n;
+    }
+    return -ENOMEM;
+}
+
 static int sim_move(pd_backend *b, void **pages, size_t n, int tier, pd_migrate_stats *st)
 {
     sim_state *s = b->state;
@@ -352,10 +363,7 @@ static int sim_move(pd_backend *b, void **pages, size_t n, int tier, pd_migrate_
     page_txn t;
     if (txn_begin(s, &t, pages, n, NULL, 0) != 0) {
         pthread_mutex_unlock(&s->lock);
-        st->pages_requested += n;
-        st->pages_failed += n;
-        st->enomem += n;
-        return -ENOMEM;
+        return refuse_all(st, n);
     }
     for (size_t i = 0; i < n; i++) {
         uintptr_t p = (uintptr_t)pages[i];
@@ -384,7 +392,7 @@ static int sim_promote(pd_backend *b, void **pages, size_t n, void **cold, size_
         free(state);
         free(displaced);
         free(ix);
-        return -ENOMEM;
+        return refuse_all(st, n);
     }
     pd_migrate_stats dem = {0};
     pthread_mutex_lock(&s->lock);
@@ -394,7 +402,7 @@ static int sim_promote(pd_backend *b, void **pages, size_t n, void **cold, size_
         free(state);
         free(displaced);
         free(ix);
-        return -ENOMEM;
+        return refuse_all(st, n);
     }
     for (size_t i = 0; i < n; i++) {
         pd_migrate_stats one = {0};

@@ -8,6 +8,7 @@
  * refused pages make room by demoting what the plan no longer gives fast
  * memory, then the plan's own coldest pages. With THP kept, the plan is made
  * of whole 2 MB units. */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -474,13 +475,33 @@ static int cmp_plan_rank(const void *a, const void *b)
     return x->page < y->page ? -1 : x->page > y->page;
 }
 
+/* A backend call that failed as a whole (out of memory before it decided
+ * any page) reports fewer pages than it was given: they count as failed,
+ * so that the sync point asks where its pages are (confirm_placed) rather
+ * than take the plan as placed (a sim backend out of memory in `promote`
+ * left the hot pages slow while the runtime kept them as fast, and the
+ * next sync point kept that placement). */
+static void count_unreported(pd_migrate_stats *st, size_t requested_before, size_t n, int rc)
+{
+    size_t told = st->pages_requested - requested_before;
+    if (told >= n)
+        return;
+    size_t rest = n - told;
+    st->pages_requested += rest;
+    st->pages_failed += rest;
+    if (rc == -ENOMEM)
+        st->enomem += rest;
+    else
+        st->other_errors += rest;
+}
+
 static void move_chunked(page_list *l, int tier, pd_migrate_stats *total, size_t *ok_pages)
 {
     const size_t chunk = 4096;
     for (size_t i = 0; i < l->n; i += chunk) {
         size_t n = l->n - i < chunk ? l->n - i : chunk;
         pd_migrate_stats st = {0};
-        rt.backend->move(rt.backend, l->v + i, n, tier, &st);
+        count_unreported(&st, 0, n, rt.backend->move(rt.backend, l->v + i, n, tier, &st));
         pd_migrate_stats_add(total, &st);
         if (ok_pages)
             *ok_pages += st.pages_moved;
@@ -737,8 +758,10 @@ static int promote_pages(void **pages, size_t n, const page_list *dropped, pd_mi
         rc = page_push(&cold, (uintptr_t)dropped->v[i]);
     for (size_t i = n; i-- > 0 && rc == 0;)
         rc = page_push(&cold, (uintptr_t)pages[i]);
-    if (rc == 0)
-        rt.backend->promote(rt.backend, pages, n, cold.v, cold.n, st, demoted);
+    if (rc == 0) {
+        size_t before = st->pages_requested;
+        count_unreported(st, before, n, rt.backend->promote(rt.backend, pages, n, cold.v, cold.n, st, demoted));
+    }
     free(cold.v);
     return rc;
 }

@@ -1,0 +1,225 @@
+/* Allocation failures inside a sync point (issue #11: never a crash, nothing
+ * lost). A sync point that replans and moves pages is run once for each of
+ * its allocations, that allocation failing: the call answers PD_OK or
+ * PD_ENOMEM and leaves the runtime usable. The next sync point, with memory
+ * back, answers PD_OK, the object's pages answer the tier query, the fast
+ * pages stay within the capacity, and the hot pages are fast again (a
+ * failure mid-move leaves the placement unknown, and the next replan then
+ * submits every page). Two such sync points: after the first instance, and
+ * after the object was reallocated for a new input (the new pages adopted,
+ * the old ones forgotten, the placement kept). Sim backend, real page sampling, task times from
+ * a fake clock.
+ *
+ * The failures come from this program's own malloc, calloc and realloc,
+ * which the library's calls resolve to; only the thread that calls the
+ * sync point is counted. Not under a sanitizer, which brings its own. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "lib/perf.h"
+#include "paddiser.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+
+#define MB (1024ul * 1024ul)
+#define CAPACITY (6 * MB)
+
+#ifndef UNDER_SANITIZER
+static long fail_at = -1; /* the allocation that fails, counted from 1; -1: none */
+static long calls;        /* allocations counted since armed */
+static int armed;
+static pthread_t armed_thread;
+
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+
+static int fail_now(void)
+{
+    if (!armed || !pthread_equal(pthread_self(), armed_thread))
+        return 0;
+    return ++calls == fail_at;
+}
+
+void *malloc(size_t n) { return fail_now() ? NULL : __libc_malloc(n); }
+void *calloc(size_t n, size_t size) { return fail_now() ? NULL : __libc_calloc(n, size); }
+void *realloc(void *p, size_t n) { return fail_now() ? NULL : __libc_realloc(p, n); }
+
+static double fake_now;
+static double fake_clock(void) { return fake_now; }
+static unsigned char *buf, *buf2; /* 16 MB each */
+static unsigned char *cur;        /* the object's memory now */
+
+static void sweep(unsigned char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i += 64)
+        ((volatile unsigned char *)p)[i] += 1;
+}
+
+/* Task 0 sweeps the object's first 2 MB, task 1 its last 12 MB eight
+ * times. */
+static void instance(void)
+{
+    assert_int_equal(pd_task_begin(0), PD_OK);
+    sweep(cur, 2 * MB);
+    fake_now += 0.1;
+    assert_int_equal(pd_task_end(0), PD_OK);
+    for (int k = 0; k < 8; k++) {
+        assert_int_equal(pd_task_begin(1), PD_OK);
+        sweep(cur + 4 * MB, 12 * MB);
+        fake_now += 0.1;
+        assert_int_equal(pd_task_end(1), PD_OK);
+    }
+}
+
+/* A fresh runtime, one 16 MB object starting on the slow tier, and one
+ * instance; with `realloc_input`, then a sync point, the object moved to
+ * other memory (a new input) and an instance there. Every plan is applied
+ * (moves free, no noise floor), so the sync point after this replans and
+ * moves pages. In the test body, not a cmocka setup: cmocka's SIGSEGV
+ * handler would take the page sampler's faults. */
+static void prepare(int realloc_input)
+{
+    pd_perf_set_clock(fake_clock);
+    setenv("PADDISER_SAMPLE_BUDGET_PCT", "0", 1);
+    setenv("PADDISER_MIGRATE_BW", "1e15", 1);
+    setenv("PADDISER_MIN_GAIN", "0", 1);
+    setenv("PADDISER_START_TIER", "slow", 1);
+    setenv("PADDISER_QUIET", "1", 1);
+    memset(buf, 0, 16 * MB);
+    memset(buf2, 0, 16 * MB);
+    cur = buf;
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_SIM;
+    o.fast_capacity = CAPACITY;
+    assert_int_equal(pd_init(&o), PD_OK);
+    pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
+    assert_int_equal(pd_object_register("grid", buf, 16 * MB, &stream), 0);
+    instance();
+    if (!realloc_input)
+        return;
+    assert_int_equal(pd_sync_point(), PD_OK);
+    cur = buf2;
+    assert_int_equal(pd_object_update(0, buf2, 16 * MB), PD_OK);
+    instance();
+}
+
+/* The sync point with allocation `at` failing (-1: none); its result. The
+ * allocations it made land in *n. */
+static int armed_sync_point(long at, long *n)
+{
+    calls = 0;
+    fail_at = at;
+    armed_thread = pthread_self();
+    armed = 1;
+    int rc = pd_sync_point();
+    armed = 0;
+    fail_at = -1;
+    *n = calls;
+    return rc;
+}
+
+static void finish(void)
+{
+    pd_finalize();
+    pd_perf_set_clock(NULL);
+}
+
+/* After the failure: another instance and a sync point with memory back. */
+static void check_recovers(long at, int rc)
+{
+    if (rc != PD_OK && rc != PD_ENOMEM)
+        fail_msg("allocation %ld failed: the sync point answered %d", at, rc);
+    instance();
+    if (pd_sync_point() != PD_OK)
+        fail_msg("allocation %ld failed: the next sync point did not recover", at);
+    int tiers[4096];
+    assert_int_equal(pd_object_page_tiers(0, tiers, 4096), 4096);
+    size_t fast = 0;
+    for (int i = 0; i < 4096; i++) {
+        assert_true(tiers[i] == PD_PAGE_FAST || tiers[i] == PD_PAGE_SLOW);
+        fast += tiers[i] == PD_PAGE_FAST ? 4096 : 0;
+    }
+    if (fast > CAPACITY)
+        fail_msg("allocation %ld failed: %zu fast bytes over the capacity", at, fast);
+    if (!fast) /* the replan places the hot pages again */
+        fail_msg("allocation %ld failed: no page fast after the next sync point", at);
+}
+
+/* Each allocation of the sync point after prepare(realloc_input) fails in
+ * turn. */
+static void each_allocation_fails(int realloc_input)
+{
+    buf = aligned_alloc(2 * MB, 16 * MB);
+    buf2 = aligned_alloc(2 * MB, 16 * MB);
+    assert_true(buf && buf2);
+    /* how many allocations the sync point makes, and that it replans (the
+     * first moves pages; after the reallocation, first touch has put the
+     * new memory on the fast tier, and the rule keeps it there) */
+    long total;
+    prepare(realloc_input);
+    assert_int_equal(armed_sync_point(-1, &total), PD_OK);
+    pd_profile_info info;
+    assert_int_equal(pd_profile_info_get(&info), PD_OK);
+    assert_true(info.plan_decided);
+    assert_true(realloc_input || info.pages_moved > 0);
+    assert_true(total > 10);
+    finish();
+    int enomem = 0;
+    for (long at = 1; at <= total; at++) {
+        long n;
+        prepare(realloc_input);
+        int rc = armed_sync_point(at, &n);
+        enomem += rc == PD_ENOMEM;
+        check_recovers(at, rc);
+        finish();
+    }
+    assert_true(enomem > 0); /* failures are reported, not only survived */
+    free(buf);
+    free(buf2);
+    buf = buf2 = NULL;
+}
+
+#endif /* UNDER_SANITIZER */
+
+static void test_first_replan(void **state)
+{
+    (void)state;
+#ifdef UNDER_SANITIZER
+    skip();
+#else
+    each_allocation_fails(0);
+#endif
+}
+
+static void test_replan_after_reallocation(void **state)
+{
+    (void)state;
+#ifdef UNDER_SANITIZER
+    skip();
+#else
+    each_allocation_fails(1);
+#endif
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_first_replan),
+        cmocka_unit_test(test_replan_after_reallocation),
+    };
+    return cmocka_run_group_tests_name("runtime_alloc_fail", tests, NULL, NULL);
+}

@@ -488,15 +488,16 @@ static void sum_waits(void *ctx, size_t sample, int slot, uint64_t count, double
  * about 32 times the loop (64 x 63 / 2 faults). Net of the thread's fault
  * handling they are its own progress between the touches, a small part of
  * the loop. Timing-dependent (a preemption in the loop lands in every later
- * wait), so the best of five tries is asserted, at 8 loops: net, the
- * waits summed to 0.8 - 0.9 loops on this project's VM, counted from arming
- * 32. */
+ * wait), so the best of up to twenty tries is asserted, at 8 loops: net,
+ * the waits summed to 0.8 - 0.9 loops on this project's VM, counted from
+ * arming 32. (Five tries failed once in a clean-clone CI whose 2 cores
+ * were shared with other test runs; a try is 64 faults, about 1 ms.) */
 static void test_waits_net_of_fault_handling(void **state)
 {
     (void)state;
     unsigned char *buf = sample_64_pages();
     double best = 1e9;
-    for (int attempt = 0; attempt < 5 && best >= 8; attempt++) {
+    for (int attempt = 0; attempt < 20 && best >= 8; attempt++) {
         pd_sampler_reset_counts();
         pd_sampler_set_thread_task(1);
         pd_sampler_arm();

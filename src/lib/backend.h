@@ -75,6 +75,9 @@ long pd_page_index_find(const pd_page_pos *ix, size_t n, const void *page);
 
 /* a += b, every count. */
 void pd_migrate_stats_add(pd_migrate_stats *a, const pd_migrate_stats *b);
+/* Whether a backend call's answer (a negative errno, or -1 with errno set)
+ * says it ran out of memory: worth trying again later. */
+int pd_backend_out_of_memory(int rc);
 /* fast_capacity in bytes. */
 pd_backend *pd_backend_sim_create(size_t fast_capacity);
 /* NULL with errno = ENODEV when the machine has no slow tier. */

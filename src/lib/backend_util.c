@@ -1,4 +1,5 @@
 /* Helpers shared by the page-placement backends (backend.h). */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -36,6 +37,8 @@ long pd_page_index_find(const pd_page_pos *ix, size_t n, const void *page)
     }
     return lo < n && ix[lo].page == page ? (long)ix[lo].at : -1;
 }
+
+int pd_backend_out_of_memory(int rc) { return rc == -ENOMEM || (rc == -1 && errno == ENOMEM); }
 
 void pd_migrate_stats_add(pd_migrate_stats *a, const pd_migrate_stats *b)
 {

@@ -658,11 +658,13 @@ int rt_migrate_adopt(void)
         rt_object *ob = &rt.objects[o];
         if (!ob->used || !ob->adopt)
             continue;
-        ob->adopt = 0;
         uintptr_t lo = (uintptr_t)ob->addr & ~(uintptr_t)(RT_PAGE - 1), hi = (uintptr_t)ob->addr + ob->size;
         size_t len = (size_t)((hi - lo + RT_PAGE - 1) & ~(uintptr_t)(RT_PAGE - 1));
         pd_migrate_stats st = {0};
-        rt.backend->place(rt.backend, (void *)lo, len, PD_PLACE_FIRST_TOUCH, &st);
+        /* out of memory: tried again at the next sync point, not lost */
+        int prc = rt.backend->place(rt.backend, (void *)lo, len, ob->place_tier, &st);
+        ob->adopt = pd_backend_out_of_memory(prc);
+        rt.adopt_pending |= ob->adopt;
         if (placed.unknown)
             continue; /* every page is planned from scratch anyway */
         if (rt.backend->fast_runs) {

@@ -59,19 +59,18 @@ static void place_initial(rt_object *o)
     uintptr_t lo = (uintptr_t)o->addr & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
     uintptr_t hi = ((uintptr_t)o->addr + o->size + PD_SAMPLE_PAGE - 1) & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
     rt_migrate_forget((void *)lo, (size_t)(hi - lo));
-    if (rt.start_slow) {
-        pd_migrate_stats st = {0};
-        rt.backend->place(rt.backend, (void *)lo, (size_t)(hi - lo), PD_TIER_SLOW, &st);
-        o->adopt = 0;
-        return;
-    }
     /* The sim backend's first touch of pages it has not seen, now, in
      * registration order; numa charges what is on the fast node. Pages
-     * touched later are learned at the next sync point or plan. */
+     * touched later are learned at the next sync point or plan
+     * (rt_migrate_adopt). A slow start's placement that ran out of memory
+     * is made there again, and its pages learned: the sim backend had no
+     * tier for them, and the runtime then never placed them. */
+    int tier = rt.start_slow ? PD_TIER_SLOW : PD_PLACE_FIRST_TOUCH;
     pd_migrate_stats st = {0};
-    rt.backend->place(rt.backend, (void *)lo, (size_t)(hi - lo), PD_PLACE_FIRST_TOUCH, &st);
-    o->adopt = 1;
-    rt.adopt_pending = 1;
+    int rc = rt.backend->place(rt.backend, (void *)lo, (size_t)(hi - lo), tier, &st);
+    o->place_tier = tier;
+    o->adopt = tier == PD_PLACE_FIRST_TOUCH || pd_backend_out_of_memory(rc);
+    rt.adopt_pending |= o->adopt;
 }
 
 typedef struct {

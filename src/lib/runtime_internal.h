@@ -51,6 +51,8 @@ typedef struct {
     size_t sampled_size;  /* table's, when sampling) */
     int rebinding;        /* LB_HM_config is moving it with others in one call */
     int adopt;            /* registered or moved: its fast pages are not known yet */
+    int place_tier;       /* how the next adoption places it: PD_PLACE_FIRST_TOUCH, or
+                           * PD_TIER_SLOW where the slow start's placement ran out of memory */
 } rt_object;
 
 /* One completed instance of a task, as the robust estimates need it. */

@@ -140,7 +140,9 @@ PD_API void *LB_HM_config_sizes(void *objects, const size_t *sizes);
  * OpenMP thread number. Begin and end may come from different OpenMP threads
  * at once (one thread per task at a time); a task may begin and end several
  * times in one instance (its times add up). The first complete instance of every task is the base input
- * profile; later instances are estimated, predicted and planned. */
+ * profile; later instances are estimated, predicted and planned. PD_ENOMEM
+ * from pd_task_begin: out of memory opening an instance; the task has not
+ * begun, and a later begin tries again. */
 PD_API int pd_task_begin(int task_id);
 PD_API int pd_task_end(int task_id);
 /* The running task's thread waits (an OpenMP barrier between two phases, a

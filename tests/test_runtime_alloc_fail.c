@@ -7,12 +7,14 @@
  * failure mid-move leaves the placement unknown, and the next replan then
  * submits every page). Two such sync points: after the first instance, and
  * after the object was reallocated for a new input (the new pages adopted,
- * the old ones forgotten, the placement kept). Sim backend, real page sampling, task times from
- * a fake clock.
+ * the old ones forgotten, the placement kept). The same for the
+ * reallocation itself (pd_object_update: PD_ENOMEM leaves the object where
+ * it was, and the update can be made again) and for an instance's task
+ * calls. Sim backend, real page sampling, task times from a fake clock.
  *
  * The failures come from this program's own malloc, calloc and realloc,
- * which the library's calls resolve to; only the thread that calls the
- * sync point is counted. Not under a sanitizer, which brings its own. */
+ * which the library's calls resolve to; only the calling thread is
+ * counted. Not under a sanitizer, which brings its own. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -90,7 +92,7 @@ static void instance(void)
  * (moves free, no noise floor), so the sync point after this replans and
  * moves pages. In the test body, not a cmocka setup: cmocka's SIGSEGV
  * handler would take the page sampler's faults. */
-static void prepare(int realloc_input)
+static void prepare(int realloc_input, int first_instance)
 {
     pd_perf_set_clock(fake_clock);
     setenv("PADDISER_SAMPLE_BUDGET_PCT", "0", 1);
@@ -108,6 +110,8 @@ static void prepare(int realloc_input)
     assert_int_equal(pd_init(&o), PD_OK);
     pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
     assert_int_equal(pd_object_register("grid", buf, 16 * MB, &stream), 0);
+    if (!first_instance)
+        return;
     instance();
     if (!realloc_input)
         return;
@@ -117,18 +121,49 @@ static void prepare(int realloc_input)
     instance();
 }
 
-/* The sync point with allocation `at` failing (-1: none); its result. The
- * allocations it made land in *n. */
-static int armed_sync_point(long at, long *n)
+/* What runs with one allocation failing. */
+enum step { SYNC_POINT, REALLOCATION, TASK_CALLS };
+
+/* An instance whose task calls may fail: each answers PD_OK or PD_ENOMEM
+ * (a task that did not begin is not ended); the first failure's code. */
+static int instance_may_fail(void)
+{
+    int first = PD_OK;
+    for (int k = 0; k < 9; k++) {
+        int t = k == 0 ? 0 : 1;
+        int rc = pd_task_begin(t);
+        if (rc == PD_OK) {
+            sweep(t == 0 ? cur : cur + 4 * MB, t == 0 ? 2 * MB : 12 * MB);
+            fake_now += 0.1;
+            rc = pd_task_end(t);
+        }
+        if (rc != PD_OK && rc != PD_ENOMEM)
+            fail_msg("a task call answered %d", rc);
+        first = first == PD_OK ? rc : first;
+    }
+    return first;
+}
+
+/* `step` with allocation `at` failing (-1: none); its result. The
+ * allocations it made land in *n. After a failed reallocation the object
+ * is still where it was, and the update is made again. */
+static int armed_step(enum step step, long at, long *n)
 {
     calls = 0;
     fail_at = at;
     armed_thread = pthread_self();
     armed = 1;
-    int rc = pd_sync_point();
+    int rc = step == SYNC_POINT     ? pd_sync_point()
+             : step == REALLOCATION ? pd_object_update(0, buf2, 16 * MB)
+                                    : instance_may_fail();
     armed = 0;
     fail_at = -1;
     *n = calls;
+    if (step == REALLOCATION) {
+        if (rc == PD_ENOMEM)
+            assert_int_equal(pd_object_update(0, buf2, 16 * MB), PD_OK);
+        cur = buf2;
+    }
     return rc;
 }
 
@@ -159,35 +194,45 @@ static void check_recovers(long at, int rc)
         fail_msg("allocation %ld failed: no page fast after the next sync point", at);
 }
 
-/* Each allocation of the sync point after prepare(realloc_input) fails in
- * turn. */
-static void each_allocation_fails(int realloc_input)
+/* Each allocation of `step` fails in turn, after prepare(realloc_input)
+ * and, before a reallocation, a sync point. The task calls are the first
+ * instance's (the tasks are made then). A failed sync point or task call
+ * must say so; a reallocation whose placement ran out of memory answers
+ * PD_OK, its placement made again at the next sync point. */
+static void each_allocation_fails(enum step step, int realloc_input)
 {
     buf = aligned_alloc(2 * MB, 16 * MB);
     buf2 = aligned_alloc(2 * MB, 16 * MB);
     assert_true(buf && buf2);
-    /* how many allocations the sync point makes, and that it replans (the
+    /* how many allocations the step makes; a sync point must replan (the
      * first moves pages; after the reallocation, first touch has put the
      * new memory on the fast tier, and the rule keeps it there) */
     long total;
-    prepare(realloc_input);
-    assert_int_equal(armed_sync_point(-1, &total), PD_OK);
-    pd_profile_info info;
-    assert_int_equal(pd_profile_info_get(&info), PD_OK);
-    assert_true(info.plan_decided);
-    assert_true(realloc_input || info.pages_moved > 0);
-    assert_true(total > 10);
+    prepare(realloc_input, step != TASK_CALLS);
+    if (step == REALLOCATION)
+        assert_int_equal(pd_sync_point(), PD_OK);
+    assert_int_equal(armed_step(step, -1, &total), PD_OK);
+    if (step == SYNC_POINT) {
+        pd_profile_info info;
+        assert_int_equal(pd_profile_info_get(&info), PD_OK);
+        assert_true(info.plan_decided);
+        assert_true(realloc_input || info.pages_moved > 0);
+    }
+    assert_true(total > 0);
     finish();
     int enomem = 0;
     for (long at = 1; at <= total; at++) {
         long n;
-        prepare(realloc_input);
-        int rc = armed_sync_point(at, &n);
+        prepare(realloc_input, step != TASK_CALLS);
+        if (step == REALLOCATION)
+            assert_int_equal(pd_sync_point(), PD_OK);
+        int rc = armed_step(step, at, &n);
         enomem += rc == PD_ENOMEM;
         check_recovers(at, rc);
         finish();
     }
-    assert_true(enomem > 0); /* failures are reported, not only survived */
+    if (step != REALLOCATION)
+        assert_true(enomem > 0); /* failures are reported, not only survived */
     free(buf);
     free(buf2);
     buf = buf2 = NULL;
@@ -201,7 +246,7 @@ static void test_first_replan(void **state)
 #ifdef UNDER_SANITIZER
     skip();
 #else
-    each_allocation_fails(0);
+    each_allocation_fails(SYNC_POINT, 0);
 #endif
 }
 
@@ -211,15 +256,46 @@ static void test_replan_after_reallocation(void **state)
 #ifdef UNDER_SANITIZER
     skip();
 #else
-    each_allocation_fails(1);
+    each_allocation_fails(SYNC_POINT, 1);
 #endif
+}
+
+static void test_reallocation(void **state)
+{
+    (void)state;
+#ifdef UNDER_SANITIZER
+    skip();
+#else
+    each_allocation_fails(REALLOCATION, 0);
+#endif
+}
+
+static void test_task_calls(void **state)
+{
+    (void)state;
+#ifdef UNDER_SANITIZER
+    skip();
+#else
+    each_allocation_fails(TASK_CALLS, 0);
+#endif
+}
+
+/* A failed test leaves the runtime initialised: the next one starts clean. */
+static int teardown(void **state)
+{
+    (void)state;
+    pd_finalize();
+    pd_perf_set_clock(NULL);
+    return 0;
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_first_replan),
-        cmocka_unit_test(test_replan_after_reallocation),
+        cmocka_unit_test_teardown(test_first_replan, teardown),
+        cmocka_unit_test_teardown(test_replan_after_reallocation, teardown),
+        cmocka_unit_test_teardown(test_reallocation, teardown),
+        cmocka_unit_test_teardown(test_task_calls, teardown),
     };
     return cmocka_run_group_tests_name("runtime_alloc_fail", tests, NULL, NULL);
 }

@@ -149,10 +149,16 @@ int pd_task_begin(int task_id)
     int opened = !rt.instance_open;
     if (opened) {
         /* First task of an instance: objects may have changed since the last
-         * sync point; re-plan and rebuild the sample table now. */
+         * sync point; re-plan and rebuild the sample table now. Without the
+         * table the instance would run unsampled and its profile be lost:
+         * out of memory, the task does not begin (PD_ENOMEM), and the next
+         * begin tries again. */
         if (rt.plan_stale)
             rt_replan_locked(0);
-        rt_sampler_sync_ranges();
+        if (rt_sampler_sync_ranges() == PD_ENOMEM) {
+            pthread_mutex_unlock(&rt.lock);
+            return PD_ENOMEM;
+        }
         rt.instance_open = 1;
         rt.inst_store_thin = 0;
         int force = rt_profile_missing();

@@ -7,10 +7,11 @@
  * failure mid-move leaves the placement unknown, and the next replan then
  * submits every page). Two such sync points: after the first instance, and
  * after the object was reallocated for a new input (the new pages adopted,
- * the old ones forgotten, the placement kept). The same for the
- * reallocation itself (pd_object_update: PD_ENOMEM leaves the object where
- * it was, and the update can be made again) and for an instance's task
- * calls. Sim backend, real page sampling, task times from a fake clock.
+ * the old ones forgotten, the placement kept). The same for a
+ * reallocation (pd_object_update), a registration and a first instance's
+ * task calls: a call that answers PD_ENOMEM can be made again, and a
+ * placement that ran out of memory is made again at the next sync point.
+ * Sim backend, real page sampling, task times from a fake clock.
  *
  * The failures come from this program's own malloc, calloc and realloc,
  * which the library's calls resolve to; only the calling thread is
@@ -122,7 +123,7 @@ static void prepare(int realloc_input, int first_instance)
 }
 
 /* What runs with one allocation failing. */
-enum step { SYNC_POINT, REALLOCATION, TASK_CALLS };
+enum step { SYNC_POINT, REALLOCATION, TASK_CALLS, REGISTRATION };
 
 /* An instance whose task calls may fail: each answers PD_OK or PD_ENOMEM
  * (a task that did not begin is not ended); the first failure's code. */
@@ -153,8 +154,10 @@ static int armed_step(enum step step, long at, long *n)
     fail_at = at;
     armed_thread = pthread_self();
     armed = 1;
+    pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
     int rc = step == SYNC_POINT     ? pd_sync_point()
              : step == REALLOCATION ? pd_object_update(0, buf2, 16 * MB)
+             : step == REGISTRATION ? pd_object_register("other", buf2, 16 * MB, &stream)
                                     : instance_may_fail();
     armed = 0;
     fail_at = -1;
@@ -163,6 +166,12 @@ static int armed_step(enum step step, long at, long *n)
         if (rc == PD_ENOMEM)
             assert_int_equal(pd_object_update(0, buf2, 16 * MB), PD_OK);
         cur = buf2;
+    }
+    if (step == REGISTRATION) {
+        if (rc == PD_ENOMEM)
+            rc = pd_object_register("other", buf2, 16 * MB, &stream);
+        assert_int_equal(rc, 1);
+        rc = PD_OK;
     }
     return rc;
 }
@@ -182,11 +191,16 @@ static void check_recovers(long at, int rc)
     if (pd_sync_point() != PD_OK)
         fail_msg("allocation %ld failed: the next sync point did not recover", at);
     int tiers[4096];
-    assert_int_equal(pd_object_page_tiers(0, tiers, 4096), 4096);
     size_t fast = 0;
-    for (int i = 0; i < 4096; i++) {
-        assert_true(tiers[i] == PD_PAGE_FAST || tiers[i] == PD_PAGE_SLOW);
-        fast += tiers[i] == PD_PAGE_FAST ? 4096 : 0;
+    for (int id = 0; id < 2; id++) { /* the object, and the one a registration added */
+        int got = pd_object_page_tiers(id, tiers, 4096);
+        if (got == PD_ENOTFOUND && id == 1)
+            break;
+        assert_int_equal(got, 4096);
+        for (int i = 0; i < 4096; i++) {
+            assert_true(tiers[i] == PD_PAGE_FAST || tiers[i] == PD_PAGE_SLOW);
+            fast += tiers[i] == PD_PAGE_FAST ? 4096 : 0;
+        }
     }
     if (fast > CAPACITY)
         fail_msg("allocation %ld failed: %zu fast bytes over the capacity", at, fast);
@@ -209,7 +223,7 @@ static void each_allocation_fails(enum step step, int realloc_input)
      * new memory on the fast tier, and the rule keeps it there) */
     long total;
     prepare(realloc_input, step != TASK_CALLS);
-    if (step == REALLOCATION)
+    if (step == REALLOCATION || step == REGISTRATION)
         assert_int_equal(pd_sync_point(), PD_OK);
     assert_int_equal(armed_step(step, -1, &total), PD_OK);
     if (step == SYNC_POINT) {
@@ -224,14 +238,14 @@ static void each_allocation_fails(enum step step, int realloc_input)
     for (long at = 1; at <= total; at++) {
         long n;
         prepare(realloc_input, step != TASK_CALLS);
-        if (step == REALLOCATION)
+        if (step == REALLOCATION || step == REGISTRATION)
             assert_int_equal(pd_sync_point(), PD_OK);
         int rc = armed_step(step, at, &n);
         enomem += rc == PD_ENOMEM;
         check_recovers(at, rc);
         finish();
     }
-    if (step != REALLOCATION)
+    if (step == SYNC_POINT || step == TASK_CALLS)
         assert_true(enomem > 0); /* failures are reported, not only survived */
     free(buf);
     free(buf2);
@@ -280,6 +294,16 @@ static void test_task_calls(void **state)
 #endif
 }
 
+static void test_registration(void **state)
+{
+    (void)state;
+#ifdef UNDER_SANITIZER
+    skip();
+#else
+    each_allocation_fails(REGISTRATION, 0);
+#endif
+}
+
 /* A failed test leaves the runtime initialised: the next one starts clean. */
 static int teardown(void **state)
 {
@@ -296,6 +320,7 @@ int main(void)
         cmocka_unit_test_teardown(test_replan_after_reallocation, teardown),
         cmocka_unit_test_teardown(test_reallocation, teardown),
         cmocka_unit_test_teardown(test_task_calls, teardown),
+        cmocka_unit_test_teardown(test_registration, teardown),
     };
     return cmocka_run_group_tests_name("runtime_alloc_fail", tests, NULL, NULL);
 }

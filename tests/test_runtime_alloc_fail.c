@@ -64,6 +64,7 @@ static double fake_now;
 static double fake_clock(void) { return fake_now; }
 static unsigned char *buf, *buf2; /* 16 MB each */
 static unsigned char *cur;        /* the object's memory now */
+static int first_touch_start;     /* the object starts where first touch put it, not slow */
 
 static void sweep(unsigned char *p, size_t len)
 {
@@ -87,19 +88,23 @@ static void instance(void)
     }
 }
 
-/* A fresh runtime, one 16 MB object starting on the slow tier, and one
- * instance; with `realloc_input`, then a sync point, the object moved to
- * other memory (a new input) and an instance there. Every plan is applied
- * (moves free, no noise floor), so the sync point after this replans and
- * moves pages. In the test body, not a cmocka setup: cmocka's SIGSEGV
- * handler would take the page sampler's faults. */
+/* A fresh runtime, one 16 MB object starting on the slow tier (or where
+ * first touch put it), and, with `first_instance`, one instance; with
+ * `realloc_input`, then a sync point, the object moved to other memory (a
+ * new input) and an instance there. Every plan is applied (moves free, no
+ * noise floor), so the sync point after this replans. In the test body,
+ * not a cmocka setup: cmocka's SIGSEGV handler would take the page
+ * sampler's faults. */
 static void prepare(int realloc_input, int first_instance)
 {
     pd_perf_set_clock(fake_clock);
     setenv("PADDISER_SAMPLE_BUDGET_PCT", "0", 1);
     setenv("PADDISER_MIGRATE_BW", "1e15", 1);
     setenv("PADDISER_MIN_GAIN", "0", 1);
-    setenv("PADDISER_START_TIER", "slow", 1);
+    if (first_touch_start)
+        unsetenv("PADDISER_START_TIER");
+    else
+        setenv("PADDISER_START_TIER", "slow", 1);
     setenv("PADDISER_QUIET", "1", 1);
     memset(buf, 0, 16 * MB);
     memset(buf2, 0, 16 * MB);
@@ -230,7 +235,7 @@ static void each_allocation_fails(enum step step, int realloc_input)
         pd_profile_info info;
         assert_int_equal(pd_profile_info_get(&info), PD_OK);
         assert_true(info.plan_decided);
-        assert_true(realloc_input || info.pages_moved > 0);
+        assert_true(realloc_input || first_touch_start || info.pages_moved > 0);
     }
     assert_true(total > 0);
     finish();
@@ -261,6 +266,20 @@ static void test_first_replan(void **state)
     skip();
 #else
     each_allocation_fails(SYNC_POINT, 0);
+#endif
+}
+
+/* The same where first touch placed the object (the default): the sync
+ * point adopts its fast pages first. */
+static void test_first_replan_after_first_touch(void **state)
+{
+    (void)state;
+#ifdef UNDER_SANITIZER
+    skip();
+#else
+    first_touch_start = 1;
+    each_allocation_fails(SYNC_POINT, 0);
+    first_touch_start = 0;
 #endif
 }
 
@@ -308,6 +327,7 @@ static void test_registration(void **state)
 static int teardown(void **state)
 {
     (void)state;
+    first_touch_start = 0;
     pd_finalize();
     pd_perf_set_clock(NULL);
     return 0;
@@ -317,6 +337,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_first_replan, teardown),
+        cmocka_unit_test_teardown(test_first_replan_after_first_touch, teardown),
         cmocka_unit_test_teardown(test_replan_after_reallocation, teardown),
         cmocka_unit_test_teardown(test_reallocation, teardown),
         cmocka_unit_test_teardown(test_task_calls, teardown),

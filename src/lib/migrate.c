@@ -944,6 +944,7 @@ static double tasks_gain_trust(const task_pred *p, int n);
 static int displace_kept(benefit_regions *br, rt_plan_runs *sel, rt_runs *fast)
 {
     rt_runs kept = {0}, regions = {0}, unseen = {0}, extra = {0}, out = {0}, rest = {0};
+    rt_plan_runs sel_rest = {0};
     int rc = 0;
     for (size_t i = 0; i < sel->n && rc == 0; i++)
         if (!sel->v[i].len && sel->v[i].rank == RANK_KEPT)
@@ -979,12 +980,15 @@ static int displace_kept(benefit_regions *br, rt_plan_runs *sel, rt_runs *fast)
             n -= t;
         }
         if (rc == 0 && (rt_runs_normalize(&out) != 0 || rt_runs_normalize(&extra) != 0 ||
-                        rt_runs_subtract(fast, &out, &rest) != 0 || rt_plan_runs_subtract(sel, &out) != 0))
+                        rt_runs_subtract(fast, &out, &rest) != 0 || rt_plan_runs_subtract(sel, &out, &sel_rest) != 0))
             rc = -1;
         if (rc == 0) {
             rt_runs_free(fast);
             *fast = rest;
             rest = (rt_runs){0};
+            rt_plan_runs_free(sel);
+            *sel = sel_rest;
+            sel_rest = (rt_plan_runs){0};
             rc = add_pages(&extra, RANK_ROOM, sel, fast);
         }
     }
@@ -994,6 +998,7 @@ static int displace_kept(benefit_regions *br, rt_plan_runs *sel, rt_runs *fast)
     rt_runs_free(&extra);
     rt_runs_free(&out);
     rt_runs_free(&rest);
+    rt_plan_runs_free(&sel_rest);
     return rc;
 }
 
@@ -1263,34 +1268,23 @@ static int memo_reuse(task_pred *p, int n, const size_t *bytes, size_t budget, i
     return 1;
 }
 
-/* The plan's pages not placed yet (not in `placed_now`, normalized; every
- * page when the placement is unknown) into hot, hottest first: only these
- * move in, usually few or none. Built only when the plan is applied: a
- * kept placement moves nothing. */
-static int rank_new_pages(const rt_plan_runs *sel, const rt_runs *placed_now, page_list *hot)
+/* The plan's pages not placed yet (fresh: the plan less the placed pages)
+ * into hot, hottest first: only these move in, usually few or none. Listed
+ * only when the plan is applied: a kept placement moves nothing. */
+static int rank_new_pages(const rt_plan_runs *fresh, page_list *hot)
 {
-    plan_list fresh = {0};
+    plan_list byrank = {0};
     int rc = PD_OK;
-    for (size_t i = 0; i < sel->n && rc == PD_OK; i++) {
-        const rt_plan_run *r = &sel->v[i];
-        uintptr_t at = r->lo;
-        size_t k = placed.unknown ? placed_now->n : rt_runs_after(placed_now, r->lo);
-        while (at < r->hi && rc == PD_OK) {
-            uintptr_t gap = k < placed_now->n && placed_now->v[k].lo < r->hi ? placed_now->v[k].lo : r->hi;
-            for (uintptr_t pg = at; pg < gap && rc == PD_OK; pg += RT_PAGE)
-                if (plan_push(&fresh, pg, rt_plan_run_rank(r, pg)) != 0)
-                    rc = PD_ENOMEM;
-            if (gap >= r->hi)
-                break;
-            at = placed_now->v[k++].hi;
-        }
-    }
-    if (fresh.n > 1)
-        qsort(fresh.v, fresh.n, sizeof *fresh.v, cmp_plan_rank);
-    for (size_t i = 0; i < fresh.n && rc == PD_OK; i++)
-        if (page_push(hot, fresh.v[i].page) != 0)
+    for (size_t i = 0; i < fresh->n && rc == PD_OK; i++)
+        for (uintptr_t pg = fresh->v[i].lo; pg < fresh->v[i].hi && rc == PD_OK; pg += RT_PAGE)
+            if (plan_push(&byrank, pg, rt_plan_run_rank(&fresh->v[i], pg)) != 0)
+                rc = PD_ENOMEM;
+    if (byrank.n > 1)
+        qsort(byrank.v, byrank.n, sizeof *byrank.v, cmp_plan_rank);
+    for (size_t i = 0; i < byrank.n && rc == PD_OK; i++)
+        if (page_push(hot, byrank.v[i].page) != 0)
             rc = PD_ENOMEM;
-    free(fresh.v);
+    free(byrank.v);
     return rc;
 }
 
@@ -1317,8 +1311,8 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
      * replan's cost follows its regions and runs, not the fast memory's
      * size in pages (at 512 MiB fast, page lists were 25 - 38 ms of it);
      * only the pages that move are listed one by one. */
-    rt_plan_runs sel = {0};
-    rt_runs fast = {0}, before = {0}, cover = {0}, covered = {0}, stale_r = {0}, dropped_r = {0}, news = {0};
+    rt_plan_runs sel = {0}, fresh = {0};
+    rt_runs fast = {0}, before = {0}, cover = {0}, covered = {0}, stale_r = {0}, dropped_r = {0};
     page_list dropped = {0}, stale = {0}, hot = {0};
     benefit_regions br = {p, n, 0, NULL, 0};
     size_t budget_pages = budget / RT_PAGE;
@@ -1357,13 +1351,15 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
     if (rc == PD_OK && (hot_first = hot_first_guard(p, n, &br, budget_pages, placed.unknown ? &none : &covered, &sel,
                                                     &fast)) < 0)
         rc = PD_ENOMEM;
+    /* The plan's pages not placed yet (all of them when the placement is
+     * unknown) and the placed ones it drops: counted for the rule, listed
+     * only where they move (rank_new_pages, and the dropped pages' list
+     * when the plan is applied). */
     if (rc == PD_OK && (rt_runs_subtract(&covered, &fast, &dropped_r) != 0 ||
-                        rt_runs_subtract(&fast, &before, &news) != 0 || runs_to_pages(&stale_r, &stale) != 0))
+                        rt_plan_runs_subtract(&sel, placed.unknown ? &none : &before, &fresh) != 0 ||
+                        runs_to_pages(&stale_r, &stale) != 0))
         rc = PD_ENOMEM;
-    /* The plan's pages not placed yet and the placed ones it drops:
-     * counted for the rule, listed only where they move (rank_new_pages,
-     * and the dropped pages' list when the plan is applied). */
-    size_t nnew = placed.unknown ? rt_runs_pages(&fast) : rt_runs_pages(&news);
+    size_t nnew = rt_plan_runs_npages(&fresh);
     size_t ndropped = rt_runs_pages(&dropped_r);
     /* A placement holding more fast memory than the plan may use (first
      * touch beyond the capacity, or beyond this process's part of a plan
@@ -1385,7 +1381,7 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
         *kept = 1;
         if (!stale.n && rc == PD_OK)
             memo_store(p, n, bytes, budget, 1, kept_share, kept_bytes);
-    } else if (rc == PD_OK && (rc = rank_new_pages(&sel, &before, &hot)) == PD_OK &&
+    } else if (rc == PD_OK && (rc = rank_new_pages(&fresh, &hot)) == PD_OK &&
                (rc = runs_to_pages(&dropped_r, &dropped) == 0 ? PD_OK : PD_ENOMEM) == PD_OK) {
         pd_migrate_stats total = {0}, promoted = {0}, demoted = {0}, ignored = {0};
         /* stale pages: failures not counted, the memory may be gone */
@@ -1458,7 +1454,7 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
     rt_runs_free(&covered);
     rt_runs_free(&stale_r);
     rt_runs_free(&dropped_r);
-    rt_runs_free(&news);
+    rt_plan_runs_free(&fresh);
     free(dropped.v);
     free(stale.v);
     free(hot.v);

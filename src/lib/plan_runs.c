@@ -154,26 +154,28 @@ int rt_plan_runs_pages(const rt_plan_runs *p, rt_runs *out)
     return rt_runs_normalize(out);
 }
 
-int rt_plan_runs_subtract(rt_plan_runs *p, const rt_runs *drop)
+int rt_plan_runs_subtract(const rt_plan_runs *p, const rt_runs *drop, rt_plan_runs *out)
 {
-    rt_plan_runs out = {0};
     for (size_t i = 0; i < p->n; i++) {
         rt_plan_run r = p->v[i];
         uintptr_t at = r.lo;
         for (size_t k = rt_runs_after(drop, r.lo); k < drop->n && drop->v[k].lo < r.hi; k++) {
-            if (drop->v[k].lo > at && push_run(&out, clip(r, at, drop->v[k].lo)) != 0)
-                goto oom;
+            if (drop->v[k].lo > at && push_run(out, clip(r, at, drop->v[k].lo)) != 0)
+                return -1;
             at = drop->v[k].hi;
         }
-        if (at < r.hi && push_run(&out, clip(r, at, r.hi)) != 0)
-            goto oom;
+        if (at < r.hi && push_run(out, clip(r, at, r.hi)) != 0)
+            return -1;
     }
-    free(p->v);
-    *p = out;
     return 0;
-oom:
-    free(out.v);
-    return -1;
+}
+
+size_t rt_plan_runs_npages(const rt_plan_runs *p)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n; i++)
+        n += (p->v[i].hi - p->v[i].lo) / RT_PAGE;
+    return n;
 }
 
 void rt_plan_runs_free(rt_plan_runs *p)

@@ -41,8 +41,10 @@ double rt_plan_run_rank(const rt_plan_run *r, uintptr_t page);
 int rt_plan_runs_unique(rt_plan_runs *p);
 /* The plan's pages added to out, normalized (unique first). 0 or -1. */
 int rt_plan_runs_pages(const rt_plan_runs *p, rt_runs *out);
-/* p := p less the pages of drop (normalized); ranks unchanged. 0 or -1. */
-int rt_plan_runs_subtract(rt_plan_runs *p, const rt_runs *drop);
+/* out := p less the pages of drop (normalized), in p's order, ranks
+ * unchanged (rt_runs_subtract for a plan). 0 or -1. */
+int rt_plan_runs_subtract(const rt_plan_runs *p, const rt_runs *drop, rt_plan_runs *out);
+size_t rt_plan_runs_npages(const rt_plan_runs *p);
 void rt_plan_runs_free(rt_plan_runs *p);
 
 #endif

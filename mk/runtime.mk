@@ -5,6 +5,7 @@
 #   make bench-mem-drain         cost of draining one PMU sample ring (timings; not a test)
 #   make bench-handler-window    how long a SIGSEGV handler installed in a task goes unnoticed
 #   make bench-protect-cost      what arming and disarming sampled pages costs (timings; not a test)
+#   make bench-fault-waits       waits to first touch net of the sampler's faults, real clock (not a test)
 
 RT_EX_DIR      := $(BUILD)/examples/runtime
 RT_OMP_EXAMPLE := $(RT_EX_DIR)/omp_example
@@ -71,3 +72,15 @@ $(BUILD)/bench/protect_cost: $(call OBJ,bench/protect_cost.c) $(BUILD)/libpaddis
 bench-protect-cost: $(BUILD)/bench/protect_cost
 	$(BUILD)/bench/protect_cost $(PROTECT_COST_ARGS)
 -include $(BUILD)/obj/bench/protect_cost.d
+
+# Waits to first touch net of the sampler's own faults, on the real clock
+# (bench/fault_waits.c; a benchmark: the unit test uses a fake clock).
+FAULT_WAITS_ARGS ?= 50
+$(BUILD)/bench/fault_waits: $(call OBJ,bench/fault_waits.c) $(BUILD)/libpaddiser_internal.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lpthread
+
+.PHONY: bench-fault-waits
+bench-fault-waits: $(BUILD)/bench/fault_waits
+	$(BUILD)/bench/fault_waits $(FAULT_WAITS_ARGS)
+-include $(BUILD)/obj/bench/fault_waits.d

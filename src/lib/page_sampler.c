@@ -119,8 +119,13 @@ static __thread uint64_t thread_task_since TLS_IE; /* ns: the task began on this
 static __thread uintptr_t retried_addr TLS_IE;
 static __thread unsigned retried_swaps TLS_IE;
 
+/* Test hook (pd_sampler_set_clock): NULL, the monotonic clock. */
+static uint64_t (*clock_override)(void);
+
 static uint64_t mono_ns(void)
 {
+    if (clock_override)
+        return clock_override();
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -156,6 +161,8 @@ void pd_busy_ring_add(pd_busy_ring *r, uint64_t began, uint64_t busy)
         r->len++;
     r->total += busy;
 }
+
+void pd_sampler_set_clock(uint64_t (*ns)(void)) { clock_override = ns; }
 
 void pd_sampler_set_thread_task(int slot)
 {
@@ -1361,6 +1368,7 @@ void pd_sampler_get_stats(pd_sampler_stats *st)
     pthread_mutex_lock(&S.lock);
     st->protect_calls = S.mprotect_calls;
     st->fault_cost_s = S.fault_cost;
+    st->trap_s = (double)atomic_load(&S.trap_ns) * 1e-9;
     st->instances = S.instances;
     st->instances_sampled = S.instances_sampled;
     st->cost_s = S.cost_total;

@@ -174,6 +174,11 @@ void pd_busy_ring_add(pd_busy_ring *r, uint64_t began, uint64_t busy);
  * is full and its oldest fault began after since, the ring's busy share of
  * its own span stands for the time before it. */
 uint64_t pd_busy_ring_since(const pd_busy_ring *r, uint64_t since, uint64_t now);
+/* Test hook: the nanosecond clock of arming, task switches and the fault
+ * handler (NULL restores CLOCK_MONOTONIC), so a test can give faults and
+ * the work between them exact durations. Called in the signal handler:
+ * the hook must be async-signal-safe. */
+void pd_sampler_set_clock(uint64_t (*ns)(void));
 
 size_t pd_sampler_nsamples(void);
 size_t pd_sampler_region_bytes(void);
@@ -242,6 +247,8 @@ typedef struct {
     uint64_t chained;       /* foreign faults passed on */
     uint64_t protect_calls; /* mprotect calls arming/disarming (adjacent samples share one) */
     double fault_cost_s;    /* calibrated cost of one sampled fault */
+    double trap_s;          /* ... its part outside the handler (the kernel's
+                               trap and return), added to the thread's busy time */
     uint64_t instances;     /* instances begun (pd_sampler_instance_begin) */
     uint64_t instances_sampled;
     double cost_s;          /* measured cost of the sampled instances: arming and

@@ -99,3 +99,17 @@ double rt_gain_trust(const double *m, const double *se, int n)
     }
     return trust;
 }
+
+double rt_tasks_gain_trust(const task_pred *p, int n)
+{
+    double *m = malloc((size_t)(n ? n : 1) * 2 * sizeof *m);
+    if (!m)
+        return NAN;
+    for (int i = 0; i < n; i++) {
+        m[i] = p[i].task->pred_mem_bound;
+        m[n + i] = p[i].task->pred_mem_sd;
+    }
+    double trust = rt_gain_trust(m, m + n, n);
+    free(m);
+    return trust;
+}

@@ -373,6 +373,21 @@ void *LB_HM_config_sizes(void *objects, const size_t *sizes)
     return config_objects(objs, n, sizes);
 }
 
+/* The objects' pages as runs: for questions about many pages at once,
+ * O(pages + objects), not O(pages x objects) (a program under `paddiser
+ * run` registers every large allocation). */
+int rt_objects_cover(rt_runs *out)
+{
+    for (size_t o = 0; o < rt.nobjects; o++) {
+        const rt_object *ob = &rt.objects[o];
+        uintptr_t lo = (uintptr_t)ob->addr & ~(uintptr_t)(RT_PAGE - 1);
+        uintptr_t hi = ((uintptr_t)ob->addr + ob->size + RT_PAGE - 1) & ~(uintptr_t)(RT_PAGE - 1);
+        if (ob->used && rt_runs_add(out, lo, hi) != 0)
+            return -1;
+    }
+    return rt_runs_normalize(out);
+}
+
 size_t rt_objects_total_bytes(void)
 {
     /* In whole pages, the unit pages are placed in: an object of 4096

@@ -1,7 +1,8 @@
 /* Internal interface between the sync-point modules:
  *   profile.c    the instance that ended -> per-task profile (rt_sync_locked)
  *   predict.c    per-task estimate, T(r) and bytes(r) curves
- *   migrate.c    hottest regions up to the planned bytes -> backend moves
+ *   plan_pages.c hottest regions up to the planned bytes -> the plan's pages
+ *   migrate.c    the plan against the placement -> backend moves
  *   placement.c  planning (per process or across processes: rt_replan_locked)
  * All run with rt.lock held. */
 #ifndef PD_LIB_PLACEMENT_H
@@ -9,6 +10,7 @@
 
 #include <stddef.h>
 
+#include "lib/page_runs.h"
 #include "lib/page_sampler.h"
 #include "lib/page_select.h"
 #include "lib/runtime_internal.h"
@@ -54,6 +56,10 @@ double rt_hot_weight(const task_pred *tp, const rt_hot *h);
 double rt_time_cb(void *plan_ctx, int task, double r);
 size_t rt_bytes_cb(void *plan_ctx, int task, double r);
 
+/* objects.c: the registered objects' pages as normalized runs (added to
+ * out). 0, or -1 out of memory. */
+int rt_objects_cover(rt_runs *out);
+
 /* migrate.c: moves the plan's difference to the current placement, unless
  * the predicted gain over the horizon does not pay for the moves or stays
  * within the noise floor (then the placement stays), or hot-first on the
@@ -81,5 +87,9 @@ double rt_min_gain_share(void);            /* PADDISER_MIN_GAIN, default 2% */
 /* Share of a predicted gain to trust, from the tasks' m and its standard
  * error (NaN: not learned): 1, or less while an m is uncertain. */
 double rt_gain_trust(const double *m, const double *se, int n);
+/* rt_gain_trust of the tasks p[0..n): a learned m at its fit's
+ * uncertainty, the prior at the prior's, a given m whole. NaN out of
+ * memory. */
+double rt_tasks_gain_trust(const task_pred *p, int n);
 
 #endif

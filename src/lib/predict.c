@@ -29,7 +29,7 @@
  *            2% grid.
  * bytes(r): page_select.h curve over the task's sampled regions (every page
  * of a region carries its sample's count, weighted by est/measured of its
- * object); migrate.c picks the same hottest-first regions. */
+ * object); plan_pages.c picks the same hottest-first regions. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>

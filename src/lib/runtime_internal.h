@@ -2,8 +2,9 @@
  *   runtime.c    init/finalize, options, queries, per-task CSV
  *   objects.c    data-object registry (typed API and LB_HM_config)
  *   tasks.c      task slots, task instance begin/end, default task id
- *   profile.c, predict.c, placement.c, migrate.c (placement.h): the sync
- *                point: profile, estimate and predict, plan, move pages
+ *   profile.c, predict.c, placement.c, plan_pages.c, migrate.c
+ *                (placement.h, plan_pages.h): the sync point: profile,
+ *                estimate and predict, plan bytes, plan pages, move pages
  * Everything is guarded by rt.lock except what the SIGSEGV handler touches
  * (page_sampler.c keeps that lock-free). */
 #ifndef PD_LIB_RUNTIME_INTERNAL_H

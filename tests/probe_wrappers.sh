@@ -56,7 +56,22 @@ mkdir -p "$T/rep" || fail "mkdir"
     --interval 0.1 >"$T/block" || fail "block generation"
 
 # --- 1. dash, all three samplers, exit status 3 kept ---
-{ echo '#!/bin/sh'; cat "$T/block"; echo 'sleep 0.8'; echo 'echo user-output'; echo 'exit 3'; } >"$T/run.sh"
+# The user's part waits until the traces hold the rows checked below (up to
+# 10 s), not a fixed time: the samplers run at nice 19 and the GPU one takes
+# no closing sample, so on a loaded machine 0.8 s was not always three GPU
+# rows.
+{
+    echo '#!/bin/sh'
+    cat "$T/block"
+    echo "n() { tail -q -n +2 \"$T\"/rep/\$1 2>/dev/null | wc -l; }"
+    echo 'i=0'
+    echo 'while [ $i -lt 200 ] && { [ "$(n "__iops_trace_*_t1.csv")" -lt 2 ] ||'
+    echo '    [ "$(n "__iops_gpu_trace_*_t1.csv")" -lt 3 ] || [ "$(n "__iops_io_trace_*_t1.csv")" -lt 1 ]; }; do'
+    echo '    sleep 0.05; i=$((i + 1))'
+    echo 'done'
+    echo 'echo user-output'
+    echo 'exit 3'
+} >"$T/run.sh"
 out=$(PATH="$STUBS:$PATH" IOPS_ATTEMPT_ID=t1 sh "$T/run.sh" 2>"$T/err1"); rc=$?
 [ "$rc" = 3 ] || fail "exit status 3 not kept (got $rc)"
 [ "$out" = user-output ] || fail "the block wrote to stdout: '$out'"
@@ -109,7 +124,13 @@ p2=$!
 wait "$p1"
 [ ! -e "$T/rep/__iops_trace_running.a1" ] || fail "a1 sentinel left"
 [ -e "$T/rep/__iops_trace_running.a2" ] || fail "a1's exit removed a2's sentinel"
-a2=$(ls "$T"/rep/__iops_trace_*_a2.csv 2>/dev/null)
+# a2's trace appears with its first row: 10 s for it too
+i=0
+while a2=$(ls "$T"/rep/__iops_trace_*_a2.csv 2>/dev/null); [ -z "$a2" ] && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+[ -n "$a2" ] || fail "a2 wrote no trace in 10 s"
 n1=$(rows "$a2")
 # a2 samples every 0.1 s and flushes within 0.25 s; at nice 19 on a loaded
 # machine a wake-up can lag, so its next rows get up to 10 s to come

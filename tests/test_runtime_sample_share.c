@@ -4,10 +4,13 @@
  * sampled profile, and so plans and moves nothing new when neither the
  * input nor the times change. Task times come from a fake clock (the same
  * every instance); sampling costs are real and instances last
- * microseconds, so after the first sampled instance a 1% share is spent. */
+ * microseconds, so after the first sampled instance a 1% share is spent.
+ * Where a test needs the time between instances, the sampler's clock is a
+ * fake one too (pd_sampler_set_clock). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -25,6 +28,16 @@
 
 static double fake_now;
 static double fake_clock(void) { return fake_now; }
+/* The sampler's own clock, where a test sets one (pd_sampler_set_clock):
+ * each reading 1 us after the last, from a second past the real clock
+ * (what the sampler read before stays behind it). */
+static _Atomic uint64_t sampler_ns;
+static uint64_t sampler_clock(void) { return atomic_fetch_add(&sampler_ns, 1000) + 1000; }
+static void sampler_clock_on(void)
+{
+    atomic_store(&sampler_ns, (uint64_t)((pd_monotonic() + 1) * 1e9));
+    pd_sampler_set_clock(sampler_clock);
+}
 static unsigned char *buf;
 
 static void sweep(unsigned char *p, size_t len)
@@ -55,6 +68,7 @@ static int teardown(void **state)
     (void)state;
     pd_finalize();
     pd_perf_set_clock(NULL);
+    pd_sampler_set_clock(NULL);
     unsetenv("PADDISER_SAMPLE_SHARE_PCT");
     unsetenv("PADDISER_MIGRATE_BW");
     unsetenv("PADDISER_SAMPLE_ALLOWANCE_MS");
@@ -197,19 +211,23 @@ static void test_all_sampled_instances_count(void **state)
  * and before the sync point, as the phases example does, twice after the
  * sync point) is no instance's time: the share stays a share of the
  * instances' time, and no gap lets it sample a later instance whole at that
- * instance's cost. */
+ * instance's cost. The gaps are 0.25 s on the sampler's clock (a fake one
+ * from the second instance on; its instances last a few readings of it),
+ * against a first instance that cost real faults: 2% of the gaps, 20 ms,
+ * would afford it again. */
 static void test_time_between_instances_is_not_theirs(void **state)
 {
     (void)state;
     start("2");
     instance();
+    sampler_clock_on();
     pd_profile_info info;
     for (int i = 0; i < 4; i++) {
         if (i % 2)
-            usleep(250000);
+            atomic_fetch_add(&sampler_ns, 250000000);
         instance_tasks(0.02, 0.01);
         if (i % 2 == 0)
-            usleep(250000);
+            atomic_fetch_add(&sampler_ns, 250000000);
         assert_int_equal(pd_sync_point(), PD_OK);
         assert_int_equal(pd_profile_info_get(&info), PD_OK);
         assert_int_equal(info.instances_sampled, 1);

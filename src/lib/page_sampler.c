@@ -119,8 +119,12 @@ static __thread uint64_t thread_task_since TLS_IE; /* ns: the task began on this
 static __thread uintptr_t retried_addr TLS_IE;
 static __thread unsigned retried_swaps TLS_IE;
 
-/* Test hook (pd_sampler_set_clock): NULL, the monotonic clock. */
+/* Test hook (pd_sampler_set_clock): NULL, the monotonic clock. Every
+ * time the sampler reads (faults and arming in ns, instance lengths, pass
+ * costs and the share's budget in seconds) comes from it. */
 static uint64_t (*clock_override)(void);
+
+static double now_s(void) { return clock_override ? (double)clock_override() * 1e-9 : pd_monotonic(); }
 
 static uint64_t mono_ns(void)
 {
@@ -409,7 +413,7 @@ static void rearm_locked(void)
     sample_table *t = atomic_load(&S.table);
     if (!t || !atomic_load(&S.armed) || S.no_protect || !S.inst_sampled || !handler_check_locked())
         return;
-    double t0 = pd_monotonic();
+    double t0 = now_s();
     slice_widen_locked(t);
     size_t run = 0, run_len = 0;
     for (size_t i = 0; i < t->n; i++) {
@@ -434,7 +438,7 @@ static void rearm_locked(void)
     }
     if (run_len)
         protect_run(t, run, run + run_len);
-    double t1 = pd_monotonic();
+    double t1 = now_s();
     S.last_pass = t1 - t0;
     S.inst_passes += S.last_pass;
     S.last_end = t1;
@@ -477,7 +481,7 @@ static void disarm_spans_locked(sample_table *t)
             }
         if (first < end) {
             if (!t0)
-                t0 = pd_monotonic();
+                t0 = now_s();
             mprotect((void *)t->page[first], (size_t)(t->page[last] - t->page[first]) + PD_SAMPLE_PAGE,
                      PROT_READ | PROT_WRITE);
             for (size_t k = first; k <= last; k++)
@@ -487,7 +491,7 @@ static void disarm_spans_locked(sample_table *t)
         i = end;
     }
     if (t0)
-        S.inst_passes += pd_monotonic() - t0;
+        S.inst_passes += now_s() - t0;
 }
 
 /* ---- our SIGSEGV action replaced -------------------------------------------- */
@@ -577,7 +581,7 @@ void pd_sampler_drop_object(int object)
  * pass (and still check that the SIGSEGV action is ours). */
 static void rearm_if_due_locked(void)
 {
-    if (pd_monotonic() >= due_time()) {
+    if (now_s() >= due_time()) {
         rearm_locked();
     } else {
         atomic_fetch_add_explicit(&S.skipped, 1, memory_order_relaxed);
@@ -608,7 +612,7 @@ static unsigned slice_factor_locked(const sample_table *t, double cost)
     unsigned k = 1;
     if (!S.inst_sampled || S.no_protect || !t)
         return k;
-    double elapsed = pd_monotonic() - S.inst_begin;
+    double elapsed = now_s() - S.inst_begin;
     double full = (double)samples_enabled(t) * S.sample_cost;
     if (S.inst_frac > 0 && S.inst_thin) {
         double room = S.inst_frac * elapsed + S.inst_floor - cost;
@@ -691,7 +695,7 @@ void pd_sampler_arm(void)
 void pd_sampler_disarm(void)
 {
     pthread_mutex_lock(&S.lock);
-    S.inst_end = pd_monotonic(); /* no task runs: the instance's time so far */
+    S.inst_end = now_s(); /* no task runs: the instance's time so far */
     disarm_locked();
     pthread_mutex_unlock(&S.lock);
 }
@@ -741,7 +745,7 @@ static void *ticker_main(void *arg)
          * off, still wake every period (to check the SIGSEGV action) and
          * exactly when the pass is due. */
         double wait = (double)S.period_ms * 1e-3;
-        double left = due_time() - pd_monotonic();
+        double left = due_time() - now_s();
         if (left > wait && left - wait < wait)
             wait = left - wait;
         struct timespec until;
@@ -753,7 +757,7 @@ static void *ticker_main(void *arg)
         until.tv_nsec %= 1000000000L;
         if (pthread_cond_timedwait(&S.wake, &S.lock, &until) != ETIMEDOUT)
             continue;
-        if (pd_monotonic() >= due_time())
+        if (now_s() >= due_time())
             rearm_locked();
         else
             handler_check_locked();
@@ -963,12 +967,12 @@ static double calibrate_fault_cost(void)
     atomic_store(&S.scratch, (uintptr_t)p);
     double best = 1, trap = 1;
     for (int i = 0; i < 8; i++) {
-        double t0 = pd_monotonic();
+        double t0 = now_s();
         if (mprotect(p, PD_SAMPLE_PAGE, PROT_NONE) != 0)
             break;
-        double t1 = pd_monotonic();
+        double t1 = now_s();
         ((volatile char *)p)[0] += 1;
-        double t2 = pd_monotonic(), d = t2 - t0;
+        double t2 = now_s(), d = t2 - t0;
         best = d < best ? d : best;
         /* the touch less the handler's part of it */
         double out = t2 - t1 - (double)atomic_load(&S.scratch_handler_ns) * 1e-9;
@@ -1016,7 +1020,7 @@ int pd_sampler_start(const pd_sampler_config *cfg)
     atomic_store(&S.weighted, 0);
     S.inst_weighted_base = 0;
     S.inst_allowance = S.allowance;
-    S.inst_begin = pd_monotonic();
+    S.inst_begin = now_s();
     S.inst_end = 0;
     S.inst_passes = 0;
     S.inst_faults_base = 0;
@@ -1239,7 +1243,7 @@ void pd_sampler_reset_counts(void)
     }
     /* The instance that ends: its measured cost (passes, faults) if it was
      * sampled, and its time, for the long-run share. */
-    double now = pd_monotonic();
+    double now = now_s();
     /* An instance's time runs from its first task to its last task's end
      * (the last disarm), not to here: what the program does outside its
      * tasks between instances (setting up its next input before the sync
@@ -1290,7 +1294,7 @@ void pd_sampler_note_wall_excess(double excess_s)
 double pd_sampler_instance_cost_share(void)
 {
     pthread_mutex_lock(&S.lock);
-    double wall = pd_monotonic() - S.inst_begin;
+    double wall = now_s() - S.inst_begin;
     double share = S.inst_sampled && wall > 0 ? inst_cost_locked() / wall : 0;
     pthread_mutex_unlock(&S.lock);
     return share;
@@ -1351,7 +1355,7 @@ int pd_sampler_instance_begin(int force)
     S.next_frac = S.next_floor = -1;
     if (sampled)
         S.instances_sampled++;
-    S.inst_begin = pd_monotonic();
+    S.inst_begin = now_s();
     pthread_mutex_unlock(&S.lock);
     return sampled;
 }

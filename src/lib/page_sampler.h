@@ -174,10 +174,13 @@ void pd_busy_ring_add(pd_busy_ring *r, uint64_t began, uint64_t busy);
  * is full and its oldest fault began after since, the ring's busy share of
  * its own span stands for the time before it. */
 uint64_t pd_busy_ring_since(const pd_busy_ring *r, uint64_t since, uint64_t now);
-/* Test hook: the nanosecond clock of arming, task switches and the fault
- * handler (NULL restores CLOCK_MONOTONIC), so a test can give faults and
- * the work between them exact durations. Called in the signal handler:
- * the hook must be async-signal-safe. */
+/* Test hook: the sampler's clock in nanoseconds (NULL restores
+ * CLOCK_MONOTONIC): arming, task switches and the fault handler, and the
+ * instances' lengths, the passes' costs and the fault-cost calibration
+ * that the budget and the share weigh. A test can then give faults, work
+ * and the time between instances exact durations; set it before
+ * pd_sampler_start for a calibration on it too. Called in the signal
+ * handler: the hook must be async-signal-safe. */
 void pd_sampler_set_clock(uint64_t (*ns)(void));
 
 size_t pd_sampler_nsamples(void);

@@ -121,15 +121,22 @@ static __thread unsigned retried_swaps TLS_IE;
 
 /* Test hook (pd_sampler_set_clock): NULL, the monotonic clock. Every
  * time the sampler reads (faults and arming in ns, instance lengths, pass
- * costs and the share's budget in seconds) comes from it. */
-static uint64_t (*clock_override)(void);
+ * costs and the share's budget in seconds) comes from it. Atomic: the
+ * ticker thread and the signal handler read it while a test sets it. */
+typedef uint64_t (*clock_fn)(void);
+static _Atomic(clock_fn) clock_override;
 
-static double now_s(void) { return clock_override ? (double)clock_override() * 1e-9 : pd_monotonic(); }
+static double now_s(void)
+{
+    clock_fn fn = atomic_load_explicit(&clock_override, memory_order_relaxed);
+    return fn ? (double)fn() * 1e-9 : pd_monotonic();
+}
 
 static uint64_t mono_ns(void)
 {
-    if (clock_override)
-        return clock_override();
+    clock_fn fn = atomic_load_explicit(&clock_override, memory_order_relaxed);
+    if (fn)
+        return fn();
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -166,7 +173,7 @@ void pd_busy_ring_add(pd_busy_ring *r, uint64_t began, uint64_t busy)
     r->total += busy;
 }
 
-void pd_sampler_set_clock(uint64_t (*ns)(void)) { clock_override = ns; }
+void pd_sampler_set_clock(uint64_t (*ns)(void)) { atomic_store(&clock_override, ns); }
 
 void pd_sampler_set_thread_task(int slot)
 {

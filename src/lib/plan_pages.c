@@ -23,7 +23,6 @@ static int cmp_weight_desc(const void *a, const void *b)
     return x < y ? -1 : x > y; /* ties: the order of the hot list */
 }
 
-
 /* Ranks after the plans' own pages (0 - 1): pages a room fill took, then
  * pages kept where they were. */
 #define RANK_ROOM 1.5
@@ -400,6 +399,7 @@ static int fill_room_by_units(benefit_regions *br, size_t room, rt_plan_runs *se
     rt_runs_free(&extra);
     return rc;
 }
+
 /* Fast share of a task's next-instance accesses if exactly the pages of
  * fast were on the fast tier: its sampled regions weighted as in its bytes
  * curve (per-page weight times pages); a task with nothing sampled gets

@@ -41,7 +41,8 @@ command:
   template: >-
     { dd if=/dev/zero of=blob bs=1M count={{ mib }} oflag=direct 2>/dev/null ||
     dd if=/dev/zero of=blob bs=1M count={{ mib }} conv=fsync 2>/dev/null; };
-    sleep 1.2; rm -f blob; echo v=1
+    i=0; while [ $i -lt 200 ] && [ "$(cat "$E2E_GPU_CALLS" 2>/dev/null || echo 0)" -lt 4 ]; do
+    sleep 0.05; i=$((i + 1)); done; sleep 0.3; rm -f blob; echo v=1
 scripts:
   - name: e
     script_template: |
@@ -50,6 +51,10 @@ scripts:
     parser: {file: m.txt, metrics: [{name: v}]}
 EOF2
 cd "$T"
+# The command waits (up to 10 s) for the stub's fourth call, not a fixed
+# time: the GPU sampler runs at nice 19, and the checks below need rows of
+# its second call at least.
+export E2E_GPU_CALLS="$T/calls"
 PATH="$T/bin:$PATH" "$PD" bench s.yaml -q >out.log 2>err.log || { cat err.log; fail "bench failed"; }
 R=wd/run_001
 REP=$R/exec_0001/repetition_001

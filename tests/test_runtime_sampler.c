@@ -488,9 +488,10 @@ static void sum_waits(void *ctx, size_t sample, int slot, uint64_t count, double
         *(double *)ctx += wait_s;
 }
 
-/* The fake nanosecond clock of test_waits_net_of_fault_handling: every
- * reading is TICK_NS after the one before, so the work between two
- * readings takes one tick. Atomic: the signal handler reads it. */
+/* The fake nanosecond clock of the tests that set it (pd_sampler_set_clock):
+ * every reading is fake_tick_ns (TICK_NS unless a test sets another) after
+ * the one before, so the work between two readings takes one tick. Atomic:
+ * the signal handler reads it. The teardown restores the real clock. */
 enum { TICK_NS = 1000000 };
 static _Atomic uint64_t fake_ns, fake_tick_ns = TICK_NS;
 static uint64_t fake_clock_ns(void)

@@ -1200,22 +1200,6 @@ uint64_t pd_sampler_count(size_t i, int slot)
     return c;
 }
 
-void pd_sampler_foreach(void (*fn)(void *ctx, size_t sample, int slot, uint64_t count), void *ctx)
-{
-    pthread_mutex_lock(&S.lock);
-    sample_table *t = atomic_load(&S.table);
-    for (size_t h = 0; t && h < t->hcap; h++) {
-        uint64_t k = atomic_load(&t->hkey[h]);
-        uint64_t c = atomic_load(&t->hcount[h]);
-        if (!k || !c)
-            continue;
-        uint64_t code = (k - 1) % (PD_SAMPLER_MAX_TASKS + 1);
-        size_t sample = (size_t)((k - 1) / (PD_SAMPLER_MAX_TASKS + 1));
-        fn(ctx, sample, code == PD_SAMPLER_MAX_TASKS ? PD_SAMPLER_NO_TASK : (int)code, c);
-    }
-    pthread_mutex_unlock(&S.lock);
-}
-
 void pd_sampler_foreach_wait(void (*fn)(void *ctx, size_t sample, int slot, uint64_t count, double wait_s),
                              void *ctx)
 {
@@ -1232,6 +1216,25 @@ void pd_sampler_foreach_wait(void (*fn)(void *ctx, size_t sample, int slot, uint
            (double)atomic_load(&t->hwait[h]) * 1e-9);
     }
     pthread_mutex_unlock(&S.lock);
+}
+
+/* pd_sampler_foreach: the same walk, without the waits. */
+struct count_visit {
+    void (*fn)(void *ctx, size_t sample, int slot, uint64_t count);
+    void *ctx;
+};
+
+static void visit_count(void *ctx, size_t sample, int slot, uint64_t count, double wait_s)
+{
+    (void)wait_s;
+    struct count_visit *v = ctx;
+    v->fn(v->ctx, sample, slot, count);
+}
+
+void pd_sampler_foreach(void (*fn)(void *ctx, size_t sample, int slot, uint64_t count), void *ctx)
+{
+    struct count_visit v = {fn, ctx};
+    pd_sampler_foreach_wait(visit_count, &v);
 }
 
 void pd_sampler_reset_counts(void)

@@ -717,13 +717,16 @@ static void test_thinned_spells_count_unbiased(void **state)
 
     /* Widened within the spell: thin at its start (no time elapsed, a floor
      * of nothing), whole after 1 s at spell_frac 0.02 (20 ms, against a
-     * whole spell's 64 samples armed and faulted, at 7 - 24 us a fault
-     * here). At 0.02 a stall
-     * between the instance's start and the arming (a preemption on a loaded
-     * machine) would have to last 50 whole spells to arm it whole. */
+     * whole spell's 64 samples armed and faulted). On the fake clock, 1 us
+     * a reading from the sampler's start (its fault-cost calibration too):
+     * a fault costs microseconds, the instance's start and its arming are
+     * readings apart, and the second is added to the clock, not slept. */
     pd_sampler_stop();
     cfg.spell_frac = 0.02;
     cfg.spell_floor_s = 1e-9;
+    atomic_store(&fake_ns, (uint64_t)((pd_monotonic() + 1) * 1e9));
+    atomic_store(&fake_tick_ns, 1000);
+    pd_sampler_set_clock(fake_clock_ns);
     assert_int_equal(pd_sampler_start(&cfg), 0);
     assert_int_equal(pd_sampler_set_ranges(&r, 1), 0);
     assert_int_equal(pd_sampler_instance_begin(0), 1);
@@ -733,8 +736,7 @@ static void test_thinned_spells_count_unbiased(void **state)
     pd_sampler_foreach(sum_counts, s);
     assert_int_equal(s[0], 64);
     assert_true(s[1] < 64);
-    struct timespec ts = {1, 0};
-    nanosleep(&ts, NULL);
+    atomic_fetch_add(&fake_ns, 1000000000);
     pd_sampler_rearm();
     touch_region(buf, 0, 2 * MB);
     pd_sampler_disarm();
@@ -743,6 +745,7 @@ static void test_thinned_spells_count_unbiased(void **state)
     assert_int_equal(s[0], 128);
     assert_int_equal(s[1], 64);
     pd_sampler_reset_counts();
+    fake_clock_off();
     munmap(buf, 2 * MB);
 }
 

@@ -73,9 +73,19 @@ static void test_count_and_subtract_match_bitmap(void **state)
         assert_normalized_as(&d, bd);
         for (size_t i = 0; i < WIN; i++)
             assert_int_equal(rt_runs_count(&d, pg(i), pg(i) + 1), bd[i]);
+        /* both sets added to one: their union */
+        rt_runs u = {0};
+        assert_int_equal(rt_runs_add_all(&u, &a), 0);
+        assert_int_equal(rt_runs_add_all(&u, &b), 0);
+        assert_int_equal(rt_runs_normalize(&u), 0);
+        unsigned char bu[WIN];
+        for (size_t i = 0; i < WIN; i++)
+            bu[i] = ba[i] || bb[i];
+        assert_normalized_as(&u, bu);
         rt_runs_free(&a);
         rt_runs_free(&b);
         rt_runs_free(&d);
+        rt_runs_free(&u);
     }
 }
 
@@ -117,6 +127,15 @@ static void test_empty_sets(void **state)
     assert_int_equal(rt_runs_add(&top, last, last + RT_PAGE), 0);
     assert_int_equal(rt_runs_normalize(&top), 0);
     assert_int_equal(rt_runs_count(&top, last, UINTPTR_MAX), 1);
+    /* less a span up to the end of the address space (rt_migrate_forget's,
+     * where addr + len wraps): nothing left */
+    rt_runs to_end = {0}, none = {0};
+    assert_int_equal(rt_runs_add(&to_end, last, UINTPTR_MAX), 0);
+    assert_int_equal(rt_runs_normalize(&to_end), 0);
+    assert_int_equal(rt_runs_subtract(&top, &to_end, &none), 0);
+    assert_int_equal(none.n, 0);
+    rt_runs_free(&to_end);
+    rt_runs_free(&none);
     rt_runs_free(&top);
     rt_runs_free(&e);
     rt_runs_free(&out);

@@ -117,10 +117,8 @@ static void move_chunked(page_list *l, int tier, pd_migrate_stats *total, size_t
  * Pages that an object no longer covers (shrunk, moved, unregistered) are
  * given back to the slow tier at the next sync point. */
 static struct {
-    uintptr_t *start;
-    size_t *npages;
-    size_t n;
-    int unknown; /* after an allocation failure: any registered page may be fast */
+    rt_runs runs; /* normalized */
+    int unknown;  /* after an allocation failure: any registered page may be fast */
 } placed;
 
 /* Bumped whenever the placed set changes: the reused decision below must
@@ -130,80 +128,53 @@ static unsigned placed_gen;
 void rt_migrate_reset(void)
 {
     placed_gen++;
-    free(placed.start);
-    free(placed.npages);
+    rt_runs_free(&placed.runs);
     memset(&placed, 0, sizeof placed);
 }
 
-static size_t placed_bytes(void)
+static size_t placed_bytes(void) { return rt_runs_pages(&placed.runs) * RT_PAGE; }
+
+/* placed := r (normalized, taken over: r is left empty). */
+static void placed_take(rt_runs *r)
 {
-    size_t np = 0;
-    for (size_t r = 0; r < placed.n; r++)
-        np += placed.npages[r];
-    return np * RT_PAGE;
+    rt_migrate_reset();
+    placed.runs = *r;
+    *r = (rt_runs){0};
 }
 
 void rt_migrate_forget(const void *addr, size_t len)
 {
-    if (!placed.n || !len)
+    if (!placed.runs.n || !len)
         return;
     uintptr_t lo = (uintptr_t)addr & ~(uintptr_t)(RT_PAGE - 1);
     uintptr_t hi = (uintptr_t)addr + len, past = (hi + RT_PAGE - 1) & ~(uintptr_t)(RT_PAGE - 1);
     if (hi < lo || past < hi)
-        hi = past = UINTPTR_MAX; /* up to the end of the address space */
+        past = UINTPTR_MAX; /* up to the end of the address space */
     /* The runs less the pages that start in [lo, hi): run arithmetic, not
      * a list of every placed page (which made each registration cost about
-     * the fast memory's size in pages). One run at most splits in two. */
-    uintptr_t *start = malloc((placed.n + 1) * sizeof *start);
-    size_t *npages = malloc((placed.n + 1) * sizeof *npages);
-    if (!start || !npages) {
-        free(start);
-        free(npages);
+     * the fast memory's size in pages). */
+    rt_runs drop = {0}, rest = {0};
+    if (rt_runs_add(&drop, lo, past) != 0 || rt_runs_normalize(&drop) != 0 ||
+        rt_runs_subtract(&placed.runs, &drop, &rest) != 0) {
+        rt_runs_free(&drop);
+        rt_runs_free(&rest);
         rt_migrate_reset();
         placed.unknown = 1; /* the next sync point submits every page, as if none were known */
         return;
     }
-    size_t m = 0;
-    for (size_t r = 0; r < placed.n; r++) {
-        uintptr_t s = placed.start[r], e = s + placed.npages[r] * RT_PAGE;
-        if (e <= lo || s >= hi) {
-            start[m] = s;
-            npages[m++] = placed.npages[r];
-            continue;
-        }
-        if (s < lo) {
-            start[m] = s;
-            npages[m++] = (lo - s) / RT_PAGE;
-        }
-        if (e > past) {
-            start[m] = past;
-            npages[m++] = (e - past) / RT_PAGE;
-        }
-    }
-    rt_migrate_reset();
-    placed.start = start;
-    placed.npages = npages;
-    placed.n = m;
+    rt_runs_free(&drop);
+    placed_take(&rest);
 }
 
-/* placed := a normalized set of runs. */
+/* placed := a copy of a normalized set of runs. */
 static int placed_set_runs(const rt_runs *r)
 {
-    uintptr_t *start = malloc((r->n ? r->n : 1) * sizeof *start);
-    size_t *npages = malloc((r->n ? r->n : 1) * sizeof *npages);
-    if (!start || !npages) {
-        free(start);
-        free(npages);
+    rt_runs copy = {0};
+    if (rt_runs_add_all(&copy, r) != 0 || rt_runs_normalize(&copy) != 0) {
+        rt_runs_free(&copy);
         return -1;
     }
-    for (size_t i = 0; i < r->n; i++) {
-        start[i] = r->v[i].lo;
-        npages[i] = (r->v[i].hi - r->v[i].lo) / RT_PAGE;
-    }
-    rt_migrate_reset();
-    placed.start = start;
-    placed.npages = npages;
-    placed.n = r->n;
+    placed_take(&copy);
     return 0;
 }
 
@@ -218,10 +189,7 @@ int rt_migrate_adopt(void)
      * runs: a backend that knows its runs (sim) answers per run, others
      * per page */
     rt_runs all = {0};
-    int rc = PD_OK;
-    for (size_t r = 0; r < placed.n && rc == PD_OK; r++)
-        if (rt_runs_add(&all, placed.start[r], placed.start[r] + placed.npages[r] * RT_PAGE) != 0)
-            rc = PD_ENOMEM;
+    int rc = rt_runs_add_all(&all, &placed.runs) == 0 ? PD_OK : PD_ENOMEM;
     enum { BATCH = 4096 };
     void *pages[BATCH];
     int tier[BATCH];
@@ -254,8 +222,12 @@ int rt_migrate_adopt(void)
                     rc = PD_ENOMEM;
         }
     }
-    if (rc == PD_OK && !placed.unknown && (rt_runs_normalize(&all) != 0 || placed_set_runs(&all) != 0))
-        rc = PD_ENOMEM;
+    if (rc == PD_OK && !placed.unknown) {
+        if (rt_runs_normalize(&all) == 0)
+            placed_take(&all);
+        else
+            rc = PD_ENOMEM;
+    }
     if (rc != PD_OK) {
         rt_migrate_reset();
         placed.unknown = 1;
@@ -271,10 +243,7 @@ static int placed_runs(rt_runs *out)
 {
     if (placed.unknown)
         return rt_objects_cover(out);
-    for (size_t r = 0; r < placed.n; r++)
-        if (rt_runs_add(out, placed.start[r], placed.start[r] + placed.npages[r] * RT_PAGE) != 0)
-            return -1;
-    return rt_runs_normalize(out);
+    return rt_runs_add_all(out, &placed.runs) == 0 ? rt_runs_normalize(out) : -1;
 }
 
 /* The pages of a normalized set, in address order, into a page list. */
@@ -360,11 +329,8 @@ static int confirm_placed(const rt_runs *before, const rt_runs *fast, rt_runs *p
     rt_runs both = {0}, cover = {0};
     page_list all = {0};
     int rc = 0;
-    for (size_t i = 0; i < before->n && rc == 0; i++)
-        rc = rt_runs_add(&both, before->v[i].lo, before->v[i].hi);
-    for (size_t i = 0; i < fast->n && rc == 0; i++)
-        rc = rt_runs_add(&both, fast->v[i].lo, fast->v[i].hi);
-    if (rc == 0 && (rt_runs_normalize(&both) != 0 || runs_to_pages(&both, &all) != 0 || rt_objects_cover(&cover) != 0))
+    if (rt_runs_add_all(&both, before) != 0 || rt_runs_add_all(&both, fast) != 0 || rt_runs_normalize(&both) != 0 ||
+        runs_to_pages(&both, &all) != 0 || rt_objects_cover(&cover) != 0)
         rc = -1;
     rt_runs_free(&both);
     int *tier = rc == 0 ? malloc((all.n ? all.n : 1) * sizeof *tier) : NULL;

@@ -27,6 +27,14 @@ int rt_runs_add(rt_runs *r, uintptr_t lo, uintptr_t hi)
     return 0;
 }
 
+int rt_runs_add_all(rt_runs *r, const rt_runs *src)
+{
+    for (size_t i = 0; i < src->n; i++)
+        if (rt_runs_add(r, src->v[i].lo, src->v[i].hi) != 0)
+            return -1;
+    return 0;
+}
+
 static int cmp_span(const void *a, const void *b)
 {
     const rt_span *x = a, *y = b;

@@ -20,6 +20,8 @@ typedef struct {
 /* Adds [lo, hi) (page-aligned; empty is ignored), joining the last run when
  * it touches or overlaps it. 0, or -1 out of memory. */
 int rt_runs_add(rt_runs *r, uintptr_t lo, uintptr_t hi);
+/* Adds every run of src to r (not normalized). 0, or -1 out of memory. */
+int rt_runs_add_all(rt_runs *r, const rt_runs *src);
 /* Sorts the runs, joins those that touch or overlap and counts them up:
  * the queries below want it. 0, or -1 out of memory. */
 int rt_runs_normalize(rt_runs *r);

@@ -382,6 +382,60 @@ static void test_sampled_time_leaves_out_its_faults(void **state)
     free(buf);
 }
 
+/* An update that places an object's pages slow again (PADDISER_START_TIER=
+ * slow) also takes them out of the runtime's fast set: the next plan moves
+ * them back. Were they still counted as placed, the plan's difference to
+ * the placement would be empty, nothing would move, and the backend would
+ * hold none of them fast while the runtime believed it held 16. */
+static void test_update_placed_slow_is_promoted_again(void **state)
+{
+    (void)state;
+    setenv("PADDISER_QUIET", "1", 1);
+    setenv("PADDISER_SAMPLE_PERIOD_MS", "0", 1);  /* intervals = task boundaries only */
+    setenv("PADDISER_SAMPLE_RATE", "off", 1);     /* touched intervals, no rate weight */
+    setenv("PADDISER_SAMPLE_BUDGET_PCT", "0", 1); /* every task boundary re-arms */
+    pd_perf_set_clock(fake_clock);
+    unsigned char *buf = aligned_alloc(PG, 64 * PG);
+    assert_non_null(buf);
+    memset(buf, 0, 64 * PG);
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_SIM;
+    o.fast_capacity = 16 * PG;
+    assert_int_equal(pd_init(&o), PD_OK);
+    pd_access_hint rnd = {PD_PATTERN_RANDOM, 8, 1, 0};
+    int id = pd_object_register("grid", buf, 64 * PG, &rnd);
+    assert_true(id >= 0);
+    assert_int_equal(count_tier(id, 64, PD_PAGE_FAST), 0);
+    int fast_before = 0;
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(pd_task_begin(0), PD_OK);
+            touch_pages(buf, 64);
+            fake_now += 0.010;
+            assert_int_equal(pd_task_end(0), PD_OK);
+            assert_int_equal(pd_sync_point(), PD_OK);
+        }
+        int fast = count_tier(id, 64, PD_PAGE_FAST);
+        print_message("round %d: %d of 64 pages fast\n", round, fast);
+        assert_true(fast > 0 && fast <= 16);
+        if (round == 0) {
+            fast_before = fast;
+            /* The same pages, a size a few bytes shorter: a new input of
+             * the object, placed slow again at once. */
+            assert_int_equal(pd_object_update(id, buf, 64 * PG - 8), PD_OK);
+            assert_int_equal(count_tier(id, 64, PD_PAGE_FAST), 0);
+        } else {
+            assert_int_equal(fast, fast_before);
+        }
+    }
+    pd_finalize();
+    pd_perf_set_clock(NULL);
+    unsetenv("PADDISER_SAMPLE_RATE");
+    unsetenv("PADDISER_SAMPLE_BUDGET_PCT");
+    free(buf);
+}
+
 int main(void)
 {
     /* Where a plan's pages go, not whether a plan pays for its moves
@@ -404,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_instance_share_weighs_counts_as_the_heat),
         cmocka_unit_test(test_sampled_time_leaves_out_its_faults),
         cmocka_unit_test(test_dram_only_times_under_an_emulated_tier),
+        cmocka_unit_test(test_update_placed_slow_is_promoted_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

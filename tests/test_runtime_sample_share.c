@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 #include <cmocka.h>
 
 #include "lib/page_sampler.h"
@@ -78,10 +77,11 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Real microseconds an instance lasts at least (in its first task's first
- * phase: the long-run share counts instances' time from their first task);
- * 0: as long as its sweeps. */
-static useconds_t instance_real_us;
+/* Microseconds an instance lasts on top of its sweeps, added to the
+ * sampler's fake clock (sampler_clock_on: set it first) in its first task's
+ * first phase (the long-run share counts instances' time from their first
+ * task); 0: as long as its sweeps. */
+static uint64_t instance_us;
 /* Task seconds (fake clock) a sampled instance's first task takes on top
  * of its work: the sampler's wall cost beyond what it measures. */
 static double sampled_extra_s;
@@ -94,8 +94,8 @@ static void instance_slowed(double slow)
         for (int task = 0; task < 2; task++) {
             assert_int_equal(pd_task_begin(task), PD_OK);
             if (phase == 0 && task == 0) {
-                if (instance_real_us)
-                    usleep(instance_real_us);
+                if (instance_us)
+                    atomic_fetch_add(&sampler_ns, instance_us * 1000);
                 if (rt.inst_sampled)
                     fake_now += sampled_extra_s;
             }
@@ -177,16 +177,26 @@ static void test_sampled_instance_time_is_left_out(void **state)
     assert_int_equal(info.instances_sampled, 1);
 }
 
+/* The sampler's clock for a whole test: 1 us a reading, no ticker thread
+ * (its readings would move the clock by when it gets the CPU), so what a
+ * sampled instance costs is a count of readings, not this machine's load. */
+static void sampler_clock_whole_test(void)
+{
+    setenv("PADDISER_SAMPLE_PERIOD_MS", "0", 1);
+    sampler_clock_on();
+}
+
 /* Where the share affords every instance (50% of 50 ms here), all are sampled
  * alike and all count: a shift in the times is followed, not frozen at the
  * first instance's. */
 static double shifted_run(const char *share_pct)
 {
+    sampler_clock_whole_test();
     start(share_pct);
-    instance_real_us = 50000; /* 50 ms of real time an instance: a sampled one costs about 1 ms */
+    instance_us = 50000; /* 50 ms an instance: a sampled one costs a few readings a fault */
     for (int i = 0; i < 6; i++)
         instance_slowed(i < 2 ? 1.0 : 2.0);
-    instance_real_us = 0;
+    instance_us = 0;
     pd_profile_info info;
     assert_int_equal(pd_profile_info_get(&info), PD_OK);
     assert_int_equal(info.instances_sampled, 6);
@@ -272,7 +282,7 @@ static void test_first_instance_has_no_fixed_allowance(void **state)
     assert_true(none < fixed);
 }
 
-/* 24 instances of 30 ms of real time under a 10% share, each sampled one
+/* 24 instances of 30 ms (the sampler's fake clock) under a 10% share, each sampled one
  * made 1 s longer in task time than the others (the fake clock): what its
  * plan predicted falls 1 s short, against a measured sampling cost of
  * milliseconds. Returns how many were sampled; *factor the share's wall
@@ -281,12 +291,13 @@ static unsigned long long wall_run(const char *wall, double *factor)
 {
     if (wall)
         setenv("PADDISER_SAMPLE_WALL_FACTOR", wall, 1);
+    sampler_clock_whole_test();
     start("10");
-    instance_real_us = 30000;
+    instance_us = 30000;
     sampled_extra_s = 1.0;
     for (int i = 0; i < 24; i++)
         instance();
-    instance_real_us = 0;
+    instance_us = 0;
     sampled_extra_s = 0;
     pd_sampler_stats st;
     pd_sampler_get_stats(&st);
@@ -307,6 +318,7 @@ static void test_share_counts_sampling_wall_cost(void **state)
     (void)state;
     double on_factor, off_factor;
     unsigned long long on = wall_run(NULL, &on_factor), off = wall_run("off", &off_factor);
+    print_message("sampled %llu with the wall factor, %llu without\n", on, off);
     assert_float_equal(on_factor, PD_SAMPLER_WALL_MAX, 0);
     assert_float_equal(off_factor, 1.0, 0);
     assert_true(on >= 2); /* the first, and one the share chose, whose excess taught the factor */

@@ -316,6 +316,47 @@ static void test_visit_warmup_is_learned(void **state)
     unsetenv("PADDISER_VISIT_WARMUP");
 }
 
+/* A factor learned from earlier visits need not hold for the next: A and
+ * B each started 1.5x slow, but A's revisit starts at its usual 10 ms. Its
+ * first, settled by the factor, is 6.7 ms; the older visits' 10 ms lie
+ * within the span between that and the 10 ms measured, so they join the
+ * window and the visit's second instance is predicted at 10 ms, not at the
+ * settled first alone. With PADDISER_VISIT_FIRST_SPAN=off (the settled
+ * value alone), 6.7 ms. The window always (PADDISER_PREDICT_REPLAY=off):
+ * with times this exact, which of the window and the last instance the
+ * replay favours is a matter of rounding. */
+static pd_task_plan revisit_second_instance(void)
+{
+    const double a[] = {0.015, 0.010, 0.010, 0.010}, b[] = {0.030, 0.020, 0.020, 0.020};
+    for (int i = 0; i < 4; i++)
+        instance(a[i]);
+    assert_int_equal(pd_object_update(0, buf, 4 * MB), PD_OK);
+    for (int i = 0; i < 4; i++)
+        instance(b[i]);
+    assert_int_equal(pd_object_update(0, buf + 4 * MB, 2 * MB), PD_OK); /* A again */
+    assert_float_equal(plan_of(0).predicted_time, 0.015, 1e-9);       /* as a visit's first */
+    instance(0.010);
+    pd_task_plan p = plan_of(0);
+    assert_int_equal(p.same_input, 1);
+    return p;
+}
+
+static void test_revisit_first_within_its_span_keeps_older_visits(void **state)
+{
+    setenv("PADDISER_PREDICT_REPLAY", "off", 1);
+    pd_task_plan p = revisit_second_instance();
+    assert_float_equal(p.predicted_time, 0.010, 1e-9);
+    assert_true(p.predicted_from >= 4);
+    assert_int_equal(teardown(state), 0);
+    assert_int_equal(setup(state), 0);
+    setenv("PADDISER_VISIT_FIRST_SPAN", "off", 1);
+    p = revisit_second_instance();
+    unsetenv("PADDISER_VISIT_FIRST_SPAN");
+    unsetenv("PADDISER_PREDICT_REPLAY");
+    assert_float_equal(p.predicted_time, 0.010 / 1.5, 1e-9);
+    assert_int_equal(p.predicted_from, 1);
+}
+
 /* Before any visit has taught the factor, a visit's first instance stands
  * for its visit only until the visit's next one has run: 15 ms then 10 ms
  * predicts 10 ms, not the 12.5 ms of their median; once the factor is
@@ -545,6 +586,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_new_input_growth_is_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_inputs_scale_linearly, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visit_warmup_is_learned, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_revisit_first_within_its_span_keeps_older_visits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visit_first_left_out_until_warmup_is_learned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visit_first_kept_for_the_next_visits_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visit_warmup_off_counts_the_first_as_it_came, setup, teardown),

@@ -510,19 +510,33 @@ static const rt_instance *recent(const rt_task *t, int i)
 
 /* v[0..n) (most recent first, n > na): how many of them belong to the
  * current regime (robust_dram_time), anchored on the na most recent. Keeps
- * the order of v; the accepted ones move to its front. */
-static int stable_window(double *v, int n, int na)
+ * the order of v; the accepted ones move to its front. raw: where the
+ * anchors include a visit's first, the median of the anchors as measured,
+ * before the warm-up factor settled the first (NAN: none). The factor is
+ * learned from a few visits and is not the same for every visit (on the
+ * phases example a new input's first ran about 3% slower than the rest of
+ * its visit, a revisited input's not at all, and a factor of 1.11 from two
+ * visits once put a revisit's anchor 12% under its older visits and
+ * predicted its second instance 13% low: docs/runtime.md), so the
+ * anchor's level is only known between the two: an older instance within
+ * the noise of that span joins. */
+static int stable_window(double *v, int n, int na, double raw)
 {
     double a[RT_WINDOW_MAX], d[RT_WINDOW_MAX];
     memcpy(a, v, (size_t)na * sizeof *a);
     double anchor = pd_median(a, (size_t)na);
+    double lo = anchor, hi = anchor;
+    if (isfinite(raw)) {
+        lo = fmin(anchor, raw);
+        hi = fmax(anchor, raw);
+    }
     for (int i = 0; i + 1 < n; i++)
         d[i] = fabs(v[i] - v[i + 1]);
     /* consecutive differences of N(0, s^2) noise: |d| has median 0.954 s */
     double tol = 3.0 * pd_median(d, (size_t)(n - 1)) / 0.954;
     int k = na, misses = 0;
     for (int i = na; i < n && misses < 2; i++) {
-        if (fabs(v[i] - anchor) <= tol) {
+        if (v[i] >= lo - tol && v[i] <= hi + tol) {
             v[k++] = v[i];
             misses = 0;
         } else {
@@ -777,6 +791,22 @@ static int window_anchor(const unsigned char *first, int n, int starts)
     return k < RT_WINDOW ? k : RT_WINDOW;
 }
 
+/* The median of the anchors raw[0..na) as measured, where one of them is a
+ * visit's first that the warm-up factor settled (first[i]); NAN where none
+ * is, or the factor is 1 (stable_window). PADDISER_VISIT_FIRST_SPAN=off:
+ * the settled value alone (bench comparisons). */
+static double anchors_raw(const double *raw, const unsigned char *first, int na, double warmup)
+{
+    int any = 0;
+    for (int i = 0; i < na; i++)
+        any |= first[i];
+    if (!any || warmup == 1.0 || na > RT_WINDOW_MAX || rt_env_off("PADDISER_VISIT_FIRST_SPAN"))
+        return NAN;
+    double a[RT_WINDOW_MAX];
+    memcpy(a, raw, (size_t)na * sizeof *a);
+    return pd_median(a, (size_t)na);
+}
+
 /* The window's estimate of v[0..n): the median of the instances
  * stable_window keeps, anchored on na. v is left as it was. */
 static double window_estimate(const double *v, int n, int na)
@@ -784,7 +814,7 @@ static double window_estimate(const double *v, int n, int na)
     double c[RT_WINDOW_MAX];
     memcpy(c, v, (size_t)n * sizeof *c);
     if (n > na)
-        n = stable_window(c, n, na);
+        n = stable_window(c, n, na, NAN);
     return pd_median(c, (size_t)n);
 }
 
@@ -852,7 +882,7 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
     double warmup = visit_warmup(t, sigma, &known);
     int starts = !(t->ran_before && t->prev_input == next);
     double ahead = starts ? warmup : 1.0;
-    double v[RT_WINDOW_MAX];
+    double v[RT_WINDOW_MAX], raw[RT_WINDOW_MAX];
     unsigned char first[RT_WINDOW_MAX];
     int n = 0;
     /* Until a factor is known, a visit's first cannot be brought to what
@@ -870,6 +900,7 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
             continue;
         if (h->input == next) {
             first[n] = (unsigned char)h->visit_first;
+            raw[n] = dram_time_of(h, sigma);
             v[n++] = settled_dram(h->time, h->r0, h->visit_first, sigma, warmup);
         }
     }
@@ -895,7 +926,7 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
     double newest = n > 0 ? v[0] : NAN; /* before stable_window reorders v */
     int na = t->pred_same_input ? window_anchor(first, n, starts) : RT_WINDOW;
     if (n > na)
-        n = stable_window(v, n, na);
+        n = stable_window(v, n, na, t->pred_same_input ? anchors_raw(raw, first, na, warmup) : NAN);
     t->pred_n = last ? 1 : n;
     t->pred_cv = NAN;
     if (n == 0)

@@ -10,8 +10,13 @@
  * Then objects reallocated per instance keep getting their plan (the budget
  * of freed pages comes back), and a run with node 0 filled by other memory:
  * the new hot pages are refused by the kernel and the runtime demotes its
- * coldest planned pages. */
+ * coldest planned pages. And a replanning sync point run once for each of
+ * its allocations, that one failing (this program's malloc, calloc and
+ * realloc, which the library resolves to): it answers PD_OK or PD_ENOMEM,
+ * and the next sync point puts the planned pages, and only those, on node
+ * 0 (tests/test_runtime_alloc_fail.c does the same on the sim backend). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <numaif.h>
 #include <stdint.h>
@@ -36,6 +41,27 @@ static int failures;
             printf("\n");                                                                                              \
         }                                                                                                              \
     } while (0)
+
+/* Allocation failures on demand: the fail_at-th allocation (from 1) this
+ * thread makes while armed fails. */
+static long fail_at = -1, alloc_calls;
+static int alloc_armed;
+static pthread_t armed_thread;
+
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+
+static int fail_now(void)
+{
+    if (!alloc_armed || !pthread_equal(pthread_self(), armed_thread))
+        return 0;
+    return ++alloc_calls == fail_at;
+}
+
+void *malloc(size_t n) { return fail_now() ? NULL : __libc_malloc(n); }
+void *calloc(size_t n, size_t size) { return fail_now() ? NULL : __libc_calloc(n, size); }
+void *realloc(void *p, size_t n) { return fail_now() ? NULL : __libc_realloc(p, n); }
 
 static void sweep(unsigned char *p, size_t len, int passes)
 {
@@ -422,6 +448,84 @@ static void check_first_touch(void)
     munmap(buf, len);
 }
 
+/* One 8 MB object, starting on the slow node; task 0 sweeps its first MiB
+ * once, task 1 its last 6 MiB eight times. */
+static void alloc_fail_instance(unsigned char *buf)
+{
+    pd_task_begin(0);
+    sweep(buf, 1 * MB, 1);
+    pd_task_end(0);
+    for (int k = 0; k < 8; k++) {
+        pd_task_begin(1);
+        sweep(buf + 2 * MB, 6 * MB, 1);
+        pd_task_end(1);
+    }
+}
+
+/* The first replan (it moves the hot pages to node 0) with its at-th
+ * allocation failing (-1: none); then another instance and a sync point
+ * with memory back. Returns the first sync point's allocations, or -1 when
+ * the runtime did not start. */
+static long alloc_fail_run(unsigned char *buf, size_t len, long at)
+{
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_NUMA;
+    o.fast_capacity = 3 * MB;
+    o.planner = PD_PLANNER_GREEDY;
+    int rc = pd_init(&o);
+    CHECK(rc == PD_OK, "pd_init: %s", pd_strerror(rc));
+    if (rc != PD_OK)
+        return -1;
+    pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
+    CHECK(pd_object_register("grid", buf, len, &stream) == 0, "register");
+    alloc_fail_instance(buf);
+    alloc_calls = 0;
+    fail_at = at;
+    armed_thread = pthread_self();
+    alloc_armed = 1;
+    rc = pd_sync_point();
+    alloc_armed = 0;
+    long made = alloc_calls;
+    CHECK(rc == PD_OK || (at > 0 && rc == PD_ENOMEM), "allocation %ld failing: the sync point answered %s", at,
+          pd_strerror(rc));
+    pd_profile_info info;
+    if (at < 0)
+        CHECK(pd_profile_info_get(&info) == PD_OK && info.pages_moved > 0, "the first replan moved nothing");
+    alloc_fail_instance(buf);
+    rc = pd_sync_point();
+    CHECK(rc == PD_OK, "allocation %ld failed: the next sync point answered %s", at, pd_strerror(rc));
+    pd_task_plan plan[4];
+    int n = pd_plan_query(plan, 4, NULL);
+    size_t planned = 0;
+    for (int i = 0; i < n; i++)
+        planned += plan[i].dram_bytes;
+    long on0 = pages_on_node(buf, len, 0);
+    CHECK(planned > 0 && planned <= 3 * MB, "allocation %ld failed: %zu B planned", at, planned);
+    CHECK((size_t)on0 * PAGE == planned, "allocation %ld failed: %ld pages on node 0 for %zu B planned", at, on0,
+          planned);
+    CHECK(pd_finalize() == PD_OK, "finalize");
+    return made;
+}
+
+static void check_alloc_fail(void)
+{
+    size_t len = 8 * MB;
+    unsigned char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(buf != MAP_FAILED, "mmap");
+    if (buf == MAP_FAILED)
+        return;
+    memset(buf, 0, len);
+    int before = failures;
+    long total = alloc_fail_run(buf, len, -1);
+    for (long at = 1; at <= total; at++)
+        alloc_fail_run(buf, len, at);
+    printf("guest_numa_api: allocation failures: each of the first replan's %ld allocations failed in turn, "
+           "%d failed checks\n",
+           total, failures - before);
+    munmap(buf, len);
+}
+
 int main(void)
 {
     setenv("PADDISER_QUIET", "1", 1);
@@ -520,6 +624,7 @@ int main(void)
     munmap(buf, len);
     check_keep();
     check_realloc();
+    check_alloc_fail();
     /* First touch before the demotion run: that run fills node 0 until it
      * spills, and for a while after its filler is freed node 0 may still
      * turn away new pages (boosted watermarks, reclaim in flight), which

@@ -357,6 +357,32 @@ static void test_revisit_first_within_its_span_keeps_older_visits(void **state)
     assert_int_equal(p.predicted_from, 1);
 }
 
+/* ... but only for the visit's second instance: once the visit has a later
+ * one, that one says where the visit runs. A's revisit runs at 11 ms
+ * against its older visit's 12 ms, its first at 16.5 ms (1.5x, settled
+ * 11 ms); the third instance is predicted from the visit's own two, 11 ms,
+ * and the older visit's 12 ms stay out (a span from the first as measured
+ * would take them in: 12 ms). */
+static void test_visit_first_span_ends_with_the_visits_next_instance(void **state)
+{
+    (void)state;
+    setenv("PADDISER_PREDICT_REPLAY", "off", 1);
+    const double a[] = {0.018, 0.012, 0.012, 0.012}, b[] = {0.030, 0.020, 0.020, 0.020};
+    for (int i = 0; i < 4; i++)
+        instance(a[i]);
+    assert_int_equal(pd_object_update(0, buf, 4 * MB), PD_OK);
+    for (int i = 0; i < 4; i++)
+        instance(b[i]);
+    assert_int_equal(pd_object_update(0, buf + 4 * MB, 2 * MB), PD_OK); /* A again */
+    instance(0.0165);
+    instance(0.011);
+    pd_task_plan p = plan_of(0);
+    unsetenv("PADDISER_PREDICT_REPLAY");
+    assert_int_equal(p.same_input, 1);
+    assert_float_equal(p.predicted_time, 0.011, 1e-9);
+    assert_int_equal(p.predicted_from, 2);
+}
+
 /* Before any visit has taught the factor, a visit's first instance stands
  * for its visit only until the visit's next one has run: 15 ms then 10 ms
  * predicts 10 ms, not the 12.5 ms of their median; once the factor is
@@ -587,6 +613,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_close_inputs_scale_linearly, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visit_warmup_is_learned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_revisit_first_within_its_span_keeps_older_visits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_visit_first_span_ends_with_the_visits_next_instance, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visit_first_left_out_until_warmup_is_learned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visit_first_kept_for_the_next_visits_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visit_warmup_off_counts_the_first_as_it_came, setup, teardown),

@@ -514,10 +514,10 @@ static const rt_instance *recent(const rt_task *t, int i)
  * anchors include a visit's first, the median of the anchors as measured,
  * before the warm-up factor settled the first (NAN: none). The factor is
  * learned from a few visits and is not the same for every visit (on the
- * phases example a new input's first ran about 3% slower than the rest of
- * its visit, a revisited input's not at all, and a factor of 1.11 from two
- * visits once put a revisit's anchor 12% under its older visits and
- * predicted its second instance 13% low: docs/runtime.md), so the
+ * phases example a new input's first ran a few percent slower than the
+ * rest of its visit, a revisited input's not at all, and a factor of 1.11
+ * from two visits once put a revisit's anchor 12% under its older visits
+ * and predicted its second instance 15% low: docs/runtime.md), so the
  * anchor's level is only known between the two: an older instance within
  * the noise of that span joins. */
 static int stable_window(double *v, int n, int na, double raw)
@@ -791,16 +791,22 @@ static int window_anchor(const unsigned char *first, int n, int starts)
     return k < RT_WINDOW ? k : RT_WINDOW;
 }
 
-/* The median of the anchors raw[0..na) as measured, where one of them is a
- * visit's first that the warm-up factor settled (first[i]); NAN where none
- * is, or the factor is 1 (stable_window). PADDISER_VISIT_FIRST_SPAN=off:
- * the settled value alone (bench comparisons). */
+/* The median of the anchors raw[0..na) as measured, where every one of
+ * them is a visit's first that the warm-up factor settled (first[i]): the
+ * visit's second instance, whose prediction has nothing else of the visit
+ * to rest on. NAN otherwise, or where the factor is 1 (stable_window).
+ * Once the visit has a later instance, that instance says where the visit
+ * runs, and a span reaching from the anchors' median to the first as
+ * measured would let older visits of another level join the window
+ * (test_visit_first_span_ends_with_the_visits_next_instance).
+ * PADDISER_VISIT_FIRST_SPAN=off: the settled value alone (bench
+ * comparisons). */
 static double anchors_raw(const double *raw, const unsigned char *first, int na, double warmup)
 {
-    int any = 0;
+    int all = na > 0;
     for (int i = 0; i < na; i++)
-        any |= first[i];
-    if (!any || warmup == 1.0 || na > RT_WINDOW_MAX || rt_env_off("PADDISER_VISIT_FIRST_SPAN"))
+        all &= first[i];
+    if (!all || warmup == 1.0 || na > RT_WINDOW_MAX || rt_env_off("PADDISER_VISIT_FIRST_SPAN"))
         return NAN;
     double a[RT_WINDOW_MAX];
     memcpy(a, raw, (size_t)na * sizeof *a);

@@ -431,6 +431,7 @@ static void test_update_placed_slow_is_promoted_again(void **state)
     }
     pd_finalize();
     pd_perf_set_clock(NULL);
+    unsetenv("PADDISER_SAMPLE_PERIOD_MS");
     unsetenv("PADDISER_SAMPLE_RATE");
     unsetenv("PADDISER_SAMPLE_BUDGET_PCT");
     free(buf);

@@ -5,8 +5,8 @@
  * input nor the times change. Task times come from a fake clock (the same
  * every instance); sampling costs are real and instances last
  * microseconds, so after the first sampled instance a 1% share is spent.
- * Where a test needs the time between instances, the sampler's clock is a
- * fake one too (pd_sampler_set_clock). */
+ * Where a test needs the time between instances, or instances of a given
+ * length, the sampler's clock is a fake one too (pd_sampler_set_clock). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -282,10 +282,10 @@ static void test_first_instance_has_no_fixed_allowance(void **state)
     assert_true(none < fixed);
 }
 
-/* 24 instances of 30 ms (the sampler's fake clock) under a 10% share, each sampled one
- * made 1 s longer in task time than the others (the fake clock): what its
- * plan predicted falls 1 s short, against a measured sampling cost of
- * milliseconds. Returns how many were sampled; *factor the share's wall
+/* 24 instances of 30 ms (the sampler's fake clock) under a 10% share, each
+ * sampled one made 1 s longer in task time than the others (the task
+ * clock, fake too): what its plan predicted falls 1 s short, against a
+ * measured sampling cost of a few microseconds a fault. Returns how many were sampled; *factor the share's wall
  * factor at the end. PADDISER_SAMPLE_WALL_FACTOR=wall (NULL: unset). */
 static unsigned long long wall_run(const char *wall, double *factor)
 {

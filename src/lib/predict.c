@@ -511,8 +511,8 @@ static const rt_instance *recent(const rt_task *t, int i)
 /* v[0..n) (most recent first, n > na): how many of them belong to the
  * current regime (robust_dram_time), anchored on the na most recent. Keeps
  * the order of v; the accepted ones move to its front. raw: where the
- * anchors include a visit's first, the median of the anchors as measured,
- * before the warm-up factor settled the first (NAN: none). The factor is
+ * anchors are all visits' firsts (anchors_raw), their median as
+ * measured, before the warm-up factor settled them (NAN: none). The factor is
  * learned from a few visits and is not the same for every visit (on the
  * phases example a new input's first ran a few percent slower than the
  * rest of its visit, a revisited input's not at all, and a factor of 1.11

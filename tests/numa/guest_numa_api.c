@@ -70,6 +70,23 @@ static void sweep(unsigned char *p, size_t len, int passes)
             ((volatile unsigned char *)p)[i] += 1;
 }
 
+/* pd_init on the numa backend with the greedy planner and this fast
+ * capacity (keep_thp: PD_THP_KEEP, else the default); 1 when it started,
+ * else a failed check and 0. */
+static int start_numa(size_t fast_capacity, int keep_thp)
+{
+    pd_options o;
+    pd_options_default(&o);
+    o.backend = PD_BACKEND_NUMA;
+    o.fast_capacity = fast_capacity;
+    o.planner = PD_PLANNER_GREEDY;
+    if (keep_thp)
+        o.thp = PD_THP_KEEP;
+    int rc = pd_init(&o);
+    CHECK(rc == PD_OK, "pd_init: %s", pd_strerror(rc));
+    return rc == PD_OK;
+}
+
 /* One instance, then its sync point: task 0 one pass over [0, 2) MiB,
  * task 1 12 passes over the 12 MiB at hot. */
 static int skewed_instance(unsigned char *buf, size_t hot)
@@ -189,21 +206,14 @@ static void check_demotion(void)
     if (buf == MAP_FAILED)
         return;
     memset(buf, 0, len);
-    pd_options o;
-    pd_options_default(&o);
-    o.backend = PD_BACKEND_NUMA;
-    o.fast_capacity = 24 * MB;
-    o.planner = PD_PLANNER_GREEDY;
-    int rc = pd_init(&o);
-    CHECK(rc == PD_OK, "pd_init: %s", pd_strerror(rc));
-    if (rc != PD_OK)
+    if (!start_numa(24 * MB, 0))
         return;
     pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
     int obj = pd_object_register("grid", buf, len, &stream);
     CHECK(obj >= 0, "register: %s", pd_strerror(obj));
     print_node0_map("demotion run, after register", buf, len);
 
-    rc = skewed_instance(buf, 8 * MB);
+    int rc = skewed_instance(buf, 8 * MB);
     CHECK(rc == PD_OK, "sync point 1: %s", pd_strerror(rc));
     long old0 = pages_on_node(buf + 8 * MB, 12 * MB, 0);
     printf("guest_numa_api: demotion run, plan 1: old hot range [8,20) MiB: %ld pages on node 0\n", old0);
@@ -283,15 +293,7 @@ static void check_keep(void)
         return;
     unsigned char *buf = (unsigned char *)(((uintptr_t)raw + 2 * MB - 1) & ~(uintptr_t)(2 * MB - 1));
     memset(buf, 0, len);
-    pd_options o;
-    pd_options_default(&o);
-    o.backend = PD_BACKEND_NUMA;
-    o.fast_capacity = 6 * MB;
-    o.planner = PD_PLANNER_GREEDY;
-    o.thp = PD_THP_KEEP;
-    int rc = pd_init(&o);
-    CHECK(rc == PD_OK, "pd_init: %s", pd_strerror(rc));
-    if (rc != PD_OK)
+    if (!start_numa(6 * MB, 1))
         return;
     pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
     CHECK(pd_object_register("grid", buf, len, &stream) >= 0, "register");
@@ -306,7 +308,7 @@ static void check_keep(void)
         sweep(buf + 4 * MB, 12 * MB, 1);
         pd_task_end(1);
     }
-    rc = pd_sync_point();
+    int rc = pd_sync_point();
     CHECK(rc == PD_OK, "sync point: %s", pd_strerror(rc));
     /* (The sampler's mprotect of one page per region splits the 2 MB
      * mappings, so smaps counts no AnonHugePages here any more.) */
@@ -342,15 +344,9 @@ static void check_keep(void)
 static void check_realloc(void)
 {
     const size_t len = 8 * MB;
-    pd_options o;
-    pd_options_default(&o);
-    o.backend = PD_BACKEND_NUMA;
-    o.fast_capacity = 6 * MB;
-    o.planner = PD_PLANNER_GREEDY;
-    int rc = pd_init(&o);
-    CHECK(rc == PD_OK, "pd_init: %s", pd_strerror(rc));
-    if (rc != PD_OK)
+    if (!start_numa(6 * MB, 0))
         return;
+    int rc;
     pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
     unsigned char *old = NULL;
     int id = -1;
@@ -413,22 +409,16 @@ static void check_first_touch(void)
     memset(buf, 0, len);
     long before = pages_on_node(buf, len, 0);
     setenv("PADDISER_START_TIER", "first-touch", 1);
-    pd_options o;
-    pd_options_default(&o);
-    o.backend = PD_BACKEND_NUMA;
-    o.fast_capacity = 6 * MB;
-    o.planner = PD_PLANNER_GREEDY;
-    int rc = pd_init(&o);
+    int started = start_numa(6 * MB, 0);
     setenv("PADDISER_START_TIER", "slow", 1);
-    CHECK(rc == PD_OK, "pd_init: %s", pd_strerror(rc));
-    if (rc != PD_OK)
+    if (!started)
         return;
     pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
     CHECK(pd_object_register("grid", buf, len, &stream) >= 0, "register");
     long after = pages_on_node(buf, len, 0);
     printf("guest_numa_api: first touch: %ld pages on node 0 before register, %ld after\n", before, after);
     CHECK(before == (long)(len / PAGE) && after == before, "registration moved pages: %ld -> %ld", before, after);
-    rc = skewed_instance(buf, 4 * MB);
+    int rc = skewed_instance(buf, 4 * MB);
     CHECK(rc == PD_OK, "sync point: %s", pd_strerror(rc));
     pd_task_plan plan[4];
     int n = pd_plan_query(plan, 4, NULL);
@@ -468,14 +458,7 @@ static void alloc_fail_instance(unsigned char *buf)
  * the runtime did not start. */
 static long alloc_fail_run(unsigned char *buf, size_t len, long at)
 {
-    pd_options o;
-    pd_options_default(&o);
-    o.backend = PD_BACKEND_NUMA;
-    o.fast_capacity = 3 * MB;
-    o.planner = PD_PLANNER_GREEDY;
-    int rc = pd_init(&o);
-    CHECK(rc == PD_OK, "pd_init: %s", pd_strerror(rc));
-    if (rc != PD_OK)
+    if (!start_numa(3 * MB, 0))
         return -1;
     pd_access_hint stream = {PD_PATTERN_STREAM, 1, 64, 0};
     CHECK(pd_object_register("grid", buf, len, &stream) == 0, "register");
@@ -484,7 +467,7 @@ static long alloc_fail_run(unsigned char *buf, size_t len, long at)
     fail_at = at;
     armed_thread = pthread_self();
     alloc_armed = 1;
-    rc = pd_sync_point();
+    int rc = pd_sync_point();
     alloc_armed = 0;
     long made = alloc_calls;
     CHECK(rc == PD_OK || (at > 0 && rc == PD_ENOMEM), "allocation %ld failing: the sync point answered %s", at,
@@ -557,14 +540,7 @@ int main(void)
     thp_smaps sm;
     print_smaps("before register", buf, len, &sm);
 
-    pd_options o;
-    pd_options_default(&o);
-    o.backend = PD_BACKEND_NUMA;
-    o.fast_capacity = 6 * MB;
-    o.planner = PD_PLANNER_GREEDY;
-    int rc = pd_init(&o);
-    CHECK(rc == PD_OK, "pd_init: %s", pd_strerror(rc));
-    if (rc != PD_OK) {
+    if (!start_numa(6 * MB, 0)) {
         printf("guest_numa_api: FAIL\n");
         return 1;
     }
@@ -577,7 +553,7 @@ int main(void)
     printf("guest_numa_api: after register: %ld/%lu pages on node 1\n", slow0, len / PAGE);
     CHECK(slow0 == (long)(len / PAGE), "registered pages start on the slow node");
 
-    rc = skewed_instance(buf, 4 * MB);
+    int rc = skewed_instance(buf, 4 * MB);
     CHECK(rc == PD_OK, "sync point: %s", pd_strerror(rc));
 
     pd_task_plan plan[4];

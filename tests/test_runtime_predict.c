@@ -325,16 +325,23 @@ static void test_visit_warmup_is_learned(void **state)
  * value alone), 6.7 ms. The window always (PADDISER_PREDICT_REPLAY=off):
  * with times this exact, which of the window and the last instance the
  * replay favours is a matter of rounding. */
-static pd_task_plan revisit_second_instance(void)
+/* A visit of A (its first 1.5x the rest, a_rest), one of B (2 MB more: 30
+ * then 20 ms), and A again, freed and allocated anew: the factor learned
+ * is 1.5. */
+static void visits_of_a_b_then_a(double a_rest)
 {
-    const double a[] = {0.015, 0.010, 0.010, 0.010}, b[] = {0.030, 0.020, 0.020, 0.020};
     for (int i = 0; i < 4; i++)
-        instance(a[i]);
+        instance(i == 0 ? 1.5 * a_rest : a_rest);
     assert_int_equal(pd_object_update(0, buf, 4 * MB), PD_OK);
     for (int i = 0; i < 4; i++)
-        instance(b[i]);
+        instance(i == 0 ? 0.030 : 0.020);
     assert_int_equal(pd_object_update(0, buf + 4 * MB, 2 * MB), PD_OK); /* A again */
-    assert_float_equal(plan_of(0).predicted_time, 0.015, 1e-9);       /* as a visit's first */
+}
+
+static pd_task_plan revisit_second_instance(void)
+{
+    visits_of_a_b_then_a(0.010);
+    assert_float_equal(plan_of(0).predicted_time, 0.015, 1e-9); /* as a visit's first */
     instance(0.010);
     pd_task_plan p = plan_of(0);
     assert_int_equal(p.same_input, 1);
@@ -367,13 +374,7 @@ static void test_visit_first_span_ends_with_the_visits_next_instance(void **stat
 {
     (void)state;
     setenv("PADDISER_PREDICT_REPLAY", "off", 1);
-    const double a[] = {0.018, 0.012, 0.012, 0.012}, b[] = {0.030, 0.020, 0.020, 0.020};
-    for (int i = 0; i < 4; i++)
-        instance(a[i]);
-    assert_int_equal(pd_object_update(0, buf, 4 * MB), PD_OK);
-    for (int i = 0; i < 4; i++)
-        instance(b[i]);
-    assert_int_equal(pd_object_update(0, buf + 4 * MB, 2 * MB), PD_OK); /* A again */
+    visits_of_a_b_then_a(0.012);
     instance(0.0165);
     instance(0.011);
     pd_task_plan p = plan_of(0);

@@ -442,11 +442,11 @@ static void lbhm_child(const char *path)
 static void test_lb_hm_config_finalizes_at_exit(void **state)
 {
     (void)state;
-    char path[] = "/tmp/paddiser_lbhm_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    unlink(path);
+    /* in a private directory: the child's runtime creates the CSV */
+    char dir[] = "/tmp/paddiser_lbhm_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[sizeof dir + 16];
+    snprintf(path, sizeof path, "%s/tasks.csv", dir);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0)
@@ -464,7 +464,8 @@ static void test_lb_hm_config_finalizes_at_exit(void **state)
     assert_non_null(fgets(line, sizeof line, f));
     assert_true(strncmp(line, "exact,5,", 8) == 0);
     fclose(f);
-    unlink(path);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(rmdir(dir), 0);
 }
 
 static void test_concurrent_tasks_openmp(void **state)

@@ -64,11 +64,12 @@ static int fast_pages_in(unsigned char *lo, size_t len)
 static void test_skewed_task_gets_more_dram(void **state)
 {
     (void)state;
-    char csv_path[] = "/tmp/paddiser_tasks_XXXXXX";
-    int fd = mkstemp(csv_path);
-    assert_true(fd >= 0);
-    close(fd);
-    unlink(csv_path); /* the runtime creates it with a header */
+    /* in a private directory: the runtime creates the CSV (with a header),
+     * and a name freed in shared /tmp could be taken before it does */
+    char csv_dir[] = "/tmp/paddiser_tasks_XXXXXX";
+    assert_non_null(mkdtemp(csv_dir));
+    char csv_path[sizeof csv_dir + 16];
+    snprintf(csv_path, sizeof csv_path, "%s/tasks.csv", csv_dir);
     setenv("PADDISER_TASKS_CSV", csv_path, 1);
     setenv("PADDISER_POLICY", "lb", 1);
     /* m given: the first plan counts its gain whole (with m the prior it
@@ -169,7 +170,8 @@ static void test_skewed_task_gets_more_dram(void **state)
         assert_true(atof(pd_csv_get(csv, r, 3)) >= 0 && atof(pd_csv_get(csv, r, 3)) <= 1);
     }
     pd_csv_free(csv);
-    unlink(csv_path);
+    assert_int_equal(unlink(csv_path), 0);
+    assert_int_equal(rmdir(csv_dir), 0);
     unsetenv("PADDISER_TASKS_CSV");
     unsetenv("PADDISER_POLICY");
     unsetenv("PADDISER_MEM_BOUND");

@@ -26,7 +26,10 @@
 #   env: BUILD (default the repository's build), SCALES (default "21 22"), TRIALS (8),
 #        RUNS (3), THREADS (2), FAST (fast capacity, default 128M),
 #        SAMPLER (mprotect: this machine has no PMU load sampling),
-#        WARMUP (5), BACKEND (sim), CXX (g++)
+#        WARMUP (5), BACKEND (sim), CXX (g++),
+#        KEEP (a folder: each run's output folder sSCALE-rRUN, its plan.log
+#        and tasks.csv among them, and GAP's output on-/off-SCALE-RUN.txt
+#        are copied there, for a look at the instances one by one)
 set -eu
 NAME=gapbs_pr
 GAPBS_DIR=${1:-}
@@ -45,6 +48,10 @@ SAMPLER=${SAMPLER:-mprotect}
 WARMUP=${WARMUP:-5}
 BACKEND=${BACKEND:-sim}
 CXX=${CXX:-g++}
+KEEP=${KEEP:-}
+if [ -n "$KEEP" ]; then
+    mkdir -p "$KEEP" && KEEP=$(cd "$KEEP" && pwd) || { echo "gapbs_pr: KEEP=$KEEP: cannot create it" >&2; exit 2; }
+fi
 . "$ROOT/bench/gapbs_common.sh"
 need_tools "$CXX" nm addr2line
 
@@ -127,3 +134,11 @@ for scale in $SCALES; do
     summary 5 "(e) bytes moved after $WARMUP instances" " " <"$T/stats-$scale"
     summary 6 "(d) trial time under the runtime / alone - 1" "%" <"$T/stats-$scale"
 done
+if [ -n "$KEEP" ]; then
+    for scale in $SCALES; do
+        for r in $(seq 1 "$RUNS"); do
+            cp -r "$T/s$scale-r$r" "$KEEP/" && cp "$T/on-$scale-$r.txt" "$T/off-$scale-$r.txt" "$KEEP/"
+        done
+    done
+    echo "gapbs_pr: kept in $KEEP"
+fi

@@ -111,6 +111,18 @@ bench-sync: $(BUILD)/bench/sync_bench
 	PADDISER_QUIET=1 $(BUILD)/bench/sync_bench $(SYNC_BENCH_ARGS)
 -include $(BUILD)/obj/bench/sync_bench.d
 
+# Adopting a first-touched input on the numa backend (bench/numa_adopt_bench.c;
+# a benchmark: a two-node sysfs tree of its own, no second node needed).
+NUMA_ADOPT_ARGS ?= 5 256 1024
+$(BUILD)/bench/numa_adopt_bench: $(call OBJ,bench/numa_adopt_bench.c) $(BUILD)/libpaddiser_internal.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+.PHONY: bench-numa-adopt
+bench-numa-adopt: $(BUILD)/bench/numa_adopt_bench
+	PADDISER_QUIET=1 $(BUILD)/bench/numa_adopt_bench $(NUMA_ADOPT_ARGS)
+-include $(BUILD)/obj/bench/numa_adopt_bench.d
+
 # Prediction error against the naive previous-instance predictor on a
 # multi-phase OpenMP program with several inputs (bench/predict_bench.c).
 PREDICT_BENCH_ARGS ?=

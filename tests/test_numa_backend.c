@@ -545,6 +545,123 @@ static void test_real_syscalls_query(void **state)
     b->destroy(b);
 }
 
+/* First touch stays (PD_PLACE_FIRST_TOUCH): nothing moves and no policy
+ * is set; with a budget, the pages found on the fast node are charged to
+ * it; without one, nothing is asked of the kernel at all. */
+static void test_first_touch_charges_what_is_fast_and_moves_nothing(void **state)
+{
+    (void)state;
+    pd_backend *b = fake_backend(1, 64 * PAGE);
+    for (int i = 0; i < 8; i++)
+        fk.node[i] = 0;
+    fk.mapped[9] = 2; /* not present yet: charged when it is */
+    pd_migrate_stats st = {0};
+    assert_int_equal(b->place(b, pg(0), 16 * PAGE, PD_PLACE_FIRST_TOUCH, &st), 0);
+    assert_int_equal(st.pages_requested, 16);
+    assert_int_equal(st.pages_moved + st.pages_failed + st.bytes_moved, 0);
+    assert_int_equal(fk.move_calls + fk.mbind_calls, 0);
+    assert_int_equal(fk.query_calls, 1);
+    assert_int_equal(pd_backend_numa_charged(b), 8 * PAGE);
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(fk.node[i], i < 8 ? 0 : 1);
+    b->destroy(b);
+
+    b = fake_backend(0, 0);
+    pd_migrate_stats none = {0};
+    assert_int_equal(b->place(b, pg(0), 2048 * PAGE, PD_PLACE_FIRST_TOUCH, &none), 0);
+    assert_int_equal(none.pages_requested, 2048);
+    assert_int_equal(fk.move_calls + fk.mbind_calls + fk.query_calls, 0);
+    b->destroy(b);
+}
+
+/* fast_runs' answer, checked as it comes: in address order, each run
+ * maximal (not touching the one before), inside the range asked. */
+typedef struct {
+    unsigned char fast[FAKE_PAGES];
+    uintptr_t last_hi;
+    int runs, stop_after;
+} runs_seen;
+
+static int note_run(void *ctx, uintptr_t lo, uintptr_t hi)
+{
+    runs_seen *r = ctx;
+    assert_true(lo < hi && lo % PAGE == 0 && hi % PAGE == 0);
+    assert_true(lo > r->last_hi || r->runs == 0); /* ordered, and not adjacent to the last */
+    r->last_hi = hi;
+    for (uintptr_t a = lo; a < hi; a += PAGE) {
+        long i = page_index((void *)a);
+        assert_true(i >= 0);
+        r->fast[i] = 1;
+    }
+    return ++r->runs == r->stop_after;
+}
+
+/* The fast runs of a range are what a page-by-page query says is on the
+ * fast node, as maximal runs, a batch of PD_NUMA_BATCH pages a call: runs
+ * that cross a batch's end, unmapped and absent pages and a third node
+ * ending a run, a range that is not a whole number of pages. */
+static void test_fast_runs_are_the_querys_fast_pages(void **state)
+{
+    (void)state;
+    pd_backend *b = fake_backend(1, 0);
+    assert_non_null(b->fast_runs);
+    uint64_t x = 12345;
+    for (int pattern = 0; pattern < 6; pattern++) {
+        for (int i = 0; i < FAKE_PAGES; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            /* runs of a few pages to a few hundred, some across 1024 */
+            int on = pattern == 0 ? 0 : pattern == 1 ? 1 : (int)((x >> 33) % 100) < 10 * pattern;
+            if (pattern >= 2 && i > 0 && (x >> 20) % 16 != 0)
+                on = fk.node[i - 1] == 0; /* mostly continue the last page's tier */
+            fk.node[i] = on ? 0 : 1;
+            fk.mapped[i] = 1;
+        }
+        fk.node[1023] = fk.node[1024] = fk.node[1025] = 0; /* across the first batch's end */
+        if (pattern >= 3) {
+            fk.mapped[1500] = 0;     /* unmapped: -EFAULT */
+            fk.mapped[1501] = 2;     /* not present: -ENOENT */
+            fk.node[1502] = 3;       /* a third node */
+            fk.node[1499] = fk.node[1503] = 0;
+        }
+        size_t first = pattern % 2 ? 7 : 0, n = FAKE_PAGES - first - (pattern == 4 ? 300 : 0);
+        int tiers[FAKE_PAGES];
+        void *pages[FAKE_PAGES];
+        for (size_t i = 0; i < n; i++)
+            pages[i] = pg((int)(first + i));
+        assert_int_equal(b->query(b, pages, n, tiers), 0);
+        runs_seen seen = {0};
+        int calls = fk.query_calls;
+        /* the last page partly: it is the range's all the same */
+        assert_int_equal(b->fast_runs(b, pg((int)first), n * PAGE - (pattern == 5 ? PAGE / 2 : 0), note_run, &seen),
+                         0);
+        assert_int_equal(fk.query_calls - calls, (int)((n + PD_NUMA_BATCH - 1) / PD_NUMA_BATCH));
+        int runs = 0;
+        for (size_t i = 0; i < n; i++) {
+            assert_int_equal(seen.fast[first + i], tiers[i] == PD_TIER_FAST);
+            runs += tiers[i] == PD_TIER_FAST && (i == 0 || tiers[i - 1] != PD_TIER_FAST);
+        }
+        for (size_t i = 0; i < FAKE_PAGES; i++)
+            if (i < first || i >= first + n)
+                assert_int_equal(seen.fast[i], 0);
+        assert_int_equal(seen.runs, runs);
+        if (pattern == 1)
+            assert_int_equal(runs, 1); /* the whole range, once, across four batches */
+    }
+
+    /* fn's nonzero answer stops it at that run */
+    runs_seen two = {.stop_after = 2};
+    assert_int_equal(b->fast_runs(b, pg(0), FAKE_PAGES * PAGE, note_run, &two), 1);
+    assert_int_equal(two.runs, 2);
+    /* bad arguments; a query the kernel refuses says so */
+    runs_seen none = {0};
+    assert_int_equal(b->fast_runs(b, (char *)pg(0) + 8, PAGE, note_run, &none), -EINVAL);
+    assert_int_equal(b->fast_runs(b, pg(0), PAGE, NULL, NULL), -EINVAL);
+    fk.fail_errno = ENOMEM;
+    assert_int_equal(b->fast_runs(b, pg(0), PAGE, note_run, &none), -ENOMEM);
+    assert_int_equal(none.runs, 0);
+    b->destroy(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -564,6 +681,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_budget_enforced_and_freed_by_demotion, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_place_uses_preferred_policy, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_real_syscalls_query, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_first_touch_charges_what_is_fast_and_moves_nothing, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_fast_runs_are_the_querys_fast_pages, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests_name("numa_backend", tests, NULL, NULL);
 }

@@ -432,6 +432,13 @@ static int place_locked(numa_state *s, void *addr, size_t npages, int node, pd_m
  * not enforced, as at place). */
 static int adopt_locked(numa_state *s, void *addr, size_t npages, pd_migrate_stats *st)
 {
+    if (st)
+        st->pages_requested += npages;
+    /* Without a budget nothing is charged: no query (the runtime asks
+     * fast_runs next in any case; a 1 GiB input was 262144 pages queried
+     * twice) */
+    if (!s->capacity)
+        return 0;
     if (charged_reserve(s, npages))
         return -1;
     int where[PD_NUMA_BATCH];
@@ -444,8 +451,6 @@ static int adopt_locked(numa_state *s, void *addr, size_t npages, pd_migrate_sta
             if (where[i] == s->fast_node)
                 charge(s, pages[i]);
     }
-    if (st)
-        st->pages_requested += npages;
     return 0;
 }
 
@@ -489,6 +494,49 @@ static int numa_query(pd_backend *b, void **pages, size_t n, int *tier_out)
         int w = tier_out[i];
         tier_out[i] = w == s->fast_node ? PD_TIER_FAST : w == s->slow_node ? PD_TIER_SLOW : w < 0 ? w : -EXDEV;
     }
+    return 0;
+}
+
+/* The fast runs of a range, a batch of move_pages queries at a time: what
+ * the runtime's adoption of a new object asked page by page, listing each
+ * fast page as a run of its own (a 1 GiB input first touched on the fast
+ * node: 262144 runs to sort and merge). The lock is held for a batch's
+ * query only; fn runs outside it, so it may not call the backend (the
+ * interface's rule) but never waits on it. A run that crosses a batch is
+ * reported once. */
+static int numa_fast_runs(pd_backend *b, void *addr, size_t len, int (*fn)(void *ctx, uintptr_t lo, uintptr_t hi),
+                          void *ctx)
+{
+    numa_state *s = state_of(b);
+    uintptr_t lo = (uintptr_t)addr;
+    size_t npages = len / s->page_size + (len % s->page_size != 0);
+    if (!fn || lo % s->page_size || npages > (UINTPTR_MAX - lo) / s->page_size)
+        return -EINVAL;
+    void *pages[PD_NUMA_BATCH];
+    int where[PD_NUMA_BATCH];
+    uintptr_t open = 0, end = 0; /* the run not yet reported: [open, end), open == end: none */
+    for (size_t off = 0; off < npages; off += PD_NUMA_BATCH) {
+        size_t cnt = range_pages(s, addr, npages, off, pages, PD_NUMA_BATCH);
+        pthread_mutex_lock(&s->lock);
+        int qrc = query_nodes(s, pages, cnt, where);
+        pthread_mutex_unlock(&s->lock);
+        if (qrc)
+            return errno ? -errno : -EIO;
+        for (size_t i = 0; i < cnt; i++) {
+            uintptr_t p = (uintptr_t)pages[i];
+            if (where[i] == s->fast_node) {
+                if (open == end) /* the range's pages are consecutive */
+                    open = p;
+                end = p + s->page_size;
+                continue;
+            }
+            if (open != end && fn(ctx, open, end))
+                return 1;
+            open = end = 0;
+        }
+    }
+    if (open != end && fn(ctx, open, end))
+        return 1;
     return 0;
 }
 
@@ -816,6 +864,7 @@ pd_backend *pd_backend_numa_create(int fast_node, int slow_node, size_t fast_cap
     b->destroy = numa_destroy;
     b->promote = numa_promote_op;
     b->release = numa_release;
+    b->fast_runs = numa_fast_runs;
     b->state = s;
     return b;
 }

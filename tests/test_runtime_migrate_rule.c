@@ -154,11 +154,46 @@ static void test_moves_that_do_not_pay_are_not_made(void **state)
         assert_int_equal(t1->dram_bytes, 2 * MB);
         assert_float_equal(makespan, info.plan_current_s, 1e-12);
     }
-    /* A new input: the gain is counted over one instance again. */
+    /* A new input: the gain is counted over what the last visit had left
+     * at this point (4 instances, this one's first has run: 3), not over
+     * the new input's one instance */
     assert_int_equal(pd_object_update(0, buf, 12 * MB), PD_OK);
     pd_profile_info info = instance(12 * MB);
-    assert_int_equal(info.plan_horizon, 1);
+    assert_int_equal(info.plan_horizon, 3);
     assert_int_equal(info.plan_kept, 1);
+}
+
+/* The horizon of a visit that has run k instances: k (it is expected to
+ * last about as long again), or what the earlier visits' median length
+ * leaves of it, whichever is more; 1 for the first visit's first sync
+ * point; PADDISER_HORIZON_VISITS=off: k alone. Visits of 6, 2, 6 and 5
+ * instances: the third (the median of 6 and 2 is 4) 3, 2, then its own
+ * length; the fourth (the median 6) 5, 4, 3, then 4, 5. */
+static void test_horizon_is_what_visits_have_left(void **state)
+{
+    (void)state;
+    setenv("PADDISER_MIGRATE_BW", "1", 1); /* nothing pays: only the horizon is read */
+    start();
+    const size_t size[4] = {16 * MB, 12 * MB, 16 * MB, 12 * MB};
+    const int len[4] = {6, 2, 6, 5};
+    const int want[4][6] = {{1, 2, 3, 4, 5, 6}, {5, 4}, {3, 2, 3, 4, 5, 6}, {5, 4, 3, 4, 5}};
+    for (int v = 0; v < 4; v++) {
+        if (v)
+            assert_int_equal(pd_object_update(0, buf, size[v]), PD_OK);
+        for (int i = 0; i < len[v]; i++) {
+            pd_profile_info info = instance(size[v]);
+            assert_int_equal(info.plan_decided, 1);
+            if (info.plan_horizon != want[v][i])
+                fail_msg("visit %d, instance %d: horizon %d, expected %d", v, i + 1, info.plan_horizon, want[v][i]);
+        }
+    }
+    /* off: the visit's own length alone (on: the median of 6, 2, 6, 5 is
+     * 5.5, 5 whole instances, so 4 and then 3) */
+    setenv("PADDISER_HORIZON_VISITS", "off", 1);
+    assert_int_equal(pd_object_update(0, buf, 16 * MB), PD_OK);
+    assert_int_equal(instance(16 * MB).plan_horizon, 1);
+    unsetenv("PADDISER_HORIZON_VISITS");
+    assert_int_equal(instance(16 * MB).plan_horizon, 3);
 }
 
 /* First touch put the cold object in fast memory (registered first): the
@@ -546,6 +581,7 @@ int main(void)
     setenv("PADDISER_QUIET", "1", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_moves_that_do_not_pay_are_not_made, teardown),
+        cmocka_unit_test_teardown(test_horizon_is_what_visits_have_left, teardown),
         cmocka_unit_test_teardown(test_unchanged_input_stops_migrating, teardown),
         cmocka_unit_test_teardown(test_first_touch_start_moves_the_difference, teardown),
         cmocka_unit_test_teardown(test_revisited_input_uses_its_own_heat, teardown),

@@ -58,18 +58,43 @@ void rt_migrate_cost_record(size_t pages_moved, double seconds)
 void rt_input_run_record(void)
 {
     uint64_t ran = rt_input_signature(1);
-    if (rt.input_run > 0 && ran == rt.last_ran_input)
+    if (rt.input_run > 0 && ran == rt.last_ran_input) {
         rt.input_run++;
-    else
+    } else {
+        if (rt.input_run > 0) { /* a visit ended: its length, for the horizon */
+            rt.visit_len[rt.visit_next] = rt.input_run;
+            rt.visit_next = (rt.visit_next + 1) % RT_VISITS_KEPT;
+            if (rt.nvisits < RT_VISITS_KEPT)
+                rt.nvisits++;
+        }
         rt.input_run = 1;
+    }
     rt.last_ran_input = ran;
 }
 
+/* Instances a placement made now is expected to serve: the coming
+ * instance's input has run k instances in a row so far (0 for an input
+ * that starts now), and an input that lasted k is expected to last about k
+ * more (at least 1). Where earlier visits ended, their median length, less
+ * the k this one has run, is what a typical visit has left: a new input of
+ * a program whose inputs last 20 instances is judged over 20, not 1, so
+ * its plan is applied at its first sync point instead of once it has shown
+ * it stays (docs/runtime.md, *Gain versus cost*). Never less than k: a
+ * visit longer than the others so far keeps the grown horizon. At most
+ * RT_HISTORY. PADDISER_HORIZON_VISITS=off: k alone (bench comparisons). */
 int rt_plan_horizon(void)
 {
-    if (rt.input_run <= 0 || rt_input_signature(0) != rt.last_ran_input)
-        return 1;
-    return rt.input_run < RT_HISTORY ? rt.input_run : RT_HISTORY;
+    int k = rt.input_run > 0 && rt_input_signature(0) == rt.last_ran_input ? rt.input_run : 0;
+    int h = k > 1 ? k : 1;
+    if (rt.nvisits > 0 && !rt_env_off("PADDISER_HORIZON_VISITS")) {
+        double len[RT_VISITS_KEPT];
+        for (int i = 0; i < rt.nvisits; i++)
+            len[i] = rt.visit_len[i];
+        int left = (int)floor(pd_median(len, (size_t)rt.nvisits)) - k;
+        if (left > h)
+            h = left;
+    }
+    return h < RT_HISTORY ? h : RT_HISTORY;
 }
 
 double rt_min_gain_share(void)

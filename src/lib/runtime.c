@@ -411,6 +411,7 @@ int pd_init(const pd_options *opt)
     rt.nmove_s = rt.move_next = 0; /* a new backend: its moves are measured anew */
     rt.input_run = 0;
     rt.last_ran_input = 0;
+    rt.nvisits = rt.visit_next = 0;
     rt.adopt_pending = 0;
     rt.start_slow = 0;
     const char *start = getenv("PADDISER_START_TIER");

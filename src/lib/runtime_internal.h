@@ -252,6 +252,9 @@ typedef struct {
     int nmove_s, move_next;
     uint64_t last_ran_input; /* rt_input_signature of the last instance */
     int input_run;           /* consecutive instances of that input */
+#define RT_VISITS_KEPT 8
+    int visit_len[RT_VISITS_KEPT]; /* the last visits' lengths in instances, ring */
+    int nvisits, visit_next;
     rt_plan_decision last_decision;
 
     /* A fork() child gets the parent's runtime turned off (runtime.c). */

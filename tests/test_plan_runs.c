@@ -221,6 +221,80 @@ static void test_random_plans_match_model(void **state)
     }
 }
 
+/* rt_plan_runs_by_rank against a sort of every page of every run by
+ * (rank, address), the order the sync point used to build: on random
+ * plans as pushed (runs overlapping, a page in several) and after unique
+ * and a drop; and its early stop. */
+typedef struct {
+    uintptr_t page;
+    double rank;
+} ranked;
+
+static int by_rank_then_page(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return x->page < y->page ? -1 : x->page > y->page;
+}
+
+typedef struct {
+    uintptr_t v[MAXREC * 30];
+    size_t n, stop_at;
+} emitted;
+
+static int note_page(void *ctx, uintptr_t page)
+{
+    emitted *e = ctx;
+    assert_true(e->n < MAXREC * 30);
+    e->v[e->n++] = page;
+    return e->stop_at && e->n == e->stop_at ? 7 : 0;
+}
+
+static void assert_by_rank_is_the_sort(const rt_plan_runs *p)
+{
+    static ranked want[MAXREC * 30];
+    size_t n = 0;
+    for (size_t i = 0; i < p->n; i++)
+        for (uintptr_t a = p->v[i].lo; a < p->v[i].hi; a += RT_PAGE)
+            want[n++] = (ranked){a, rt_plan_run_rank(&p->v[i], a)};
+    qsort(want, n, sizeof *want, by_rank_then_page);
+    emitted got = {.n = 0};
+    assert_int_equal(rt_plan_runs_by_rank(p, note_page, &got), 0);
+    assert_int_equal(got.n, n);
+    for (size_t i = 0; i < n; i++)
+        assert_true(got.v[i] == want[i].page);
+    if (n > 2) { /* stopped by emit: its answer, nothing after */
+        emitted part = {.stop_at = n / 2};
+        assert_int_equal(rt_plan_runs_by_rank(p, note_page, &part), 7);
+        assert_int_equal(part.n, n / 2);
+    }
+}
+
+static void test_pages_by_rank_are_the_sort(void **state)
+{
+    (void)state;
+    for (unsigned trial = 0; trial < 500; trial++) {
+        unsigned seed = 911 + trial;
+        plan t = {0};
+        random_plan(&seed, &t);
+        assert_by_rank_is_the_sort(&t.p);
+        assert_int_equal(rt_plan_runs_unique(&t.p), 0);
+        assert_by_rank_is_the_sort(&t.p);
+        rt_runs drop = {0};
+        unsigned char dropped[WIN] = {0};
+        random_drop(&seed, &drop, dropped);
+        assert_int_equal(subtract_in_place(&t.p, &drop), 0);
+        assert_by_rank_is_the_sort(&t.p);
+        rt_runs_free(&drop);
+        rt_plan_runs_free(&t.p);
+    }
+    rt_plan_runs none = {0};
+    emitted e = {.n = 0};
+    assert_int_equal(rt_plan_runs_by_rank(&none, note_page, &e), 0);
+    assert_int_equal(e.n, 0);
+}
+
 /* Holder of page i after unique. */
 static const rt_plan_run *holder(const rt_plan_runs *p, size_t i)
 {
@@ -349,6 +423,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_plans_match_model),
+        cmocka_unit_test(test_pages_by_rank_are_the_sort),
         cmocka_unit_test(test_crossing_splits_overlap),
         cmocka_unit_test(test_covering_runs),
         cmocka_unit_test(test_edges),

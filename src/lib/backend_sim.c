@@ -387,11 +387,13 @@ static int sim_promote(pd_backend *b, void **pages, size_t n, void **cold, size_
         return -EINVAL;
     signed char *state = malloc(n ? n : 1); /* 2 moved now, 1 already fast, 0 refused, -1 bad address */
     unsigned char *displaced = calloc(n ? n : 1, 1);
-    pd_page_pos *ix = pd_page_index(pages, n);
-    if (!state || !displaced || !ix) {
+    /* pages by address, built only once a page is refused and a demotion
+     * is tried: promoting 512 MiB that fit, its sort was a fifth of the
+     * sync point */
+    pd_page_pos *ix = NULL;
+    if (!state || !displaced) {
         free(state);
         free(displaced);
-        free(ix);
         return refuse_all(st, n);
     }
     pd_migrate_stats dem = {0};
@@ -401,7 +403,6 @@ static int sim_promote(pd_backend *b, void **pages, size_t n, void **cold, size_
         pthread_mutex_unlock(&s->lock);
         free(state);
         free(displaced);
-        free(ix);
         return refuse_all(st, n);
     }
     for (size_t i = 0; i < n; i++) {
@@ -425,6 +426,8 @@ static int sim_promote(pd_backend *b, void **pages, size_t n, void **cold, size_
         touched *e = txn_find(&t, p);
         if (e->now != PD_TIER_FAST)
             continue;
+        if (!ix && !(ix = pd_page_index(pages, n)))
+            break; /* out of memory: the refused pages stay refused */
         long at = pd_page_index_find(ix, n, cold[c]);
         if (at >= 0 && ((size_t)at <= hottest || displaced[at]))
             continue;

@@ -40,40 +40,8 @@ static int page_push(page_list *l, uintptr_t p)
     return 0;
 }
 
-/* A planned page and its rank within its task's plan (0 = hottest, 1 =
- * coldest): the promotion order across tasks. The plan itself is kept as
- * ranked runs (plan_runs.h); single pages only for the pages that move. */
-typedef struct {
-    uintptr_t page;
-    double rank;
-} plan_page;
-
-typedef struct {
-    plan_page *v;
-    size_t n, cap;
-} plan_list;
-
-static int plan_push(plan_list *l, uintptr_t p, double rank)
-{
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 1024;
-        plan_page *np = realloc(l->v, ncap * sizeof *np);
-        if (!np)
-            return -1;
-        l->v = np;
-        l->cap = ncap;
-    }
-    l->v[l->n++] = (plan_page){p, rank};
-    return 0;
-}
-
-static int cmp_plan_rank(const void *a, const void *b)
-{
-    const plan_page *x = a, *y = b;
-    if (x->rank != y->rank)
-        return x->rank < y->rank ? -1 : 1;
-    return x->page < y->page ? -1 : x->page > y->page;
-}
+/* rt_plan_runs_by_rank's emit: the page onto a list. */
+static int emit_page(void *ctx, uintptr_t page) { return page_push(ctx, page); }
 
 /* A backend call that failed as a whole (out of memory before it decided
  * any page) reports fewer pages than it was given: they count as failed,
@@ -298,17 +266,8 @@ static int promote_plan(const rt_plan_runs *sel, const page_list *hot_new, const
         return 0;
     }
     /* the whole plan in rank order */
-    plan_list byrank = {0};
-    int rc = 0;
-    for (size_t i = 0; i < sel->n && rc == 0; i++)
-        for (uintptr_t pg = sel->v[i].lo; pg < sel->v[i].hi && rc == 0; pg += RT_PAGE)
-            rc = plan_push(&byrank, pg, rt_plan_run_rank(&sel->v[i], pg));
-    if (rc == 0 && byrank.n > 1)
-        qsort(byrank.v, byrank.n, sizeof *byrank.v, cmp_plan_rank);
     page_list all = {0};
-    for (size_t i = 0; i < byrank.n && rc == 0; i++)
-        rc = page_push(&all, byrank.v[i].page);
-    free(byrank.v);
+    int rc = rt_plan_runs_by_rank(sel, emit_page, &all) == 0 ? 0 : -1;
     if (rc == 0) {
         pd_migrate_stats again = {0}, dem2 = {0};
         rc = promote_pages(all.v, all.n, dropped, &again, &dem2);
@@ -518,19 +477,15 @@ static int memo_reuse(task_pred *p, int n, const size_t *bytes, size_t budget, i
  * only when the plan is applied: a kept placement moves nothing. */
 static int rank_new_pages(const rt_plan_runs *fresh, page_list *hot)
 {
-    plan_list byrank = {0};
-    int rc = PD_OK;
-    for (size_t i = 0; i < fresh->n && rc == PD_OK; i++)
-        for (uintptr_t pg = fresh->v[i].lo; pg < fresh->v[i].hi && rc == PD_OK; pg += RT_PAGE)
-            if (plan_push(&byrank, pg, rt_plan_run_rank(&fresh->v[i], pg)) != 0)
-                rc = PD_ENOMEM;
-    if (byrank.n > 1)
-        qsort(byrank.v, byrank.n, sizeof *byrank.v, cmp_plan_rank);
-    for (size_t i = 0; i < byrank.n && rc == PD_OK; i++)
-        if (page_push(hot, byrank.v[i].page) != 0)
-            rc = PD_ENOMEM;
-    free(byrank.v);
-    return rc;
+    size_t n = rt_plan_runs_npages(fresh);
+    if (n > hot->cap) { /* one allocation, not a doubling one */
+        void **v = realloc(hot->v, n * sizeof *v);
+        if (!v)
+            return PD_ENOMEM;
+        hot->v = v;
+        hot->cap = n;
+    }
+    return rt_plan_runs_by_rank(fresh, emit_page, hot) == 0 ? PD_OK : PD_ENOMEM;
 }
 
 int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept_share, size_t *kept_bytes,

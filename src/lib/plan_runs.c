@@ -170,6 +170,63 @@ int rt_plan_runs_subtract(const rt_plan_runs *p, const rt_runs *drop, rt_plan_ru
     return 0;
 }
 
+/* A run's next page in the merge: its rank, its address, the run. */
+typedef struct {
+    double rank;
+    uintptr_t page;
+    size_t run;
+} rank_head;
+
+static int head_before(const rank_head *a, const rank_head *b)
+{
+    return a->rank < b->rank || (a->rank == b->rank && a->page < b->page);
+}
+
+static void sift_down(rank_head *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && head_before(&h[l], &h[m]))
+            m = l;
+        if (l + 1 < n && head_before(&h[l + 1], &h[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        rank_head t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+int rt_plan_runs_by_rank(const rt_plan_runs *p, int (*emit)(void *ctx, uintptr_t page), void *ctx)
+{
+    rank_head *h = malloc((p->n ? p->n : 1) * sizeof *h);
+    if (!h)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->v[i].lo < p->v[i].hi)
+            h[n++] = (rank_head){rt_plan_run_rank(&p->v[i], p->v[i].lo), p->v[i].lo, i};
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(h, n, i);
+    int rc = 0;
+    while (n > 0 && rc == 0) {
+        rc = emit(ctx, h[0].page);
+        const rt_plan_run *r = &p->v[h[0].run];
+        uintptr_t next = h[0].page + RT_PAGE;
+        if (next < r->hi) {
+            h[0].page = next;
+            h[0].rank = rt_plan_run_rank(r, next);
+        } else {
+            h[0] = h[--n];
+        }
+        sift_down(h, n, 0);
+    }
+    free(h);
+    return rc;
+}
+
 size_t rt_plan_runs_npages(const rt_plan_runs *p)
 {
     size_t n = 0;

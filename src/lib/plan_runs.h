@@ -44,6 +44,13 @@ int rt_plan_runs_pages(const rt_plan_runs *p, rt_runs *out);
 /* out := p less the pages of drop (normalized), in p's order, ranks
  * unchanged (rt_runs_subtract for a plan). 0 or -1. */
 int rt_plan_runs_subtract(const rt_plan_runs *p, const rt_runs *drop, rt_plan_runs *out);
+/* Calls emit(ctx, page) for every page of p in promotion order: by rank,
+ * then by address (the order of a sort of every page by that pair), by
+ * merging the runs, whose pages rank in address order within each run:
+ * O(pages x log runs), no list of every page to sort. Stops at emit's
+ * nonzero answer and returns it; 0 when every page was emitted, -1 out of
+ * memory. */
+int rt_plan_runs_by_rank(const rt_plan_runs *p, int (*emit)(void *ctx, uintptr_t page), void *ctx);
 size_t rt_plan_runs_npages(const rt_plan_runs *p);
 void rt_plan_runs_free(rt_plan_runs *p);
 

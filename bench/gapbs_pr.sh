@@ -72,6 +72,16 @@ done
 echo "gapbs_pr: $GAPBS_DIR/src/pr.cc ($(gapbs_rev)), region $region (pr.cc:$line), $THREADS threads, $TRIALS trials a run, $RUNS runs a scale, backend $BACKEND, fast capacity $FAST, sampler $SAMPLER"
 
 avg_time() { awk '/^Average Time:/ {print $3}' "$1"; }
+# Minor page faults of each arm (GNU time, Debian package "time", where
+# installed): the runtime shifts the program's malloc heap, and glibc's
+# trimming of the heap top then gives GAP's per-trial arrays fresh pages
+# in one arm and not the other (docs/runtime.md, *The heap under the
+# runtime*), 11 - 24 us a fault on this project's VM.
+timed() { # FAULTS_FILE CMD...
+    f=$1
+    shift
+    if [ -x /usr/bin/time ]; then /usr/bin/time -f %R -o "$f" "$@"; else echo - >"$f"; "$@"; fi
+}
 
 for scale in $SCALES; do
     for r in $(seq 1 "$RUNS"); do
@@ -79,13 +89,13 @@ for scale in $SCALES; do
         # Alternating order (under the runtime first in odd runs, alone
         # first in even ones), so that what a run leaves behind (freed
         # memory the kernel still reclaims, page cache) favours neither.
-        [ $((r % 2)) -eq 0 ] && OMP_NUM_THREADS=$THREADS "$T/pr" -g "$scale" -n "$TRIALS" >"$T/off-$scale-$r.txt"
-        OMP_NUM_THREADS=$THREADS "$PADDISER" run --backend "$BACKEND" --fast-capacity "$FAST" \
+        [ $((r % 2)) -eq 0 ] && OMP_NUM_THREADS=$THREADS timed "$T/off-$scale-$r.flt" "$T/pr" -g "$scale" -n "$TRIALS" >"$T/off-$scale-$r.txt"
+        OMP_NUM_THREADS=$THREADS timed "$T/on-$scale-$r.flt" "$PADDISER" run --backend "$BACKEND" --fast-capacity "$FAST" \
             --sampler "$SAMPLER" --regions "$region" --out "$out" -- \
             "$T/pr" -g "$scale" -n "$TRIALS" >"$T/on-$scale-$r.txt" 2>"$T/on-$scale-$r.err" ||
             { cat "$T/on-$scale-$r.err" >&2; exit 1; }
-        [ $((r % 2)) -eq 1 ] && OMP_NUM_THREADS=$THREADS "$T/pr" -g "$scale" -n "$TRIALS" >"$T/off-$scale-$r.txt"
-        echo "gapbs_pr: scale $scale run $r: trial $(avg_time "$T/on-$scale-$r.txt") s under the runtime, $(avg_time "$T/off-$scale-$r.txt") s alone, $(wc -l <"$out/plan.log") sync points"
+        [ $((r % 2)) -eq 1 ] && OMP_NUM_THREADS=$THREADS timed "$T/off-$scale-$r.flt" "$T/pr" -g "$scale" -n "$TRIALS" >"$T/off-$scale-$r.txt"
+        echo "gapbs_pr: scale $scale run $r: trial $(avg_time "$T/on-$scale-$r.txt") s under the runtime, $(avg_time "$T/off-$scale-$r.txt") s alone, $(wc -l <"$out/plan.log") sync points, minor page faults $(tail -1 "$T/on-$scale-$r.flt") under the runtime, $(tail -1 "$T/off-$scale-$r.flt") alone"
     done
 done
 
@@ -133,11 +143,17 @@ for scale in $SCALES; do
     summary 4 "(c) CV of predictions after $WARMUP instances" "%" <"$T/stats-$scale"
     summary 5 "(e) bytes moved after $WARMUP instances" " " <"$T/stats-$scale"
     summary 6 "(d) trial time under the runtime / alone - 1" "%" <"$T/stats-$scale"
+    if [ -x /usr/bin/time ]; then
+        for r in $(seq 1 "$RUNS"); do
+            echo "$(tail -1 "$T/on-$scale-$r.flt") $(tail -1 "$T/off-$scale-$r.flt")"
+        done | awk -v trials="$TRIALS" '{ print ($1 - $2) / trials }' |
+            summary 1 "    minor page faults a trial, under the runtime - alone" " "
+    fi
 done
 if [ -n "$KEEP" ]; then
     for scale in $SCALES; do
         for r in $(seq 1 "$RUNS"); do
-            cp -r "$T/s$scale-r$r" "$KEEP/" && cp "$T/on-$scale-$r.txt" "$T/off-$scale-$r.txt" "$KEEP/"
+            cp -r "$T/s$scale-r$r" "$KEEP/" && cp "$T/on-$scale-$r.txt" "$T/off-$scale-$r.txt" "$T/on-$scale-$r.flt" "$T/off-$scale-$r.flt" "$KEEP/"
         done
     done
     echo "gapbs_pr: kept in $KEEP"

@@ -123,6 +123,17 @@ bench-numa-adopt: $(BUILD)/bench/numa_adopt_bench
 	PADDISER_QUIET=1 $(BUILD)/bench/numa_adopt_bench $(NUMA_ADOPT_ARGS)
 -include $(BUILD)/obj/bench/numa_adopt_bench.d
 
+# A fresh page's first-touch fault (bench/first_touch_cost.c; a benchmark).
+FIRST_TOUCH_ARGS ?= 32 9
+$(BUILD)/bench/first_touch_cost: $(call OBJ,bench/first_touch_cost.c) $(BUILD)/libpaddiser_internal.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+.PHONY: bench-first-touch
+bench-first-touch: $(BUILD)/bench/first_touch_cost
+	$(BUILD)/bench/first_touch_cost $(FIRST_TOUCH_ARGS)
+-include $(BUILD)/obj/bench/first_touch_cost.d
+
 # Prediction error against the naive previous-instance predictor on a
 # multi-phase OpenMP program with several inputs (bench/predict_bench.c).
 PREDICT_BENCH_ARGS ?=

@@ -10,10 +10,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <unistd.h>
 
+#include "common/util.h"
 #include "lib/perf.h"
 #include "paddiser.h"
 
@@ -238,6 +241,53 @@ static void test_first_touch_start_moves_the_difference(void **state)
     /* out: the cold pages that left; in: the hot pages that came */
     assert_int_equal(info.bytes_moved, (size_t)((1024 - fc) + fh) * 4096);
     assert_true(fc + fh <= 1024);
+}
+
+/* The profile store keeps the visits' lengths: a later run's first visit
+ * is judged over what they leave of it, not over one instance. Run A:
+ * visits of 4 and 3 instances (the last ended by the run's end). Run B
+ * with the store: the median of 4 and 3 is 3.5, 3 whole, so its first
+ * sync point's horizon is 3 - 1 = 2; without the store, 1. */
+static void test_horizon_starts_from_the_stored_visits(void **state)
+{
+    (void)state;
+    setenv("PADDISER_MIGRATE_BW", "1", 1);
+    char dir[] = "/tmp/pd_visits_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/store.json", dir);
+    setenv("PADDISER_PROFILE_STORE", path, 1);
+    start();
+    for (int i = 0; i < 4; i++)
+        instance(16 * MB);
+    assert_int_equal(pd_object_update(0, buf, 12 * MB), PD_OK);
+    for (int i = 0; i < 3; i++)
+        instance(12 * MB);
+    assert_int_equal(pd_finalize(), PD_OK);
+    free(buf);
+    char *text = pd_read_file(path, NULL);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"visits\":[4,3]"));
+    free(text);
+
+    start();
+    assert_int_equal(instance(16 * MB).plan_horizon, 2);
+    assert_int_equal(instance(16 * MB).plan_horizon, 2); /* max(2, 3 - 2) */
+    assert_int_equal(pd_finalize(), PD_OK);
+    free(buf);
+    text = pd_read_file(path, NULL);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"visits\":[4,3,2]"));
+    free(text);
+
+    unsetenv("PADDISER_PROFILE_STORE");
+    start();
+    assert_int_equal(instance(16 * MB).plan_horizon, 1);
+    char lock[80];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    assert_int_equal(unlink(path), 0);
+    unlink(lock);
+    assert_int_equal(rmdir(dir), 0);
 }
 
 /* Free moves: the first plan is applied at once; with an unchanged input
@@ -582,6 +632,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_moves_that_do_not_pay_are_not_made, teardown),
         cmocka_unit_test_teardown(test_horizon_is_what_visits_have_left, teardown),
+        cmocka_unit_test_teardown(test_horizon_starts_from_the_stored_visits, teardown),
         cmocka_unit_test_teardown(test_unchanged_input_stops_migrating, teardown),
         cmocka_unit_test_teardown(test_first_touch_start_moves_the_difference, teardown),
         cmocka_unit_test_teardown(test_revisited_input_uses_its_own_heat, teardown),

@@ -563,7 +563,10 @@ static void test_store_not_ours_is_left_alone(void **state)
     snprintf(link, sizeof link, "%s/link.json", dir);
     const char *negative_bytes = "{\"format\": \"paddiser-profile-store\", \"version\": 1, \"tasks\": "
                                  "[{\"task\": 0, \"inputs\": [{\"bytes\": -1, \"dram_s\": 1}]}]}\n";
-    const char *cases[] = {"{\"format\": \"something else\"}\n", "not json\n", negative_bytes};
+    const char *zero_visit = "{\"format\": \"paddiser-profile-store\", \"version\": 1, \"tasks\": "
+                             "[{\"task\": 0, \"inputs\": [{\"bytes\": 2097152, \"dram_s\": 0.01}, "
+                             "{\"bytes\": 4194304, \"dram_s\": 0.04}]}], \"visits\": [3, 0]}\n";
+    const char *cases[] = {"{\"format\": \"something else\"}\n", "not json\n", negative_bytes, zero_visit};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         write_text(path, cases[k]);
         run_with_store(path);

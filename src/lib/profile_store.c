@@ -25,9 +25,13 @@
 #define STORE_HEAT_ROWS 1024
 #define STORE_MAX_OBJECTS 65536  /* per-object totals of one input, at most */
 
+#define STORE_MAX_VISITS 64 /* "visits" entries read, at most */
+
 typedef struct {
     rt_store_task *tasks;
     int ntasks;
+    int visits[RT_VISITS_KEPT]; /* the last visits' lengths, oldest first */
+    int nvisits;
 } store_list;
 
 static struct {
@@ -43,6 +47,15 @@ static void list_free(store_list *l)
     free(l->tasks);
     l->tasks = NULL;
     l->ntasks = 0;
+    l->nvisits = 0;
+}
+
+int rt_store_visits(int *len, int max)
+{
+    int n = store.read.nvisits < max ? store.read.nvisits : max;
+    for (int i = 0; i < n; i++) /* the newest n */
+        len[i] = store.read.visits[store.read.nvisits - n + i];
+    return n;
 }
 
 static void store_reset(void)
@@ -245,6 +258,22 @@ static int parse(json_t *doc, store_list *l, char *why, size_t whylen)
     if (!json_is_array(tasks) || json_array_size(tasks) > STORE_MAX_TASKS) {
         snprintf(why, whylen, "\"tasks\": want an array of at most %d tasks", STORE_MAX_TASKS);
         return -1;
+    }
+    json_t *visits = json_object_get(doc, "visits");
+    if (visits) {
+        size_t nv = json_is_array(visits) ? json_array_size(visits) : 0;
+        int ok = json_is_array(visits) && nv <= STORE_MAX_VISITS;
+        for (size_t i = 0; ok && i < nv; i++) {
+            json_t *v = json_array_get(visits, i);
+            ok = json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= 0x7fffffff;
+        }
+        if (!ok) {
+            snprintf(why, whylen, "\"visits\": want an array of at most %d lengths >= 1", STORE_MAX_VISITS);
+            return -1;
+        }
+        size_t from = nv > RT_VISITS_KEPT ? nv - RT_VISITS_KEPT : 0;
+        for (size_t i = from; i < nv; i++)
+            l->visits[l->nvisits++] = (int)json_integer_value(json_array_get(visits, i));
     }
     size_t nt = json_array_size(tasks);
     l->tasks = calloc(nt ? nt : 1, sizeof *l->tasks);
@@ -505,11 +534,29 @@ static int lock_store(char *why, size_t whylen)
     return fd;
 }
 
-/* The document for the tasks. NULL out of memory. */
-static char *dump(const rt_store_task *all, int n)
+/* This run's visits as the horizon keeps them (those read from the store
+ * at pd_init first), oldest first, and the visit running now, which the
+ * run's end ends; at most RT_VISITS_KEPT, the newest. */
+static int run_visits(int *len)
 {
-    json_t *doc = json_object(), *tasks = json_array();
-    int ok = doc && tasks;
+    int all[RT_VISITS_KEPT + 1], n = 0;
+    for (int i = 0; i < rt.nvisits; i++) /* the ring from its oldest */
+        all[n++] = rt.visit_len[(rt.visit_next - rt.nvisits + i + RT_VISITS_KEPT) % RT_VISITS_KEPT];
+    if (rt.input_run > 0)
+        all[n++] = rt.input_run;
+    int from = n > RT_VISITS_KEPT ? n - RT_VISITS_KEPT : 0;
+    for (int i = from; i < n; i++)
+        len[i - from] = all[i];
+    return n - from;
+}
+
+/* The document for the tasks and the visits. NULL out of memory. */
+static char *dump(const rt_store_task *all, int n, const int *visits, int nvisits)
+{
+    json_t *doc = json_object(), *tasks = json_array(), *vs = json_array();
+    int ok = doc && tasks && vs;
+    for (int i = 0; ok && i < nvisits; i++)
+        ok = !json_array_append_new(vs, json_integer(visits[i]));
     for (int i = 0; ok && i < n; i++) {
         json_t *ins = json_array(), *tk = json_object();
         ok = ins && tk;
@@ -531,8 +578,10 @@ static char *dump(const rt_store_task *all, int n)
     }
     char *text = NULL;
     if (ok && !json_object_set_new(doc, "format", json_string(STORE_FORMAT)) &&
-        !json_object_set_new(doc, "version", json_integer(STORE_VERSION)) && !json_object_set(doc, "tasks", tasks))
+        !json_object_set_new(doc, "version", json_integer(STORE_VERSION)) && !json_object_set(doc, "tasks", tasks) &&
+        (!nvisits || !json_object_set(doc, "visits", vs)))
         text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(10)); /* heat rows: compact */
+    json_decref(vs);
     json_decref(tasks);
     json_decref(doc);
     return text;
@@ -585,7 +634,9 @@ int rt_store_save(void)
             json_incref(all[n++].heat); /* all's own reference: now's goes below */
         }
     }
-    char *text = rc == PD_OK ? dump(all, n) : NULL;
+    int visits[RT_VISITS_KEPT];
+    int nvisits = run_visits(visits);
+    char *text = rc == PD_OK ? dump(all, n, visits, nvisits) : NULL;
     if (rc == PD_OK && !text) {
         snprintf(why, sizeof why, "out of memory");
         rc = PD_ENOMEM;

@@ -29,7 +29,9 @@
  * [{"task": ID, "inputs": [{"bytes": B, "dram_s": T}, ...], "mem_bound": M,
  * "mem_bound_sd": S, "heat": [{"input": "16 hex digits", "n": N, "wall_s":
  * T, "acc": [per object], "hot": [[object, offset, length, count, touches,
- * accesses], ...]}, ...]}, ...]} (the last three optional; offsets and
+ * accesses], ...]}, ...]}, ...], "visits": [LENGTH, ...]} (the last four
+ * optional; "visits": the writing run's last visits' lengths in
+ * instances, oldest first, at most RT_VISITS_KEPT; offsets and
  * lengths as fractions of the object's size, as rt_hot), written compact,
  * with at most 1 + RT_HEAT_INPUTS inputs a task and a task's 1024 hottest
  * regions of each. Processes may share
@@ -71,6 +73,10 @@ int rt_store_heat(int task, uint64_t input, rt_hot **hot, size_t *nhot, double *
 /* 1 when an earlier run stored task `task`'s heat of input `input` (of the
  * objects registered and in use now). */
 int rt_store_has_heat(int task, uint64_t input);
+/* The lengths of an earlier run's last visits (instances of one input in
+ * a row), at most max, oldest first, into len: how many (0: none stored).
+ * The gain-versus-cost rule's horizon starts from them (migrate_cost.c). */
+int rt_store_visits(int *len, int max);
 /* The longest time an earlier run's tasks took on input `input` (their
  * stored heat's wall_s); 0 when none is stored. */
 double rt_store_instance_s(uint64_t input);

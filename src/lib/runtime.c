@@ -411,7 +411,10 @@ int pd_init(const pd_options *opt)
     rt.nmove_s = rt.move_next = 0; /* a new backend: its moves are measured anew */
     rt.input_run = 0;
     rt.last_ran_input = 0;
-    rt.nvisits = rt.visit_next = 0;
+    /* an earlier run's visits (the profile store): the horizon of this
+     * run's first visit starts from them */
+    rt.nvisits = rt_store_visits(rt.visit_len, RT_VISITS_KEPT);
+    rt.visit_next = rt.nvisits % RT_VISITS_KEPT;
     rt.adopt_pending = 0;
     rt.start_slow = 0;
     const char *start = getenv("PADDISER_START_TIER");

@@ -545,35 +545,6 @@ static void test_real_syscalls_query(void **state)
     b->destroy(b);
 }
 
-/* First touch stays (PD_PLACE_FIRST_TOUCH): nothing moves and no policy
- * is set; with a budget, the pages found on the fast node are charged to
- * it; without one, nothing is asked of the kernel at all. */
-static void test_first_touch_charges_what_is_fast_and_moves_nothing(void **state)
-{
-    (void)state;
-    pd_backend *b = fake_backend(1, 64 * PAGE);
-    for (int i = 0; i < 8; i++)
-        fk.node[i] = 0;
-    fk.mapped[7] = 2; /* not present yet (on no node): not charged */
-    pd_migrate_stats st = {0};
-    assert_int_equal(b->place(b, pg(0), 16 * PAGE, PD_PLACE_FIRST_TOUCH, &st), 0);
-    assert_int_equal(st.pages_requested, 16);
-    assert_int_equal(st.pages_moved + st.pages_failed + st.bytes_moved, 0);
-    assert_int_equal(fk.move_calls + fk.mbind_calls, 0);
-    assert_int_equal(fk.query_calls, 1);
-    assert_int_equal(pd_backend_numa_charged(b), 7 * PAGE);
-    for (int i = 0; i < 16; i++)
-        assert_int_equal(fk.node[i], i < 8 ? 0 : 1);
-    b->destroy(b);
-
-    b = fake_backend(0, 0);
-    pd_migrate_stats none = {0};
-    assert_int_equal(b->place(b, pg(0), 2048 * PAGE, PD_PLACE_FIRST_TOUCH, &none), 0);
-    assert_int_equal(none.pages_requested, 2048);
-    assert_int_equal(fk.move_calls + fk.mbind_calls + fk.query_calls, 0);
-    b->destroy(b);
-}
-
 /* fast_runs' answer, checked as it comes: in address order, each run
  * maximal (not touching the one before), inside the range asked. */
 typedef struct {
@@ -594,6 +565,61 @@ static int note_run(void *ctx, uintptr_t lo, uintptr_t hi)
         r->fast[i] = 1;
     }
     return ++r->runs == r->stop_after;
+}
+
+/* First touch stays (PD_PLACE_FIRST_TOUCH): nothing moves and no policy
+ * is set; with a budget, the pages found on the fast node are charged to
+ * it; without one, nothing is asked of the kernel at all. */
+static void test_first_touch_charges_what_is_fast_and_moves_nothing(void **state)
+{
+    (void)state;
+    pd_backend *b = fake_backend(1, 64 * PAGE);
+    for (int i = 0; i < 8; i++)
+        fk.node[i] = 0;
+    fk.mapped[7] = 2; /* not present yet (on no node): not charged */
+    pd_migrate_stats st = {0};
+    assert_int_equal(b->place(b, pg(0), 16 * PAGE, PD_PLACE_FIRST_TOUCH, &st), 0);
+    /* the runtime's next call, the same range's fast runs: what place
+     * found, without asking the kernel again */
+    runs_seen seen = {0};
+    assert_int_equal(b->fast_runs(b, pg(0), 16 * PAGE, note_run, &seen), 0);
+    assert_int_equal(fk.query_calls, 1);
+    assert_int_equal(seen.runs, 1); /* pages 0 - 6: 7 is absent */
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(seen.fast[i], i < 7);
+    assert_int_equal(st.pages_requested, 16);
+    assert_int_equal(st.pages_moved + st.pages_failed + st.bytes_moved, 0);
+    assert_int_equal(fk.move_calls + fk.mbind_calls, 0);
+    assert_int_equal(pd_backend_numa_charged(b), 7 * PAGE);
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(fk.node[i], i < 8 ? 0 : 1);
+    /* once only, and only as the next call: asked again, or after another
+     * call in between, the kernel answers */
+    runs_seen again = {0};
+    assert_int_equal(b->fast_runs(b, pg(0), 16 * PAGE, note_run, &again), 0);
+    assert_int_equal(fk.query_calls, 2);
+    assert_int_equal(b->place(b, pg(0), 16 * PAGE, PD_PLACE_FIRST_TOUCH, &st), 0);
+    void *one = pg(10);
+    assert_int_equal(b->move(b, &one, 1, PD_TIER_FAST, &st), 0); /* page 10 fast now */
+    int calls = fk.query_calls;
+    runs_seen moved = {0};
+    assert_int_equal(b->fast_runs(b, pg(0), 16 * PAGE, note_run, &moved), 0);
+    assert_int_equal(fk.query_calls, calls + 1);
+    assert_int_equal(moved.fast[10], 1);
+    /* another range than place's: asked */
+    assert_int_equal(b->place(b, pg(0), 16 * PAGE, PD_PLACE_FIRST_TOUCH, &st), 0);
+    calls = fk.query_calls;
+    runs_seen other = {0};
+    assert_int_equal(b->fast_runs(b, pg(0), 8 * PAGE, note_run, &other), 0);
+    assert_int_equal(fk.query_calls, calls + 1);
+    b->destroy(b);
+
+    b = fake_backend(0, 0);
+    pd_migrate_stats none = {0};
+    assert_int_equal(b->place(b, pg(0), 2048 * PAGE, PD_PLACE_FIRST_TOUCH, &none), 0);
+    assert_int_equal(none.pages_requested, 2048);
+    assert_int_equal(fk.move_calls + fk.mbind_calls + fk.query_calls, 0);
+    b->destroy(b);
 }
 
 /* The fast runs of a range are what a page-by-page query says is on the

@@ -36,7 +36,47 @@ typedef struct {
     size_t charged_cap, ncharged;
     int recounted;        /* the current call re-counted already */
     pthread_mutex_t lock; /* every op: budget checks and charges of concurrent callers */
+    /* Every op takes the lock through op_lock, which counts it: the fast
+     * runs first touch's place found on a range (with a budget, which
+     * queries every page to charge the fast ones) answer fast_runs on the
+     * same range when it is the very next op, instead of asking the kernel
+     * a second time (the runtime asks both, one after the other, for each
+     * new object). */
+    unsigned long ops;
+    uintptr_t adopted_lo;
+    size_t adopted_npages;
+    unsigned long adopted_op; /* 0: nothing kept */
+    uintptr_t *adopted_runs;  /* lo, hi pairs */
+    size_t adopted_n, adopted_cap;
 } numa_state;
+
+static void op_lock(numa_state *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->ops++;
+}
+
+/* [lo, hi) onto the kept runs, extending the last one when adjacent; 0 or
+ * -1 out of memory (the runs are then not kept). */
+static int adopted_add(numa_state *s, uintptr_t lo, uintptr_t hi)
+{
+    if (s->adopted_n && s->adopted_runs[2 * s->adopted_n - 1] == lo) {
+        s->adopted_runs[2 * s->adopted_n - 1] = hi;
+        return 0;
+    }
+    if (s->adopted_n == s->adopted_cap) {
+        size_t ncap = s->adopted_cap ? 2 * s->adopted_cap : 64;
+        uintptr_t *v = realloc(s->adopted_runs, 2 * ncap * sizeof *v);
+        if (!v)
+            return -1;
+        s->adopted_runs = v;
+        s->adopted_cap = ncap;
+    }
+    s->adopted_runs[2 * s->adopted_n] = lo;
+    s->adopted_runs[2 * s->adopted_n + 1] = hi;
+    s->adopted_n++;
+    return 0;
+}
 
 static const char backend_name[] = "numa";
 
@@ -343,7 +383,7 @@ static int numa_move(pd_backend *b, void **pages, size_t n, int tier, pd_migrate
     int *outcome = malloc(n * sizeof *outcome);
     if (!outcome)
         return -1;
-    pthread_mutex_lock(&s->lock);
+    op_lock(s);
     s->recounted = 0;
     int rc = move_all(s, pages, n, node, outcome);
     if (rc == 0)
@@ -443,13 +483,23 @@ static int adopt_locked(numa_state *s, void *addr, size_t npages, pd_migrate_sta
         return -1;
     int where[PD_NUMA_BATCH];
     void *pages[PD_NUMA_BATCH];
+    s->adopted_n = 0;
+    s->adopted_op = 0;
+    int keep = 1;
     for (size_t off = 0; off < npages; off += PD_NUMA_BATCH) {
         size_t cnt = range_pages(s, addr, npages, off, pages, PD_NUMA_BATCH);
         if (query_nodes(s, pages, cnt, where))
             return -1;
         for (size_t i = 0; i < cnt; i++)
-            if (where[i] == s->fast_node)
+            if (where[i] == s->fast_node) {
                 charge(s, pages[i]);
+                keep = keep && adopted_add(s, (uintptr_t)pages[i], (uintptr_t)pages[i] + s->page_size) == 0;
+            }
+    }
+    if (keep) { /* for fast_runs, if it is the next op */
+        s->adopted_lo = (uintptr_t)addr;
+        s->adopted_npages = npages;
+        s->adopted_op = s->ops;
     }
     return 0;
 }
@@ -459,7 +509,7 @@ static int numa_place(pd_backend *b, void *addr, size_t len, int tier, pd_migrat
     numa_state *s = state_of(b);
     if (tier == PD_PLACE_FIRST_TOUCH && addr && (uintptr_t)addr % s->page_size == 0) {
         size_t npages = (len + s->page_size - 1) / s->page_size;
-        pthread_mutex_lock(&s->lock);
+        op_lock(s);
         int rc = npages ? adopt_locked(s, addr, npages, st) : 0;
         pthread_mutex_unlock(&s->lock);
         return rc;
@@ -472,7 +522,7 @@ static int numa_place(pd_backend *b, void *addr, size_t len, int tier, pd_migrat
     size_t npages = (len + s->page_size - 1) / s->page_size;
     if (npages == 0)
         return 0;
-    pthread_mutex_lock(&s->lock);
+    op_lock(s);
     int rc = place_locked(s, addr, npages, node, st);
     pthread_mutex_unlock(&s->lock);
     return rc;
@@ -485,7 +535,7 @@ static int numa_query(pd_backend *b, void **pages, size_t n, int *tier_out)
         errno = EINVAL;
         return -1;
     }
-    pthread_mutex_lock(&s->lock);
+    op_lock(s);
     int rc = query_nodes(s, pages, n, tier_out);
     pthread_mutex_unlock(&s->lock);
     if (rc)
@@ -512,12 +562,25 @@ static int numa_fast_runs(pd_backend *b, void *addr, size_t len, int (*fn)(void 
     size_t npages = len / s->page_size + (len % s->page_size != 0);
     if (!fn || lo % s->page_size || npages > (UINTPTR_MAX - lo) / s->page_size)
         return -EINVAL;
+    op_lock(s);
+    if (s->adopted_op && s->adopted_op + 1 == s->ops && s->adopted_lo == lo && s->adopted_npages == npages) {
+        /* what place found a moment ago, nothing done between: fn under
+         * the lock (it may not call the backend) */
+        int rc = 0;
+        for (size_t i = 0; i < s->adopted_n && !rc; i++)
+            rc = fn(ctx, s->adopted_runs[2 * i], s->adopted_runs[2 * i + 1]) != 0;
+        s->adopted_op = 0;
+        pthread_mutex_unlock(&s->lock);
+        return rc;
+    }
+    s->adopted_op = 0;
+    pthread_mutex_unlock(&s->lock);
     void *pages[PD_NUMA_BATCH];
     int where[PD_NUMA_BATCH];
     uintptr_t open = 0, end = 0; /* the run not yet reported: [open, end), open == end: none */
     for (size_t off = 0; off < npages; off += PD_NUMA_BATCH) {
         size_t cnt = range_pages(s, addr, npages, off, pages, PD_NUMA_BATCH);
-        pthread_mutex_lock(&s->lock);
+        op_lock(s);
         int qrc = query_nodes(s, pages, cnt, where);
         pthread_mutex_unlock(&s->lock);
         if (qrc)
@@ -563,7 +626,7 @@ static size_t numa_fast_free(pd_backend *b)
     numa_state *s = state_of(b);
     if (!s->capacity)
         return node_mem_free(s->fast_node);
-    pthread_mutex_lock(&s->lock);
+    op_lock(s);
     recount_locked(s);
     size_t left = s->capacity > charged_bytes(s) ? s->capacity - charged_bytes(s) : 0;
     pthread_mutex_unlock(&s->lock);
@@ -586,7 +649,7 @@ static int numa_release(pd_backend *b, void *addr, size_t len)
         return -1;
     }
     size_t npages = len ? (end - lo + s->page_size - 1) / s->page_size : 0;
-    pthread_mutex_lock(&s->lock);
+    op_lock(s);
     uintptr_t *keys = NULL;
     if (npages > s->charged_cap && s->ncharged)
         keys = malloc(s->ncharged * sizeof *keys);
@@ -615,6 +678,7 @@ static void numa_destroy(pd_backend *b)
         return;
     numa_state *s = state_of(b);
     pthread_mutex_destroy(&s->lock);
+    free(s->adopted_runs);
     free(s->charged);
     free(s);
     free(b);
@@ -629,7 +693,7 @@ int pd_backend_numa_set_syscalls(pd_backend *b, const pd_numa_syscalls *sys)
         return -1;
     }
     numa_state *s = state_of(b);
-    pthread_mutex_lock(&s->lock);
+    op_lock(s);
     s->sys = sys ? *sys : real_syscalls;
     pthread_mutex_unlock(&s->lock);
     return 0;
@@ -642,7 +706,7 @@ int pd_backend_numa_recount(pd_backend *b)
         return -1;
     }
     numa_state *s = state_of(b);
-    pthread_mutex_lock(&s->lock);
+    op_lock(s);
     int rc = recount_locked(s);
     pthread_mutex_unlock(&s->lock);
     return rc;
@@ -653,7 +717,7 @@ size_t pd_backend_numa_charged(pd_backend *b)
     if (!is_numa(b))
         return 0;
     numa_state *s = state_of(b);
-    pthread_mutex_lock(&s->lock);
+    op_lock(s);
     size_t bytes = charged_bytes(s);
     pthread_mutex_unlock(&s->lock);
     return bytes;
@@ -686,7 +750,7 @@ int pd_backend_numa_promote(pd_backend *b, void **promote, size_t n, void **demo
     numa_state *s = state_of(b);
     if (n == 0)
         return 0;
-    pthread_mutex_lock(&s->lock);
+    op_lock(s);
     s->recounted = 0;
     int rc = promote_locked(s, promote, n, demote, m, st, demoted);
     pthread_mutex_unlock(&s->lock);

@@ -13,10 +13,12 @@
  * (PADDISER_SYS_ROOT), and the real move_pages queries of its own pages
  * answer node 0, the fast one. Timings: a benchmark, not a test.
  *   make bench-numa-adopt [NUMA_ADOPT_ARGS="REPS MIB..."]   (default 5 256 1024) */
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench_stats.h"
@@ -57,22 +59,14 @@ static int make_tree(void)
     return rc;
 }
 
-static void remove_tree(void)
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
-    const char *files[] = {"devices/system/node/node0/cpulist", "devices/system/node/node0/meminfo",
-                           "devices/system/node/node1/cpulist", "devices/system/node/node1/meminfo"};
-    const char *dirs[] = {"devices/system/node/node0", "devices/system/node/node1", "devices/system/node",
-                          "devices/system", "devices", ""};
-    char path[256];
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", root, files[i]);
-        unlink(path);
-    }
-    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", root, dirs[i]);
-        rmdir(path);
-    }
+    (void)sb, (void)flag, (void)ftw;
+    return remove(path) == 0 ? 0 : -1;
 }
+
+/* the tree, whatever make_tree put in it */
+static void remove_tree(void) { nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
 /* One adoption: seconds of the first sync point, or a negative value. */
 static double adopt_once(size_t len, int budget)

@@ -250,6 +250,24 @@ static int promote_pages(void **pages, size_t n, const page_list *dropped, pd_mi
     return rc;
 }
 
+/* The pages of a plan's runs onto out, hottest first (by rank, then by
+ * address), the list allocated once at their number: the plan's pages not
+ * placed yet (the plan less the placed pages), what moves in, usually few
+ * or none, listed only when the plan is applied (a kept placement moves
+ * nothing); or the whole plan, when some did not fit. PD_OK or PD_ENOMEM. */
+static int pages_by_rank(const rt_plan_runs *plan, page_list *out)
+{
+    size_t n = rt_plan_runs_npages(plan);
+    if (n > out->cap) { /* one allocation, not a doubling one */
+        void **v = realloc(out->v, n * sizeof *v);
+        if (!v)
+            return PD_ENOMEM;
+        out->v = v;
+        out->cap = n;
+    }
+    return rt_plan_runs_by_rank(plan, emit_page, out) == 0 ? PD_OK : PD_ENOMEM;
+}
+
 /* The plan's new pages (not yet placed) to the fast tier. Where some do not
  * fit (the node or the budget is short), the whole plan once more in rank
  * order, so that the backend can trade a placed but colder planned page for
@@ -267,7 +285,7 @@ static int promote_plan(const rt_plan_runs *sel, const page_list *hot_new, const
     }
     /* the whole plan in rank order */
     page_list all = {0};
-    int rc = rt_plan_runs_by_rank(sel, emit_page, &all) == 0 ? 0 : -1;
+    int rc = pages_by_rank(sel, &all) == PD_OK ? 0 : -1;
     if (rc == 0) {
         pd_migrate_stats again = {0}, dem2 = {0};
         rc = promote_pages(all.v, all.n, dropped, &again, &dem2);
@@ -472,22 +490,6 @@ static int memo_reuse(task_pred *p, int n, const size_t *bytes, size_t budget, i
     return 1;
 }
 
-/* The plan's pages not placed yet (fresh: the plan less the placed pages)
- * into hot, hottest first: only these move in, usually few or none. Listed
- * only when the plan is applied: a kept placement moves nothing. */
-static int rank_new_pages(const rt_plan_runs *fresh, page_list *hot)
-{
-    size_t n = rt_plan_runs_npages(fresh);
-    if (n > hot->cap) { /* one allocation, not a doubling one */
-        void **v = realloc(hot->v, n * sizeof *v);
-        if (!v)
-            return PD_ENOMEM;
-        hot->v = v;
-        hot->cap = n;
-    }
-    return rt_plan_runs_by_rank(fresh, emit_page, hot) == 0 ? PD_OK : PD_ENOMEM;
-}
-
 int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept_share, size_t *kept_bytes,
                double *kept_time)
 {
@@ -529,7 +531,7 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
         rc = PD_ENOMEM;
     /* The plan's pages not placed yet (all of them when the placement is
      * unknown) and the placed ones it drops: counted for the rule, listed
-     * only where they move (rank_new_pages, and the dropped pages' list
+     * only where they move (pages_by_rank, and the dropped pages' list
      * when the plan is applied). */
     rt_runs none = {0}; /* when the placement is unknown, every planned page is new */
     if (rc == PD_OK && (rt_runs_subtract(&covered, &fast, &dropped_r) != 0 ||
@@ -558,7 +560,7 @@ int rt_migrate(task_pred *p, int n, const size_t *bytes, int *kept, double *kept
         *kept = 1;
         if (!stale.n && rc == PD_OK)
             memo_store(p, n, bytes, budget, 1, kept_share, kept_bytes);
-    } else if (rc == PD_OK && (rc = rank_new_pages(&fresh, &hot)) == PD_OK &&
+    } else if (rc == PD_OK && (rc = pages_by_rank(&fresh, &hot)) == PD_OK &&
                (rc = runs_to_pages(&dropped_r, &dropped) == 0 ? PD_OK : PD_ENOMEM) == PD_OK) {
         pd_migrate_stats total = {0}, promoted = {0}, demoted = {0}, ignored = {0};
         /* stale pages: failures not counted, the memory may be gone */

@@ -72,6 +72,19 @@ void rt_input_run_record(void)
     rt.last_ran_input = ran;
 }
 
+int rt_visits_at_end(int *len)
+{
+    int all[RT_VISITS_KEPT + 1], n = 0;
+    for (int i = 0; i < rt.nvisits; i++) /* the ring from its oldest */
+        all[n++] = rt.visit_len[(rt.visit_next - rt.nvisits + i + RT_VISITS_KEPT) % RT_VISITS_KEPT];
+    if (rt.input_run > 0)
+        all[n++] = rt.input_run;
+    int from = n > RT_VISITS_KEPT ? n - RT_VISITS_KEPT : 0;
+    for (int i = from; i < n; i++)
+        len[i - from] = all[i];
+    return n - from;
+}
+
 /* Instances a placement made now is expected to serve: the coming
  * instance's input has run k instances in a row so far (0 for an input
  * that starts now), and an input that lasted k is expected to last about k

@@ -83,6 +83,10 @@ double rt_migrate_seconds_per_page(void);  /* measured, or PADDISER_MIGRATE_BW, 
 void rt_migrate_cost_record(size_t pages_moved, double seconds);
 void rt_input_run_record(void);            /* at each sync point, after the instance */
 int rt_plan_horizon(void);                 /* instances a new placement is expected to serve */
+/* The visits the horizon keeps (the profile store's first), oldest first,
+ * and the one running now, which the run's end ends: at most
+ * RT_VISITS_KEPT, the newest, into len; how many. */
+int rt_visits_at_end(int *len);
 double rt_min_gain_share(void);            /* PADDISER_MIN_GAIN, default 2% */
 /* Share of a predicted gain to trust, from the tasks' m and its standard
  * error (NaN: not learned): 1, or less while an m is uncertain. */

@@ -534,22 +534,6 @@ static int lock_store(char *why, size_t whylen)
     return fd;
 }
 
-/* This run's visits as the horizon keeps them (those read from the store
- * at pd_init first), oldest first, and the visit running now, which the
- * run's end ends; at most RT_VISITS_KEPT, the newest. */
-static int run_visits(int *len)
-{
-    int all[RT_VISITS_KEPT + 1], n = 0;
-    for (int i = 0; i < rt.nvisits; i++) /* the ring from its oldest */
-        all[n++] = rt.visit_len[(rt.visit_next - rt.nvisits + i + RT_VISITS_KEPT) % RT_VISITS_KEPT];
-    if (rt.input_run > 0)
-        all[n++] = rt.input_run;
-    int from = n > RT_VISITS_KEPT ? n - RT_VISITS_KEPT : 0;
-    for (int i = from; i < n; i++)
-        len[i - from] = all[i];
-    return n - from;
-}
-
 /* The document for the tasks and the visits. NULL out of memory. */
 static char *dump(const rt_store_task *all, int n, const int *visits, int nvisits)
 {
@@ -635,7 +619,7 @@ int rt_store_save(void)
         }
     }
     int visits[RT_VISITS_KEPT];
-    int nvisits = run_visits(visits);
+    int nvisits = rt_visits_at_end(visits);
     char *text = rc == PD_OK ? dump(all, n, visits, nvisits) : NULL;
     if (rc == PD_OK && !text) {
         snprintf(why, sizeof why, "out of memory");

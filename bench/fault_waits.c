@@ -1,5 +1,5 @@
 /* The page sampler's waits to first touch on this machine's real clock
- * (docs/runtime.md, "Waits to first touch net of the sampler's own
+ * (docs/runtime-measurements.md, "Waits to first touch net of the sampler's own
  * faults"): a task touches 64 armed pages back to back, so it takes 64
  * sampled faults in a row. Counted from arming, page k would have waited
  * k faults, and the waits would sum to about 32 times the loop. Net of the

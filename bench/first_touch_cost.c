@@ -4,8 +4,8 @@
  * difference over the pages is a first touch's fault. It prices the pages
  * a program gets fresh where it could have reused them, as GAP's
  * per-trial arrays under the runtime when glibc trims the heap top
- * (docs/runtime.md, *The heap under the runtime*). Prints the median and
- * range over ROUNDS mappings. Timings: a benchmark, not a test.
+ * (docs/runtime-measurements.md, *The heap under the runtime*). Prints the
+ * median and range over ROUNDS mappings. Timings: a benchmark, not a test.
  *   make bench-first-touch [FIRST_TOUCH_ARGS="MIB ROUNDS"]   (default 32 9) */
 #include <stdio.h>
 #include <stdlib.h>

@@ -75,7 +75,7 @@ avg_time() { awk '/^Average Time:/ {print $3}' "$1"; }
 # Minor page faults of each arm (GNU time, Debian package "time", where
 # installed): the runtime shifts the program's malloc heap, and glibc's
 # trimming of the heap top then gives GAP's per-trial arrays fresh pages
-# in one arm and not the other (docs/runtime.md, *The heap under the
+# in one arm and not the other (docs/runtime-measurements.md, *The heap under the
 # runtime*), 11 - 24 us a fault on this project's VM.
 timed() { # FAULTS_FILE CMD...
     f=$1

@@ -1,21 +1,21 @@
-/* What arming and disarming the page sampler's samples costs on this
- * machine (docs/runtime.md, "What the samples per object trade"): a spell
- * protects each sample page with its own mprotect (samples are one page per
- * stratum, never adjacent in a large object), and the end of the spell
- * unprotects each object's span with one call, which merges the mappings
- * the protection split. Here: an anonymous mapping of MIB MiB, written
- * whole, with every SPACING-th page a sample; per round, one mprotect per
- * sample to PROT_NONE, then one call over the whole mapping back to
- * read-write. With THREADS > 1, other threads keep reading the mapping's
- * unprotected pages meanwhile, as an application's tasks do, so each call
- * also pays its TLB shootdown to their cores. With PRESPLIT 1, each
- * sample page is first given its own mapping (MADV_HUGEPAGE on the page of
- * a MADV_NOHUGEPAGE mapping: a flag that changes nothing on a 4 KiB
- * mapping but keeps it from merging with its neighbours), so protecting
- * it neither splits nor merges mappings, and each sample is unprotected by
- * its own call: what the sampler does not do (docs/runtime.md, "What the
- * samples per object trade"). Prints the median over rounds of the cost
- * per arming call and per sample unprotected.
+/* What arming and disarming the page sampler's samples costs on this machine
+ * (docs/runtime-measurements.md, "What the samples per object trade"): a
+ * spell protects each sample page with its own mprotect (samples are one
+ * page per stratum, never adjacent in a large object), and the end of the
+ * spell unprotects each object's span with one call, which merges the
+ * mappings the protection split. Here: an anonymous mapping of MIB MiB,
+ * written whole, with every SPACING-th page a sample; per round, one
+ * mprotect per sample to PROT_NONE, then one call over the whole mapping
+ * back to read-write. With THREADS > 1, other threads keep reading the
+ * mapping's unprotected pages meanwhile, as an application's tasks do, so
+ * each call also pays its TLB shootdown to their cores. With PRESPLIT 1,
+ * each sample page is first given its own mapping (MADV_HUGEPAGE on the page
+ * of a MADV_NOHUGEPAGE mapping: a flag that changes nothing on a 4 KiB
+ * mapping but keeps it from merging with its neighbours), so protecting it
+ * neither splits nor merges mappings, and each sample is unprotected by its
+ * own call: what the sampler does not do (docs/runtime-measurements.md,
+ * "What the samples per object trade"). Prints the median over rounds of the
+ * cost per arming call and per sample unprotected.
  * Timings: a benchmark, not a test.
  *   make bench-protect-cost [PROTECT_COST_ARGS="MIB SPACING ROUNDS THREADS PRESPLIT"]
  *   (default 256 512 20 2 0: 128 samples, as the phases example's big objects) */

@@ -68,8 +68,8 @@ static int same_place(const rt_hot *x, const rt_hot *y)
  * stored heat a thinned instance had not armed and put one slice's hits in
  * place of the heat before (the simulator's bfs study, a thinned first
  * instance smoothed with a stored heat: -5.2% against hot-first with the
- * test, -0.6% and +1.5% without; docs/runtime.md). Those counts only ever
- * blend, at their weight. */
+ * test, -0.6% and +1.5% without; docs/runtime-measurements.md). Those
+ * counts only ever blend, at their weight. */
 static int heat_changed(uint64_t now, uint64_t before, double w)
 {
     if (w > 1)

@@ -547,13 +547,13 @@ static int stable_window(double *v, int n, int na, double raw)
 }
 
 /* A visit: the instances a task runs of one input before it runs another.
- * Its first instance can be slower than the rest (the input's pages,
- * caches and TLB are cold, its arrays were just allocated), and so again on
- * every later visit of an input: on the phases example 1.02x the next ones
- * with --passes 3 (docs/runtime.md), more with shorter instances. The
- * factor is the median, over the task's recorded visits (at most the last
- * RT_WARMUP_VISITS), of the first instance's DRAM-only time over the median
- * of the visit's next instances (at least two). A visit whose first
+ * Its first instance can be slower than the rest (the input's pages, caches
+ * and TLB are cold, its arrays were just allocated), and so again on every
+ * later visit of an input: on the phases example 1.02x the next ones with
+ * --passes 3 (docs/runtime-measurements.md), more with shorter instances.
+ * The factor is the median, over the task's recorded visits (at most the
+ * last RT_WARMUP_VISITS), of the first instance's DRAM-only time over the
+ * median of the visit's next instances (at least two). A visit whose first
  * instance was not recorded (sampled while most are not, or dropped as
  * perturbed) gives none: its next instances are not marked as a first. 1
  * without any, and *known 0 (1 when it is learned or turned off; known may

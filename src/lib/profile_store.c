@@ -438,15 +438,15 @@ static json_t *heat_entry(const rt_task *t, uint64_t input, const rt_hot *hot, s
     return e;
 }
 
-/* The task's heat, the current input's first; NULL when it has none (or
- * out of memory: then the run's heat is not kept). A heat no whole
- * instance of this run went into (a stored heat smoothed only with thinned
- * instances, or planned from) is left out, so the stored one stays: a
- * thinned instance's heat is biased, not only noisy (the accesses of
- * randomly read objects read low, docs/runtime.md), and written back run
- * after run it displaced the whole instances' heat (in the simulator's
- * bfs study, a second thinned study on the same store placed -0.8%
- * against hot-first where the first placed +1.3%). */
+/* The task's heat, the current input's first; NULL when it has none (or out
+ * of memory: then the run's heat is not kept). A heat no whole instance of
+ * this run went into (a stored heat smoothed only with thinned instances,
+ * or planned from) is left out, so the stored one stays: a thinned
+ * instance's heat is biased, not only noisy (the accesses of randomly read
+ * objects read low, docs/runtime-measurements.md), and written back run
+ * after run it displaced the whole instances' heat (in the simulator's bfs
+ * study, a second thinned study on the same store placed -0.8% against
+ * hot-first where the first placed +1.3%). */
 static json_t *own_heat(const rt_task *t)
 {
     json_t *a = json_array();

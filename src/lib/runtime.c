@@ -350,7 +350,7 @@ int pd_init(const pd_options *opt)
              * until 2026-12-06 went to the first instance, whose length is
              * not known: half of its sampling cost on the phases example,
              * and the simulator's placements were better without it
-             * (docs/runtime.md, *No fixed allowance*). */
+             * (docs/runtime-measurements.md, *No fixed allowance*). */
             .allowance_s = allowance_ms ? allowance_ms / 1000.0 : -1,
             /* 0 = the fixed allowance alone */
             .allowance_frac = allowance_pct ? allowance_pct / 100.0 : -1,

@@ -115,8 +115,9 @@ static int task_for_locked(int id, int ending, rt_task **out)
  * of the stored instance time (at most the allowance). Off by default: in
  * the simulator a thinned first instance's heat is noisier than a whole
  * one's, and with the stored heat as its prior it placed bfs within the
- * noise of a whole first instance, not better (docs/runtime.md, "The
- * profile store", *Placement, in the simulator*). */
+ * noise of a whole first instance, not better
+ * (docs/runtime-measurements.md, "The profile store", *Placement, in the
+ * simulator*). */
 static void thin_by_store(void)
 {
     if (!rt_env_on("PADDISER_PROFILE_STORE_THIN"))

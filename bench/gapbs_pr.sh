@@ -73,10 +73,12 @@ echo "gapbs_pr: $GAPBS_DIR/src/pr.cc ($(gapbs_rev)), region $region (pr.cc:$line
 
 avg_time() { awk '/^Average Time:/ {print $3}' "$1"; }
 # Minor page faults of each arm (GNU time, Debian package "time", where
-# installed): the runtime shifts the program's malloc heap, and glibc's
-# trimming of the heap top then gives GAP's per-trial arrays fresh pages
-# in one arm and not the other (docs/runtime-measurements.md, *The heap under the
-# runtime*), 11 - 24 us a fault on this project's VM.
+# installed), 11 - 24 us a fault on this project's VM: glibc's heap
+# trimming once gave GAP's per-trial arrays fresh pages under the runtime
+# and not alone (docs/runtime-measurements.md, *The heap under the
+# runtime*); now paddiser run keeps freed tracked blocks for the next
+# trial (*Freed blocks kept for reuse*; PADDISER_RUN_KEEP_FREED=0 in the
+# environment: the old behaviour).
 timed() { # FAULTS_FILE CMD...
     f=$1
     shift

@@ -37,6 +37,10 @@ static void usage(FILE *out)
             "      --planner KIND        exact or greedy (PADDISER_PLANNER)\n"
             "      --min-bytes SIZE      allocations tracked from this size, default 1M\n"
             "                            (PADDISER_RUN_MIN_BYTES)\n"
+            "      --keep-freed SIZE     freed tracked blocks kept, up to SIZE bytes in all, for\n"
+            "                            the next tracked allocation they fit (same pages, no\n"
+            "                            first touches); default an eighth of RAM, 0: none\n"
+            "                            (PADDISER_RUN_KEEP_FREED)\n"
             "      --sync-every N        parallel regions per sync point, default 1\n"
             "                            (PADDISER_RUN_SYNC_EVERY)\n"
             "      --region-cost PCT     a region whose task calls and sync point cost more\n"
@@ -240,13 +244,15 @@ int cmd_run(int argc, char **argv)
         OPT_SAMPLER,
         OPT_REGIONS,
         OPT_STORE,
-        OPT_REGION_COST
+        OPT_REGION_COST,
+        OPT_KEEP
     };
     static const struct option longopts[] = {
         {"fast-capacity", required_argument, NULL, OPT_CAP},
         {"backend", required_argument, NULL, OPT_BACKEND},
         {"planner", required_argument, NULL, OPT_PLANNER},
         {"min-bytes", required_argument, NULL, OPT_MIN},
+        {"keep-freed", required_argument, NULL, OPT_KEEP},
         {"sync-every", required_argument, NULL, OPT_SYNC},
         {"region-cost", required_argument, NULL, OPT_REGION_COST},
         {"hints", required_argument, NULL, OPT_HINTS},
@@ -282,6 +288,13 @@ int cmd_run(int argc, char **argv)
                 return pd_opt_error(CMD, "--min-bytes must be a positive size (bytes, or with K, M, G), got '%s'",
                                     optarg);
             if (set_env_u64("PADDISER_RUN_MIN_BYTES", v))
+                return 2;
+            break;
+        case OPT_KEEP:
+            if (!parse_size(optarg, &v) || v > (unsigned long long)LONG_MAX)
+                return pd_opt_error(CMD, "--keep-freed must be a size (bytes, or with K, M, G; 0: none), got '%s'",
+                                    optarg);
+            if (set_env_u64("PADDISER_RUN_KEEP_FREED", v))
                 return 2;
             break;
         case OPT_BACKEND:

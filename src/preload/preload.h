@@ -16,6 +16,8 @@ typedef struct {
     int verbose;        /* PADDISER_RUN_VERBOSE: one line per hook decision on stderr */
     int region_cost_pct; /* PADDISER_RUN_REGION_COST_PCT: a region whose tracking costs
                             more than this share of its time runs untracked (10; 0: never) */
+    size_t keep_freed;  /* PADDISER_RUN_KEEP_FREED: bytes of freed tracked blocks kept for
+                           the next allocation they fit (an eighth of RAM; 0: none) */
 } pdp_options;
 
 const pdp_options *pdp_opts(void);

@@ -16,7 +16,18 @@
  * the runtime runs, and below the threshold pass straight through; a free
  * of a block that cannot be tracked (usable size below the threshold) costs
  * one malloc_usable_size, of a large one a hash lookup under a mutex that
- * nothing holds while calling the runtime. */
+ * nothing holds while calling the runtime.
+ *
+ * A freed tracked block from the malloc family is kept (still allocated in
+ * glibc, its pages resident where they are) for the next tracked
+ * allocation it fits: a program that frees and allocates the same arrays
+ * between instances gets its pages back, placed as they were, without
+ * first touches. Otherwise whether glibc trims its heap top in between,
+ * and the blocks come back as fresh pages, depends on a few KiB of
+ * anything else in the process (docs/runtime.md, "Freed blocks kept for
+ * reuse"). At most PADDISER_RUN_KEEP_FREED bytes are kept, and all of them
+ * go back to glibc before a tracked allocation none of them fits, so the
+ * program's memory never peaks above what it would without them. */
 #include <errno.h>
 #include <dlfcn.h>
 #include <malloc.h>
@@ -64,6 +75,8 @@ static size_t nblocks, nmaps;
 static int k_overflow = K_BITS;
 /* pdp_opts()->min_bytes, read by every hook: a copy here saves a call. */
 static size_t min_bytes = (size_t)1 << 20;
+
+static int wanted_size(size_t n);
 
 static size_t slot_of(uintptr_t addr, size_t c)
 {
@@ -261,6 +274,122 @@ static void restore_range(uintptr_t a, size_t len, const tracked *t, int n, int 
     }
 }
 
+/* ---- freed blocks kept for reuse ----------------------------------------- */
+
+enum { MAX_KEPT = 64 };
+
+typedef struct {
+    void *p;
+    size_t usable; /* malloc_usable_size when kept */
+    uint64_t seq;  /* when kept: the oldest goes first to make room */
+} kept_block;
+
+static kept_block kept[MAX_KEPT];
+static size_t nkept, kept_bytes, keep_cap; /* nkept: read without the lock first */
+static uint64_t kept_seq;
+
+static int kept_index_locked(const void *p)
+{
+    for (size_t i = 0; i < nkept; i++)
+        if (kept[i].p == p)
+            return (int)i;
+    return -1;
+}
+
+static void unkeep_locked(size_t i)
+{
+    kept_bytes -= kept[i].usable;
+    kept[i] = kept[--nkept];
+    __atomic_store_n(&nkept, nkept, __ATOMIC_RELAXED);
+}
+
+/* The program freed (or reallocated) a block that is kept, that is, freed
+ * already: glibc would stop it as a double free, and so does this. */
+static void check_not_kept(void *p, const char *call)
+{
+    if (!__atomic_load_n(&nkept, __ATOMIC_RELAXED))
+        return;
+    pthread_mutex_lock(&lock);
+    int i = kept_index_locked(p);
+    pthread_mutex_unlock(&lock);
+    if (i >= 0) {
+        pdp_log(0, "%s(%p): the block was freed already (double free); aborting", call, p);
+        abort();
+    }
+}
+
+static void release_kept(void *const *gone, int n)
+{
+    for (int i = 0; i < n; i++) {
+        pdp_log(1, "give back kept block %p", gone[i]);
+        __libc_free(gone[i]);
+    }
+}
+
+/* Keeps the freed block p (untracked already): 1, or 0 when it is not
+ * kept (then the caller frees it). The oldest kept blocks make room. Its
+ * pages are left as they are: MADV_FREE would let memory pressure take
+ * them, but on this project's VM writing a page after it costs 5.6 us
+ * (no fault counted), as much as the first touch it saves (bench/run_alloc.sh,
+ * docs/runtime.md "Freed blocks kept for reuse"). */
+static int keep_freed(void *p)
+{
+    size_t usable = malloc_usable_size(p);
+    if (!keep_cap || usable > keep_cap)
+        return 0;
+    void *gone[MAX_KEPT];
+    int ngone = 0;
+    pthread_mutex_lock(&lock);
+    while (nkept && (nkept == MAX_KEPT || kept_bytes + usable > keep_cap)) {
+        size_t old = 0;
+        for (size_t i = 1; i < nkept; i++)
+            if (kept[i].seq < kept[old].seq)
+                old = i;
+        gone[ngone++] = kept[old].p;
+        unkeep_locked(old);
+    }
+    kept[nkept] = (kept_block){.p = p, .usable = usable, .seq = ++kept_seq};
+    kept_bytes += usable;
+    __atomic_store_n(&nkept, nkept + 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&lock);
+    release_kept(gone, ngone);
+    pdp_log(1, "keep freed block %p (%zu bytes) for reuse", p, usable);
+    return 1;
+}
+
+/* A kept block for a tracked allocation of n bytes aligned to align: the
+ * smallest that holds n with at most an eighth more, or NULL, and then
+ * every kept block goes back to glibc first. */
+static void *reuse_kept(size_t n, size_t align)
+{
+    if (!__atomic_load_n(&nkept, __ATOMIC_RELAXED) || !wanted_size(n))
+        return NULL;
+    void *gone[MAX_KEPT], *p = NULL;
+    int ngone = 0;
+    pthread_mutex_lock(&lock);
+    long best = -1;
+    for (size_t i = 0; i < nkept; i++) {
+        const kept_block *k = &kept[i];
+        if (k->usable >= n && k->usable - n <= n / 8 && (!align || (uintptr_t)k->p % align == 0) &&
+            (best < 0 || k->usable < kept[best].usable))
+            best = (long)i;
+    }
+    if (best >= 0) {
+        p = kept[best].p;
+        unkeep_locked((size_t)best);
+    } else {
+        while (nkept) {
+            gone[ngone++] = kept[nkept - 1].p;
+            unkeep_locked(nkept - 1);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    release_kept(gone, ngone);
+    if (p)
+        pdp_log(1, "reuse kept block %p for %zu bytes", p, n);
+    return p;
+}
+
 /* The fork() child: the parent's blocks are the parent's objects. */
 static void fork_prepare(void) { pthread_mutex_lock(&lock); }
 static void fork_parent(void) { pthread_mutex_unlock(&lock); }
@@ -323,6 +452,7 @@ static void *call_mremap(void *old, size_t old_size, size_t new_size, int flags,
 void pdp_alloc_setup(void)
 {
     min_bytes = pdp_opts()->min_bytes;
+    keep_cap = pdp_opts()->keep_freed;
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     (void)next_symbol((void **)&real_mmap, "mmap");
     (void)next_symbol((void **)&real_munmap, "munmap");
@@ -337,11 +467,11 @@ void pdp_alloc_setup(void)
 
 #define CALLER() __builtin_return_address(0)
 
-static int wanted(size_t n) { return n >= min_bytes && !pdp_busy && pdp_running(); }
+static int wanted_size(size_t n) { return n >= min_bytes && !pdp_busy && pdp_running(); }
 
 static void after_alloc(void *p, size_t n, void *caller, int is_map)
 {
-    if (!p || !wanted(n))
+    if (!p || !wanted_size(n))
         return;
     int saved = errno;
     pdp_busy = 1;
@@ -352,31 +482,57 @@ static void after_alloc(void *p, size_t n, void *caller, int is_map)
     errno = saved;
 }
 
-/* Before the memory at p goes back: its object is unregistered. */
-static void before_free(void *p)
+/* Before the memory at p goes back: its object is unregistered. Returns
+ * 1 when the block is kept for reuse (then it does not go back). */
+static int before_free(void *p)
 {
-    if (!p || !__atomic_load_n(&nblocks, __ATOMIC_RELAXED) || malloc_usable_size(p) < min_bytes)
-        return;
+    if (!p || (!__atomic_load_n(&nblocks, __ATOMIC_RELAXED) && !__atomic_load_n(&nkept, __ATOMIC_RELAXED)) ||
+        malloc_usable_size(p) < min_bytes)
+        return 0;
     tracked e;
-    if (!take(p, &e) || pdp_busy)
-        return;
+    if (!take(p, &e)) {
+        check_not_kept(p, "free");
+        return 0;
+    }
+    if (pdp_busy)
+        return 0;
     int saved = errno;
     pdp_busy = 1;
     untrack_object(&e);
+    int kept_it = pdp_running() && keep_freed(p);
     pdp_busy = 0;
     errno = saved;
+    return kept_it;
+}
+
+/* A tracked allocation from a kept block (NULL: none fits). */
+static inline void *from_kept(size_t n, size_t align)
+{
+    if (!__atomic_load_n(&nkept, __ATOMIC_RELAXED)) /* the common case: one load */
+        return NULL;
+    int saved = errno;
+    void *p = reuse_kept(n, align);
+    errno = saved;
+    return p;
 }
 
 PDP_HOOK void *malloc(size_t n)
 {
-    void *p = __libc_malloc(n);
+    void *p = from_kept(n, 0);
+    if (!p)
+        p = __libc_malloc(n);
     after_alloc(p, n, CALLER(), 0);
     return p;
 }
 
 PDP_HOOK void *calloc(size_t m, size_t n)
 {
-    void *p = __libc_calloc(m, n);
+    size_t bytes;
+    void *p = NULL;
+    if (!__builtin_mul_overflow(m, n, &bytes) && (p = from_kept(bytes, 0)))
+        memset(p, 0, bytes); /* a kept block holds what it held */
+    if (!p)
+        p = __libc_calloc(m, n);
     if (p) /* m * n did not overflow: calloc checked */
         after_alloc(p, m * n, CALLER(), 0);
     return p;
@@ -384,20 +540,24 @@ PDP_HOOK void *calloc(size_t m, size_t n)
 
 PDP_HOOK void free(void *p)
 {
-    before_free(p);
-    __libc_free(p);
+    if (!before_free(p))
+        __libc_free(p);
 }
 
 static void *realloc_from(void *p, size_t n, void *caller)
 {
     if (!p) {
-        void *q = __libc_realloc(NULL, n);
+        void *q = from_kept(n, 0);
+        if (!q)
+            q = __libc_realloc(NULL, n);
         after_alloc(q, n, caller, 0);
         return q;
     }
     tracked e;
     int had = __atomic_load_n(&nblocks, __ATOMIC_RELAXED) && malloc_usable_size(p) >= min_bytes &&
               take(p, &e);
+    if (!had && __atomic_load_n(&nkept, __ATOMIC_RELAXED) && malloc_usable_size(p) >= min_bytes)
+        check_not_kept(p, "realloc");
     if (!had || pdp_busy) {
         void *q = __libc_realloc(p, n);
         if (q && !had)
@@ -434,16 +594,24 @@ PDP_HOOK void *reallocarray(void *p, size_t m, size_t n)
     return realloc_from(p, bytes, CALLER());
 }
 
+/* glibc's memalign takes any alignment (rounding it up to a power of two);
+ * a kept block serves a power of two only. */
+static void *memalign_from(size_t align, size_t n)
+{
+    void *p = align && !(align & (align - 1)) ? from_kept(n, align) : NULL;
+    return p ? p : __libc_memalign(align, n);
+}
+
 PDP_HOOK void *memalign(size_t align, size_t n)
 {
-    void *p = __libc_memalign(align, n);
+    void *p = memalign_from(align, n);
     after_alloc(p, n, CALLER(), 0);
     return p;
 }
 
 PDP_HOOK void *aligned_alloc(size_t align, size_t n)
 {
-    void *p = __libc_memalign(align, n);
+    void *p = memalign_from(align, n);
     after_alloc(p, n, CALLER(), 0);
     return p;
 }
@@ -454,7 +622,7 @@ PDP_HOOK int posix_memalign(void **out, size_t align, size_t n)
     if (align % sizeof(void *) || (align & (align - 1)) || !align)
         return EINVAL;
     int saved = errno;
-    void *p = __libc_memalign(align, n);
+    void *p = memalign_from(align, n);
     errno = saved;
     if (!p)
         return ENOMEM;
@@ -465,14 +633,20 @@ PDP_HOOK int posix_memalign(void **out, size_t align, size_t n)
 
 PDP_HOOK void *valloc(size_t n)
 {
-    void *p = __libc_valloc(n);
+    void *p = from_kept(n, (size_t)sysconf(_SC_PAGESIZE));
+    if (!p)
+        p = __libc_valloc(n);
     after_alloc(p, n, CALLER(), 0);
     return p;
 }
 
 PDP_HOOK void *pvalloc(size_t n)
 {
-    void *p = __libc_pvalloc(n);
+    /* n rounded up to whole pages, as glibc does (0: one page) */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), whole = n ? (n + page - 1) & ~(page - 1) : page;
+    void *p = whole >= n ? from_kept(whole, page) : NULL;
+    if (!p)
+        p = __libc_pvalloc(n);
     after_alloc(p, n, CALLER(), 0);
     return p;
 }

@@ -33,6 +33,10 @@ static void read_options(void)
         options.verbose = (int)n;
     if ((v = getenv("PADDISER_RUN_REGION_COST_PCT")) && pd_parse_long(v, &n) && n >= 0 && n <= 1000000)
         options.region_cost_pct = (int)n;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    options.keep_freed = pages > 0 && page > 0 ? (size_t)pages / 8 * (size_t)page : 0;
+    if ((v = getenv("PADDISER_RUN_KEEP_FREED")) && pd_parse_long(v, &n) && n >= 0)
+        options.keep_freed = (size_t)n;
 }
 
 const pdp_options *pdp_opts(void) { return &options; }

@@ -1,0 +1,78 @@
+/* tests/run_alloc.sh, kept blocks: a program that frees a large block and
+ * allocates one of the same size again, as per-input arrays are. Under
+ * `paddiser run` the second block is the first one's memory, resident:
+ * rewriting it takes (almost) no page faults, and calloc's block is zero.
+ * Prints, on stdout, what does not depend on the allocator (checksums);
+ * on stderr, "faults N" for each rewrite, which the test compares.
+ * "keep_freed double" frees its block twice (a bug the test must see
+ * stopped). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#define MIB ((size_t)1 << 20)
+
+static void *volatile escape;
+
+static long minor_faults(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt;
+}
+
+/* One site: the same object each time. */
+static __attribute__((noinline)) unsigned char *array(size_t n)
+{
+    unsigned char *p = malloc(n);
+    escape = p;
+    return p;
+}
+
+static unsigned long fill(unsigned char *p, size_t n, int v)
+{
+    unsigned long s = 0;
+    for (size_t i = 0; i < n; i += 512) {
+        p[i] = (unsigned char)(v + i / 512);
+        s += p[i];
+    }
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    size_t n = 8 * MIB;
+    unsigned long sum = 0;
+    if (argc > 1 && !strcmp(argv[1], "double")) { /* a program's bug: freed twice */
+        unsigned char *a = array(n);
+        free(a);
+        free((void *)escape);
+        return 0;
+    }
+    for (int input = 0; input < 3; input++) {
+        unsigned char *a = array(n);
+        if (!a)
+            return 1;
+        long before = minor_faults();
+        sum += fill(a, n, input);
+        fprintf(stderr, "faults %ld\n", minor_faults() - before);
+        free(a);
+    }
+    /* calloc of a block that held data: zero, whoever served it */
+    unsigned char *z = calloc(1, n);
+    if (!z)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        if (z[i]) {
+            printf("calloc byte %zu is %d\n", i, z[i]);
+            return 1;
+        }
+    free(z);
+    /* a larger block than any freed one, then the freed size again */
+    unsigned char *big = array(2 * n);
+    sum += fill(big, 2 * n, 7);
+    free(big);
+    printf("sum %lu\n", sum);
+    return 0;
+}

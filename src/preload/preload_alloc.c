@@ -330,7 +330,7 @@ static void release_kept(void *const *gone, int n)
  * kept (then the caller frees it). The oldest kept blocks make room. Its
  * pages are left as they are: MADV_FREE would let memory pressure take
  * them, but on this project's VM writing a page after it costs 5.6 us
- * (no fault counted), as much as the first touch it saves (bench/run_alloc.sh,
+ * (no fault counted), half the first touch it saves (bench/run_alloc.sh,
  * docs/runtime.md "Freed blocks kept for reuse"). */
 static int keep_freed(void *p)
 {

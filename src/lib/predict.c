@@ -516,8 +516,9 @@ static const rt_instance *recent(const rt_task *t, int i)
  * learned from a few visits and is not the same for every visit (on the
  * phases example a new input's first ran a few percent slower than the
  * rest of its visit, a revisited input's not at all, and a factor of 1.11
- * from two visits once put a revisit's anchor 12% under its older visits
- * and predicted its second instance 15% low: docs/runtime.md), so the
+ * from two visits once predicted a revisit's second instance 14.8% low:
+ * docs/runtime-measurements.md, *A revisit's first and its older
+ * visits*), so the
  * anchor's level is only known between the two: an older instance within
  * the noise of that span joins. */
 static int stable_window(double *v, int n, int na, double raw)
@@ -827,9 +828,11 @@ static double window_estimate(const double *v, int n, int na)
 /* Which estimate of an input's next instance its own history favours. The
  * window's median removes noise that is independent from one instance to
  * the next; where instance times drift with the machine (a VM whose host
- * load comes and goes: on this project's 2-core VM every smoothing of the
- * phases example's times did worse than the previous instance alone,
- * docs/runtime.md), the last instance is the better guess. So each
+ * load comes and goes: on this project's 2-core VM the median of an
+ * input's previous instances had 1.16 - 1.90x the previous instance's
+ * error on the phases example in every batch of a session,
+ * docs/runtime-measurements.md, *The input's own replay*), the last
+ * instance is the better guess. So each
  * prediction first replays the last RT_BACKTEST instances of the input:
  * what each estimate, from the instances before, would have said of it.
  * The last instance is used when its median relative error there is below
@@ -895,8 +898,9 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
      * the rest of its visit takes: for an instance that continues a visit,
      * it stands for its visit only while nothing else of the visit has run
      * (on the phases example, the first visit after the sampled instance:
-     * its third and fourth instances were predicted 12 and 5 % high with it
-     * in the window, 1 % low without; docs/runtime.md). For one that starts
+     * its third instance was predicted 8.0 and 9.5 % high with it in the
+     * window, in two batches; docs/runtime-measurements.md, *A visit's
+     * first instance before the warm-up factor is known*). For one that starts
      * a visit, firsts are kept: they are what it is.
      * PADDISER_VISIT_FIRST_OUT=off keeps them in (bench comparisons). */
     int first_out = !known && !starts && !rt_env_off("PADDISER_VISIT_FIRST_OUT");

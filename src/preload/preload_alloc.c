@@ -25,9 +25,10 @@
  * first touches. Otherwise whether glibc trims its heap top in between,
  * and the blocks come back as fresh pages, depends on a few KiB of
  * anything else in the process (docs/runtime.md, "Freed blocks kept for
- * reuse"). At most PADDISER_RUN_KEEP_FREED bytes are kept, and all of them
- * go back to glibc before a tracked allocation none of them fits, so the
- * program's memory never peaks above what it would without them. */
+ * reuse"). At most PADDISER_RUN_KEEP_FREED bytes are kept, a larger block
+ * is shrunk to what is asked, and kept blocks go back to glibc as a
+ * tracked allocation that none of them fits would otherwise take the
+ * program's tracked memory past its own peak. */
 #include <errno.h>
 #include <dlfcn.h>
 #include <malloc.h>
@@ -118,8 +119,13 @@ static int grow_locked(void)
     return 0;
 }
 
+/* Bytes of the tracked blocks and mappings, and the most there ever were:
+ * kept blocks never take the program's memory above that (reuse_kept). */
+static size_t live_bytes, peak_live;
+
 static void remove_locked(long i)
 {
+    live_bytes -= tab[i].size;
     tab[i].addr = DELETED;
     if (tab[i].is_map)
         __atomic_store_n(&nmaps, nmaps - 1, __ATOMIC_RELAXED);
@@ -163,6 +169,9 @@ static void track(void *p, size_t n, const char *site, int is_map, int k)
         if (tab[i].addr == EMPTY)
             filled++;
         tab[i] = (tracked){.addr = (uintptr_t)p, .size = n, .id = -1, .k = k, .is_map = is_map};
+        live_bytes += n;
+        if (live_bytes > peak_live)
+            peak_live = live_bytes;
         snprintf(tab[i].site, sizeof tab[i].site, "%s", site);
         if (is_map)
             __atomic_store_n(&nmaps, nmaps + 1, __ATOMIC_RELAXED);
@@ -358,35 +367,57 @@ static int keep_freed(void *p)
 }
 
 /* A kept block for a tracked allocation of n bytes aligned to align: the
- * smallest that holds n with at most an eighth more, or NULL, and then
- * every kept block goes back to glibc first. */
+ * smallest that holds n, shrunk in place to n when it is more than an
+ * eighth larger (glibc's realloc splits a heap chunk, mremaps a mapped one:
+ * the head's pages stay), or NULL. Without one, the oldest kept blocks go
+ * back to glibc until the tracked blocks, the kept ones and the n bytes
+ * asked for fit in the most the tracked blocks ever took (or nothing is
+ * kept): so keeping never raises the program's peak. */
 static void *reuse_kept(size_t n, size_t align)
 {
     if (!__atomic_load_n(&nkept, __ATOMIC_RELAXED) || !wanted_size(n))
         return NULL;
     void *gone[MAX_KEPT], *p = NULL;
+    size_t usable = 0;
     int ngone = 0;
     pthread_mutex_lock(&lock);
     long best = -1;
     for (size_t i = 0; i < nkept; i++) {
         const kept_block *k = &kept[i];
-        if (k->usable >= n && k->usable - n <= n / 8 && (!align || (uintptr_t)k->p % align == 0) &&
+        if (k->usable >= n && (!align || (uintptr_t)k->p % align == 0) &&
             (best < 0 || k->usable < kept[best].usable))
             best = (long)i;
     }
     if (best >= 0) {
         p = kept[best].p;
+        usable = kept[best].usable;
         unkeep_locked((size_t)best);
     } else {
-        while (nkept) {
-            gone[ngone++] = kept[nkept - 1].p;
-            unkeep_locked(nkept - 1);
+        size_t bound = peak_live > live_bytes + n ? peak_live : live_bytes + n;
+        while (nkept && live_bytes + kept_bytes + n > bound) {
+            size_t old = 0;
+            for (size_t i = 1; i < nkept; i++)
+                if (kept[i].seq < kept[old].seq)
+                    old = i;
+            gone[ngone++] = kept[old].p;
+            unkeep_locked(old);
         }
     }
     pthread_mutex_unlock(&lock);
     release_kept(gone, ngone);
-    if (p)
-        pdp_log(1, "reuse kept block %p for %zu bytes", p, n);
+    if (!p)
+        return NULL;
+    if (usable - n > n / 8) {
+        /* a shrink fails only without memory; then the block serves whole */
+        void *q = __libc_realloc(p, n);
+        if (q)
+            p = q;
+        if (align && (uintptr_t)p % align) { /* moved, and not aligned as asked: allocate afresh */
+            __libc_free(p);
+            return NULL;
+        }
+    }
+    pdp_log(1, "reuse kept block %p for %zu bytes (%zu kept)", p, n, usable);
     return p;
 }
 
@@ -400,6 +431,7 @@ void pdp_alloc_forget(void)
     if (tab)
         memset(tab, 0, cap * sizeof *tab);
     filled = nblocks = nmaps = 0;
+    live_bytes = peak_live = 0;
 }
 
 /* ---- mmap, munmap, mremap ------------------------------------------------ */

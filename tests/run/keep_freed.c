@@ -69,10 +69,17 @@ int main(int argc, char **argv)
             return 1;
         }
     free(z);
-    /* a larger block than any freed one, then the freed size again */
+    /* a larger block than any freed one (the kept one goes back: kept and
+     * asked would pass the peak), then the first size again: the larger
+     * block, shrunk in place, its pages resident */
     unsigned char *big = array(2 * n);
     sum += fill(big, 2 * n, 7);
     free(big);
+    unsigned char *a = array(n);
+    long before = minor_faults();
+    sum += fill(a, n, 9);
+    fprintf(stderr, "faults %ld\n", minor_faults() - before);
+    free(a);
     printf("sum %lu\n", sum);
     return 0;
 }

@@ -7,8 +7,8 @@
  *          touched);
  *   whole: 16 MiB, every page written: what a program's per-input array
  *          costs between instances (under paddiser run the freed block is
- *          kept, MADV_FREE, and the next one reuses its pages; alone glibc
- *          reuses or trims its heap top as its thresholds fall).
+ *          kept and the next one reuses its pages; alone glibc reuses or
+ *          trims its heap top as its thresholds fall).
  * A plain C program: it knows nothing of paddiser. */
 #define _GNU_SOURCE
 #include <stdio.h>

@@ -14,6 +14,7 @@
  * blocks kept for reuse"), so its pages are where the plan put them. */
 #define _GNU_SOURCE /* syscall */
 #include <omp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,14 +72,14 @@ int main(int argc, char **argv)
         const char *lo = (const char *)(((unsigned long)a[1] + 4095) & ~4095ul);
         size_t bytes = (N * sizeof(double) - (size_t)(lo - (const char *)a[1])) & ~(size_t)4095;
         long before = on_node0(lo, bytes);
-        double *old = a[1];
+        uintptr_t old = (uintptr_t)a[1]; /* compared, never used */
         free(a[1]);
         a[1] = malloc(N * sizeof(double));
         if (!a[1])
             return 1;
         long after = on_node0(lo, bytes);
         fprintf(stderr, "guest_run_app: reallocated: same block %s, node-0 pages %ld before the free, %ld after\n",
-                a[1] == old ? "yes" : "no", before, a[1] == old ? after : -1);
+                (uintptr_t)a[1] == old ? "yes" : "no", before, (uintptr_t)a[1] == old ? after : -1);
     }
     free(a[0]);
     free(a[1]);

@@ -291,6 +291,8 @@ typedef struct {
     void *p;
     size_t usable; /* malloc_usable_size when kept */
     uint64_t seq;  /* when kept: the oldest goes first to make room */
+    int k;         /* the object it was: site#k */
+    char site[PDP_SITE_MAX];
 } kept_block;
 
 static kept_block kept[MAX_KEPT];
@@ -341,7 +343,7 @@ static void release_kept(void *const *gone, int n)
  * them, but on this project's VM writing a page after it costs 5.6 us
  * (no fault counted), half the first touch it saves (bench/run_alloc.sh,
  * docs/runtime.md "Freed blocks kept for reuse"). */
-static int keep_freed(void *p)
+static int keep_freed(void *p, const char *site, int k)
 {
     size_t usable = malloc_usable_size(p);
     if (!keep_cap || usable > keep_cap)
@@ -357,7 +359,8 @@ static int keep_freed(void *p)
         gone[ngone++] = kept[old].p;
         unkeep_locked(old);
     }
-    kept[nkept] = (kept_block){.p = p, .usable = usable, .seq = ++kept_seq};
+    kept[nkept] = (kept_block){.p = p, .usable = usable, .seq = ++kept_seq, .k = k};
+    snprintf(kept[nkept].site, sizeof kept[nkept].site, "%s", site);
     kept_bytes += usable;
     __atomic_store_n(&nkept, nkept + 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&lock);
@@ -366,14 +369,17 @@ static int keep_freed(void *p)
     return 1;
 }
 
-/* A kept block for a tracked allocation of n bytes aligned to align: the
- * smallest that holds n, shrunk in place to n when it is more than an
+/* A kept block for a tracked allocation of n bytes aligned to align from
+ * site (NULL: unknown): of those that hold n, one of the same site (the
+ * object's own memory again, so its pages are where its plan put them;
+ * the lowest k first, as the new block takes the lowest k free), else the
+ * smallest; shrunk in place to n when it is more than an
  * eighth larger (glibc's realloc splits a heap chunk, mremaps a mapped one:
  * the head's pages stay), or NULL. Without one, the oldest kept blocks go
  * back to glibc until the tracked blocks, the kept ones and the n bytes
  * asked for fit in the most the tracked blocks ever took (or nothing is
  * kept): so keeping never raises the program's peak. */
-static void *reuse_kept(size_t n, size_t align)
+static void *reuse_kept(size_t n, size_t align, const char *site)
 {
     if (!__atomic_load_n(&nkept, __ATOMIC_RELAXED) || !wanted_size(n))
         return NULL;
@@ -382,11 +388,18 @@ static void *reuse_kept(size_t n, size_t align)
     int ngone = 0;
     pthread_mutex_lock(&lock);
     long best = -1;
+    int best_same = 0;
     for (size_t i = 0; i < nkept; i++) {
         const kept_block *k = &kept[i];
-        if (k->usable >= n && (!align || (uintptr_t)k->p % align == 0) &&
-            (best < 0 || k->usable < kept[best].usable))
+        if (k->usable < n || (align && (uintptr_t)k->p % align))
+            continue;
+        int same = site && !strcmp(k->site, site);
+        if (best < 0 || same > best_same ||
+            (same == best_same && (same ? k->k < kept[best].k || (k->k == kept[best].k && k->usable < kept[best].usable)
+                                        : k->usable < kept[best].usable))) {
             best = (long)i;
+            best_same = same;
+        }
     }
     if (best >= 0) {
         p = kept[best].p;
@@ -531,26 +544,31 @@ static int before_free(void *p)
     int saved = errno;
     pdp_busy = 1;
     untrack_object(&e);
-    int kept_it = pdp_running() && keep_freed(p);
+    int kept_it = pdp_running() && keep_freed(p, e.site, e.k);
     pdp_busy = 0;
     errno = saved;
     return kept_it;
 }
 
-/* A tracked allocation from a kept block (NULL: none fits). */
-static inline void *from_kept(size_t n, size_t align)
+/* A tracked allocation from a kept block (NULL: none fits), for the
+ * allocation site of caller. */
+static inline void *from_kept(size_t n, size_t align, void *caller)
 {
-    if (!__atomic_load_n(&nkept, __ATOMIC_RELAXED)) /* the common case: one load */
+    if (!__atomic_load_n(&nkept, __ATOMIC_RELAXED) || !wanted_size(n)) /* the common case: one load */
         return NULL;
     int saved = errno;
-    void *p = reuse_kept(n, align);
+    char site[PDP_SITE_MAX];
+    pdp_busy = 1; /* finding the site may allocate (the unwinder, once) */
+    int known = pdp_site_of(caller, site, sizeof site) == 0;
+    pdp_busy = 0;
+    void *p = reuse_kept(n, align, known ? site : NULL);
     errno = saved;
     return p;
 }
 
 PDP_HOOK void *malloc(size_t n)
 {
-    void *p = from_kept(n, 0);
+    void *p = from_kept(n, 0, CALLER());
     if (!p)
         p = __libc_malloc(n);
     after_alloc(p, n, CALLER(), 0);
@@ -561,7 +579,7 @@ PDP_HOOK void *calloc(size_t m, size_t n)
 {
     size_t bytes;
     void *p = NULL;
-    if (!__builtin_mul_overflow(m, n, &bytes) && (p = from_kept(bytes, 0)))
+    if (!__builtin_mul_overflow(m, n, &bytes) && (p = from_kept(bytes, 0, CALLER())))
         memset(p, 0, bytes); /* a kept block holds what it held */
     if (!p)
         p = __libc_calloc(m, n);
@@ -579,7 +597,7 @@ PDP_HOOK void free(void *p)
 static void *realloc_from(void *p, size_t n, void *caller)
 {
     if (!p) {
-        void *q = from_kept(n, 0);
+        void *q = from_kept(n, 0, caller);
         if (!q)
             q = __libc_realloc(NULL, n);
         after_alloc(q, n, caller, 0);
@@ -628,22 +646,22 @@ PDP_HOOK void *reallocarray(void *p, size_t m, size_t n)
 
 /* glibc's memalign takes any alignment (rounding it up to a power of two);
  * a kept block serves a power of two only. */
-static void *memalign_from(size_t align, size_t n)
+static void *memalign_from(size_t align, size_t n, void *caller)
 {
-    void *p = align && !(align & (align - 1)) ? from_kept(n, align) : NULL;
+    void *p = align && !(align & (align - 1)) ? from_kept(n, align, caller) : NULL;
     return p ? p : __libc_memalign(align, n);
 }
 
 PDP_HOOK void *memalign(size_t align, size_t n)
 {
-    void *p = memalign_from(align, n);
+    void *p = memalign_from(align, n, CALLER());
     after_alloc(p, n, CALLER(), 0);
     return p;
 }
 
 PDP_HOOK void *aligned_alloc(size_t align, size_t n)
 {
-    void *p = memalign_from(align, n);
+    void *p = memalign_from(align, n, CALLER());
     after_alloc(p, n, CALLER(), 0);
     return p;
 }
@@ -654,7 +672,7 @@ PDP_HOOK int posix_memalign(void **out, size_t align, size_t n)
     if (align % sizeof(void *) || (align & (align - 1)) || !align)
         return EINVAL;
     int saved = errno;
-    void *p = memalign_from(align, n);
+    void *p = memalign_from(align, n, CALLER());
     errno = saved;
     if (!p)
         return ENOMEM;
@@ -665,7 +683,7 @@ PDP_HOOK int posix_memalign(void **out, size_t align, size_t n)
 
 PDP_HOOK void *valloc(size_t n)
 {
-    void *p = from_kept(n, (size_t)sysconf(_SC_PAGESIZE));
+    void *p = from_kept(n, (size_t)sysconf(_SC_PAGESIZE), CALLER());
     if (!p)
         p = __libc_valloc(n);
     after_alloc(p, n, CALLER(), 0);
@@ -676,7 +694,7 @@ PDP_HOOK void *pvalloc(size_t n)
 {
     /* n rounded up to whole pages, as glibc does (0: one page) */
     size_t page = (size_t)sysconf(_SC_PAGESIZE), whole = n ? (n + page - 1) & ~(page - 1) : page;
-    void *p = whole >= n ? from_kept(whole, page) : NULL;
+    void *p = whole >= n ? from_kept(whole, page, CALLER()) : NULL;
     if (!p)
         p = __libc_pvalloc(n);
     after_alloc(p, n, CALLER(), 0);

@@ -3,9 +3,12 @@
  * `paddiser run` the second block is the first one's memory, resident:
  * rewriting it takes (almost) no page faults, and calloc's block is zero.
  * Prints, on stdout, what does not depend on the allocator (checksums);
- * on stderr, "faults N" for each rewrite, which the test compares.
+ * on stderr, "faults N" for each rewrite, which the test compares, and
+ * whether two same-sized objects freed and allocated again in the other
+ * order got their own memory back ("same site yes").
  * "keep_freed double" frees its block twice (a bug the test must see
  * stopped). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +27,14 @@ static long minor_faults(void)
 
 /* One site: the same object each time. */
 static __attribute__((noinline)) unsigned char *array(size_t n)
+{
+    unsigned char *p = malloc(n);
+    escape = p;
+    return p;
+}
+
+/* Another site: another object. */
+static __attribute__((noinline)) unsigned char *other_array(size_t n)
 {
     unsigned char *p = malloc(n);
     escape = p;
@@ -80,6 +91,19 @@ int main(int argc, char **argv)
     sum += fill(a, n, 9);
     fprintf(stderr, "faults %ld\n", minor_faults() - before);
     free(a);
+    /* two objects of one size, freed, then allocated in the other order:
+     * each gets its own memory back (on stderr: "same site yes") */
+    unsigned char *x = array(n), *y = other_array(n);
+    sum += fill(x, n, 1) + fill(y, n, 2);
+    uintptr_t ox = (uintptr_t)x, oy = (uintptr_t)y;
+    free(x);
+    free(y);
+    y = other_array(n);
+    x = array(n);
+    fprintf(stderr, "same site %s\n", (uintptr_t)x == ox && (uintptr_t)y == oy ? "yes" : "no");
+    sum += fill(x, n, 3) + fill(y, n, 4);
+    free(x);
+    free(y);
     printf("sum %lu\n", sum);
     return 0;
 }

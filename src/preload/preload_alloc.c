@@ -314,6 +314,18 @@ static void unkeep_locked(size_t i)
     __atomic_store_n(&nkept, nkept, __ATOMIC_RELAXED);
 }
 
+/* Takes the block kept longest out of the list (nkept > 0): its address. */
+static void *unkeep_oldest_locked(void)
+{
+    size_t old = 0;
+    for (size_t i = 1; i < nkept; i++)
+        if (kept[i].seq < kept[old].seq)
+            old = i;
+    void *p = kept[old].p;
+    unkeep_locked(old);
+    return p;
+}
+
 /* The program freed (or reallocated) a block that is kept, that is, freed
  * already: glibc would stop it as a double free, and so does this. */
 static void check_not_kept(void *p, const char *call)
@@ -351,14 +363,8 @@ static int keep_freed(void *p, const char *site, int k)
     void *gone[MAX_KEPT];
     int ngone = 0;
     pthread_mutex_lock(&lock);
-    while (nkept && (nkept == MAX_KEPT || kept_bytes + usable > keep_cap)) {
-        size_t old = 0;
-        for (size_t i = 1; i < nkept; i++)
-            if (kept[i].seq < kept[old].seq)
-                old = i;
-        gone[ngone++] = kept[old].p;
-        unkeep_locked(old);
-    }
+    while (nkept && (nkept == MAX_KEPT || kept_bytes + usable > keep_cap))
+        gone[ngone++] = unkeep_oldest_locked();
     kept[nkept] = (kept_block){.p = p, .usable = usable, .seq = ++kept_seq, .k = k};
     snprintf(kept[nkept].site, sizeof kept[nkept].site, "%s", site);
     kept_bytes += usable;
@@ -367,6 +373,15 @@ static int keep_freed(void *p, const char *site, int k)
     release_kept(gone, ngone);
     pdp_log(1, "keep freed block %p (%zu bytes) for reuse", p, usable);
     return 1;
+}
+
+/* Between two kept blocks that both hold a request, and are both of its
+ * site (same) or both not: whether a serves it before b. */
+static int kept_before(const kept_block *a, const kept_block *b, int same)
+{
+    if (same && a->k != b->k)
+        return a->k < b->k;
+    return a->usable < b->usable;
 }
 
 /* A kept block for a tracked allocation of n bytes aligned to align from
@@ -394,9 +409,7 @@ static void *reuse_kept(size_t n, size_t align, const char *site)
         if (k->usable < n || (align && (uintptr_t)k->p % align))
             continue;
         int same = site && !strcmp(k->site, site);
-        if (best < 0 || same > best_same ||
-            (same == best_same && (same ? k->k < kept[best].k || (k->k == kept[best].k && k->usable < kept[best].usable)
-                                        : k->usable < kept[best].usable))) {
+        if (best < 0 || same > best_same || (same == best_same && kept_before(k, &kept[best], same))) {
             best = (long)i;
             best_same = same;
         }
@@ -407,14 +420,8 @@ static void *reuse_kept(size_t n, size_t align, const char *site)
         unkeep_locked((size_t)best);
     } else {
         size_t bound = peak_live > live_bytes + n ? peak_live : live_bytes + n;
-        while (nkept && live_bytes + kept_bytes + n > bound) {
-            size_t old = 0;
-            for (size_t i = 1; i < nkept; i++)
-                if (kept[i].seq < kept[old].seq)
-                    old = i;
-            gone[ngone++] = kept[old].p;
-            unkeep_locked(old);
-        }
+        while (nkept && live_bytes + kept_bytes + n > bound)
+            gone[ngone++] = unkeep_oldest_locked();
     }
     pthread_mutex_unlock(&lock);
     release_kept(gone, ngone);

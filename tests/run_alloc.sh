@@ -112,6 +112,10 @@ set -- $faults
     { cat "$tmp/k.err"; fail "kept block: faults of the four writes '$faults', expected 2047 then under 256"; }
 [ "$(grep -c "reuse kept block" "$tmp/k.err")" -eq 7 ] || { cat "$tmp/k.err"; fail "expected 7 reuses (two inputs, calloc, the shrunk block, the first of the two objects, both again)"; }
 grep -q "^same site yes" "$tmp/k.err" || { cat "$tmp/k.err"; fail "an object did not get its own kept block back"; }
+# -v's summary at exit counts what the lines above show.
+nk=$(grep -c "keep freed block" "$tmp/k.err"); ng=$(grep -c "give back kept block" "$tmp/k.err")
+grep -q "^paddiser run: freed blocks: $nk kept, 7 reused ([0-9.]* MiB), $ng given back, $((nk - 7 - ng)) still kept$" "$tmp/k.err" ||
+    { grep "freed blocks:" "$tmp/k.err"; fail "the summary at exit does not count $nk kept, 7 reused, $ng given back"; }
 grep -q "give back kept block" "$tmp/k.err" || { cat "$tmp/k.err"; fail "the larger block did not give the kept one back"; }
 grep -q "reuse kept block 0x[0-9a-f]* for 8388608 bytes (167[0-9]* kept)" "$tmp/k.err" ||
     { cat "$tmp/k.err"; fail "the 16 MiB kept block did not serve the 8 MiB array"; }

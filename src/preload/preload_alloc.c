@@ -298,6 +298,9 @@ typedef struct {
 static kept_block kept[MAX_KEPT];
 static size_t nkept, kept_bytes, keep_cap; /* nkept: read without the lock first */
 static uint64_t kept_seq;
+/* For -v's summary at exit. */
+static unsigned long n_kept, n_reused, n_given_back;
+static size_t bytes_reused;
 
 static int kept_index_locked(const void *p)
 {
@@ -343,6 +346,7 @@ static void check_not_kept(void *p, const char *call)
 
 static void release_kept(void *const *gone, int n)
 {
+    __atomic_fetch_add(&n_given_back, (unsigned long)n, __ATOMIC_RELAXED);
     for (int i = 0; i < n; i++) {
         pdp_log(1, "give back kept block %p", gone[i]);
         __libc_free(gone[i]);
@@ -368,6 +372,7 @@ static int keep_freed(void *p, const char *site, int k)
     kept[nkept] = (kept_block){.p = p, .usable = usable, .seq = ++kept_seq, .k = k};
     snprintf(kept[nkept].site, sizeof kept[nkept].site, "%s", site);
     kept_bytes += usable;
+    n_kept++;
     __atomic_store_n(&nkept, nkept + 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&lock);
     release_kept(gone, ngone);
@@ -438,7 +443,19 @@ static void *reuse_kept(size_t n, size_t align, const char *site)
         }
     }
     pdp_log(1, "reuse kept block %p for %zu bytes (%zu kept)", p, n, usable);
+    __atomic_fetch_add(&n_reused, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&bytes_reused, n, __ATOMIC_RELAXED);
     return p;
+}
+
+/* At exit, with PADDISER_RUN_VERBOSE=1: what keeping freed blocks did. */
+__attribute__((destructor)) static void kept_summary(void)
+{
+    if (n_kept)
+        pdp_log(1, "freed blocks: %lu kept, %lu reused (%.1f MiB), %lu given back, %zu still kept", n_kept,
+                __atomic_load_n(&n_reused, __ATOMIC_RELAXED),
+                (double)__atomic_load_n(&bytes_reused, __ATOMIC_RELAXED) / 1048576.0,
+                __atomic_load_n(&n_given_back, __ATOMIC_RELAXED), __atomic_load_n(&nkept, __ATOMIC_RELAXED));
 }
 
 /* The fork() child: the parent's blocks are the parent's objects. */

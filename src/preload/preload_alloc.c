@@ -313,8 +313,8 @@ static int kept_index_locked(const void *p)
 static void unkeep_locked(size_t i)
 {
     kept_bytes -= kept[i].usable;
-    kept[i] = kept[--nkept];
-    __atomic_store_n(&nkept, nkept, __ATOMIC_RELAXED);
+    kept[i] = kept[nkept - 1];
+    __atomic_store_n(&nkept, nkept - 1, __ATOMIC_RELAXED); /* read without the lock too */
 }
 
 /* Takes the block kept longest out of the list (nkept > 0): its address. */
@@ -372,7 +372,7 @@ static int keep_freed(void *p, const char *site, int k)
     kept[nkept] = (kept_block){.p = p, .usable = usable, .seq = ++kept_seq, .k = k};
     snprintf(kept[nkept].site, sizeof kept[nkept].site, "%s", site);
     kept_bytes += usable;
-    n_kept++;
+    __atomic_fetch_add(&n_kept, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&nkept, nkept + 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&lock);
     release_kept(gone, ngone);
@@ -451,8 +451,9 @@ static void *reuse_kept(size_t n, size_t align, const char *site)
 /* At exit, with PADDISER_RUN_VERBOSE=1: what keeping freed blocks did. */
 __attribute__((destructor)) static void kept_summary(void)
 {
-    if (n_kept)
-        pdp_log(1, "freed blocks: %lu kept, %lu reused (%.1f MiB), %lu given back, %zu still kept", n_kept,
+    unsigned long kept_total = __atomic_load_n(&n_kept, __ATOMIC_RELAXED);
+    if (kept_total)
+        pdp_log(1, "freed blocks: %lu kept, %lu reused (%.1f MiB), %lu given back, %zu still kept", kept_total,
                 __atomic_load_n(&n_reused, __ATOMIC_RELAXED),
                 (double)__atomic_load_n(&bytes_reused, __ATOMIC_RELAXED) / 1048576.0,
                 __atomic_load_n(&n_given_back, __ATOMIC_RELAXED), __atomic_load_n(&nkept, __ATOMIC_RELAXED));

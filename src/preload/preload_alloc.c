@@ -393,12 +393,12 @@ static int kept_before(const kept_block *a, const kept_block *b, int same)
  * site (NULL: unknown): of those that hold n, one of the same site (the
  * object's own memory again, so its pages are where its plan put them;
  * the lowest k first, as the new block takes the lowest k free), else the
- * smallest; shrunk in place to n when it is more than an
- * eighth larger (glibc's realloc splits a heap chunk, mremaps a mapped one:
- * the head's pages stay), or NULL. Without one, the oldest kept blocks go
- * back to glibc until the tracked blocks, the kept ones and the n bytes
- * asked for fit in the most the tracked blocks ever took (or nothing is
- * kept): so keeping never raises the program's peak. */
+ * smallest; shrunk in place to n when it is more than an eighth larger
+ * (glibc's realloc splits a heap chunk, mremaps a mapped one: the head's
+ * pages stay). NULL when none holds n: then the oldest kept blocks go back
+ * to glibc until the tracked blocks, the kept ones and the n bytes asked
+ * for fit in the most the tracked blocks ever took (or nothing is kept),
+ * so keeping never raises the program's peak. */
 static void *reuse_kept(size_t n, size_t align, const char *site)
 {
     if (!__atomic_load_n(&nkept, __ATOMIC_RELAXED) || !wanted_size(n))

@@ -48,7 +48,7 @@ install: all
 	$(if $(wildcard $(BUILD)/libpaddiser-preload-mpi.so),$(INSTALL) -m 755 $(BUILD)/libpaddiser-preload-mpi.so $(DESTDIR)$(PRELOADDIR))
 	$(INSTALL) -m 644 include/paddiser.h include/paddiser_tiers.h $(DESTDIR)$(INCLUDEDIR)
 	$(INSTALL) -m 644 $(PC_FILE) $(DESTDIR)$(LIBDIR)/pkgconfig
-	$(INSTALL) -m 644 models/default_model.json models/stencil_alpha.csv $(DESTDIR)$(DATADIR)
+	$(INSTALL) -m 644 models/default_model.json models/stencil_alpha.csv models/random_cost.csv $(DESTDIR)$(DATADIR)
 	$(if $(filter %.1,$(MAN_PAGES)),$(INSTALL) -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man1)
 	$(if $(filter %.3,$(MAN_PAGES)),$(INSTALL) -m 644 $(filter %.3,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man3)
 	$(INSTALL) -m 644 LICENSE CHANGELOG.md README.md $(DESTDIR)$(DOCDIR)

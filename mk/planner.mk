@@ -4,7 +4,7 @@
 # PREFIX/share/paddiser, see src/common/datadir.c).
 $(BUILD)/obj/tests/%.o $(BUILD)/obj/bench/%.o: CPPFLAGS += -DPD_SOURCE_DIR='"$(CURDIR)"'
 
-.PHONY: model-default model-embed stencil-calibrate bench-planner
+.PHONY: model-default model-embed stencil-calibrate random-calibrate bench-planner
 
 # The default Eq. 2 model (docs/model.md): trained on the simulator's rows
 # (models/sim_training.csv, committed: the profiles behind it re-measure
@@ -57,6 +57,12 @@ stencil-calibrate: $(BUILD)/paddiser
 	$(BUILD)/paddiser model calibrate-stencil -o models/stencil_alpha.csv
 	@echo "Copy the alpha column into stencil_builtin in src/lib/estimate.c too:" \
 	      "tests/test_estimate_stencil.c fails while the two differ."
+
+# The random-access cost micro-benchmark (run on the target machine, idle).
+random-calibrate: $(BUILD)/paddiser
+	$(BUILD)/paddiser model calibrate-random -o models/random_cost.csv --reps 15
+	@echo "Copy the two columns into builtin_frac / builtin_cost in src/lib/cache_reach.c too:" \
+	      "tests/test_cache_reach.c fails while the two differ."
 
 # Planner time for 16..4096 tasks over 10^6 pages (not part of make check).
 $(BUILD)/bench/planner_bench: $(call OBJ,bench/planner_bench.c) $(BUILD)/libpaddiser_internal.a

@@ -47,6 +47,7 @@ paddiser model eval
 paddiser model split
 paddiser model gen-synthetic
 paddiser model calibrate-stencil
+paddiser model calibrate-random
 paddiser plan
 paddiser tiers
 paddiser-probe
@@ -83,7 +84,7 @@ while IFS= read -r cmd; do
 done <<EOF
 $COMMANDS
 EOF
-[ $n -eq 29 ] || fail "checked $n commands, want 29"
+[ $n -eq 30 ] || fail "checked $n commands, want 30"
 
 # bench --summarize has its own help too
 "$P" bench --summarize="$T" --help >"$T/out" 2>"$T/err" || fail "bench --summarize=DIR --help failed"
@@ -132,6 +133,7 @@ bad "--holdout must be a number in [0, 0.9], got '2'" "paddiser model split" d.c
 bad "--step must be a number in [0.0001, 1], got '0'" "paddiser plan" p.json --step=0
 bad "--parallel must be an integer in 1..4096, got '0'" "paddiser bench" s.yaml --parallel 0
 bad "--ways must be an integer in 1..4194304, got '-1'" "paddiser model calibrate-stencil" -o x --ways=-1
+bad "--reps must be an integer in 1..4194304, got '0'" "paddiser model calibrate-random" -o x --reps 0
 bad "--interval must be a number in [0, 86400], got '-1'" "paddiser-probe cpu" --attempt 1 --interval=-1
 bad "--samples must be an integer in 1.." "paddiser-probe io" --attempt 1 --io-path / --samples 0
 bad "unexpected argument 'extra'" "paddiser tiers" extra

@@ -1,6 +1,6 @@
 #!/bin/sh
 # CLI tests of `paddiser plan` and `paddiser model` (planner half of issue #4):
-# hand-checked plan, page selection in JSON, tiny model train/eval, stencil
+# hand-checked plan, page selection in JSON, tiny model train/eval, stencil and random-access
 # calibration, and clear errors on bad input.
 set -eu
 P=${BUILD:-build}/paddiser
@@ -79,4 +79,20 @@ grep -q 'not an xgboost model' "$T/err" || fail "model error: $(cat "$T/err")"
 "$P" model calibrate-stencil -o "$T/st.csv" --llc-kib 64 --ways 4 --row-kib 4 --scale 1 > /dev/null
 [ "$(wc -l < "$T/st.csv")" -eq 8 ] || fail "stencil table rows"
 if "$P" model calibrate-stencil -o "$T/st3.csv" --method magic 2> "$T/err"; then fail "bad method accepted"; fi
+
+# Random-access calibration, small: a 256 KiB "LLC", arrays up to 2 MiB
+# (1/16 to 8 times it: 15 sizes), one short run each. The table it writes
+# is the one the runtime reads (it checks that itself before writing).
+"$P" model calibrate-random -o "$T/rc.csv" --llc-kib 256 --max-mib 2 --accesses 16 --reps 1 > "$T/out" ||
+    fail "calibrate-random: $(cat "$T/out")"
+[ "$(head -1 "$T/rc.csv")" = "bytes_over_llc,cost,ns_per_gather,method" ] || fail "random table header"
+[ "$(wc -l < "$T/rc.csv")" -eq 16 ] || fail "random table rows: $(wc -l < "$T/rc.csv")"
+[ "$(tail -1 "$T/rc.csv" | cut -d, -f1,2)" = "8,1" ] || fail "random table: the largest size is the unit"
+PADDISER_RANDOM_TABLE="$T/rc.csv" "$P" model calibrate-random -o "$T/rc2.csv" --llc-kib 256 --max-mib 1 \
+    --accesses 16 --reps 1 > /dev/null || fail "calibrate-random with a table set"
+if "$P" model calibrate-random -o "$T/rc3.csv" --llc-kib 65536 --max-mib 1 2> "$T/err"; then
+    fail "calibrate-random with fewer than two sizes accepted"
+fi
+grep -q 'leaves fewer than two sizes' "$T/err" || fail "calibrate-random message: $(cat "$T/err")"
+[ ! -e "$T/rc3.csv" ] || fail "calibrate-random wrote a table it refused"
 exit 0

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/model_calibrate.h"
+#include "cli/random_calibrate.h"
 #include "common/cliopt.h"
 #include "common/util.h"
 #include "lib/model.h"
@@ -29,6 +30,8 @@ static void usage(FILE *out)
             "  calibrate-stencil -o OUT.csv [--method cache-sim|timing] [--llc-kib N --ways N]\n"
             "                    [--row-kib N] [--scale N] [--mib N] [--reps N]\n"
             "        measure the stencil alpha table (micro-benchmark; models/stencil_alpha.csv)\n"
+            "  calibrate-random -o OUT.csv [--llc-kib N] [--max-mib N] [--accesses N] [--reps N] [--threads N]\n"
+            "        measure the random-access cost table (micro-benchmark; models/random_cost.csv)\n"
             "\n"
             "options:\n"
             "  -h, --help   this help\n"
@@ -449,6 +452,7 @@ int cmd_model(int argc, char **argv)
         {"split", cmd_split},
         {"gen-synthetic", cmd_gen},
         {"calibrate-stencil", cmd_model_calibrate_stencil},
+        {"calibrate-random", cmd_model_calibrate_random},
     };
     int before = pd_opt_before_subcommand("paddiser model", argc, argv, usage);
     if (before >= 0)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "lib/cache_reach.h"
 #include "lib/perf.h"
 #include "paddiser.h"
 
@@ -249,6 +250,40 @@ static void test_inputs_seen_before_use_their_own_history(void **state)
     p = plan_of(0);
     assert_int_equal(p.same_input, 0);
     assert_float_equal(p.predicted_time, 0.010 * pow(2.6, log(1.5) / log(2.0)), 1e-9);
+}
+
+/* A randomly read object's accesses cost more once it outgrows the cache
+ * (cache_reach.h): on the first switch, with nothing but Eq. 1 to go by,
+ * the random object's share of the scale takes the cost table's ratio
+ * between its two sizes (the LLC is 4 MiB here, main); an object of
+ * unknown pattern (grid) scales linearly as before. */
+static void test_random_object_outgrowing_the_cache_costs_more(void **state)
+{
+    (void)state;
+    pd_access_hint random8 = {PD_PATTERN_RANDOM, 8, 1, 0};
+    assert_int_equal(pd_object_register("x", buf + 4 * MB, 1 * MB, &random8), 1);
+    for (int i = 0; i < 3; i++)
+        instance(0.010);
+    assert_int_equal(pd_object_update(1, buf + 4 * MB, 2 * MB), PD_OK);
+    double reach = pd_random_cost_ratio(2.0 * MB, 1.0 * MB);
+    pd_random_table t;
+    pd_random_table_builtin(&t); /* 1 and 2 MiB are 0.25 and 0.5 of the LLC: rows of the table */
+    assert_float_equal(t.frac[4], 0.25, 1e-12);
+    assert_float_equal(t.frac[6], 0.5, 1e-12);
+    assert_float_equal(reach, t.cost[6] / t.cost[4], 1e-12);
+    assert_true(reach > 2.0); /* past the knee: the built-in table's cost grows 2.7x */
+    /* grid 2 MB unchanged, x 1 -> 2 MB: (2 + 2 reach) / (2 + 1) */
+    assert_float_equal(plan_of(0).predicted_time, 0.010 * (2.0 + 2.0 * reach) / 3.0, 1e-9);
+    setenv("PADDISER_RANDOM_REACH", "off", 1);
+    /* an update to the same range changes nothing: through 1 MB to predict again */
+    assert_int_equal(pd_object_update(1, buf + 4 * MB, 1 * MB), PD_OK);
+    assert_int_equal(pd_object_update(1, buf + 4 * MB, 2 * MB), PD_OK);
+    assert_float_equal(plan_of(0).predicted_time, 0.010 * 4.0 / 3.0, 1e-9);
+    unsetenv("PADDISER_RANDOM_REACH");
+    /* an unknown pattern growing the same way: linear */
+    assert_int_equal(pd_object_update(1, buf + 4 * MB, 1 * MB), PD_OK);
+    assert_int_equal(pd_object_update(0, buf, 3 * MB), PD_OK);
+    assert_float_equal(plan_of(0).predicted_time, 0.010 * 4.0 / 3.0, 1e-9);
 }
 
 /* Extrapolation trusts a measured growth only so far: a time that grew
@@ -609,12 +644,15 @@ static void test_store_not_ours_is_left_alone(void **state)
 
 int main(void)
 {
+    /* the cache the random-access cost is read against (cache_reach.h) */
+    setenv("PADDISER_LLC_BYTES", "4194304", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_first_instance_is_not_the_base_forever, setup, teardown),
         cmocka_unit_test_setup_teardown(test_noisy_unchanged_input_gives_stable_predictions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inputs_seen_before_use_their_own_history, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_input_growth_is_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_inputs_scale_linearly, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_random_object_outgrowing_the_cache_costs_more, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visit_warmup_is_learned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_revisit_first_within_its_span_keeps_older_visits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visit_first_span_ends_with_the_visits_next_instance, setup, teardown),

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "lib/cache_reach.h"
 #include "lib/page_sampler.h"
 #include "lib/placement.h"
 #include "lib/profile_store.h"
@@ -202,13 +203,37 @@ int rt_tabulate_curves(task_pred *p, int n)
     return rc;
 }
 
+/* What a random access costs at this input against the base input: the
+ * factor Eq. 1's estimate of every object hinted random takes in a task's
+ * time (cache_reach.h). The randomly read bytes are the sum over those
+ * objects, which share the cache; unknown patterns (everything under
+ * `paddiser run` without a hints file) keep the linear scale, as a streamed
+ * array would wrongly take the factor. PADDISER_RANDOM_REACH=off: 1 (bench
+ * comparisons). */
+static double random_reach(int sampled)
+{
+    double now = 0, base = 0;
+    for (size_t o = 0; o < rt.nobjects; o++) {
+        const rt_object *ob = &rt.objects[o];
+        if (ob->used && ob->base_size && ob->alpha.hint.pattern == PD_PATTERN_RANDOM) {
+            now += (double)(sampled ? ob->sampled_size : ob->size);
+            base += (double)ob->base_size;
+        }
+    }
+    if (!(base > 0) || rt_env_off("PADDISER_RANDOM_REACH"))
+        return 1.0;
+    return pd_random_cost_ratio(now, base);
+}
+
 /* Eq. 1 scale of the task's input (the objects' sizes now, or with sampled
- * the sizes its last instance ran with) against its base input; L gets the
- * access-weighted slow/fast latency ratio of its objects. est (may be NULL)
- * receives the per-object estimates. */
+ * the sizes its last instance ran with) against its base input, random
+ * objects' estimates weighed by random_reach; L gets the access-weighted
+ * slow/fast latency ratio of its objects. est (may be NULL) receives the
+ * per-object estimates of accesses (without the reach). */
 static double task_scale(const rt_task *t, int sampled, double *est, double *L)
 {
     double est_sum = 0, base_sum = 0, lat_w = 0, lat_sum = 0;
+    double reach = random_reach(sampled);
     for (size_t o = 0; o < t->nacc && o < rt.nobjects; o++) {
         const rt_object *ob = &rt.objects[o];
         if (est)
@@ -218,8 +243,8 @@ static double task_scale(const rt_task *t, int sampled, double *est, double *L)
         double alpha = ob->alpha0 > 0 ? ob->alpha.alpha / ob->alpha0 : 1.0;
         double e = pd_estimate_accesses(t->base_acc[o], ob->base_size, sampled ? ob->sampled_size : ob->size, alpha);
         if (est)
-            est[o] = e;
-        est_sum += e;
+            est[o] = e; /* accesses, as sampled: what alpha's refinement compares */
+        est_sum += ob->alpha.hint.pattern == PD_PATTERN_RANDOM ? e * reach : e;
         base_sum += t->base_acc[o];
         lat_w += t->base_acc[o];
         lat_sum += t->base_acc[o] * pattern_ratio(ob);
@@ -234,7 +259,7 @@ static double task_scale(const rt_task *t, int sampled, double *est, double *L)
             const rt_object *ob = &rt.objects[o];
             if (ob->used && ob->base_size) {
                 double sz = (double)(sampled ? ob->sampled_size : ob->size);
-                now += sz;
+                now += ob->alpha.hint.pattern == PD_PATTERN_RANDOM ? sz * reach : sz;
                 base += (double)ob->base_size;
                 lat_w += sz;
                 lat_sum += sz * pattern_ratio(ob);

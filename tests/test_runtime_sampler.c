@@ -949,6 +949,90 @@ static void test_chains_to_previous_handler(void **state)
     assert_int_equal(WEXITSTATUS(st), 42);
 }
 
+/* The pages of a table, in sample order. */
+static void table_pages(uintptr_t *page, pd_sample_info *info, size_t n)
+{
+    assert_int_equal(pd_sampler_nsamples(), n);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(pd_sampler_sample(i, &info[i]), 0);
+        page[i] = (uintptr_t)info[i].page;
+    }
+}
+
+/* With rotate, each sampled instance after the first samples other pages of
+ * the same strata: regions and objects stay, the pages stay whole pages
+ * inside their regions and in address order, and the new pages count.
+ * Without it (or in an instance the share skips), the pages stay. */
+static void test_rotate_redraws_pages_within_their_regions(void **state)
+{
+    (void)state;
+    pd_sampler_stop();
+    /* 8 strata of 32 pages in a 1 MiB object that begins mid-page (the
+     * first and last strata also hold its partial pages); every instance
+     * sampled (share < 0) */
+    pd_sampler_config cfg = {.seed = 7, .min_per_object = 8, .period_ms = 0, .share = -1, .rotate = 1};
+    assert_int_equal(pd_sampler_start(&cfg), 0);
+    unsigned char *buf = map_buf(2 * MB);
+    pd_sampler_range r = {buf + 100, MB, 4};
+    assert_int_equal(pd_sampler_set_ranges(&r, 1), 0);
+    enum { N = 8 };
+    uintptr_t first[N], now[N];
+    pd_sample_info info0[N], info[N];
+    table_pages(first, info0, N);
+    assert_int_equal(pd_sampler_instance_begin(0), 1); /* the first: table_build's draw */
+    table_pages(now, info, N);
+    assert_memory_equal(first, now, sizeof first);
+    int moved = 0;
+    for (int inst = 0; inst < 6; inst++) {
+        pd_sampler_reset_counts();
+        uintptr_t before[N];
+        memcpy(before, now, sizeof now);
+        assert_int_equal(pd_sampler_instance_begin(0), 1);
+        table_pages(now, info, N);
+        for (size_t i = 0; i < N; i++) {
+            assert_int_equal(info[i].object, 4);
+            assert_ptr_equal(info[i].region, info0[i].region);
+            assert_int_equal(info[i].region_len, info0[i].region_len);
+            assert_int_equal(now[i] % 4096, 0);
+            assert_true(now[i] >= (uintptr_t)info[i].region);
+            assert_true(now[i] + 4096 <= (uintptr_t)info[i].region + info[i].region_len);
+            assert_true(now[i] >= (uintptr_t)buf + 100 && now[i] + 4096 <= (uintptr_t)buf + 100 + MB);
+            if (i > 0)
+                assert_true(now[i] > now[i - 1]);
+            moved += now[i] != before[i];
+        }
+        /* the drawn pages are the ones armed and counted */
+        pd_sampler_set_thread_task(2);
+        pd_sampler_arm();
+        ((volatile unsigned char *)now[3])[0] += 1;
+        pd_sampler_disarm();
+        pd_sampler_set_thread_task(PD_SAMPLER_NO_TASK);
+        assert_int_equal(pd_sampler_count(3, 2), 1);
+        assert_int_equal(pd_sampler_count(4, 2), 0);
+    }
+    /* 32 pages a stratum: nearly every redraw moves nearly every page */
+    assert_true(moved > 6 * N / 2);
+    pd_sampler_stats st;
+    pd_sampler_get_stats(&st);
+    assert_int_equal(st.rotations, 6);
+
+    /* off: the pages stay */
+    pd_sampler_stop();
+    cfg.rotate = 0;
+    assert_int_equal(pd_sampler_start(&cfg), 0);
+    assert_int_equal(pd_sampler_set_ranges(&r, 1), 0);
+    table_pages(first, info0, N);
+    for (int inst = 0; inst < 3; inst++) {
+        pd_sampler_reset_counts();
+        assert_int_equal(pd_sampler_instance_begin(0), 1);
+    }
+    table_pages(now, info, N);
+    assert_memory_equal(first, now, sizeof first);
+    pd_sampler_get_stats(&st);
+    assert_int_equal(st.rotations, 0);
+    munmap(buf, 2 * MB);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -966,6 +1050,7 @@ int main(void)
         cmocka_unit_test_teardown(test_thinned_spells_count_unbiased, teardown),
         cmocka_unit_test_teardown(test_cap_thins_spells_past_its_share, teardown),
         cmocka_unit_test_teardown(test_small_objects_get_every_page, teardown),
+        cmocka_unit_test_teardown(test_rotate_redraws_pages_within_their_regions, teardown),
         cmocka_unit_test_teardown(test_dense_budget_shrinks_floor, teardown),
         cmocka_unit_test_teardown(test_frequency_ranks_pages_per_task, teardown),
         cmocka_unit_test(test_busy_ring_counts_faults_since),

@@ -43,6 +43,9 @@ static struct {
     int stop_ticker;
     unsigned period_ms;
     unsigned seed;
+    int rotate;
+    uint64_t rotate_rng; /* the redrawn pages' choice */
+    uint64_t rotations;  /* tables redrawn (pd_sampler_get_stats) */
     size_t max_samples;
     size_t min_per_object;
     size_t region_bytes;
@@ -856,6 +859,63 @@ static void fit_budget(const pd_sampler_range *r, size_t n, size_t *region, size
         *region *= 2;
 }
 
+/* An empty table of k samples (counts, arming state and weights zero), or
+ * NULL without memory. */
+static sample_table *table_alloc(size_t k)
+{
+    sample_table *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->n = k;
+    size_t m = k ? k : 1;
+    t->page = calloc(m, sizeof *t->page);
+    t->object = calloc(m, sizeof *t->object);
+    t->region = calloc(m, sizeof *t->region);
+    t->region_len = calloc(m, sizeof *t->region_len);
+    t->armed = calloc(m, sizeof *t->armed);
+    t->disabled = calloc(m, 1);
+    /* Room for a few tasks per sample before counts are dropped. */
+    t->hcap = 1024;
+    while (t->hcap < 8 * k)
+        t->hcap *= 2;
+    t->hkey = calloc(t->hcap, sizeof *t->hkey);
+    t->hcount = calloc(t->hcap, sizeof *t->hcount);
+    t->hwait = calloc(t->hcap, sizeof *t->hwait);
+    t->armed_ns = calloc(m, sizeof *t->armed_ns);
+    t->weight = calloc(m, sizeof *t->weight);
+    if (!t->weight || !t->page || !t->object || !t->region || !t->region_len || !t->armed || !t->disabled || !t->hkey ||
+        !t->hcount || !t->hwait || !t->armed_ns) {
+        table_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* A copy of t whose every sample is a whole page drawn afresh within its
+ * stratum (its region: table_build's strata hold whole pages p0 .. p1 - 1,
+ * the first and last also the object's partial head and tail). Strata do
+ * not overlap and are in address order, so the copy stays sorted for the
+ * handler's search. Objects, regions and disabled samples are kept; counts
+ * start empty. NULL without memory. */
+static sample_table *table_redrawn(const sample_table *old, uint64_t *rng)
+{
+    sample_table *t = table_alloc(old->n);
+    if (!t)
+        return NULL;
+    for (size_t i = 0; i < old->n; i++) {
+        uintptr_t f = (old->region[i] + PD_SAMPLE_PAGE - 1) & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
+        uintptr_t l = (old->region[i] + old->region_len[i]) & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
+        size_t pages = l > f ? (size_t)((l - f) / PD_SAMPLE_PAGE) : 0;
+        t->page[i] = pages > 1 ? f + (uintptr_t)(next_random(rng) % pages) * PD_SAMPLE_PAGE : old->page[i];
+        t->object[i] = old->object[i];
+        t->region[i] = old->region[i];
+        t->region_len[i] = old->region_len[i];
+        t->disabled[i] = old->disabled[i];
+    }
+    t->ndisabled = old->ndisabled;
+    return t;
+}
+
 static sample_table *table_build(const pd_sampler_range *r, size_t n, size_t *region_out)
 {
     size_t region = PD_SAMPLE_REGION, min_per = S.min_per_object;
@@ -865,12 +925,8 @@ static sample_table *table_build(const pd_sampler_range *r, size_t n, size_t *re
     if (cap > S.max_samples)
         cap = S.max_samples; /* more objects than samples: the later get none */
     sample_tmp *tmp = calloc(cap ? cap : 1, sizeof *tmp);
-    sample_table *t = calloc(1, sizeof *t);
-    if (!tmp || !t) {
-        free(tmp);
-        free(t);
+    if (!tmp)
         return NULL;
-    }
     uint64_t rng = S.seed ? S.seed : 1;
     size_t k = 0;
     for (size_t i = 0; i < n && k < cap; i++) {
@@ -895,27 +951,9 @@ static sample_table *table_build(const pd_sampler_range *r, size_t n, size_t *re
         }
     }
     qsort(tmp, k, sizeof *tmp, cmp_sample);
-    t->n = k;
-    size_t m = k ? k : 1;
-    t->page = calloc(m, sizeof *t->page);
-    t->object = calloc(m, sizeof *t->object);
-    t->region = calloc(m, sizeof *t->region);
-    t->region_len = calloc(m, sizeof *t->region_len);
-    t->armed = calloc(m, sizeof *t->armed);
-    t->disabled = calloc(m, 1);
-    /* Room for a few tasks per sample before counts are dropped. */
-    t->hcap = 1024;
-    while (t->hcap < 8 * k)
-        t->hcap *= 2;
-    t->hkey = calloc(t->hcap, sizeof *t->hkey);
-    t->hcount = calloc(t->hcap, sizeof *t->hcount);
-    t->hwait = calloc(t->hcap, sizeof *t->hwait);
-    t->armed_ns = calloc(m, sizeof *t->armed_ns);
-    t->weight = calloc(m, sizeof *t->weight);
-    if (!t->weight || !t->page || !t->object || !t->region || !t->region_len || !t->armed || !t->disabled || !t->hkey ||
-        !t->hcount || !t->hwait || !t->armed_ns) {
+    sample_table *t = table_alloc(k);
+    if (!t) {
         free(tmp);
-        table_free(t);
         return NULL;
     }
     for (size_t i = 0; i < k; i++) {
@@ -926,6 +964,17 @@ static sample_table *table_build(const pd_sampler_range *r, size_t n, size_t *re
     }
     free(tmp);
     return t;
+}
+
+/* Puts t in the old table's place and frees the old one, once no handler
+ * that loaded it is still reading it. */
+static void table_swap_locked(sample_table *t)
+{
+    sample_table *old = atomic_exchange(&S.table, t);
+    atomic_fetch_add(&S.swaps, 1);
+    while (atomic_load(&S.inflight) > 0)
+        sched_yield();
+    table_free(old);
 }
 
 int pd_sampler_set_ranges(const pd_sampler_range *ranges, size_t n)
@@ -945,13 +994,8 @@ int pd_sampler_set_ranges(const pd_sampler_range *ranges, size_t n)
         pthread_mutex_unlock(&S.lock);
         return -ENOMEM;
     }
-    sample_table *old = atomic_exchange(&S.table, t);
-    atomic_fetch_add(&S.swaps, 1);
+    table_swap_locked(t);
     S.region_bytes = region;
-    /* A handler that loaded the old table may still be reading it. */
-    while (atomic_load(&S.inflight) > 0)
-        sched_yield();
-    table_free(old);
     if (was_armed) {
         atomic_store(&S.armed, 1);
         rearm_locked();
@@ -999,6 +1043,9 @@ int pd_sampler_start(const pd_sampler_config *cfg)
         return -EALREADY;
     }
     S.seed = cfg && cfg->seed ? cfg->seed : 1;
+    S.rotate = cfg && cfg->rotate && !(cfg->no_protect);
+    S.rotate_rng = (uint64_t)S.seed * 0xBF58476D1CE4E5B9ull + 7;
+    S.rotations = 0;
     S.max_samples = cfg && cfg->max_samples ? cfg->max_samples : 16384;
     S.min_per_object = cfg && cfg->min_per_object ? cfg->min_per_object : PD_SAMPLE_MIN_PER_OBJECT;
     S.no_protect = cfg && cfg->no_protect;
@@ -1363,6 +1410,18 @@ int pd_sampler_instance_begin(int force)
     S.inst_frac = S.next_frac > 0 ? S.next_frac : S.spell_frac;
     S.inst_floor = S.next_frac > 0 ? S.next_floor : S.spell_floor;
     S.next_frac = S.next_floor = -1;
+    /* A later sampled instance samples other pages of the same regions
+     * (the first keeps table_build's draw). Only while nothing is armed:
+     * between instances, with the counts of the last one already read. A
+     * table that cannot be had leaves the old one. */
+    sample_table *cur = atomic_load(&S.table);
+    if (sampled && !first && S.rotate && cur && !atomic_load(&S.armed)) {
+        sample_table *t = table_redrawn(cur, &S.rotate_rng);
+        if (t) {
+            table_swap_locked(t);
+            S.rotations++;
+        }
+    }
     if (sampled)
         S.instances_sampled++;
     S.inst_begin = now_s();
@@ -1392,5 +1451,6 @@ void pd_sampler_get_stats(pd_sampler_stats *st)
     st->spells_thinned = S.spells_thinned;
     st->max_thinning = S.max_k;
     st->samples_enabled = samples_enabled(atomic_load(&S.table));
+    st->rotations = S.rotations;
     pthread_mutex_unlock(&S.lock);
 }

@@ -92,6 +92,12 @@ typedef struct {
                             is not slowed without bound; the runtime's:
                             PADDISER_SAMPLE_CAP_PCT, off by default; 0, < 0
                             or >= 1 = no cap */
+    int rotate;          /* each sampled instance after the first draws every
+                            sample's page afresh within its stratum (the
+                            region it stands for stays), so that across
+                            instances a region's heat and the measured share
+                            rest on several of its pages, not one; the
+                            runtime's: on unless PADDISER_SAMPLE_ROTATE=off */
     int no_protect;      /* counts come only from pd_sampler_record (the PMU
                             sampler, mem_sampler.h): no SIGSEGV handler, no
                             re-arm thread, no page is ever protected */
@@ -264,6 +270,7 @@ typedef struct {
     unsigned max_thinning;  /* the largest slice factor used */
     size_t samples_enabled; /* samples of the table still armed by passes (not
                                dropped with their object, no mprotect failure) */
+    uint64_t rotations;     /* tables whose pages were drawn afresh (rotate) */
 } pd_sampler_stats;
 void pd_sampler_get_stats(pd_sampler_stats *st);
 

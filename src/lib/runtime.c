@@ -371,6 +371,7 @@ int pd_init(const pd_options *opt)
              * profile, which then placed worse than hot-first
              * (docs/runtime.md, "Overhead bound", part 1) */
             .spell_cap = budget_pct ? env_unsigned("PADDISER_SAMPLE_CAP_PCT", 0) / 100.0 : 0,
+            .rotate = !rt_env_off("PADDISER_SAMPLE_ROTATE"),
             .no_protect = rt.pmu_period != 0, /* the sample table only: PMU samples are charged to it */
             .notify = sampler_notice,
         };

@@ -291,12 +291,7 @@ int cmd_model_calibrate_stencil(int argc, char **argv)
                     : c == OPT_SCALE   ? &scale
                                        : NULL;
         if (dst) {
-            const struct option *o = longopts;
-            while (o->val != c)
-                o++;
-            char name[32];
-            snprintf(name, sizeof name, "--%s", o->name);
-            if (!pd_opt_long(CMD, name, optarg, 1, CAL_MAX, dst))
+            if (!pd_opt_long_of(CMD, longopts, c, optarg, 1, CAL_MAX, dst))
                 return 2;
         } else if (c == 'o') {
             outp = optarg;

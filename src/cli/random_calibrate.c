@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include "common/cliopt.h"
-#include "common/sysroot.h"
 #include "common/util.h"
 #include "lib/cache_reach.h"
 
@@ -41,7 +40,7 @@ static void usage(FILE *out)
                  "models/random_cost.csv): the runtime reads it through PADDISER_RANDOM_TABLE.\n"
                  "options:\n"
                  "  -o, --output OUT.csv   where to write the table\n"
-                 "      --llc-kib N        last-level cache size (default: from sysfs)\n"
+                 "      --llc-kib N        last-level cache size (default: PADDISER_LLC_BYTES, else sysfs)\n"
                  "      --max-mib N        largest gathered array (default: 16 times the LLC,\n"
                  "                         at most a quarter of the memory)\n"
                  "      --accesses N       gathers per run, in thousands (default 4096)\n"
@@ -50,25 +49,6 @@ static void usage(FILE *out)
                  "  -h, --help             this help\n"
                  "Integer values are in 1..%ld.\n",
                  RC_MAX);
-}
-
-static size_t llc_from_sysfs(void)
-{
-    /* the highest level cpu0 lists: index3 on most x86, index2 on some */
-    for (int i = 4; i >= 2; i--) {
-        char rel[96], path[512], *text;
-        snprintf(rel, sizeof rel, "devices/system/cpu/cpu0/cache/index%d/size", i);
-        pd_sys_path(path, sizeof path, rel);
-        if (!(text = pd_read_file(path, NULL)))
-            continue;
-        char *end;
-        unsigned long long v = strtoull(text, &end, 10);
-        v <<= *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
-        free(text);
-        if (v)
-            return (size_t)v;
-    }
-    return 0;
 }
 
 static uint64_t xorshift(uint64_t *s)
@@ -122,12 +102,7 @@ int cmd_model_calibrate_random(int argc, char **argv)
                     : c == OPT_THREADS ? &threads
                                        : NULL;
         if (dst) {
-            const struct option *o = longopts;
-            while (o->val != c)
-                o++;
-            char name[32];
-            snprintf(name, sizeof name, "--%s", o->name);
-            if (!pd_opt_long(CMD, name, optarg, 1, RC_MAX, dst))
+            if (!pd_opt_long_of(CMD, longopts, c, optarg, 1, RC_MAX, dst))
                 return 2;
         } else if (c == 'o') {
             outp = optarg;
@@ -142,9 +117,9 @@ int cmd_model_calibrate_random(int argc, char **argv)
         return pd_opt_error(CMD, "unexpected argument '%s'", argv[optind]);
     if (!outp)
         return pd_opt_error(CMD, "need -o OUT.csv");
-    size_t llc = llc_kib ? (size_t)llc_kib << 10 : llc_from_sysfs();
+    size_t llc = llc_kib ? (size_t)llc_kib << 10 : pd_random_llc_bytes();
     if (!llc) {
-        fprintf(stderr, CMD ": no cache size in sysfs (cpu0/cache/index2..4/size); give --llc-kib\n");
+        fprintf(stderr, CMD ": no cache size in sysfs (cpu0/cache/index*/size); give --llc-kib\n");
         return 2;
     }
     size_t max_bytes = max_mib ? (size_t)max_mib << 20 : 16 * llc;

@@ -49,6 +49,17 @@ bool pd_opt_long(const char *cmd, const char *name, const char *value, long lo, 
     return true;
 }
 
+bool pd_opt_long_of(const char *cmd, const struct option *longopts, int val, const char *value, long lo, long hi,
+                    long *out)
+{
+    const struct option *o = longopts;
+    while (o->name && o->val != val)
+        o++;
+    char name[64];
+    snprintf(name, sizeof name, "--%s", o->name ? o->name : "?");
+    return pd_opt_long(cmd, name, value, lo, hi, out);
+}
+
 bool pd_opt_double(const char *cmd, const char *name, const char *value, double lo, double hi, double *out)
 {
     double v;

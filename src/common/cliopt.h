@@ -39,5 +39,9 @@ int pd_opt_error(const char *cmd, const char *fmt, ...) __attribute__((format(pr
  * LO..HI, got 'VALUE'" (or "a number in [LO, HI]") on stderr, false. */
 bool pd_opt_long(const char *cmd, const char *name, const char *value, long lo, long hi, long *out);
 bool pd_opt_double(const char *cmd, const char *name, const char *value, double lo, double hi, double *out);
+/* pd_opt_long for the long option whose val is val in longopts (named
+ * "--NAME" in the message). */
+bool pd_opt_long_of(const char *cmd, const struct option *longopts, int val, const char *value, long lo, long hi,
+                    long *out);
 
 #endif

@@ -222,6 +222,12 @@ static double random_reach(int sampled)
     }
     if (!(base > 0) || rt_env_off("PADDISER_RANDOM_REACH"))
         return 1.0;
+    static int told; /* once a process: the reason random objects scale linearly */
+    if (!pd_random_llc_bytes() && !told) {
+        told = 1;
+        rt_message("no last-level cache size in sysfs (cpu0/cache/index*/size): objects hinted random scale "
+                   "with their bytes alone on a new input; set PADDISER_LLC_BYTES to the cache's size");
+    }
     return pd_random_cost_ratio(now, base);
 }
 

@@ -62,7 +62,7 @@ for f in "$ROOT$PREFIX"/bin/* "$lib/libpaddiser.so.$want" "$ROOT$PREFIX"/lib/pad
     objcopy -O binary --only-section=.rodata "$f" "$WORK/rodata" 2>/dev/null || { bad "objcopy failed on $f"; continue; }
     if grep -qF "$SRC_DIR" "$WORK/rodata"; then bad "$f has the checkout's path $SRC_DIR compiled in"; fi
 done
-for f in default_model.json stencil_alpha.csv; do
+for f in default_model.json stencil_alpha.csv random_cost.csv; do
     cmp -s "$ROOT$PREFIX/share/paddiser/$f" "$SRC_DIR/models/$f" || bad "share/paddiser/$f is not models/$f"
 done
 "$ROOT$PREFIX/bin/paddiser" --help >/dev/null 2>&1 || bad "installed paddiser --help failed"

@@ -5,6 +5,7 @@
 #   make bench-mem-drain         cost of draining one PMU sample ring (timings; not a test)
 #   make bench-handler-window    how long a SIGSEGV handler installed in a task goes unnoticed
 #   make bench-protect-cost      what arming and disarming sampled pages costs (timings; not a test)
+#   make bench-rotate-cost       what drawing the sampled pages afresh costs (timings; not a test)
 #   make bench-fault-waits       waits to first touch net of the sampler's faults, real clock (not a test)
 
 RT_EX_DIR      := $(BUILD)/examples/runtime
@@ -61,6 +62,17 @@ $(BUILD)/bench/handler_window: $(call OBJ,bench/handler_window.c) $(BUILD)/libpa
 bench-handler-window: $(BUILD)/bench/handler_window
 	PADDISER_QUIET=1 $(BUILD)/bench/handler_window $(HANDLER_WINDOW_ARGS)
 -include $(BUILD)/obj/bench/handler_window.d
+
+# What drawing the sampled pages afresh costs a sampled instance (bench/rotate_cost.c; a benchmark).
+ROTATE_COST_ARGS ?= 4096 16384 200
+$(BUILD)/bench/rotate_cost: $(call OBJ,bench/rotate_cost.c) $(BUILD)/libpaddiser_internal.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lpthread
+
+.PHONY: bench-rotate-cost
+bench-rotate-cost: $(BUILD)/bench/rotate_cost
+	PADDISER_QUIET=1 $(BUILD)/bench/rotate_cost $(ROTATE_COST_ARGS)
+-include $(BUILD)/obj/bench/rotate_cost.d
 
 # What arming and disarming sampled pages costs here (bench/protect_cost.c; a benchmark).
 PROTECT_COST_ARGS ?= 256 512 20 2 0

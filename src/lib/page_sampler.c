@@ -891,29 +891,42 @@ static sample_table *table_alloc(size_t k)
     return t;
 }
 
-/* A copy of t whose every sample is a whole page drawn afresh within its
- * stratum (its region: table_build's strata hold whole pages p0 .. p1 - 1,
- * the first and last also the object's partial head and tail). Strata do
- * not overlap and are in address order, so the copy stays sorted for the
- * handler's search. Objects, regions and disabled samples are kept; counts
- * start empty. NULL without memory. */
+/* A table like old whose every sample is a whole page drawn afresh within
+ * its stratum (its region: table_build's strata hold whole pages p0 .. p1 -
+ * 1, the first and last also the object's partial head and tail). Strata
+ * do not overlap and are in address order, so the pages stay sorted for the
+ * handler's search. Only the page array is new: everything else (objects,
+ * regions, disabled samples, arming state, counts) is old's, shared, since
+ * a sample still stands for the same region (counts not yet reset still
+ * belong to it). Free the old table with table_free_shell once swapped.
+ * NULL without memory. */
 static sample_table *table_redrawn(const sample_table *old, uint64_t *rng)
 {
-    sample_table *t = table_alloc(old->n);
-    if (!t)
+    sample_table *t = malloc(sizeof *t);
+    uintptr_t *page = malloc((old->n ? old->n : 1) * sizeof *page);
+    if (!t || !page) {
+        free(t);
+        free(page);
         return NULL;
+    }
+    *t = *old;
+    t->page = page;
     for (size_t i = 0; i < old->n; i++) {
         uintptr_t f = (old->region[i] + PD_SAMPLE_PAGE - 1) & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
         uintptr_t l = (old->region[i] + old->region_len[i]) & ~(uintptr_t)(PD_SAMPLE_PAGE - 1);
         size_t pages = l > f ? (size_t)((l - f) / PD_SAMPLE_PAGE) : 0;
-        t->page[i] = pages > 1 ? f + (uintptr_t)(next_random(rng) % pages) * PD_SAMPLE_PAGE : old->page[i];
-        t->object[i] = old->object[i];
-        t->region[i] = old->region[i];
-        t->region_len[i] = old->region_len[i];
-        t->disabled[i] = old->disabled[i];
+        page[i] = pages > 1 ? f + (uintptr_t)(next_random(rng) % pages) * PD_SAMPLE_PAGE : old->page[i];
     }
-    t->ndisabled = old->ndisabled;
     return t;
+}
+
+/* What a table redrawn from t leaves of it to free: its page array. */
+static void table_free_shell(sample_table *t)
+{
+    if (t) {
+        free(t->page);
+        free(t);
+    }
 }
 
 static sample_table *table_build(const pd_sampler_range *r, size_t n, size_t *region_out)
@@ -966,15 +979,15 @@ static sample_table *table_build(const pd_sampler_range *r, size_t n, size_t *re
     return t;
 }
 
-/* Puts t in the old table's place and frees the old one, once no handler
- * that loaded it is still reading it. */
-static void table_swap_locked(sample_table *t)
+/* Puts t in the old table's place and returns the old one once no handler
+ * that loaded it is still reading it, for the caller to free. */
+static sample_table *table_swap_locked(sample_table *t)
 {
     sample_table *old = atomic_exchange(&S.table, t);
     atomic_fetch_add(&S.swaps, 1);
     while (atomic_load(&S.inflight) > 0)
         sched_yield();
-    table_free(old);
+    return old;
 }
 
 int pd_sampler_set_ranges(const pd_sampler_range *ranges, size_t n)
@@ -994,7 +1007,7 @@ int pd_sampler_set_ranges(const pd_sampler_range *ranges, size_t n)
         pthread_mutex_unlock(&S.lock);
         return -ENOMEM;
     }
-    table_swap_locked(t);
+    table_free(table_swap_locked(t));
     S.region_bytes = region;
     if (was_armed) {
         atomic_store(&S.armed, 1);
@@ -1418,7 +1431,7 @@ int pd_sampler_instance_begin(int force)
     if (sampled && !first && S.rotate && cur && !atomic_load(&S.armed)) {
         sample_table *t = table_redrawn(cur, &S.rotate_rng);
         if (t) {
-            table_swap_locked(t);
+            table_free_shell(table_swap_locked(t));
             S.rotations++;
         }
     }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "common/util.h"
 #include "lib/cache_reach.h"
 #include "lib/perf.h"
 #include "paddiser.h"
@@ -68,18 +69,15 @@ static void test_no_llc_scales_linearly_and_says_why(void **state)
     fflush(stderr);
     assert_int_equal(dup2(saved, 2), 2);
     close(saved);
-    FILE *f = fopen(err_path, "r");
-    assert_non_null(f);
-    char text[8192];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
+    char *text = pd_read_file(err_path, NULL);
+    assert_non_null(text);
     const char *line = "no last-level cache size in sysfs (cpu0/cache/index*/size): objects hinted random scale "
                        "with their bytes alone on a new input; set PADDISER_LLC_BYTES to the cache's size";
     const char *at = strstr(text, line);
     if (!at)
         fail_msg("stderr has no notice:\n%s", text);
     assert_null(strstr(at + 1, line));
+    free(text);
     assert_int_equal(unlink(err_path), 0);
     assert_int_equal(rmdir(dir), 0);
 }

@@ -229,22 +229,6 @@ double pd_alpha_cache_sim(size_t elem, size_t row_bytes, size_t grid_bytes, size
     return (double)c.fills / accesses;
 }
 
-static size_t sysfs_size(const char *rel)
-{
-    char path[512], *text;
-    pd_sys_path(path, sizeof path, rel);
-    if (!(text = pd_read_file(path, NULL)))
-        return 0;
-    char *end;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (*end == 'K')
-        v <<= 10;
-    else if (*end == 'M')
-        v <<= 20;
-    free(text);
-    return (size_t)v;
-}
-
 #define CMD "paddiser model calibrate-stencil"
 #define CAL_MAX (1L << 22) /* the largest value of the integer options */
 
@@ -314,8 +298,8 @@ int cmd_model_calibrate_stencil(int argc, char **argv)
         return pd_opt_error(CMD, "need -o OUT.csv");
     if (!strcmp(method, "timing"))
         return calibrate_timing(outp, mib, reps);
-    size_t llc = llc_kib ? (size_t)llc_kib << 10 : sysfs_size("devices/system/cpu/cpu0/cache/index3/size");
-    long w = ways ? ways : (long)sysfs_size("devices/system/cpu/cpu0/cache/index3/ways_of_associativity");
+    size_t llc = llc_kib ? (size_t)llc_kib << 10 : pd_sys_size("devices/system/cpu/cpu0/cache/index3/size");
+    long w = ways ? ways : (long)pd_sys_size("devices/system/cpu/cpu0/cache/index3/ways_of_associativity");
     if (!llc || w < 1) {
         fprintf(stderr, "paddiser model calibrate-stencil: no last-level cache in sysfs "
                         "(cpu0/cache/index3); give --llc-kib and --ways\n");

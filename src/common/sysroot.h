@@ -14,4 +14,9 @@ const char *pd_proc_path(char *buf, size_t len, const char *rel);
 const char *pd_sys_path(char *buf, size_t len, const char *rel);
 const char *pd_dev_path(char *buf, size_t len, const char *rel);
 
+/* A number in the sysfs file rel with an optional K, M or G suffix (cache
+ * sizes read "32768K"), times that unit; 0 when the file is missing or
+ * holds none. */
+size_t pd_sys_size(const char *rel);
+
 #endif

@@ -108,17 +108,11 @@ static size_t sysfs_llc(void)
 {
     size_t best = 0;
     for (int i = 0; i < 8; i++) {
-        char rel[96], path[512], *text;
+        char rel[96];
         snprintf(rel, sizeof rel, "devices/system/cpu/cpu0/cache/index%d/size", i);
-        pd_sys_path(path, sizeof path, rel);
-        if (!(text = pd_read_file(path, NULL)))
-            continue;
-        char *end;
-        unsigned long long v = strtoull(text, &end, 10);
-        v <<= *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
-        free(text);
+        size_t v = pd_sys_size(rel);
         if (v > best)
-            best = (size_t)v;
+            best = v;
     }
     return best;
 }

@@ -1,8 +1,9 @@
 /* The random-access cost table (src/lib/cache_reach.c): parsing, the
  * interpolation on log size, the shipped table against its built-in copy,
  * and the ratio the runtime scales a random object by, with the LLC from a
- * fake sysfs tree, from PADDISER_LLC_BYTES, or unknown. The table and the
- * LLC are read once per process, so each configuration runs in a child. */
+ * fake sysfs tree (test_tiers_fixture.h), from PADDISER_LLC_BYTES, or
+ * unknown. The table and the LLC are read once per process, so each
+ * configuration runs in a child. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,12 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "lib/cache_reach.h"
+#include "test_tiers_fixture.h"
 
 static const char good[] = "bytes_over_llc,cost,method\n"
                            "0.25,0.2,x\n"
@@ -78,27 +79,16 @@ static void test_shipped_table_is_the_builtin_one(void **state)
     assert_true(t.cost[0] < 0.5 * t.cost[t.n - 1]);
 }
 
-static char dir[] = "/tmp/pd_reach_XXXXXX";
-
-static void write_text(const char *rel, const char *text)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 /* In a child, with the environment given: the ratio between 8 MiB and 2
- * MiB randomly read, and the LLC read; exit 0 when they are as expected. */
+ * MiB randomly read, and the LLC read; exit 0 when they are as expected.
+ * The table is fixture_root/table.csv. */
 static int child_ratio(const char *sys_root, const char *llc_env, double want_ratio, size_t want_llc)
 {
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         char table[512];
-        snprintf(table, sizeof table, "%s/table.csv", dir);
+        snprintf(table, sizeof table, "%s/table.csv", fixture_root);
         setenv("PADDISER_RANDOM_TABLE", table, 1);
         setenv("PADDISER_SYS_ROOT", sys_root, 1);
         if (llc_env)
@@ -121,40 +111,22 @@ static int child_ratio(const char *sys_root, const char *llc_env, double want_ra
 static void test_ratio_reads_the_llc_and_the_table(void **state)
 {
     (void)state;
-    assert_non_null(mkdtemp(dir));
-    write_text("table.csv", good);
-    char sys[600], cache[700];
-    snprintf(sys, sizeof sys, "%s/sys", dir);
+    fx_begin();
+    fx_put("table.csv", good);
     /* cpu0 lists a 32 KiB L1 and an 8 MiB L3: the LLC is the larger */
-    const char *mk[] = {"sys", "sys/devices", "sys/devices/system", "sys/devices/system/cpu",
-                        "sys/devices/system/cpu/cpu0", "sys/devices/system/cpu/cpu0/cache",
-                        "sys/devices/system/cpu/cpu0/cache/index0", "sys/devices/system/cpu/cpu0/cache/index3"};
-    for (size_t i = 0; i < sizeof mk / sizeof mk[0]; i++) {
-        snprintf(cache, sizeof cache, "%s/%s", dir, mk[i]);
-        assert_int_equal(mkdir(cache, 0700), 0);
-    }
-    write_text("sys/devices/system/cpu/cpu0/cache/index0/size", "32K\n");
-    write_text("sys/devices/system/cpu/cpu0/cache/index3/size", "8192K\n");
+    fx_put("devices/system/cpu/cpu0/cache/index0/size", "32K\n");
+    fx_put("devices/system/cpu/cpu0/cache/index3/size", "8192K\n");
     /* 8 MiB LLC: 2 MiB is 0.25 of it (cost 0.2), 8 MiB is 1 (0.5) */
-    assert_int_equal(child_ratio(sys, NULL, 0.5 / 0.2, 8u << 20), 0);
+    assert_int_equal(child_ratio(fixture_root, NULL, 0.5 / 0.2, 8u << 20), 0);
     /* PADDISER_LLC_BYTES wins: 2 MiB LLC, 2 MiB is 1 (0.5), 8 MiB is 4 (1) */
-    assert_int_equal(child_ratio(sys, "2097152", 1 / 0.5, 2u << 20), 0);
+    assert_int_equal(child_ratio(fixture_root, "2097152", 1 / 0.5, 2u << 20), 0);
     /* no cache in sysfs and none given: nothing to scale by */
-    snprintf(cache, sizeof cache, "%s/nothing", dir);
-    assert_int_equal(child_ratio(cache, NULL, 1, 0), 0);
+    char nothing[300];
+    snprintf(nothing, sizeof nothing, "%s/nothing", fixture_root);
+    assert_int_equal(child_ratio(nothing, NULL, 1, 0), 0);
     /* a bad PADDISER_LLC_BYTES is ignored for sysfs's */
-    assert_int_equal(child_ratio(sys, "lots", 0.5 / 0.2, 8u << 20), 0);
-    const char *rm[] = {"sys/devices/system/cpu/cpu0/cache/index0/size",
-                        "sys/devices/system/cpu/cpu0/cache/index3/size", "table.csv"};
-    for (size_t i = 0; i < sizeof rm / sizeof rm[0]; i++) {
-        snprintf(cache, sizeof cache, "%s/%s", dir, rm[i]);
-        assert_int_equal(unlink(cache), 0);
-    }
-    for (size_t i = sizeof mk / sizeof mk[0]; i-- > 0;) {
-        snprintf(cache, sizeof cache, "%s/%s", dir, mk[i]);
-        assert_int_equal(rmdir(cache), 0);
-    }
-    assert_int_equal(rmdir(dir), 0);
+    assert_int_equal(child_ratio(fixture_root, "lots", 0.5 / 0.2, 8u << 20), 0);
+    fx_end();
 }
 
 int main(void)

@@ -16,6 +16,7 @@
 #include "lib/cache_reach.h"
 #include "lib/perf.h"
 #include "paddiser.h"
+#include "test_tiers_fixture.h"
 
 #define MB (1024ul * 1024ul)
 
@@ -33,12 +34,11 @@ static void instance(double d)
 static void test_no_llc_scales_linearly_and_says_why(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/pd_nollc_XXXXXX", err_path[64];
-    assert_non_null(mkdtemp(dir));
-    setenv("PADDISER_SYS_ROOT", dir, 1); /* an empty /sys */
+    char err_path[300];
+    fx_begin(); /* an empty /sys */
     unsetenv("PADDISER_LLC_BYTES");
     unsetenv("PADDISER_QUIET");
-    snprintf(err_path, sizeof err_path, "%s/stderr", dir);
+    snprintf(err_path, sizeof err_path, "%s/stderr", fixture_root);
     fflush(stderr);
     int saved = dup(2);
     assert_non_null(freopen(err_path, "w", stderr));
@@ -78,8 +78,7 @@ static void test_no_llc_scales_linearly_and_says_why(void **state)
         fail_msg("stderr has no notice:\n%s", text);
     assert_null(strstr(at + 1, line));
     free(text);
-    assert_int_equal(unlink(err_path), 0);
-    assert_int_equal(rmdir(dir), 0);
+    fx_end();
 }
 
 int main(void)

@@ -15,7 +15,7 @@
 static char fixture_root[256];
 
 /* Writes root/rel (creating directories); aborts the test on failure. */
-static void fx_put(const char *rel, const char *text)
+static inline void fx_put(const char *rel, const char *text)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", fixture_root, rel);
@@ -26,7 +26,7 @@ static void fx_put(const char *rel, const char *text)
     assert_int_equal(pd_write_file(path, text, strlen(text)), 0);
 }
 
-static void fx_node(int id, const char *cpulist, unsigned long long mem_kb)
+static inline void fx_node(int id, const char *cpulist, unsigned long long mem_kb)
 {
     char rel[128], text[256];
     snprintf(rel, sizeof rel, "devices/system/node/node%d/cpulist", id);
@@ -38,7 +38,7 @@ static void fx_node(int id, const char *cpulist, unsigned long long mem_kb)
     fx_put(rel, text);
 }
 
-static void fx_hmat(int id, const char *rl, const char *wl, const char *rb, const char *wb)
+static inline void fx_hmat(int id, const char *rl, const char *wl, const char *rb, const char *wb)
 {
     char rel[160];
     const char *names[] = {"read_latency", "write_latency", "read_bandwidth", "write_bandwidth"};
@@ -51,21 +51,21 @@ static void fx_hmat(int id, const char *rl, const char *wl, const char *rb, cons
     fx_put(rel, ""); /* stands for the symlink to the initiator */
 }
 
-static void fx_tier(int tier, const char *nodelist)
+static inline void fx_tier(int tier, const char *nodelist)
 {
     char rel[128];
     snprintf(rel, sizeof rel, "devices/virtual/memory_tiering/memory_tier%d/nodelist", tier);
     fx_put(rel, nodelist);
 }
 
-static void fx_begin(void)
+static inline void fx_begin(void)
 {
     snprintf(fixture_root, sizeof fixture_root, "/tmp/pd_tiers_XXXXXX");
     assert_non_null(mkdtemp(fixture_root));
     setenv("PADDISER_SYS_ROOT", fixture_root, 1);
 }
 
-static int fx_rm(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+static inline int fx_rm(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
     (void)sb;
     (void)flag;
@@ -73,7 +73,7 @@ static int fx_rm(const char *path, const struct stat *sb, int flag, struct FTW *
     return remove(path);
 }
 
-static void fx_end(void)
+static inline void fx_end(void)
 {
     unsetenv("PADDISER_SYS_ROOT");
     if (fixture_root[0])
@@ -82,7 +82,7 @@ static void fx_end(void)
 }
 
 /* One node with CPUs, the default DRAM tier: what this machine has. */
-static void fx_single_node(void)
+static inline void fx_single_node(void)
 {
     fx_put("devices/system/node/online", "0\n");
     fx_node(0, "0-1\n", 4 * 1024 * 1024);
@@ -91,7 +91,7 @@ static void fx_single_node(void)
 
 /* Node 0: DRAM with CPUs; node 1: CPU-less slow memory (CXL / PMem kmem) in
  * memory_tier22, HMAT access0 values for both. */
-static void fx_two_node(void)
+static inline void fx_two_node(void)
 {
     fx_put("devices/system/node/online", "0-1\n");
     fx_node(0, "0-3\n", 8 * 1024 * 1024);

@@ -63,7 +63,7 @@ def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     rng = random.Random(1)
     print("reps  warm-up  causal/naive (IQR)      oracle/naive   (median over %d runs; noise 3%%)" % runs)
-    for reps in (6, 8, 16):
+    for reps in (6, 8, 16, 32):
         for warmup in (1.0, 1.15):
             res = [one_run(rng, reps, 0.03, warmup, 0.03 if warmup > 1 else 0.0) for _ in range(runs)]
             causal = sorted(r[0] for r in res)

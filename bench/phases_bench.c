@@ -54,11 +54,13 @@
  * the same drift; its (b) also over runs 2 .. N, for a setting one run
  * leaves to the next: --compare PADDISER_PROFILE_STORE=FILE, FILE in a
  * directory of your own). */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bench_stats.h"
 #include "common/util.h"
@@ -593,10 +595,36 @@ static int run_arm(int arm, const char *base, const char *keep, int i, run_rec *
     return rc;
 }
 
+/* The default example is the one `make runtime-examples` built beside the
+ * library in build/: `make all` does not rebuild it, so after a change to
+ * the library this bench, run by hand, would measure the old runtime
+ * without a word (it did, once). An example named with --example is
+ * measured as it is (a comparison with an older build). 0 when it exists
+ * and is not older than build/libpaddiser.a. */
+static int default_example_stale(const char *example)
+{
+    struct stat ex, lib;
+    if (stat(example, &ex) != 0) {
+        fprintf(stderr, "phases_bench: %s: %s: run 'make runtime-examples' in the repository root first, "
+                        "or name the example with --example PATH\n", example, strerror(errno));
+        return -1;
+    }
+    if (stat("build/libpaddiser.a", &lib) == 0 &&
+        (ex.st_mtim.tv_sec < lib.st_mtim.tv_sec ||
+         (ex.st_mtim.tv_sec == lib.st_mtim.tv_sec && ex.st_mtim.tv_nsec < lib.st_mtim.tv_nsec))) {
+        fprintf(stderr, "phases_bench: %s is older than build/libpaddiser.a, so it would measure an earlier "
+                        "runtime: run 'make runtime-examples' first (or 'make bench-phases'), or name it with "
+                        "--example PATH to measure it as it is\n", example);
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *example = "build/examples/runtime/phases", *scales = "0.5,1,0.75,0.5", *keep = NULL;
     const char *compare = NULL;
+    int named_example = 0;
     int runs = 10, reps = 6, threads = 2, passes = 3, sweeps = 4;
     double mib = 256, fast_frac = 0.25;
     static const struct option longopts[] = {
@@ -611,7 +639,7 @@ int main(int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
-        case 'e': example = optarg; break;
+        case 'e': example = optarg; named_example = 1; break;
         case 'r': runs = atoi(optarg); break;
         case 'm': mib = atof(optarg); break;
         case 's': scales = optarg; break;
@@ -632,6 +660,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (!named_example && default_example_stale(example) != 0)
+        return 1;
     if (keep && pd_mkdir_p(keep, 0755) != 0) {
         perror(keep);
         return 1;

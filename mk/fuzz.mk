@@ -9,7 +9,7 @@
 
 FUZZ_BUILD   := build-fuzz
 FUZZ_SECS    ?= 10
-FUZZ_TARGETS ?= study template traces model report store
+FUZZ_TARGETS ?= study template traces model report store tables
 # clang, and the package with libFuzzer's runtime (libclang_rt.fuzzer) for
 # Debian 12's clang 14; libomp-dev for clang's -fopenmp.
 FUZZ_DEB_PKGS := clang libclang-rt-14-dev libomp-dev

@@ -59,6 +59,9 @@ static void test_bad_tables_are_refused_with_a_reason(void **state)
     expect_bad("bytes_over_llc,cost\n1,0\n2,1\n", "row 2: bytes_over_llc and cost must be positive numbers");
     expect_bad("bytes_over_llc,cost\n1,1\n2,nan\n", "row 3");
     expect_bad("bytes_over_llc,cost\n1,1\n2,x\n", "row 3");
+    /* costs no cache and memory could give, whose ratio overflows */
+    expect_bad("bytes_over_llc,cost\n1,1e-300\n2,1e300\n", "costs from 1e-300 to 1e+300");
+    expect_bad("bytes_over_llc,cost\n1,1\n2,20000\n", "within 10000 times");
 }
 
 /* The shipped table parses, its cost grows from the small sizes to the

@@ -27,6 +27,9 @@ static const double builtin_cost[] = {
     0.810393, 0.822941, 0.843397, 0.900287, 0.951088, 0.949015, 1.00819, 1,
 };
 
+/* The most a table's largest cost may be of its smallest. */
+#define RANDOM_COST_SPAN_MAX 1e4
+
 static pd_random_table table;
 static char source[4096] = "built-in";
 static size_t llc_bytes;
@@ -66,6 +69,20 @@ static int table_from_csv(pd_csv *csv, const char *what, pd_random_table *t, cha
         }
         t->frac[t->n] = f;
         t->cost[t->n++] = c;
+    }
+    /* A random access costs between a cache hit and a memory access, a
+     * few hundred times apart at most; a table whose costs span more is
+     * no measurement, and one spanning 1e600 gave an infinite Eq. 1 scale
+     * (fuzz/fuzz_tables.c found it). */
+    double lo = t->cost[0], hi = t->cost[0];
+    for (int i = 1; i < t->n; i++) {
+        lo = t->cost[i] < lo ? t->cost[i] : lo;
+        hi = t->cost[i] > hi ? t->cost[i] : hi;
+    }
+    if (hi > RANDOM_COST_SPAN_MAX * lo) {
+        snprintf(err, errlen, "%s: costs from %g to %g: a measured table's costs lie within %g times of each other",
+                 what, lo, hi, RANDOM_COST_SPAN_MAX);
+        return PD_EINVAL;
     }
     return 0;
 }

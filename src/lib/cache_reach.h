@@ -25,8 +25,9 @@ typedef struct {
 } pd_random_table;
 
 /* Reads a table (CSV with columns bytes_over_llc,cost; other columns are
- * ignored): at least 2 rows, sizes > 0 strictly increasing, costs > 0.
- * 0, or < 0 with a message in err. */
+ * ignored): at least 2 rows, sizes > 0 strictly increasing, costs > 0,
+ * the largest at most 1e4 times the smallest. 0, or < 0 with a message in
+ * err. */
 int pd_random_table_parse_text(const char *text, pd_random_table *t, char *err, size_t errlen);
 int pd_random_table_parse(const char *path, pd_random_table *t, char *err, size_t errlen);
 

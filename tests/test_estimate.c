@@ -199,6 +199,10 @@ static void test_stencil_table_errors(void **state)
     write_file(path, "elem_size,alpha\n1,.01\n2,.02\n4,.04\n8,-1\n");
     assert_int_equal(pd_stencil_table_parse(path, tab, err, sizeof err), PD_EINVAL);
     assert_non_null(strstr(err, "row 5"));
+    write_file(path, "elem_size,alpha\n1,.01\n2,.02\n4,1e300\n");
+    assert_int_equal(pd_stencil_table_parse(path, tab, err, sizeof err), PD_EINVAL);
+    assert_non_null(strstr(err, "row 4"));
+    assert_non_null(strstr(err, "alpha <= 2"));
     write_file(path, "elem_size,alpha\n12,0.1\n");
     assert_int_equal(pd_stencil_table_parse(path, tab, err, sizeof err), PD_EINVAL);
     write_file(path, "elem_size,alpha\n1,.01\n2,.02\n");

@@ -92,6 +92,8 @@ static double stencil_tab[ALPHA_TAB_ELEMS];
 static char stencil_source[4096] = "built-in";
 static pthread_once_t stencil_once = PTHREAD_ONCE_INIT;
 
+#define STENCIL_ALPHA_MAX 2.0
+
 int pd_stencil_table_parse(const char *path, double out[7], char *err, size_t errlen)
 {
     pd_csv *csv = pd_csv_load(path, err, errlen);
@@ -109,9 +111,12 @@ int pd_stencil_table_parse(const char *path, double out[7], char *err, size_t er
         double a;
         const char *fe = pd_csv_get(csv, r, ce), *fa = pd_csv_get(csv, r, ca);
         if (!fe || !fa || !pd_parse_long(fe, &e) || !pd_parse_double(fa, &a) || e < 1 ||
-            e > PD_CACHE_LINE || (e & (e - 1)) || !(a > 0) || !isfinite(a)) {
-            snprintf(err, errlen, "%s: row %zu: want elem_size a power of two in 1..64 and alpha > 0",
-                     path, r + 2);
+            e > PD_CACHE_LINE || (e & (e - 1)) || !(a > 0) || !(a <= STENCIL_ALPHA_MAX)) {
+            /* alpha is cache lines loaded per element access: an element of
+             * at most 64 bytes spans two lines at most. Far larger values
+             * made the scaled alpha of big elements overflow. */
+            snprintf(err, errlen, "%s: row %zu: want elem_size a power of two in 1..64 and 0 < alpha <= %g "
+                     "(cache lines per element access)", path, r + 2, STENCIL_ALPHA_MAX);
             pd_csv_free(csv);
             return PD_EINVAL;
         }

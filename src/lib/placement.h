@@ -52,6 +52,10 @@ int rt_task_input_points(rt_task *t, double *bytes, double *dram_s, int max);
  * its posterior sd: 1, else 0 (profile_store.c keeps it for the next run's
  * prior). */
 int rt_task_mem_bound_learned(const rt_task *t, double *m, double *sd);
+/* The factor by which a visit's first instance runs slower than the rest
+ * of its visit, learned from the task's recorded visits (1 without any;
+ * *known, may be NULL, 0 then). */
+double rt_visit_warmup(const rt_task *t, double sigma, int *known);
 double rt_hot_weight(const task_pred *tp, const rt_hot *h);
 double rt_time_cb(void *plan_ctx, int task, double r);
 size_t rt_bytes_cb(void *plan_ctx, int task, double r);

@@ -495,10 +495,14 @@ static void drop_perturbed(rt_task *t)
  * (PADDISER_SAMPLE_SPELL_PCT) costs about as little as its noise and counts
  * like any other. */
 #define RT_PERTURBED_SHARE 0.05
+static int instance_sampled(void)
+{
+    return rt.sampling && rt.inst_sampled && !rt.pmu_period && pd_sampler_duty_cycled();
+}
+
 static int instance_perturbed(void)
 {
-    return rt.sampling && rt.inst_sampled && !rt.pmu_period && pd_sampler_duty_cycled() &&
-           pd_sampler_instance_cost_share() > RT_PERTURBED_SHARE;
+    return instance_sampled() && pd_sampler_instance_cost_share() > RT_PERTURBED_SHARE;
 }
 
 void rt_record_instance(rt_task *t)
@@ -506,7 +510,7 @@ void rt_record_instance(rt_task *t)
     double L, scale = task_scale(t, 1, NULL, &L);
     /* its time without the sampler's faults (profile.c) */
     rt_instance in = {rt_input_signature(1), t->last_time - t->last_sampler_s, t->last_r0, scale,
-                      instance_perturbed(), 0};
+                      instance_perturbed(), 0, instance_sampled()};
     in.visit_first = !t->ran_before || t->prev_input != in.input;
     t->prev_input = in.input;
     t->ran_before = 1;
@@ -585,7 +589,8 @@ static int stable_window(double *v, int n, int na, double raw)
  * --passes 3 (docs/runtime-measurements.md), more with shorter instances.
  * The factor is the median, over the task's recorded visits (at most the
  * last RT_WARMUP_VISITS), of the first instance's DRAM-only time over the
- * median of the visit's next instances (at least two). A visit whose first
+ * median of the visit's next instances (at least two) sampled alike (the
+ * page sampler armed in all of them or in none). A visit whose first
  * instance was not recorded (sampled while most are not, or dropped as
  * perturbed) gives none: its next instances are not marked as a first. 1
  * without any, and *known 0 (1 when it is learned or turned off; known may
@@ -607,7 +612,7 @@ static double dram_only(double time, double r0, double sigma)
 static double dram_time_of(const rt_instance *h, double sigma) { return dram_only(h->time, h->r0, sigma); }
 
 /* The same, a visit's first instance brought to what the visit's later
- * ones take (warmup: visit_warmup's factor). */
+ * ones take (warmup: rt_visit_warmup's factor). */
 static double settled_dram(double time, double r0, int visit_first, double sigma, double warmup)
 {
     return dram_only(time, r0, sigma) / (visit_first ? warmup : 1.0);
@@ -620,7 +625,7 @@ static int continues_visit(const rt_instance *in, const rt_instance *later)
     return later->input == in->input && !later->visit_first;
 }
 
-static double visit_warmup(const rt_task *t, double sigma, int *known)
+double rt_visit_warmup(const rt_task *t, double sigma, int *known)
 {
     int ignored;
     if (!known)
@@ -631,6 +636,9 @@ static double visit_warmup(const rt_task *t, double sigma, int *known)
     *known = 0;
     double ratio[RT_WARMUP_VISITS];
     int nr = 0;
+    /* PADDISER_VISIT_WARMUP_ALIKE=off: a visit's next instances count
+     * whether the sampler armed in them or not (bench comparisons) */
+    int alike = !rt_env_off("PADDISER_VISIT_WARMUP_ALIKE");
     /* newest first: i is a visit's first; its next ones are i-1, i-2, ... */
     for (int i = 0; i < t->nhist && nr < RT_WARMUP_VISITS; i++) {
         const rt_instance *f = recent(t, i);
@@ -642,7 +650,13 @@ static double visit_warmup(const rt_task *t, double sigma, int *known)
             const rt_instance *h = recent(t, k);
             if (!continues_visit(f, h))
                 break;
-            if (!h->perturbed)
+            /* like with like: a first the sampler armed pages in (a run's
+             * first, sampled whole for the profile) against unsampled
+             * instances would count the sampler's unmeasured wall cost as
+             * warm-up (1.27 from one such visit on a random gather, which
+             * then predicted the next input's second instance 21% low:
+             * bench/pattern_accuracy.c) */
+            if (!h->perturbed && (h->sampled == f->sampled || !alike))
                 v[n++] = dram_time_of(h, sigma);
         }
         if (n < 2)
@@ -736,7 +750,7 @@ int rt_task_input_points(rt_task *t, double *bytes, double *dram_s, int max)
     task_scale(t, 0, NULL, &L);
     double sigma = task_sigma(t, L);
     input_point pt[RT_INPUTS];
-    int np = own_input_points(t, sigma, visit_warmup(t, sigma, NULL), pt);
+    int np = own_input_points(t, sigma, rt_visit_warmup(t, sigma, NULL), pt);
     int n = 0;
     for (int i = 0; i < np && n < max; i++, n++)
         bytes[n] = exp(pt[i].log_s), dram_s[n] = exp(pt[i].log_t);
@@ -919,7 +933,7 @@ static double robust_dram_time(rt_task *t, double scale_next, double sigma)
     /* a visit's first instances weigh as the rest would have; the next
      * instance, if it starts a visit, as a first */
     int known;
-    double warmup = visit_warmup(t, sigma, &known);
+    double warmup = rt_visit_warmup(t, sigma, &known);
     int starts = !(t->ran_before && t->prev_input == next);
     double ahead = starts ? warmup : 1.0;
     double v[RT_WINDOW_MAX], raw[RT_WINDOW_MAX];

@@ -68,7 +68,11 @@ typedef struct {
     int perturbed;  /* ran sampled while most instances are not (its time is the
                        page sampler's too): kept only until an unperturbed one */
     int visit_first; /* the first instance after another input ran (predict.c,
-                        visit_warmup): a visit's first is often slower */
+                        rt_visit_warmup): a visit's first is often slower */
+    int sampled;     /* the page sampler armed pages in it while it arms none in
+                        most instances (perturbed or not): its time has costs
+                        the others' lack, so a warm-up ratio compares it only
+                        with instances sampled alike */
 } rt_instance;
 
 /* The recent instances of one input of a task, kept while it runs others:

@@ -96,3 +96,15 @@ $(BUILD)/bench/fault_waits: $(call OBJ,bench/fault_waits.c) $(BUILD)/libpaddiser
 bench-fault-waits: $(BUILD)/bench/fault_waits
 	$(BUILD)/bench/fault_waits $(FAULT_WAITS_ARGS)
 -include $(BUILD)/obj/bench/fault_waits.d
+
+# Eq. 1 by access pattern: the first instance of a new input predicted from
+# one base input, one kernel per hint (bench/pattern_accuracy.c; a benchmark).
+PATTERN_ACCURACY_ARGS ?=
+$(BUILD)/bench/pattern_accuracy: $(call OBJ,bench/pattern_accuracy.c) $(BUILD)/libpaddiser_internal.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+.PHONY: bench-pattern-accuracy
+bench-pattern-accuracy: $(BUILD)/bench/pattern_accuracy
+	$(BUILD)/bench/pattern_accuracy $(PATTERN_ACCURACY_ARGS)
+-include $(BUILD)/obj/bench/pattern_accuracy.d

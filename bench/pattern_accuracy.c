@@ -92,6 +92,7 @@ static void input_free(input_t *in)
 static int input_alloc(int k, double mib, input_t *in)
 {
     memset(in, 0, sizeof *in);
+    in->ids[0] = in->ids[1] = -1; /* nothing registered yet */
     size_t bytes = (size_t)(mib * MIB);
     switch (k) {
     case K_STREAM:
@@ -234,8 +235,11 @@ static int run_pair(int k, double base_mib, double new_mib, int reps, pair_resul
         int side = i >= reps, r = i % reps;
         double mk = NAN;
         pd_task_plan plan[1];
-        if (side && pd_plan_query(plan, 1, &mk) < 1)
-            mk = NAN;
+        if (side && (pd_plan_query(plan, 1, &mk) < 1 || !isfinite(mk))) {
+            fprintf(stderr, "pattern_accuracy: pd_plan_query gave no prediction for the new input\n");
+            rc = -1;
+            break;
+        }
         if (side && getenv("PATTERN_ACCURACY_DEBUG")) {
             pd_task_profile tp;
             if (pd_task_profile_get(0, &tp) == PD_OK)

@@ -73,7 +73,7 @@ static int table_from_csv(pd_csv *csv, const char *what, pd_random_table *t, cha
     /* A random access costs between a cache hit and a memory access, a
      * few hundred times apart at most; a table whose costs span more is
      * no measurement, and one spanning 1e600 gave an infinite Eq. 1 scale
-     * (fuzz/fuzz_tables.c found it). */
+     * (the invariant fuzz/fuzz_tables.c checks). */
     double lo = t->cost[0], hi = t->cost[0];
     for (int i = 1; i < t->n; i++) {
         lo = t->cost[i] < lo ? t->cost[i] : lo;

@@ -114,7 +114,8 @@ int pd_stencil_table_parse(const char *path, double out[7], char *err, size_t er
             e > PD_CACHE_LINE || (e & (e - 1)) || !(a > 0) || !(a <= STENCIL_ALPHA_MAX)) {
             /* alpha is cache lines loaded per element access: an element of
              * at most 64 bytes spans two lines at most. Far larger values
-             * made the scaled alpha of big elements overflow. */
+             * could overflow the alpha of elements past 64 bytes, which is
+             * the 64-byte value times their lines. */
             snprintf(err, errlen, "%s: row %zu: want elem_size a power of two in 1..64 and 0 < alpha <= %g "
                      "(cache lines per element access)", path, r + 2, STENCIL_ALPHA_MAX);
             pd_csv_free(csv);

@@ -41,9 +41,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench_stats.h"
+#include "common/util.h"
 #include "paddiser.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -66,13 +66,6 @@ typedef struct {
     uint32_t *idx;
     int ids[2];
 } input_t;
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static void *alloc_pages(size_t bytes)
 {
@@ -120,10 +113,8 @@ static int input_alloc(int k, double mib, input_t *in)
     if (in->b)
         memset(in->b, 0, in->n * sizeof(double));
     uint64_t s = 0x9E3779B97F4A7C15ull ^ in->n;
-    for (size_t i = 0; in->idx && i < in->n; i++) {
-        s ^= s << 13, s ^= s >> 7, s ^= s << 17; /* xorshift64 */
-        in->idx[i] = (uint32_t)(s % in->n);
-    }
+    for (size_t i = 0; in->idx && i < in->n; i++)
+        in->idx[i] = (uint32_t)(pd_splitmix64(&s) % in->n);
     return 0;
 }
 
@@ -198,10 +189,10 @@ static double run_instance(int k, const input_t *in, int passes)
 {
     if (pd_task_begin(0) != PD_OK)
         return -1;
-    double t0 = now_s();
+    double t0 = pd_monotonic();
     for (int p = 0; p < passes; p++)
         kernel_pass(k, in);
-    double t = now_s() - t0;
+    double t = pd_monotonic() - t0;
     if (pd_task_end(0) != PD_OK)
         return -1;
     return t;

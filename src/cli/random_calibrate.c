@@ -51,14 +51,6 @@ static void usage(FILE *out)
                  RC_MAX);
 }
 
-static uint64_t xorshift(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 /* Seconds per gathered element (per thread), one run, with x of n doubles:
  * the index streams hold raw 32-bit random numbers, scaled to 0..n-1 by a
  * multiply and a shift, so one set of streams serves every size. */
@@ -154,7 +146,7 @@ int cmd_model_calibrate_random(int argc, char **argv)
         uint64_t s = 0x9E3779B97F4A7C15ull ^ (uint64_t)(p + 1) * 0xBF58476D1CE4E5B9ull;
         for (size_t i = 0; ok && i < per; i++) {
             val[p][i] = 1.0;
-            idx[p][i] = (uint32_t)(xorshift(&s) >> 32);
+            idx[p][i] = (uint32_t)(pd_splitmix64(&s) >> 32);
         }
     }
     int status = 0;

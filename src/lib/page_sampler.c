@@ -1150,11 +1150,7 @@ void pd_sampler_stop(void)
 
     pthread_mutex_lock(&S.lock);
     restore_previous_locked();
-    sample_table *old = atomic_exchange(&S.table, NULL);
-    atomic_fetch_add(&S.swaps, 1);
-    while (atomic_load(&S.inflight) > 0)
-        sched_yield();
-    table_free(old);
+    table_free(table_swap_locked(NULL));
     S.running = 0;
     pthread_mutex_unlock(&S.lock);
 }
@@ -1195,8 +1191,7 @@ void pd_sampler_fork_child(void)
     if (S.running) {
         disarm_locked();
         restore_previous_locked();
-        table_free(atomic_exchange(&S.table, NULL));
-        atomic_fetch_add(&S.swaps, 1);
+        table_free(table_swap_locked(NULL)); /* inflight was just reset: no wait */
         S.running = 0;
     }
     thread_task = PD_SAMPLER_NO_TASK;
